@@ -1,0 +1,1 @@
+-- xladb schema (being written)
