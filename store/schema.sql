@@ -1,1 +1,380 @@
--- xladb schema (being written)
+-- xladb schema, version 1 (PRAGMA user_version = 1).
+--
+-- One file holds every run. The tables follow the data as XLA printed it; the views at the end are the
+-- stable interface for analysts (docs/schema.md). Conventions:
+--   * *_bytes columns are exact bytes; *_bytes_approx were parsed from XLA's lossy human strings (§6.4).
+--   * *_us columns are Unix times in microseconds (UTC).
+--   * Booleans are INTEGER 0/1. Shape indices are ShapeIndex text: '{}', '{0}', '{1,2}'.
+--   * Every row produced from a dump file carries that file's file_id, so a changed file can be replaced.
+--   * The SQL is kept portable (no SQLite-only functions in tables); WITHOUT ROWID is the one SQLite-specific
+--     storage clause, used on tables keyed by (module_id, …) to store each row once, in key order.
+
+-- A run: one dump folder, archive or upload, e.g. one CI job's --xla_dump_to folder.
+CREATE TABLE IF NOT EXISTS runs (
+  run_id          INTEGER PRIMARY KEY,  -- surrogate key
+  name            TEXT NOT NULL UNIQUE, -- folder name unless --run was given
+  source_path     TEXT,                 -- the folder, archive or file it was first ingested from
+  run_time_us     INTEGER NOT NULL,     -- when the run happened: --time, a time label, else newest file mtime
+  run_time_source TEXT NOT NULL,        -- 'flag', 'label:<key>' or 'newest_file_mtime'
+  created_at_us   INTEGER NOT NULL,     -- first ingest
+  updated_at_us   INTEGER NOT NULL      -- last ingest that changed rows
+);
+
+-- Free-form key=value labels of a run (--label commit=abc123).
+CREATE TABLE IF NOT EXISTS run_labels (
+  run_id INTEGER NOT NULL REFERENCES runs(run_id),  -- the run
+  key    TEXT NOT NULL,                             -- label name
+  value  TEXT NOT NULL,                             -- label value
+  PRIMARY KEY (run_id, key)
+) WITHOUT ROWID;
+
+-- Every file seen in a run, ingested or not, with the verdict and why.
+CREATE TABLE IF NOT EXISTS dump_files (
+  file_id         INTEGER PRIMARY KEY,  -- surrogate key
+  run_id          INTEGER NOT NULL REFERENCES runs(run_id),  -- owning run
+  path            TEXT NOT NULL,        -- path relative to the run root (folder or archive), '/'-separated
+  kind            TEXT NOT NULL,        -- format decided from content: buffer_assignment, hlo_module, … (FileKindName)
+  verdict         TEXT NOT NULL,        -- 'ingested', 'not_ingested' (known non-memory artifact) or 'error'
+  reason          TEXT,                 -- why not ingested, or the error with its line
+  size_bytes      INTEGER NOT NULL,     -- bytes of content (after decompression)
+  content_hash    TEXT NOT NULL,        -- XXH3-128 of the content, hex; the identity for idempotent re-ingest
+  mtime_us        INTEGER,              -- file modification time when known
+  module_id       INTEGER,              -- module the file's rows belong to (NULL if none)
+  line_count      INTEGER,              -- lines read
+  unknown_lines   INTEGER,              -- lines inside a known format that no rule matched
+  issue_count     INTEGER,              -- rows in ingest_issues for this file
+  rows_written    INTEGER,              -- data rows this file added
+  ingested_at_us  INTEGER NOT NULL,     -- when this verdict was recorded
+  UNIQUE (run_id, path)
+);
+
+-- Problems found while reading a file: unknown lines, invariant violations, warnings, errors.
+CREATE TABLE IF NOT EXISTS ingest_issues (
+  issue_id  INTEGER PRIMARY KEY,        -- surrogate key
+  file_id   INTEGER NOT NULL REFERENCES dump_files(file_id),  -- the file
+  line      INTEGER NOT NULL,           -- 1-based line, 0 when not tied to one line
+  severity  TEXT NOT NULL,              -- 'unknown_line', 'invariant', 'warning' or 'error'
+  reason    TEXT NOT NULL               -- what is wrong, with the values involved
+);
+CREATE INDEX IF NOT EXISTS ingest_issues_by_file ON ingest_issues(file_id);
+
+-- A compiled HLO module of a run, at one stage. The same module across runs is matched by name and
+-- fingerprint, never by xla_module_id (a per-process counter, §1.1).
+CREATE TABLE IF NOT EXISTS modules (
+  module_id     INTEGER PRIMARY KEY,    -- surrogate key
+  run_id        INTEGER NOT NULL REFERENCES runs(run_id),  -- owning run
+  xla_module_id INTEGER,                -- module_<ID> from the file name; NULL when the name has none
+  name          TEXT NOT NULL,          -- HloModule name (jit_train_step); the file stem for renamed files
+  stage         TEXT NOT NULL,          -- dump stage (sm_8.0_gpu_after_optimizations, before_optimizations, …); '' if unknown
+  backend       TEXT NOT NULL,          -- 'cuda', 'rocm', 'gpu', 'cpu', 'tpu' or '' (unknown)
+  fingerprint   TEXT,                   -- program fingerprint (hex XXH3-64); equal fingerprints of the same
+                                        -- source = the same program, whatever XLA numbered it
+  fingerprint_source TEXT               -- 'hlo_text' (HLO module text, preferred) or 'buffer_assignment'
+                                        -- (allocated value sizes and shapes); compare only like with like
+);
+CREATE INDEX IF NOT EXISTS modules_by_run ON modules(run_id, name);
+CREATE INDEX IF NOT EXISTS modules_by_name ON modules(name);
+
+-- Per-module totals computed at ingest, so trend queries never scan values.
+CREATE TABLE IF NOT EXISTS module_summary (
+  module_id          INTEGER PRIMARY KEY REFERENCES modules(module_id),  -- the module
+  total_bytes        INTEGER,           -- `Total bytes used` (all memory spaces, exact)
+  allocation_bytes   INTEGER,           -- sum of allocation sizes (equals total_bytes when consistent)
+  parameter_bytes    INTEGER,           -- sum over allocations flagged `parameter`
+  output_bytes       INTEGER,           -- sum over allocations flagged `maybe-live-out`
+  temp_bytes         INTEGER,           -- sum over allocations flagged `preallocated-temp`
+  constant_bytes     INTEGER,           -- sum over allocations flagged `constant`
+  thread_local_bytes INTEGER,           -- sum over allocations flagged `thread-local`
+  allocation_count   INTEGER,           -- allocations
+  value_count        INTEGER,           -- buffer values
+  live_range_count   INTEGER,           -- values with a live range
+  schedule_length    INTEGER,           -- HloLiveRange `max T`
+  peak_time          INTEGER,           -- schedule time of `Live ranges at <t> (peak)`
+  peak_bytes         INTEGER,           -- logical live bytes at the peak: the last cumulative, else the sum of the list
+  peak_buffer_count  INTEGER,           -- lines in the peak list
+  instruction_count  INTEGER,           -- instructions known for the module
+  stack_trace_peak_bytes INTEGER        -- `Stack trace breakdown for peak usage: N bytes` (2025-07+)
+);
+
+-- Interned shape texts (with layout), shared by all modules.
+CREATE TABLE IF NOT EXISTS shapes (
+  shape_id INTEGER PRIMARY KEY,         -- surrogate key
+  text     TEXT NOT NULL UNIQUE         -- the shape as printed, e.g. 'bf16[8,2048,128]{2,1,0:T(8,128)(2,1)}'
+);
+
+-- Long texts stored once (whole instruction lines with backend configs, module headers), keyed by hash.
+CREATE TABLE IF NOT EXISTS long_texts (
+  text_id INTEGER PRIMARY KEY,          -- XXH3-64 of the text, as a signed 64-bit integer
+  text    TEXT NOT NULL                 -- the text
+);
+
+-- `allocation <idx>: size …, <flags>:` lines (§2.2): one row per buffer allocation.
+CREATE TABLE IF NOT EXISTS allocations (
+  module_id             INTEGER NOT NULL,  -- the module
+  allocation_index      INTEGER NOT NULL,  -- <idx>
+  size_bytes            INTEGER NOT NULL,  -- exact, padded bytes
+  color                 INTEGER NOT NULL,  -- memory space (0 default/HBM, 1 VMEM on TPU, …)
+  is_parameter          INTEGER NOT NULL,  -- entry-computation parameter
+  parameter_number      INTEGER,           -- parameter N, NULL if not a parameter
+  parameter_shape       TEXT,              -- |shape| after `parameter N, shape`
+  parameter_shape_index TEXT,              -- `at ShapeIndex {…}`
+  is_output             INTEGER NOT NULL,  -- `output shape is |…|` printed
+  output_shape          TEXT,              -- that shape (the whole entry root shape)
+  is_constant           INTEGER NOT NULL,  -- `constant`
+  is_thread_local       INTEGER NOT NULL,  -- `thread-local`
+  is_maybe_live_out     INTEGER NOT NULL,  -- `maybe-live-out`
+  is_preallocated_temp  INTEGER NOT NULL,  -- `preallocated-temp`
+  address               TEXT,              -- pre-2022-09 `0x…` pointer
+  file_id               INTEGER NOT NULL,  -- source file
+  PRIMARY KEY (module_id, allocation_index)
+) WITHOUT ROWID;
+
+-- HloValues: one row per value, merged from its ` value:` line (allocation, offset, size, shape), its
+-- Used-values block (positions, uses) and its BufferLiveRange line (live_start, live_end).
+CREATE TABLE IF NOT EXISTS buffer_values (
+  module_id        INTEGER NOT NULL,     -- the module
+  value_id         INTEGER NOT NULL,     -- HloValue id (unique per module)
+  instruction      TEXT NOT NULL,        -- defining instruction name
+  shape_index      TEXT NOT NULL,        -- index within the defining shape, '{}' if not a tuple element
+  is_phi           INTEGER NOT NULL,     -- `(phi)` value of a while/conditional
+  color            INTEGER,              -- `@N` memory space
+  allocation_index INTEGER,              -- allocation holding it (NULL if only its details were seen)
+  offset_bytes     INTEGER,              -- offset within the allocation
+  size_bytes       INTEGER,              -- exact, padded bytes
+  shape_id         INTEGER,              -- shapes.shape_id of its shape with layout
+  live_start       INTEGER,              -- BufferLiveRange start (schedule time), NULL if none printed
+  live_end         INTEGER,              -- BufferLiveRange end (inclusive)
+  positions        TEXT,                 -- JSON [[instruction, shape_index], …], defining position first
+  uses             TEXT,                 -- JSON [[instruction, operand, shape_index], …]
+  uses_state       TEXT,                 -- 'listed', 'none' or 'not_initialized'
+  cross_color      INTEGER,              -- color of a `reused by buffers of a different color` listing, else NULL
+  file_id          INTEGER NOT NULL,     -- file that first wrote the row
+  PRIMARY KEY (module_id, value_id)
+) WITHOUT ROWID;
+
+-- HLO instructions of a module, merged from HLO module text, `from instruction:` lines and the schedule.
+CREATE TABLE IF NOT EXISTS instructions (
+  module_id          INTEGER NOT NULL,   -- the module
+  name               TEXT NOT NULL,      -- instruction name, without '%'
+  computation        TEXT,               -- enclosing computation (from HLO text)
+  opcode             TEXT,               -- e.g. 'fusion', 'custom-call'
+  shape_id           INTEGER,            -- result shape with layout
+  op_type            TEXT,               -- metadata op_type
+  op_name            TEXT,               -- metadata op_name (the framework's name for the op)
+  source_file        TEXT,               -- metadata source_file
+  source_line        INTEGER,            -- metadata source_line
+  fusion_kind        TEXT,               -- kLoop, kInput, kOutput, kCustom…
+  custom_call_target TEXT,               -- custom_call_target
+  is_root            INTEGER,            -- ROOT of its computation
+  sequence_index     INTEGER,            -- position within its computation in the HLO text
+  schedule_time      INTEGER,            -- position in the HloLiveRange InstructionSequence (the flat schedule)
+  text_id            INTEGER,            -- long_texts.text_id of the whole printed instruction
+  file_id            INTEGER NOT NULL,   -- file that first wrote the row
+  PRIMARY KEY (module_id, name)
+) WITHOUT ROWID;
+
+-- Computations of HLO module text.
+CREATE TABLE IF NOT EXISTS computations (
+  module_id         INTEGER NOT NULL,    -- the module
+  name              TEXT NOT NULL,       -- computation name
+  is_entry          INTEGER NOT NULL,    -- ENTRY computation
+  instruction_count INTEGER NOT NULL,    -- instructions printed in it
+  execution_thread  TEXT,                -- `execution_thread="…"` if printed
+  file_id           INTEGER NOT NULL,    -- source file
+  PRIMARY KEY (module_id, name)
+) WITHOUT ROWID;
+
+-- `Live ranges at <t> (peak):` list (§4.1): the buffers XLA counts at the peak moment.
+CREATE TABLE IF NOT EXISTS peak_buffers (
+  module_id        INTEGER NOT NULL,     -- the module
+  ordinal          INTEGER NOT NULL,     -- 0-based position in the printed list
+  instruction      TEXT NOT NULL,        -- instruction name
+  shape_index      TEXT NOT NULL,        -- printed (V2/V3) or recovered by aligning with BufferLiveRange (V1)
+  logical_bytes    INTEGER NOT NULL,     -- logical, unpadded bytes (not comparable to allocation sizes)
+  cumulative_bytes INTEGER,              -- `(cumulative: N bytes)` (V3 only)
+  value_id         INTEGER,              -- buffer_values.value_id of the buffer, when resolved
+  file_id          INTEGER NOT NULL,     -- source file
+  PRIMARY KEY (module_id, ordinal)
+) WITHOUT ROWID;
+
+-- `Stack trace breakdown for peak usage` tree (§4.2), in printed order.
+CREATE TABLE IF NOT EXISTS stack_trace_nodes (
+  module_id       INTEGER NOT NULL,      -- the module
+  ordinal         INTEGER NOT NULL,      -- 0-based printed order
+  depth           INTEGER NOT NULL,      -- 0 for top-level nodes
+  name            TEXT NOT NULL,         -- computation / op_name part
+  percent         REAL NOT NULL,         -- share of the peak
+  total_bytes     INTEGER NOT NULL,      -- total under this node
+  current_bytes   INTEGER NOT NULL,      -- bytes of this node itself
+  remaining_bytes INTEGER NOT NULL,      -- XLA's running counter
+  file_id         INTEGER NOT NULL,      -- source file
+  PRIMARY KEY (module_id, ordinal)
+) WITHOUT ROWID;
+
+-- Rows of `-memory-usage-report.txt` (§5), V1 and V2.
+CREATE TABLE IF NOT EXISTS memory_report_rows (
+  file_id                 INTEGER NOT NULL,  -- source file
+  ordinal                 INTEGER NOT NULL,  -- 0-based row number in the file
+  module_id               INTEGER,           -- the module
+  section                 TEXT NOT NULL,     -- 'allocations_by_size', 'allocation_values' or 'memory_space'
+  allocation_index        INTEGER,           -- from the printed allocation header (V1)
+  memory_space            INTEGER,           -- V2 color
+  memory_space_name       TEXT,              -- V2 name as printed (a guess by XLA; trust the number)
+  table_ordinal           INTEGER,           -- which per-allocation table (V1 section 2, V2)
+  cumulative_bytes_approx INTEGER,           -- cumulative size (human string)
+  cumulative_percent      REAL,              -- cumulative percentage as printed
+  remaining_bytes_approx  INTEGER,           -- `total_size - cumulative_size` (section 1)
+  size_bytes_approx       INTEGER,           -- allocation size (section 1) or max value size at the offset
+  offset_bytes            INTEGER,           -- offset (tables)
+  value_count             INTEGER,           -- values at that offset (tables)
+  shapes                  TEXT,              -- shapes_list (tables) or the allocation header (section 1)
+  PRIMARY KEY (file_id, ordinal)
+) WITHOUT ROWID;
+
+-- `Total bytes used` (V1) and per-memory-space `Total bytes` (V2) of memory-usage reports.
+CREATE TABLE IF NOT EXISTS memory_report_totals (
+  file_id      INTEGER NOT NULL,         -- source file
+  memory_space INTEGER NOT NULL,         -- -1 for V1's all-spaces total
+  module_id    INTEGER,                  -- the module
+  total_bytes  INTEGER NOT NULL,         -- exact bytes
+  PRIMARY KEY (file_id, memory_space)
+) WITHOUT ROWID;
+
+-- TPU utilization counters (§8 bundle profiles and per-bundle reports), one row per counter line.
+CREATE TABLE IF NOT EXISTS utilization_counters (
+  file_id       INTEGER NOT NULL,        -- source file
+  block_ordinal INTEGER NOT NULL,        -- 0-based block within the file (HLO keys can repeat)
+  counter       TEXT NOT NULL,           -- e.g. 'VMEM_SPILL_COUNT', 'MXU_0 matpush'
+  module_id     INTEGER,                 -- the module (compilation unit)
+  kernel        TEXT NOT NULL,           -- HLO instruction name or '<no-hlo-instruction>'
+  numerator     INTEGER NOT NULL,        -- achieved count
+  denominator   INTEGER NOT NULL,        -- peak count (bundles × issue capacity)
+  ratio         REAL NOT NULL,           -- numerator / denominator as printed
+  ratio_text    TEXT NOT NULL,           -- the ratio exactly as printed (%g)
+  PRIMARY KEY (file_id, block_ordinal, counter)
+) WITHOUT ROWID;
+
+-- OOM reports (§9): the stats lines and the peak buffers of `BufferAssignment OOM Debugging.`
+CREATE TABLE IF NOT EXISTS oom_stats (
+  file_id      INTEGER NOT NULL,         -- source file
+  label        TEXT NOT NULL,            -- e.g. 'total allocation'
+  bytes_approx INTEGER NOT NULL,         -- from the human string
+  bytes_text   TEXT NOT NULL,            -- as printed
+  percent      REAL,                     -- fragmentation percentage, NULL otherwise
+  PRIMARY KEY (file_id, label)
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS oom_buffers (
+  file_id            INTEGER NOT NULL,   -- source file
+  buffer_number      INTEGER NOT NULL,   -- `Buffer <i>`
+  module_id          INTEGER,            -- the module
+  size_bytes_approx  INTEGER NOT NULL,   -- from the human string
+  size_text          TEXT NOT NULL,      -- as printed
+  op_name            TEXT,               -- op_name from `Operator:`
+  source_file        TEXT,               -- source_file from `Operator:`
+  source_line        INTEGER,            -- source_line from `Operator:`
+  xla_label          TEXT,               -- opcode (`XLA Label:`)
+  shape              TEXT,               -- `Shape:` or `Entry Parameter Subshape:`
+  is_entry_parameter INTEGER NOT NULL,   -- buffer is an entry parameter
+  PRIMARY KEY (file_id, buffer_number)
+) WITHOUT ROWID;
+
+-- ---------------------------------------------------------------------------------------------------
+-- Views: the stable interface for analysts. Columns may be added, never renamed or removed.
+
+-- One row per run and module that has a buffer assignment.
+CREATE VIEW IF NOT EXISTS module_memory AS
+SELECT r.name               AS run_name,
+       m.name               AS module_name,
+       m.xla_module_id      AS xla_module_id,
+       m.stage              AS stage,
+       m.backend            AS backend,
+       s.peak_bytes         AS peak_bytes,
+       s.peak_time          AS peak_time,
+       s.total_bytes        AS total_bytes,
+       s.parameter_bytes    AS parameter_bytes,
+       s.output_bytes       AS output_bytes,
+       s.temp_bytes         AS temp_bytes,
+       s.constant_bytes     AS constant_bytes,
+       s.thread_local_bytes AS thread_local_bytes,
+       s.allocation_count   AS allocations,
+       s.value_count        AS value_count,
+       r.run_time_us        AS run_time_us,
+       r.run_id             AS run_id,
+       m.module_id          AS module_id,
+       m.fingerprint        AS fingerprint,
+       s.schedule_length    AS schedule_length
+FROM module_summary s
+JOIN modules m ON m.module_id = s.module_id
+JOIN runs r ON r.run_id = m.run_id
+WHERE s.allocation_count > 0 OR s.total_bytes IS NOT NULL;
+
+-- One row per counter line of a utilization report.
+CREATE VIEW IF NOT EXISTS kernel_counters AS
+SELECT r.name          AS run_name,
+       m.name          AS module_name,
+       c.kernel        AS kernel,
+       c.counter       AS counter,
+       c.numerator     AS numerator,
+       c.denominator   AS denominator,
+       c.ratio         AS ratio,
+       c.block_ordinal AS block_ordinal,
+       r.run_id        AS run_id,
+       m.module_id     AS module_id,
+       c.file_id       AS file_id
+FROM utilization_counters c
+JOIN dump_files f ON f.file_id = c.file_id
+JOIN runs r ON r.run_id = f.run_id
+LEFT JOIN modules m ON m.module_id = c.module_id;
+
+-- Per run, module and kernel: VMEM/SMEM spill and fill counts, and per-bundle rates (count / bundles).
+CREATE VIEW IF NOT EXISTS kernel_spills AS
+SELECT run_name, module_name, kernel, run_id, module_id,
+       SUM(CASE WHEN counter = 'VMEM_SPILL_COUNT' THEN numerator ELSE 0 END) AS vmem_spills,
+       SUM(CASE WHEN counter = 'VMEM_FILL_COUNT'  THEN numerator ELSE 0 END) AS vmem_fills,
+       SUM(CASE WHEN counter = 'SMEM_SPILL_COUNT' THEN numerator ELSE 0 END) AS smem_spills,
+       SUM(CASE WHEN counter = 'SMEM_FILL_COUNT'  THEN numerator ELSE 0 END) AS smem_fills,
+       SUM(CASE WHEN counter = 'VMEM_SPILL_COUNT' THEN denominator ELSE 0 END) AS bundles,
+       1.0 * SUM(CASE WHEN counter = 'VMEM_SPILL_COUNT' THEN numerator ELSE 0 END)
+           / NULLIF(SUM(CASE WHEN counter = 'VMEM_SPILL_COUNT' THEN denominator ELSE 0 END), 0) AS vmem_spill_rate,
+       1.0 * SUM(CASE WHEN counter = 'VMEM_FILL_COUNT' THEN numerator ELSE 0 END)
+           / NULLIF(SUM(CASE WHEN counter = 'VMEM_FILL_COUNT' THEN denominator ELSE 0 END), 0) AS vmem_fill_rate,
+       1.0 * SUM(CASE WHEN counter = 'SMEM_SPILL_COUNT' THEN numerator ELSE 0 END)
+           / NULLIF(SUM(CASE WHEN counter = 'SMEM_SPILL_COUNT' THEN denominator ELSE 0 END), 0) AS smem_spill_rate,
+       1.0 * SUM(CASE WHEN counter = 'SMEM_FILL_COUNT' THEN numerator ELSE 0 END)
+           / NULLIF(SUM(CASE WHEN counter = 'SMEM_FILL_COUNT' THEN denominator ELSE 0 END), 0) AS smem_fill_rate
+FROM kernel_counters
+WHERE counter IN ('VMEM_SPILL_COUNT', 'VMEM_FILL_COUNT', 'SMEM_SPILL_COUNT', 'SMEM_FILL_COUNT')
+GROUP BY run_id, module_id, kernel;
+
+-- BufferLiveRange lines, presented from their columns on buffer_values.
+CREATE VIEW IF NOT EXISTS live_ranges AS
+SELECT module_id, value_id, instruction, shape_index, live_start, live_end
+FROM buffer_values WHERE live_start IS NOT NULL;
+
+-- The flattened schedule (HloLiveRange InstructionSequence).
+CREATE VIEW IF NOT EXISTS instruction_sequence AS
+SELECT module_id, schedule_time AS time, name AS instruction, opcode
+FROM instructions WHERE schedule_time IS NOT NULL;
+
+-- Positions and uses of values, unpacked from their JSON columns.
+CREATE VIEW IF NOT EXISTS value_positions AS
+SELECT v.module_id, v.value_id, CAST(p.key AS INTEGER) AS ordinal,
+       json_extract(p.value, '$[0]') AS instruction, json_extract(p.value, '$[1]') AS shape_index
+FROM buffer_values v, json_each(v.positions) p;
+
+CREATE VIEW IF NOT EXISTS value_uses AS
+SELECT v.module_id, v.value_id, CAST(u.key AS INTEGER) AS ordinal,
+       json_extract(u.value, '$[0]') AS instruction, json_extract(u.value, '$[1]') AS operand,
+       json_extract(u.value, '$[2]') AS shape_index
+FROM buffer_values v, json_each(v.uses) u;
+
+-- The buffers live at each module's peak, with what XLA knows about them (largest first per module).
+CREATE VIEW IF NOT EXISTS peak_buffer_details AS
+SELECT p.module_id, p.ordinal, p.instruction, p.shape_index, p.logical_bytes, p.cumulative_bytes,
+       v.value_id, v.allocation_index, v.size_bytes, v.offset_bytes, sh.text AS shape,
+       i.opcode, i.op_name, i.source_file, i.source_line, v.live_start, v.live_end
+FROM peak_buffers p
+LEFT JOIN buffer_values v ON v.module_id = p.module_id AND v.value_id = p.value_id
+LEFT JOIN shapes sh ON sh.shape_id = v.shape_id
+LEFT JOIN instructions i ON i.module_id = p.module_id AND i.name = p.instruction;

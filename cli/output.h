@@ -1,0 +1,47 @@
+// ResultPrinter: prints a result set as an aligned table, CSV (RFC 4180) or JSON (an array of objects).
+//
+// CSV and JSON stream each row as it comes; a table buffers rows to align columns (use csv for big
+// results). Values are already text; `is_null` cells print empty (table, csv) or null (json), and numeric
+// cells print bare in JSON. Not thread-safe.
+#ifndef XLADB_CLI_OUTPUT_H_
+#define XLADB_CLI_OUTPUT_H_
+
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace xladb::cli {
+
+enum class OutputFormat { kTable, kCsv, kJson };
+
+// "table", "csv" or "json"; nullopt otherwise.
+std::optional<OutputFormat> ParseOutputFormat(const std::string& name);
+
+struct Cell {
+  std::string text;
+  bool is_null = false;
+  bool is_number = false;
+};
+
+class ResultPrinter {
+ public:
+  ResultPrinter(OutputFormat format, std::FILE* out) : format_(format), out_(out) {}
+  void SetColumns(std::vector<std::string> names);
+  void AddRow(const std::vector<Cell>& row);
+  // Flushes a buffered table; ends the JSON array. Call once.
+  void Finish();
+  int64_t rows() const { return rows_; }
+
+ private:
+  OutputFormat format_;
+  std::FILE* out_;
+  std::vector<std::string> columns_;
+  std::vector<std::vector<Cell>> buffered_;
+  int64_t rows_ = 0;
+  std::string line_;
+};
+
+}  // namespace xladb::cli
+
+#endif  // XLADB_CLI_OUTPUT_H_

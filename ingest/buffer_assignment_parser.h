@@ -1,0 +1,152 @@
+// BufferAssignmentParser: reads `*-buffer-assignment.txt` and `*-buffer-assignment-values.txt` (§2, §3 of
+// docs/xla-dump-formats.md) with one state machine; the sections are recognised by their header lines, so
+// the same parser reads every era and both file kinds (and a `*-live-range.txt` too, by delegation).
+//
+// Printers (xla/service/buffer_assignment.cc unless noted):
+//   BufferAssignment::ToString           `BufferAssignment:`, the allocation blocks, `Total bytes used`,
+//                                        `Used values:` (2026-04-03 onward only the allocation blocks: the
+//                                        "diet" head)
+//   BufferAllocation::ToShortString      allocation header lines (earlier the head of BufferAllocation::ToString)
+//   BufferAssignment::ValuesToString     `*-buffer-assignment-values.txt` (2026-04-03 onward): an empty line,
+//                                        `Total bytes used`, an empty line, `Used values:` and the blocks
+//   HloValue::ToShortString, HloValue::ToString, HloPosition::ToString, HloUse::ToString
+//                                        (xla/service/hlo_value.cc): value-shorts and Used-values blocks
+//   HloLiveRange::ToString               the tail from `HloLiveRange (max` on (2021-04-07 … 2026-04-03): every
+//                                        remaining line goes to a LiveRangeParser member (live_range_parser.h)
+//
+// Lines → records:
+//   allocation <i>: [0x…, ]size <n>{, <flag>}*:    OnAllocation. The |…| shape spans are tokenised before the
+//                                                  flags (they contain ", "); flags are read in XLA's fixed
+//                                                  order (color, parameter, output shape is, constant,
+//                                                  thread-local, maybe-live-out, preallocated-temp), any
+//                                                  combination; `parameter N at ShapeIndex {…}` without a
+//                                                  shape (before 2019-12) and `<unknown shape>` accepted.
+//    value: <value-short> (size=<n>,offset=<n>): <shape>      OnAllocatedValue
+//    reused by buffers of a different color:                  (2026-06-17 onward) then, per line,
+//     value: <value-short> (color=<c>)                        OnCrossColorReuse only (these values were
+//                                                             already listed: never emitted twice)
+//   Total bytes used: <n>[ (<human>)]                          OnTotalBytes
+//   <value-short> / positions / uses / from instruction       OnValueDetail per block, emitted when the next
+//                                                             block, a blank line or the end comes; uses may
+//                                                             be `  (none)` (2026-06) or ` uses are not
+//                                                             initialized yet.` (2024-01)
+//    from instruction:[ ]<HLO text>                           OnInstruction once per instruction name per
+//                                                             file: on first sight the text is split like
+//                                                             ParseHloInstructionText does (Split… then
+//                                                             MakeInstructionRecord, hlo_instruction_text.h)
+//                                                             and checked for balance (a cut-short text is a
+//                                                             truncation warning); for repeats only the name
+//                                                             is read
+// The three `from instruction` eras: `from instruction:%x` (2021-09 … 2024-01, no space), ` from
+// instruction: %x` with the newline MISSING (2024-01-16 … 2024-11-01: the next value-short is glued to the end
+// of the line; split only when the next line is ` positions:`), and the normal one. Blocks before 2021-09 have
+// no from-instruction line.
+// Pre-2019 files (` name[](#id @c) [offset,size]: shape` value lines, `<…>, positions:` blocks) are detected
+// and rejected: a kError issue, and Finish() returns DataLoss.
+//
+// Invariants (kInvariant issues naming the numbers; parsing goes on): a value's offset+size lies within its
+// allocation; the allocation sizes sum to `Total bytes used` when both are in the file; plus those of
+// LiveRangeParser for the tail. Numbers that are negative or past int64 are reported and their line skipped.
+// Warnings: a file that ends inside a value block, a from-instruction text with unbalanced brackets or quotes,
+// or an unreadable last line (all signs of a truncated file).
+//
+// Memory: the longest line, the names of the instructions already emitted (to emit each once), the open value
+// block, and in the glued era one pending from-instruction line (copied only when its instruction is new).
+//
+// Contract: the sink must outlive the parser. Errors are values, never exceptions. Finish() returns DataLoss
+// only for a pre-2019 file or a text with none of the section headers. Not thread-safe.
+#ifndef XLADB_INGEST_BUFFER_ASSIGNMENT_PARSER_H_
+#define XLADB_INGEST_BUFFER_ASSIGNMENT_PARSER_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+
+#include "ingest/line_parser.h"
+#include "ingest/live_range_parser.h"
+#include "ingest/record_sink.h"
+#include "ingest/records.h"
+#include "ingest/status.h"
+
+namespace xladb::ingest {
+
+class BufferAssignmentParser : public LineParser {
+ public:
+  explicit BufferAssignmentParser(RecordSink* sink);
+
+  void ParseLine(std::string_view line, int64_t line_no) override;
+  Status Finish() override;
+
+ private:
+  enum class Section { kStart, kAllocations, kSummary, kUsedValues, kLiveRange, kRejected };
+  enum class BlockPart { kHeader, kPositions, kUses, kFromInstruction };
+
+  // Transparent hashing, so a string_view name is looked up without building a std::string.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view name) const noexcept { return std::hash<std::string_view>{}(name); }
+  };
+
+  void ParseAllocationSectionLine(std::string_view line, int64_t line_no);
+  void ParseAllocationHeader(std::string_view line, int64_t line_no);
+  void ParseAllocatedValue(std::string_view line, int64_t line_no);
+  void ParseCrossColorValue(std::string_view line, int64_t line_no);
+  void ParseTotalBytes(std::string_view line, int64_t line_no);
+  void ParseUsedValuesLine(std::string_view line, int64_t line_no);
+  void ParsePosition(std::string_view line, int64_t line_no);
+  void ParseUse(std::string_view line, int64_t line_no);
+  void ParseFromInstruction(std::string_view line, int64_t line_no);
+  void StartValueBlock(ValueRef&& value, int64_t line_no);
+  void EmitValueBlock();
+  // Settles a from-instruction line that ended with a value-short: `split` when the next line is
+  // ` positions:` (the glued era), so that value-short starts the next block.
+  void ResolveGluedLine(bool split);
+  // Emits the InstructionRecord of `text` unless an instruction of that name was emitted already.
+  void EmitInstructionOnce(std::string_view name, std::string_view text, std::string_view line, int64_t line_no);
+  void StartLiveRange(std::string_view line, int64_t line_no);
+  void RejectPre2019(int64_t line_no);
+
+  void Unknown(std::string_view line, int64_t line_no, std::string_view context);
+  // Same contract as LiveRangeParser::ReadCount.
+  bool ReadCount(std::string_view text, std::string_view what, std::string_view line, int64_t line_no,
+                 std::string_view context, int64_t* out);
+
+  LiveRangeParser live_range_;
+  Section section_ = Section::kStart;
+  bool saw_section_header_ = false;
+  int64_t last_line_no_ = 0;
+  int64_t last_unknown_line_no_ = -1;
+
+  // Allocations.
+  bool have_allocation_ = false;     // the last header parsed; value lines belong to it
+  int64_t allocation_index_ = 0;
+  int64_t allocation_size_ = 0;
+  bool in_cross_color_block_ = false;
+  int64_t allocation_count_ = 0;
+  int64_t allocation_bytes_ = 0;
+  bool allocation_bytes_overflow_ = false;
+
+  // The open Used-values block.
+  bool block_open_ = false;
+  BlockPart block_part_ = BlockPart::kHeader;
+  ValueDetailRecord block_;
+  int64_t block_line_no_ = 0;
+  bool era_has_from_instruction_ = false;
+
+  // A from-instruction line that ended with a value-short, until the next line tells whether it was glued.
+  bool glue_pending_ = false;
+  ValueRef glued_value_;
+  int64_t glued_line_no_ = 0;
+  bool glued_text_is_new_ = false;   // the instruction was not emitted yet: glued_text_ holds the line
+  std::string glued_text_;           // reused buffer: the instruction text including the suffix
+  size_t glued_suffix_size_ = 0;     // bytes of the value-short at the end of glued_text_
+  std::string glued_name_;
+
+  std::unordered_set<std::string, NameHash, std::equal_to<>> emitted_instructions_;
+};
+
+}  // namespace xladb::ingest
+
+#endif  // XLADB_INGEST_BUFFER_ASSIGNMENT_PARSER_H_

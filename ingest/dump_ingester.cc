@@ -1,0 +1,295 @@
+#include "ingest/dump_ingester.h"
+
+#include <xxhash.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <memory>
+#include <vector>
+
+#include "ingest/dump_name.h"
+#include "ingest/dump_source.h"
+#include "ingest/file_kind.h"
+#include "ingest/line_reader.h"
+#include "ingest/parser_registry.h"
+#include "ingest/printed_number.h"
+#include "ingest/sniff.h"
+
+namespace xladb::ingest {
+namespace {
+
+constexpr size_t kReadChunk = size_t{1} << 20;
+
+// Streaming XXH3-128 of a file's content.
+class ContentHasher {
+ public:
+  ContentHasher() : state_(XXH3_createState()) { XXH3_128bits_reset(state_); }
+  ~ContentHasher() { XXH3_freeState(state_); }
+  ContentHasher(const ContentHasher&) = delete;
+  ContentHasher& operator=(const ContentHasher&) = delete;
+  void Update(const char* data, size_t n) { XXH3_128bits_update(state_, data, n); }
+  std::string HexDigest() const {
+    XXH128_hash_t h = XXH3_128bits_digest(state_);
+    char buf[33];
+    std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(h.high64),
+                  static_cast<unsigned long long>(h.low64));
+    return buf;
+  }
+
+ private:
+  XXH3_state_t* state_;
+};
+
+// Passes bytes through while hashing them and counting them.
+class HashingSource : public ByteSource {
+ public:
+  explicit HashingSource(ByteSource* inner) : inner_(inner) {}
+  StatusOr<size_t> Read(char* buffer, size_t capacity) override {
+    auto n = inner_->Read(buffer, capacity);
+    if (n.ok() && *n > 0) {
+      hasher_.Update(buffer, *n);
+      bytes_ += static_cast<int64_t>(*n);
+    }
+    return n;
+  }
+  std::string HexDigest() const { return hasher_.HexDigest(); }
+  int64_t bytes() const { return bytes_; }
+
+ private:
+  ByteSource* inner_;
+  ContentHasher hasher_;
+  int64_t bytes_ = 0;
+};
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// The module a file's rows belong to: from XLA's file naming when present, else from the file's stem.
+ModuleKey ModuleKeyFor(const std::string& file_name, const DumpName& dn, const SniffResult& sr) {
+  ModuleKey key;
+  if (dn.xla_naming) {
+    key.xla_module_id = dn.xla_module_id;
+    key.name = dn.module_name;
+    if (key.name.empty() && dn.xla_module_id >= 0) key.name = "module_" + std::to_string(dn.xla_module_id);
+    key.stage = dn.stage;
+  }
+  if (key.name.empty()) {
+    std::string stem = file_name;
+    if (!dn.artifact.empty() && EndsWith(stem, dn.artifact)) {
+      stem.resize(stem.size() - dn.artifact.size());
+    } else if (size_t dot = stem.rfind('.'); dot != std::string::npos && dot > 0) {
+      stem.resize(dot);
+    }
+    key.name = stem;
+  }
+  key.backend = !dn.backend.empty() ? dn.backend : sr.backend_hint;
+  return key;
+}
+
+struct FirstPass {
+  std::string head;
+  std::string hash;
+  int64_t bytes = 0;
+};
+
+StatusOr<FirstPass> HashAndHead(DumpEntry& entry) {
+  auto source = entry.Open();
+  if (!source.ok()) return source.status();
+  FirstPass pass;
+  ContentHasher hasher;
+  std::vector<char> buf(kReadChunk);
+  for (;;) {
+    auto n = source.value()->Read(buf.data(), buf.size());
+    if (!n.ok()) return n.status();
+    if (*n == 0) break;
+    hasher.Update(buf.data(), *n);
+    if (pass.head.size() < kSniffBytes) {
+      pass.head.append(buf.data(), std::min(*n, kSniffBytes - pass.head.size()));
+    }
+    pass.bytes += static_cast<int64_t>(*n);
+  }
+  pass.hash = hasher.HexDigest();
+  return pass;
+}
+
+}  // namespace
+
+StatusOr<int64_t> ParseTimeToUs(const std::string& text) {
+  if (auto secs = ParseInt64(text)) return *secs * 1000000;
+  std::tm tm{};
+  for (const char* fmt : {"%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%d"}) {
+    std::tm candidate{};
+    const char* end = strptime(text.c_str(), fmt, &candidate);
+    if (end != nullptr && *end == '\0') {
+      tm = candidate;
+      return static_cast<int64_t>(timegm(&tm)) * 1000000;
+    }
+  }
+  return Status::InvalidArgument("cannot read time '" + text +
+                                 "': use Unix seconds, YYYY-MM-DD, or YYYY-MM-DDTHH:MM:SSZ");
+}
+
+StatusOr<IngestSummary> DumpIngester::Ingest(const std::string& path, const IngestOptions& options,
+                                             const std::function<void(const IngestProgress&)>& progress) {
+  auto start = std::chrono::steady_clock::now();
+  auto source = DumpSource::Open(path);
+  if (!source.ok()) return source.status();
+
+  RunSpec spec;
+  spec.name = options.run_name.empty() ? source.value()->DefaultRunName() : options.run_name;
+  std::error_code ec;
+  spec.source_path = std::filesystem::absolute(path, ec).string();
+  spec.labels = options.labels;
+  spec.time_us = options.time_us;
+  if (spec.time_us < 0) {
+    for (const auto& [key, value] : options.labels) {
+      if (key == "time" || key == "run_time" || key == "commit_time" || key == "date" || key == "timestamp") {
+        auto t = ParseTimeToUs(value);
+        if (!t.ok()) return t.status();
+        spec.time_us = *t;
+        break;
+      }
+    }
+  }
+  auto run_id = target_->BeginRun(spec);
+  if (!run_id.ok()) return run_id.status();
+
+  IngestSummary summary;
+  summary.run_name = spec.name;
+  summary.run_id = *run_id;
+  int64_t newest_mtime = -1;
+  Status fatal;
+  IngestProgress prog;
+
+  auto record_verdict = [&](const FileSpec& fs, const FileOutcome& outcome) {
+    Status st = target_->RecordFileWithoutRows(fs, outcome);
+    if (!st.ok()) fatal = st;
+    ++summary.files_by_verdict[outcome.verdict];
+    if (outcome.verdict == "error") summary.errors.push_back({fs.path, outcome.reason});
+  };
+
+  Status walk = source.value()->ForEach([&](DumpEntry& entry) {
+    if (!fatal.ok()) return;
+    ++summary.files;
+    newest_mtime = std::max(newest_mtime, entry.mtime_us);
+    FileSpec fs;
+    fs.run_id = *run_id;
+    fs.path = entry.path;
+    fs.mtime_us = entry.mtime_us;
+    fs.size_bytes = std::max<int64_t>(entry.size_bytes, 0);
+
+    auto first = entry.open_error.ok() ? HashAndHead(entry) : StatusOr<FirstPass>(entry.open_error);
+    if (!first.ok()) {
+      // Unreadable: recorded under a hash of the reason, so the same failure again is "unchanged" and a
+      // fixed file is ingested.
+      fs.kind = std::string(FileKindName(FileKind::kUnknown));
+      ContentHasher h;
+      h.Update(first.status().message().data(), first.status().message().size());
+      fs.content_hash = "unreadable:" + h.HexDigest();
+      auto state = target_->CheckFile(fs.run_id, fs.path, fs.content_hash);
+      if (state.ok() && *state == IngestTarget::FileState::kUnchanged) {
+        ++summary.files_by_verdict["unchanged"];
+        return;
+      }
+      record_verdict(fs, {"error", first.status().message(), 0, 0});
+      return;
+    }
+    fs.size_bytes = first->bytes;
+    fs.content_hash = first->hash;
+    SniffResult sniff = SniffFile(entry.name, first->head);
+    fs.kind = std::string(FileKindName(sniff.kind));
+
+    auto state = target_->CheckFile(fs.run_id, fs.path, fs.content_hash);
+    if (!state.ok()) {
+      fatal = state.status();
+      return;
+    }
+    if (*state == IngestTarget::FileState::kUnchanged) {
+      ++summary.files_by_verdict["unchanged"];
+      return;
+    }
+    ++summary.files_by_kind[fs.kind];
+    if (!IsIngestedKind(sniff.kind)) {
+      bool is_error = sniff.kind == FileKind::kUnknown && sniff.name_claims_ingested_kind;
+      record_verdict(fs, {is_error ? "error" : "not_ingested", sniff.reason, 0, 0});
+      return;
+    }
+
+    DumpName dn = ParseDumpName(entry.name);
+    fs.has_module = true;
+    fs.module = ModuleKeyFor(entry.name, dn, sniff);
+    Status begun = target_->BeginFile(fs);
+    if (!begun.ok()) {
+      fatal = begun;
+      return;
+    }
+    FileOutcome outcome;
+    Status parse_status;
+    auto content = entry.Open();
+    if (!content.ok()) {
+      parse_status = content.status();
+    } else {
+      HashingSource hashing(content.value().get());
+      LineReader reader(&hashing);
+      std::unique_ptr<LineParser> parser = MakeParser(sniff.kind, target_);
+      std::string_view line;
+      while (reader.Next(&line)) parser->ParseLine(line, reader.line_number());
+      outcome.line_count = reader.line_number();
+      outcome.unknown_lines = parser->unknown_lines();
+      if (!reader.status().ok()) {
+        parse_status = Status(reader.status());
+      } else {
+        parse_status = parser->Finish();
+        outcome.unknown_lines = parser->unknown_lines();
+        if (parse_status.ok() && hashing.HexDigest() != fs.content_hash) {
+          parse_status = Status::DataLoss("file changed while being read (content hash differs between passes); "
+                                          "ingest it again once it is complete");
+        }
+      }
+      summary.bytes_read += hashing.bytes();
+    }
+    if (!parse_status.ok()) {
+      outcome.verdict = "error";
+      outcome.reason = parse_status.message();
+      if (outcome.line_count > 0 && outcome.reason.find("line ") == std::string::npos) {
+        outcome.reason += " (after line " + std::to_string(outcome.line_count) + ")";
+      }
+      Status aborted = target_->AbortFile(outcome);
+      if (!aborted.ok()) fatal = aborted;
+      ++summary.files_by_verdict["error"];
+      summary.errors.push_back({fs.path, outcome.reason});
+    } else {
+      outcome.verdict = "ingested";
+      auto stats = target_->CommitFile(outcome);
+      if (!stats.ok()) {
+        fatal = stats.status();
+        return;
+      }
+      summary.rows += stats->rows;
+      summary.issues += stats->issues;
+      ++summary.files_by_verdict["ingested"];
+    }
+    ++prog.files_done;
+    prog.bytes_done = summary.bytes_read;
+    prog.current_path = &entry.path;
+    if (progress) progress(prog);
+  });
+
+  if (fatal.ok()) {
+    Status fin = target_->FinishRun(*run_id, spec.time_us >= 0 ? -1 : newest_mtime);
+    if (!fin.ok()) fatal = fin;
+  }
+  summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!fatal.ok()) return fatal;
+  if (!walk.ok()) {
+    // The walk stopped early (corrupt archive, unreadable folder): what was visited is stored; say so.
+    summary.errors.push_back({path, walk.message()});
+    ++summary.files_by_verdict["error"];
+  }
+  return summary;
+}
+
+}  // namespace xladb::ingest

@@ -1,0 +1,75 @@
+// DumpIngester: ingests one run (a folder, file or archive) into an IngestTarget.
+//
+// For each file: read it once to hash its content (XXH3-128) and keep its head; sniff the format; skip it
+// if the target already holds the same content at the same path; otherwise parse it line by line straight
+// into the target, inside the target's per-file transaction. The content is hashed again while parsing, so
+// a file that changes while being read is rolled back and recorded as an error, not half-stored.
+//
+// Contract
+//   * Never stops on a bad file: every file gets a verdict (ingested, not_ingested, error, or unchanged) and
+//     the rest of the run is still ingested. Only a failure of the target itself (the database) stops the
+//     run, and that is returned as a non-OK Status together with the summary so far.
+//   * Memory: bounded by the longest line and the parsers' per-module state, never by file size.
+//   * Not thread-safe; one ingester per thread and target.
+#ifndef XLADB_INGEST_DUMP_INGESTER_H_
+#define XLADB_INGEST_DUMP_INGESTER_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ingest/ingest_target.h"
+#include "ingest/status.h"
+
+namespace xladb::ingest {
+
+struct IngestOptions {
+  std::string run_name;  // empty: DumpSource::DefaultRunName()
+  std::vector<std::pair<std::string, std::string>> labels;
+  int64_t time_us = -1;  // -1: from a time label (time=, commit_time=, date=), else the newest file mtime
+};
+
+struct IngestSummary {
+  std::string run_name;
+  int64_t run_id = 0;
+  std::map<std::string, int64_t> files_by_verdict;  // ingested, not_ingested, error, unchanged
+  std::map<std::string, int64_t> files_by_kind;     // per FileKindName, for files read this time
+  int64_t files = 0;
+  int64_t bytes_read = 0;     // content bytes of files parsed this time
+  int64_t rows = 0;
+  int64_t issues = 0;
+  double seconds = 0;
+  struct FileError {
+    std::string path;
+    std::string reason;
+  };
+  std::vector<FileError> errors;  // every file with verdict "error"
+};
+
+struct IngestProgress {
+  int64_t files_done = 0;
+  int64_t bytes_done = 0;
+  const std::string* current_path = nullptr;
+};
+
+class DumpIngester {
+ public:
+  explicit DumpIngester(IngestTarget* target) : target_(target) {}
+
+  // `progress` (optional) is called after each file.
+  StatusOr<IngestSummary> Ingest(const std::string& path, const IngestOptions& options,
+                                 const std::function<void(const IngestProgress&)>& progress = {});
+
+ private:
+  IngestTarget* target_;
+};
+
+// Parses "2026-11-22", "2026-11-22T13:05:00Z", "2026-11-22 13:05:00" or Unix seconds into Unix µs.
+StatusOr<int64_t> ParseTimeToUs(const std::string& text);
+
+}  // namespace xladb::ingest
+
+#endif  // XLADB_INGEST_DUMP_INGESTER_H_

@@ -1,0 +1,78 @@
+// IngestTarget: where the ingest driver stores runs and files. The store's RunWriter implements it; the
+// driver (dump_ingester.h) knows only this interface, so ingest/ stays free of SQL.
+//
+// Protocol, per run:  BeginRun → for each file: CheckFile → (BeginFile → records… → CommitFile | AbortFile)
+//                     or RecordFileWithoutRows → FinishRun.
+// Contract
+//   * One transaction per file: BeginFile..CommitFile is atomic; AbortFile leaves none of the file's rows
+//     and records the error verdict. Errors are returned as Status, never thrown.
+//   * CheckFile by content hash: the same content at the same path is kUnchanged and must be skipped.
+//   * Single-threaded.
+#ifndef XLADB_INGEST_INGEST_TARGET_H_
+#define XLADB_INGEST_INGEST_TARGET_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ingest/record_sink.h"
+#include "ingest/status.h"
+
+namespace xladb::ingest {
+
+struct RunSpec {
+  std::string name;
+  std::string source_path;
+  std::vector<std::pair<std::string, std::string>> labels;
+  int64_t time_us = -1;  // --time; -1: the newest file mtime (FinishRun)
+};
+
+// Which module a file's rows belong to.
+struct ModuleKey {
+  int64_t xla_module_id = -1;  // -1: the file name carries none
+  std::string name;
+  std::string stage;
+  std::string backend;
+};
+
+struct FileSpec {
+  int64_t run_id = 0;
+  std::string path;            // relative to the run root, '/'-separated
+  std::string kind;            // FileKindName
+  int64_t size_bytes = 0;
+  std::string content_hash;    // hex XXH3-128 of the content
+  int64_t mtime_us = -1;
+  bool has_module = false;     // false for files whose rows belong to no module
+  ModuleKey module;
+};
+
+struct FileOutcome {
+  std::string verdict;         // "ingested", "not_ingested" or "error"
+  std::string reason;          // why not ingested, or the error
+  int64_t line_count = 0;
+  int64_t unknown_lines = 0;
+};
+
+struct FileWriteStats {
+  int64_t rows = 0;            // data rows written
+  int64_t issues = 0;          // issues recorded
+};
+
+class IngestTarget : public RecordSink {
+ public:
+  enum class FileState { kNew, kUnchanged, kChanged };
+
+  virtual StatusOr<int64_t> BeginRun(const RunSpec& spec) = 0;
+  virtual StatusOr<FileState> CheckFile(int64_t run_id, const std::string& path,
+                                        const std::string& content_hash) = 0;
+  virtual Status BeginFile(const FileSpec& spec) = 0;
+  virtual StatusOr<FileWriteStats> CommitFile(const FileOutcome& outcome) = 0;
+  virtual Status AbortFile(const FileOutcome& outcome) = 0;
+  virtual Status RecordFileWithoutRows(const FileSpec& spec, const FileOutcome& outcome) = 0;
+  virtual Status FinishRun(int64_t run_id, int64_t newest_mtime_us) = 0;
+};
+
+}  // namespace xladb::ingest
+
+#endif  // XLADB_INGEST_INGEST_TARGET_H_

@@ -1,0 +1,68 @@
+#include "store/database.h"
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <sqlite3.h>
+
+namespace xladb::store {
+
+extern const char kSchemaSql[];  // generated from schema.sql
+
+namespace {
+
+Status ApplySchema(SQLite::Database& db) {
+  int version = db.execAndGet("PRAGMA user_version").getInt();
+  if (version > kSchemaVersion) {
+    return Status::FailedPrecondition("database schema version " + std::to_string(version) +
+                                      " is newer than this xladb's version " + std::to_string(kSchemaVersion) +
+                                      "; upgrade xladb to open it");
+  }
+  if (version == kSchemaVersion) return Status::Ok();
+  // version 0: a new file. (Migrations from older versions go here as they are released.)
+  db.exec("BEGIN IMMEDIATE");
+  try {
+    db.exec(kSchemaSql);
+    db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
+    db.exec("COMMIT");
+  } catch (const std::exception& e) {
+    db.exec("ROLLBACK");
+    return Status::Internal(std::string("creating schema: ") + e.what());
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path, Mode mode) {
+  try {
+    int flags = mode == Mode::kReadOnly ? SQLite::OPEN_READONLY : (SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    auto db = std::make_unique<SQLite::Database>(path, flags | SQLITE_OPEN_NOMUTEX, /*busy_timeout_ms=*/30000);
+    if (mode == Mode::kReadWrite) {
+      db->exec("PRAGMA journal_mode = WAL");
+      db->exec("PRAGMA synchronous = NORMAL");
+      db->exec("PRAGMA temp_store = MEMORY");
+      db->exec("PRAGMA cache_size = -65536");  // 64 MiB page cache
+      Status st = ApplySchema(*db);
+      if (!st.ok()) return st;
+    } else {
+      int version = db->execAndGet("PRAGMA user_version").getInt();
+      if (version != kSchemaVersion) {
+        return Status::FailedPrecondition("database " + path + " has schema version " + std::to_string(version) +
+                                          ", this xladb reads version " + std::to_string(kSchemaVersion));
+      }
+    }
+    return std::unique_ptr<Database>(new Database(std::move(db), path, mode));
+  } catch (const std::exception& e) {
+    return Status::IoError("opening database " + path + ": " + e.what());
+  }
+}
+
+Status Database::Exec(const std::string& sql) {
+  try {
+    db_->exec(sql);
+    return Status::Ok();
+  } catch (const std::exception& e) {
+    return Status::Internal(e.what());
+  }
+}
+
+}  // namespace xladb::store

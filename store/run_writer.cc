@@ -1,0 +1,1073 @@
+#include "store/run_writer.h"
+
+#include <xxhash.h>
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <sqlite3.h>
+
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace xladb::store {
+
+using ingest::IssueRecord;
+
+namespace {
+
+constexpr size_t kMaxStoredIssuesPerFile = 1000;
+
+int64_t NowUs() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+const char* SeverityName(IssueRecord::Severity s) {
+  switch (s) {
+    case IssueRecord::Severity::kUnknownLine: return "unknown_line";
+    case IssueRecord::Severity::kInvariant: return "invariant";
+    case IssueRecord::Severity::kWarning: return "warning";
+    case IssueRecord::Severity::kError: return "error";
+  }
+  return "warning";
+}
+
+// Appends `s` as a JSON string literal.
+void AppendJsonString(std::string* out, std::string_view s) {
+  out->push_back('"');
+  for (char c : s) {
+    switch (c) {
+      case '"': out->append("\\\""); break;
+      case '\\': out->append("\\\\"); break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out->append(buf);
+        } else {
+          out->push_back(c);
+        }
+    }
+  }
+  out->push_back('"');
+}
+
+std::string HexU64(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::string ValueKey(std::string_view instruction, std::string_view shape_index) {
+  std::string k;
+  k.reserve(instruction.size() + shape_index.size());
+  k.append(instruction);
+  k.append(shape_index);
+  return k;
+}
+
+// A value being assembled from its ` value:` line, Used-values block and live range.
+struct PendingValue {
+  std::string instruction;
+  std::string shape_index = "{}";
+  bool is_phi = false;
+  std::optional<int32_t> color;
+  std::optional<int64_t> allocation_index, offset, size, shape_id;
+  std::optional<int64_t> live_start, live_end;
+  std::optional<std::string> positions, uses, uses_state;
+  std::optional<int32_t> cross_color;
+};
+
+struct PendingInstruction {
+  std::optional<std::string> computation, opcode, op_type, op_name, source_file, fusion_kind, custom_call_target;
+  std::optional<int64_t> shape_id, source_line, sequence_index, schedule_time, text_id;
+  std::optional<bool> is_root;
+};
+
+template <typename T>
+void BindOpt(SQLite::Statement& st, int i, const std::optional<T>& v) {
+  if (!v) {
+    st.bind(i);
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    st.bind(i, *v);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    st.bind(i, *v ? 1 : 0);
+  } else {
+    st.bind(i, static_cast<int64_t>(*v));
+  }
+}
+
+template <typename T>
+void Merge(std::optional<T>& into, std::optional<T>&& from) {
+  if (from) into = std::move(from);
+}
+
+std::optional<std::string> NonEmpty(std::string&& s) {
+  if (s.empty()) return std::nullopt;
+  return std::move(s);
+}
+
+std::optional<int64_t> NonNegative(int64_t v) {
+  if (v < 0) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+struct RunWriter::Impl {
+  explicit Impl(Database* database) : db(database), sql(database->sql()) {}
+
+  Database* db;
+  SQLite::Database& sql;
+
+  // Statements, prepared on first use and reused for every file.
+  std::unique_ptr<SQLite::Statement> insert_allocation, upsert_value, upsert_instruction, insert_text,
+      insert_peak, insert_stack_node, insert_report_row, insert_report_total, insert_counter, insert_oom_stat,
+      insert_oom_buffer, insert_issue, find_shape, insert_shape, upsert_computation;
+
+  SQLite::Statement& Prepare(std::unique_ptr<SQLite::Statement>& st, const char* text) {
+    if (!st) st = std::make_unique<SQLite::Statement>(sql, text);
+    return *st;
+  }
+
+  // Caches that outlive a file; entries added inside an aborted transaction are dropped again.
+  std::unordered_map<std::string, int64_t> shape_ids;
+  std::unordered_set<int64_t> known_texts;
+  std::vector<std::string> shapes_added_in_file;
+  std::vector<int64_t> texts_added_in_file;
+
+  // Per-file state.
+  bool in_file = false;
+  FileSpec spec;
+  int64_t file_id = 0;
+  int64_t module_id = 0;  // 0: none
+  bool module_has_older_values = false;
+  Status error;  // first database error inside a callback
+  int64_t rows = 0;
+  std::vector<IssueRecord> issues;
+  int64_t issue_total = 0;
+  std::unordered_map<int64_t, PendingValue> values;
+  std::unordered_map<std::string, int64_t> value_by_key;  // instruction+shape_index -> value id
+  bool value_keys_loaded = false;
+  std::unordered_map<std::string, PendingInstruction> instructions;
+  std::vector<ingest::PeakBufferRecord> peak_buffers;
+  std::vector<ingest::LiveRangeRecord> unmatched_live_ranges;
+  std::optional<int64_t> total_bytes, schedule_length, peak_time, stack_peak;
+  std::optional<uint64_t> hlo_fingerprint;
+  uint64_t value_fingerprint = 0;  // order-independent sum of per-value hashes
+  bool saw_allocated_values = false;
+
+  void ResetFile() {
+    in_file = false;
+    file_id = 0;
+    module_id = 0;
+    module_has_older_values = false;
+    error = Status::Ok();
+    rows = 0;
+    issues.clear();
+    issue_total = 0;
+    values.clear();
+    value_by_key.clear();
+    value_keys_loaded = false;
+    instructions.clear();
+    peak_buffers.clear();
+    unmatched_live_ranges.clear();
+    total_bytes.reset();
+    schedule_length.reset();
+    peak_time.reset();
+    stack_peak.reset();
+    hlo_fingerprint.reset();
+    value_fingerprint = 0;
+    saw_allocated_values = false;
+    shapes_added_in_file.clear();
+    texts_added_in_file.clear();
+  }
+
+  // Runs `fn`, turning an exception from SQLiteCpp into the remembered error.
+  template <typename Fn>
+  void Guard(Fn&& fn) {
+    if (!error.ok()) return;
+    try {
+      fn();
+    } catch (const std::exception& e) {
+      error = Status::IoError(std::string("database write failed: ") + e.what());
+    }
+  }
+
+  void AddIssue(IssueRecord::Severity severity, int64_t line, std::string reason) {
+    IssueRecord r;
+    r.severity = severity;
+    r.line = line;
+    r.reason = std::move(reason);
+    ++issue_total;
+    if (issues.size() < kMaxStoredIssuesPerFile) issues.push_back(std::move(r));
+  }
+
+  int64_t ShapeId(const std::string& text) {
+    auto it = shape_ids.find(text);
+    if (it != shape_ids.end()) return it->second;
+    auto& find = Prepare(find_shape, "SELECT shape_id FROM shapes WHERE text = ?");
+    find.bind(1, text);
+    int64_t id = 0;
+    if (find.executeStep()) {
+      id = find.getColumn(0).getInt64();
+    } else {
+      auto& ins = Prepare(insert_shape, "INSERT INTO shapes(text) VALUES (?)");
+      ins.bind(1, text);
+      ins.exec();
+      ins.reset();
+      id = sql.getLastInsertRowid();
+      shapes_added_in_file.push_back(text);
+    }
+    find.reset();
+    shape_ids.emplace(text, id);
+    return id;
+  }
+
+  int64_t TextId(const std::string& text) {
+    auto id = static_cast<int64_t>(XXH3_64bits(text.data(), text.size()));
+    if (known_texts.count(id)) return id;
+    auto& ins = Prepare(insert_text, "INSERT INTO long_texts(text_id, text) VALUES (?, ?) ON CONFLICT DO NOTHING");
+    ins.bind(1, id);
+    ins.bind(2, text);
+    if (ins.exec() > 0) {
+      ++rows;
+      texts_added_in_file.push_back(id);
+    }
+    ins.reset();
+    known_texts.insert(id);
+    return id;
+  }
+
+  PendingValue& Value(const ingest::ValueRef& ref) {
+    auto [it, inserted] = values.try_emplace(ref.id);
+    PendingValue& v = it->second;
+    if (inserted) {
+      v.instruction = ref.instruction;
+      v.shape_index = ref.shape_index;
+      value_by_key.emplace(ValueKey(ref.instruction, ref.shape_index), ref.id);
+    }
+    v.is_phi = v.is_phi || ref.is_phi;
+    if (ref.color >= 0) v.color = ref.color;
+    return v;
+  }
+
+  // Finds the value id for (instruction, shape_index): first among this file's values, then (for split
+  // files) among the module's stored values.
+  std::optional<int64_t> FindValue(const std::string& instruction, const std::string& shape_index) {
+    std::string key = ValueKey(instruction, shape_index);
+    auto it = value_by_key.find(key);
+    if (it != value_by_key.end()) return it->second;
+    if (!value_keys_loaded && module_id != 0) {
+      value_keys_loaded = true;
+      SQLite::Statement q(sql, "SELECT value_id, instruction, shape_index FROM buffer_values WHERE module_id = ?");
+      q.bind(1, module_id);
+      while (q.executeStep()) {
+        value_by_key.emplace(ValueKey(q.getColumn(1).getString(), q.getColumn(2).getString()),
+                             q.getColumn(0).getInt64());
+      }
+      it = value_by_key.find(key);
+      if (it != value_by_key.end()) return it->second;
+    }
+    return std::nullopt;
+  }
+
+  void FindOrCreateModule() {
+    const ModuleKey& key = spec.module;
+    SQLite::Statement find(sql,
+                           "SELECT module_id, backend FROM modules WHERE run_id = ? AND name = ? AND stage = ? "
+                           "AND xla_module_id IS ?");
+    find.bind(1, spec.run_id);
+    find.bind(2, key.name);
+    find.bind(3, key.stage);
+    if (key.xla_module_id >= 0) find.bind(4, key.xla_module_id); else find.bind(4);
+    if (find.executeStep()) {
+      module_id = find.getColumn(0).getInt64();
+      if (find.getColumn(1).getString().empty() && !key.backend.empty()) {
+        SQLite::Statement up(sql, "UPDATE modules SET backend = ? WHERE module_id = ?");
+        up.bind(1, key.backend);
+        up.bind(2, module_id);
+        up.exec();
+      }
+      SQLite::Statement has(sql, "SELECT 1 FROM buffer_values WHERE module_id = ? LIMIT 1");
+      has.bind(1, module_id);
+      module_has_older_values = has.executeStep();
+      return;
+    }
+    SQLite::Statement ins(sql,
+                          "INSERT INTO modules(run_id, xla_module_id, name, stage, backend) VALUES (?, ?, ?, ?, ?)");
+    ins.bind(1, spec.run_id);
+    if (key.xla_module_id >= 0) ins.bind(2, key.xla_module_id); else ins.bind(2);
+    ins.bind(3, key.name);
+    ins.bind(4, key.stage);
+    ins.bind(5, key.backend);
+    ins.exec();
+    module_id = sql.getLastInsertRowid();
+    SQLite::Statement sum(sql, "INSERT INTO module_summary(module_id) VALUES (?)");
+    sum.bind(1, module_id);
+    sum.exec();
+  }
+
+  void DeleteFileRows(int64_t old_file_id) {
+    static const char* kTables[] = {"allocations",    "buffer_values",        "instructions", "computations",
+                                    "peak_buffers",   "stack_trace_nodes",    "memory_report_rows",
+                                    "memory_report_totals", "utilization_counters", "oom_stats",
+                                    "oom_buffers",    "ingest_issues"};
+    for (const char* table : kTables) {
+      SQLite::Statement del(sql, std::string("DELETE FROM ") + table + " WHERE file_id = ?");
+      del.bind(1, old_file_id);
+      del.exec();
+    }
+    SQLite::Statement del(sql, "DELETE FROM dump_files WHERE file_id = ?");
+    del.bind(1, old_file_id);
+    del.exec();
+  }
+
+  int64_t InsertFileRow(const FileSpec& s, const FileOutcome& outcome, std::optional<int64_t> module) {
+    SQLite::Statement ins(sql,
+                          "INSERT INTO dump_files(run_id, path, kind, verdict, reason, size_bytes, content_hash, "
+                          "mtime_us, module_id, line_count, unknown_lines, issue_count, rows_written, "
+                          "ingested_at_us) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    ins.bind(1, s.run_id);
+    ins.bind(2, s.path);
+    ins.bind(3, s.kind);
+    ins.bind(4, outcome.verdict);
+    if (outcome.reason.empty()) ins.bind(5); else ins.bind(5, outcome.reason);
+    ins.bind(6, s.size_bytes);
+    ins.bind(7, s.content_hash);
+    if (s.mtime_us >= 0) ins.bind(8, s.mtime_us); else ins.bind(8);
+    BindOpt(ins, 9, module);
+    ins.bind(10, outcome.line_count);
+    ins.bind(11, outcome.unknown_lines);
+    ins.bind(12, issue_total);
+    ins.bind(13, rows);
+    ins.bind(14, NowUs());
+    ins.exec();
+    return sql.getLastInsertRowid();
+  }
+
+  void WriteIssues(int64_t fid) {
+    auto& st = Prepare(insert_issue, "INSERT INTO ingest_issues(file_id, line, severity, reason) VALUES (?,?,?,?)");
+    for (const auto& issue : issues) {
+      st.bind(1, fid);
+      st.bind(2, issue.line);
+      st.bind(3, SeverityName(issue.severity));
+      st.bind(4, issue.reason);
+      st.exec();
+      st.reset();
+    }
+  }
+
+  void FlushValues() {
+    auto& st = Prepare(upsert_value,
+                       "INSERT INTO buffer_values(module_id, value_id, instruction, shape_index, is_phi, color, "
+                       "allocation_index, offset_bytes, size_bytes, shape_id, live_start, live_end, positions, uses, "
+                       "uses_state, cross_color, file_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+                       "ON CONFLICT(module_id, value_id) DO UPDATE SET "
+                       "is_phi = MAX(is_phi, excluded.is_phi), color = COALESCE(excluded.color, color), "
+                       "allocation_index = COALESCE(excluded.allocation_index, allocation_index), "
+                       "offset_bytes = COALESCE(excluded.offset_bytes, offset_bytes), "
+                       "size_bytes = COALESCE(excluded.size_bytes, size_bytes), "
+                       "shape_id = COALESCE(excluded.shape_id, shape_id), "
+                       "live_start = COALESCE(excluded.live_start, live_start), "
+                       "live_end = COALESCE(excluded.live_end, live_end), "
+                       "positions = COALESCE(excluded.positions, positions), "
+                       "uses = COALESCE(excluded.uses, uses), uses_state = COALESCE(excluded.uses_state, uses_state), "
+                       "cross_color = COALESCE(excluded.cross_color, cross_color)");
+    for (auto& [id, v] : values) {
+      st.bind(1, module_id);
+      st.bind(2, id);
+      st.bind(3, v.instruction);
+      st.bind(4, v.shape_index);
+      st.bind(5, v.is_phi ? 1 : 0);
+      BindOpt(st, 6, v.color);
+      BindOpt(st, 7, v.allocation_index);
+      BindOpt(st, 8, v.offset);
+      BindOpt(st, 9, v.size);
+      BindOpt(st, 10, v.shape_id);
+      BindOpt(st, 11, v.live_start);
+      BindOpt(st, 12, v.live_end);
+      BindOpt(st, 13, v.positions);
+      BindOpt(st, 14, v.uses);
+      BindOpt(st, 15, v.uses_state);
+      BindOpt(st, 16, v.cross_color);
+      st.bind(17, file_id);
+      st.exec();
+      st.reset();
+      ++rows;
+    }
+    // Live ranges of values stored by an earlier file (split format): update in place.
+    if (!unmatched_live_ranges.empty()) {
+      SQLite::Statement up(sql, "UPDATE buffer_values SET live_start = ?, live_end = ? WHERE module_id = ? AND value_id = ?");
+      for (const auto& lr : unmatched_live_ranges) {
+        auto id = FindValue(lr.instruction, lr.shape_index);
+        if (!id) {
+          AddIssue(IssueRecord::Severity::kWarning, 0,
+                   "live range for " + lr.instruction + lr.shape_index + " matches no buffer value of the module");
+          continue;
+        }
+        up.bind(1, lr.start);
+        up.bind(2, lr.end);
+        up.bind(3, module_id);
+        up.bind(4, *id);
+        up.exec();
+        up.reset();
+      }
+    }
+  }
+
+  void FlushInstructions() {
+    auto& st = Prepare(upsert_instruction,
+                       "INSERT INTO instructions(module_id, name, computation, opcode, shape_id, op_type, op_name, "
+                       "source_file, source_line, fusion_kind, custom_call_target, is_root, sequence_index, "
+                       "schedule_time, text_id, file_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+                       "ON CONFLICT(module_id, name) DO UPDATE SET "
+                       "computation = COALESCE(excluded.computation, computation), "
+                       "opcode = COALESCE(excluded.opcode, opcode), shape_id = COALESCE(excluded.shape_id, shape_id), "
+                       "op_type = COALESCE(excluded.op_type, op_type), op_name = COALESCE(excluded.op_name, op_name), "
+                       "source_file = COALESCE(excluded.source_file, source_file), "
+                       "source_line = COALESCE(excluded.source_line, source_line), "
+                       "fusion_kind = COALESCE(excluded.fusion_kind, fusion_kind), "
+                       "custom_call_target = COALESCE(excluded.custom_call_target, custom_call_target), "
+                       "is_root = COALESCE(excluded.is_root, is_root), "
+                       "sequence_index = COALESCE(excluded.sequence_index, sequence_index), "
+                       "schedule_time = COALESCE(excluded.schedule_time, schedule_time), "
+                       "text_id = COALESCE(excluded.text_id, text_id)");
+    for (auto& [name, in] : instructions) {
+      st.bind(1, module_id);
+      st.bind(2, name);
+      BindOpt(st, 3, in.computation);
+      BindOpt(st, 4, in.opcode);
+      BindOpt(st, 5, in.shape_id);
+      BindOpt(st, 6, in.op_type);
+      BindOpt(st, 7, in.op_name);
+      BindOpt(st, 8, in.source_file);
+      BindOpt(st, 9, in.source_line);
+      BindOpt(st, 10, in.fusion_kind);
+      BindOpt(st, 11, in.custom_call_target);
+      BindOpt(st, 12, in.is_root);
+      BindOpt(st, 13, in.sequence_index);
+      BindOpt(st, 14, in.schedule_time);
+      BindOpt(st, 15, in.text_id);
+      st.bind(16, file_id);
+      st.exec();
+      st.reset();
+      ++rows;
+    }
+  }
+
+  void FlushPeakBuffers() {
+    auto& st = Prepare(insert_peak,
+                       "INSERT INTO peak_buffers(module_id, ordinal, instruction, shape_index, logical_bytes, "
+                       "cumulative_bytes, value_id, file_id) VALUES (?,?,?,?,?,?,?,?) "
+                       "ON CONFLICT(module_id, ordinal) DO UPDATE SET instruction = excluded.instruction, "
+                       "shape_index = excluded.shape_index, logical_bytes = excluded.logical_bytes, "
+                       "cumulative_bytes = excluded.cumulative_bytes, value_id = excluded.value_id, "
+                       "file_id = excluded.file_id");
+    for (const auto& p : peak_buffers) {
+      st.bind(1, module_id);
+      st.bind(2, p.ordinal);
+      st.bind(3, p.instruction);
+      st.bind(4, p.shape_index);
+      st.bind(5, p.logical_bytes);
+      if (p.cumulative_bytes >= 0) st.bind(6, p.cumulative_bytes); else st.bind(6);
+      BindOpt(st, 7, FindValue(p.instruction, p.shape_index));
+      st.bind(8, file_id);
+      st.exec();
+      st.reset();
+      ++rows;
+    }
+  }
+
+  void UpdateModuleFacts() {
+    if (module_id == 0) return;
+    SQLite::Statement up(sql,
+                         "UPDATE module_summary SET total_bytes = COALESCE(?, total_bytes), "
+                         "schedule_length = COALESCE(?, schedule_length), peak_time = COALESCE(?, peak_time), "
+                         "stack_trace_peak_bytes = COALESCE(?, stack_trace_peak_bytes) WHERE module_id = ?");
+    BindOpt(up, 1, total_bytes);
+    BindOpt(up, 2, schedule_length);
+    BindOpt(up, 3, peak_time);
+    BindOpt(up, 4, stack_peak);
+    up.bind(5, module_id);
+    up.exec();
+    // Aggregates, recomputed from the module's rows (a module can span several files).
+    SQLite::Statement agg(sql, R"sql(
+      UPDATE module_summary SET
+        allocation_bytes   = (SELECT SUM(size_bytes) FROM allocations WHERE module_id = :m),
+        parameter_bytes    = (SELECT COALESCE(SUM(size_bytes), 0) FROM allocations WHERE module_id = :m AND is_parameter = 1),
+        output_bytes       = (SELECT COALESCE(SUM(size_bytes), 0) FROM allocations WHERE module_id = :m AND is_maybe_live_out = 1),
+        temp_bytes         = (SELECT COALESCE(SUM(size_bytes), 0) FROM allocations WHERE module_id = :m AND is_preallocated_temp = 1),
+        constant_bytes     = (SELECT COALESCE(SUM(size_bytes), 0) FROM allocations WHERE module_id = :m AND is_constant = 1),
+        thread_local_bytes = (SELECT COALESCE(SUM(size_bytes), 0) FROM allocations WHERE module_id = :m AND is_thread_local = 1),
+        allocation_count   = (SELECT COUNT(*) FROM allocations WHERE module_id = :m),
+        value_count        = (SELECT COUNT(*) FROM buffer_values WHERE module_id = :m),
+        live_range_count   = (SELECT COUNT(*) FROM buffer_values WHERE module_id = :m AND live_start IS NOT NULL),
+        peak_bytes         = (SELECT COALESCE(MAX(cumulative_bytes), SUM(logical_bytes)) FROM peak_buffers WHERE module_id = :m),
+        peak_buffer_count  = (SELECT COUNT(*) FROM peak_buffers WHERE module_id = :m),
+        instruction_count  = (SELECT COUNT(*) FROM instructions WHERE module_id = :m)
+      WHERE module_id = :m)sql");
+    agg.bind(":m", module_id);
+    agg.exec();
+    // Fingerprint: the HLO text's when we have it, else one from the buffer assignment's values.
+    if (hlo_fingerprint) {
+      SQLite::Statement fp(sql, "UPDATE modules SET fingerprint = ?, fingerprint_source = 'hlo_text' WHERE module_id = ?");
+      fp.bind(1, HexU64(*hlo_fingerprint));
+      fp.bind(2, module_id);
+      fp.exec();
+    } else if (saw_allocated_values) {
+      SQLite::Statement fp(sql,
+                           "UPDATE modules SET fingerprint = ?, fingerprint_source = 'buffer_assignment' "
+                           "WHERE module_id = ? AND (fingerprint_source IS NULL OR fingerprint_source = 'buffer_assignment')");
+      fp.bind(1, HexU64(value_fingerprint));
+      fp.bind(2, module_id);
+      fp.exec();
+    }
+  }
+};
+
+RunWriter::RunWriter(Database* db) : impl_(std::make_unique<Impl>(db)) {}
+RunWriter::~RunWriter() {
+  if (impl_->in_file) {
+    try {
+      impl_->sql.exec("ROLLBACK");
+    } catch (...) {
+    }
+  }
+}
+
+StatusOr<int64_t> RunWriter::BeginRun(const RunSpec& spec) {
+  auto& sql = impl_->sql;
+  try {
+    sql.exec("BEGIN IMMEDIATE");
+    int64_t run_id = 0;
+    int64_t now = NowUs();
+    // A time label (time=, date=, commit_time=…) sets the run time when --time was not given.
+    int64_t time_us = spec.time_us;
+    std::string time_source = time_us >= 0 ? "flag" : "";
+    {
+      SQLite::Statement find(sql, "SELECT run_id FROM runs WHERE name = ?");
+      find.bind(1, spec.name);
+      if (find.executeStep()) run_id = find.getColumn(0).getInt64();
+    }
+    if (run_id == 0) {
+      SQLite::Statement ins(sql,
+                            "INSERT INTO runs(name, source_path, run_time_us, run_time_source, created_at_us, "
+                            "updated_at_us) VALUES (?, ?, ?, ?, ?, ?)");
+      ins.bind(1, spec.name);
+      ins.bind(2, spec.source_path);
+      ins.bind(3, time_us >= 0 ? time_us : now);
+      ins.bind(4, time_us >= 0 ? time_source : std::string("ingest_time"));
+      ins.bind(5, now);
+      ins.bind(6, now);
+      ins.exec();
+      run_id = sql.getLastInsertRowid();
+    } else if (time_us >= 0) {
+      SQLite::Statement up(sql, "UPDATE runs SET run_time_us = ?, run_time_source = 'flag' WHERE run_id = ?");
+      up.bind(1, time_us);
+      up.bind(2, run_id);
+      up.exec();
+    }
+    for (const auto& [key, value] : spec.labels) {
+      SQLite::Statement lab(sql,
+                            "INSERT INTO run_labels(run_id, key, value) VALUES (?, ?, ?) "
+                            "ON CONFLICT(run_id, key) DO UPDATE SET value = excluded.value");
+      lab.bind(1, run_id);
+      lab.bind(2, key);
+      lab.bind(3, value);
+      lab.exec();
+    }
+    sql.exec("COMMIT");
+    return run_id;
+  } catch (const std::exception& e) {
+    try {
+      sql.exec("ROLLBACK");
+    } catch (...) {
+    }
+    return Status::IoError(std::string("recording run: ") + e.what());
+  }
+}
+
+StatusOr<RunWriter::FileState> RunWriter::CheckFile(int64_t run_id, const std::string& path,
+                                                    const std::string& content_hash) {
+  try {
+    SQLite::Statement q(impl_->sql, "SELECT content_hash, verdict FROM dump_files WHERE run_id = ? AND path = ?");
+    q.bind(1, run_id);
+    q.bind(2, path);
+    if (!q.executeStep()) return FileState::kNew;
+    return q.getColumn(0).getString() == content_hash ? FileState::kUnchanged : FileState::kChanged;
+  } catch (const std::exception& e) {
+    return Status::IoError(std::string("checking file: ") + e.what());
+  }
+}
+
+Status RunWriter::BeginFile(const FileSpec& spec) {
+  Impl& d = *impl_;
+  if (d.in_file) return Status::Internal("BeginFile called twice without CommitFile/AbortFile");
+  d.ResetFile();
+  d.spec = spec;
+  try {
+    d.sql.exec("BEGIN IMMEDIATE");
+    d.in_file = true;
+    {
+      SQLite::Statement old(d.sql, "SELECT file_id FROM dump_files WHERE run_id = ? AND path = ?");
+      old.bind(1, spec.run_id);
+      old.bind(2, spec.path);
+      if (old.executeStep()) d.DeleteFileRows(old.getColumn(0).getInt64());
+    }
+    if (spec.has_module) d.FindOrCreateModule();
+    // Reserve the file id now so rows can reference it; the row is completed at commit.
+    FileOutcome pending{"ingesting", "", 0, 0};
+    d.file_id = d.InsertFileRow(spec, pending, spec.has_module ? std::optional<int64_t>(d.module_id) : std::nullopt);
+    return Status::Ok();
+  } catch (const std::exception& e) {
+    if (d.in_file) {
+      try {
+        d.sql.exec("ROLLBACK");
+      } catch (...) {
+      }
+      d.in_file = false;
+    }
+    return Status::IoError(std::string("starting file ") + spec.path + ": " + e.what());
+  }
+}
+
+StatusOr<FileWriteStats> RunWriter::CommitFile(const FileOutcome& outcome) {
+  Impl& d = *impl_;
+  if (!d.in_file) return Status::Internal("CommitFile without BeginFile");
+  d.Guard([&] {
+    if (d.module_id != 0) {
+      d.FlushValues();
+      d.FlushInstructions();
+      d.FlushPeakBuffers();
+      d.UpdateModuleFacts();
+    }
+    d.WriteIssues(d.file_id);
+    SQLite::Statement up(d.sql,
+                         "UPDATE dump_files SET verdict = ?, reason = ?, line_count = ?, unknown_lines = ?, "
+                         "issue_count = ?, rows_written = ? WHERE file_id = ?");
+    up.bind(1, outcome.verdict);
+    if (outcome.reason.empty()) up.bind(2); else up.bind(2, outcome.reason);
+    up.bind(3, outcome.line_count);
+    up.bind(4, outcome.unknown_lines);
+    up.bind(5, d.issue_total);
+    up.bind(6, d.rows);
+    up.bind(7, d.file_id);
+    up.exec();
+    SQLite::Statement run(d.sql, "UPDATE runs SET updated_at_us = ? WHERE run_id = ?");
+    run.bind(1, NowUs());
+    run.bind(2, d.spec.run_id);
+    run.exec();
+    d.sql.exec("COMMIT");
+    d.in_file = false;
+  });
+  if (!d.error.ok()) {
+    Status err = d.error;
+    FileOutcome failed{"error", err.message(), outcome.line_count, outcome.unknown_lines};
+    Status abort = AbortFile(failed);
+    (void)abort;
+    return err;
+  }
+  FileWriteStats stats{d.rows, d.issue_total};
+  d.ResetFile();
+  return stats;
+}
+
+Status RunWriter::AbortFile(const FileOutcome& outcome) {
+  Impl& d = *impl_;
+  if (d.in_file) {
+    try {
+      d.sql.exec("ROLLBACK");
+    } catch (...) {
+    }
+    d.in_file = false;
+  }
+  for (const auto& s : d.shapes_added_in_file) d.shape_ids.erase(s);
+  for (int64_t t : d.texts_added_in_file) d.known_texts.erase(t);
+  // Keep the issues seen (they explain the error), drop the rows.
+  std::vector<IssueRecord> issues = std::move(d.issues);
+  int64_t issue_total = d.issue_total;
+  FileSpec spec = d.spec;
+  d.ResetFile();
+  d.issues = std::move(issues);
+  d.issue_total = issue_total;
+  Status st = RecordFileWithoutRows(spec, outcome);
+  d.ResetFile();
+  return st;
+}
+
+Status RunWriter::RecordFileWithoutRows(const FileSpec& spec, const FileOutcome& outcome) {
+  Impl& d = *impl_;
+  try {
+    d.sql.exec("BEGIN IMMEDIATE");
+    SQLite::Statement old(d.sql, "SELECT file_id FROM dump_files WHERE run_id = ? AND path = ?");
+    old.bind(1, spec.run_id);
+    old.bind(2, spec.path);
+    if (old.executeStep()) d.DeleteFileRows(old.getColumn(0).getInt64());
+    int64_t fid = d.InsertFileRow(spec, outcome, std::nullopt);
+    d.WriteIssues(fid);
+    d.sql.exec("COMMIT");
+    return Status::Ok();
+  } catch (const std::exception& e) {
+    try {
+      d.sql.exec("ROLLBACK");
+    } catch (...) {
+    }
+    return Status::IoError(std::string("recording file ") + spec.path + ": " + e.what());
+  }
+}
+
+Status RunWriter::FinishRun(int64_t run_id, int64_t newest_mtime_us) {
+  try {
+    SQLite::Statement up(impl_->sql,
+                         "UPDATE runs SET run_time_us = ?, run_time_source = 'newest_file_mtime' "
+                         "WHERE run_id = ? AND run_time_source IN ('ingest_time', 'newest_file_mtime')");
+    up.bind(1, newest_mtime_us);
+    up.bind(2, run_id);
+    if (newest_mtime_us >= 0) up.exec();
+    return Status::Ok();
+  } catch (const std::exception& e) {
+    return Status::IoError(std::string("finishing run: ") + e.what());
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// RecordSink
+
+void RunWriter::OnAllocation(ingest::AllocationRecord&& r) {
+  Impl& d = *impl_;
+  if (d.module_id == 0) return;
+  d.Guard([&] {
+    auto& st = d.Prepare(d.insert_allocation,
+                         "INSERT INTO allocations(module_id, allocation_index, size_bytes, color, is_parameter, "
+                         "parameter_number, parameter_shape, parameter_shape_index, is_output, output_shape, "
+                         "is_constant, is_thread_local, is_maybe_live_out, is_preallocated_temp, address, file_id) "
+                         "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    st.bind(1, d.module_id);
+    st.bind(2, r.index);
+    st.bind(3, r.size_bytes);
+    st.bind(4, r.color);
+    st.bind(5, r.parameter_number >= 0 ? 1 : 0);
+    BindOpt(st, 6, NonNegative(r.parameter_number));
+    BindOpt(st, 7, NonEmpty(std::move(r.parameter_shape)));
+    BindOpt(st, 8, NonEmpty(std::move(r.parameter_shape_index)));
+    st.bind(9, r.is_output ? 1 : 0);
+    BindOpt(st, 10, NonEmpty(std::move(r.output_shape)));
+    st.bind(11, r.is_constant ? 1 : 0);
+    st.bind(12, r.is_thread_local ? 1 : 0);
+    st.bind(13, r.is_maybe_live_out ? 1 : 0);
+    st.bind(14, r.is_preallocated_temp ? 1 : 0);
+    BindOpt(st, 15, NonEmpty(std::move(r.address)));
+    st.bind(16, d.file_id);
+    try {
+      st.exec();
+      ++d.rows;
+    } catch (const SQLite::Exception& e) {
+      st.reset();
+      if (e.getExtendedErrorCode() == SQLITE_CONSTRAINT_PRIMARYKEY) {
+        d.AddIssue(IssueRecord::Severity::kWarning, 0,
+                   "allocation " + std::to_string(r.index) + " printed twice; the first one is kept");
+        return;
+      }
+      throw;
+    }
+    st.reset();
+  });
+}
+
+void RunWriter::OnAllocatedValue(ingest::AllocatedValueRecord&& r) {
+  Impl& d = *impl_;
+  if (d.module_id == 0) return;
+  d.Guard([&] {
+    PendingValue& v = d.Value(r.value);
+    v.allocation_index = r.allocation_index;
+    v.offset = r.offset_bytes;
+    v.size = r.size_bytes;
+    v.shape_id = d.ShapeId(r.shape);
+    d.saw_allocated_values = true;
+    // Order-independent program fingerprint over (size, shape) of every value.
+    uint64_t h = XXH3_64bits_withSeed(r.shape.data(), r.shape.size(), static_cast<uint64_t>(r.size_bytes));
+    d.value_fingerprint += h;
+  });
+}
+
+void RunWriter::OnCrossColorReuse(ingest::CrossColorReuseRecord&& r) {
+  Impl& d = *impl_;
+  if (d.module_id == 0) return;
+  d.Value(r.value).cross_color = r.color;
+}
+
+void RunWriter::OnTotalBytes(ingest::TotalBytesRecord&& r) { impl_->total_bytes = r.total_bytes; }
+
+void RunWriter::OnValueDetail(ingest::ValueDetailRecord&& r) {
+  Impl& d = *impl_;
+  if (d.module_id == 0) return;
+  PendingValue& v = d.Value(r.value);
+  std::string positions = "[";
+  for (size_t i = 0; i < r.positions.size(); ++i) {
+    if (i) positions.push_back(',');
+    positions.push_back('[');
+    AppendJsonString(&positions, r.positions[i].instruction);
+    positions.push_back(',');
+    AppendJsonString(&positions, r.positions[i].shape_index);
+    positions.push_back(']');
+  }
+  positions.push_back(']');
+  std::string uses = "[";
+  for (size_t i = 0; i < r.uses.size(); ++i) {
+    if (i) uses.push_back(',');
+    uses.push_back('[');
+    AppendJsonString(&uses, r.uses[i].instruction);
+    uses.push_back(',');
+    uses.append(std::to_string(r.uses[i].operand));
+    uses.push_back(',');
+    AppendJsonString(&uses, r.uses[i].shape_index);
+    uses.push_back(']');
+  }
+  uses.push_back(']');
+  v.positions = std::move(positions);
+  v.uses = std::move(uses);
+  switch (r.uses_state) {
+    case ingest::ValueDetailRecord::UsesState::kListed: v.uses_state = "listed"; break;
+    case ingest::ValueDetailRecord::UsesState::kNone: v.uses_state = "none"; break;
+    case ingest::ValueDetailRecord::UsesState::kNotInitialized: v.uses_state = "not_initialized"; break;
+  }
+}
+
+void RunWriter::OnInstruction(ingest::InstructionRecord&& r) {
+  Impl& d = *impl_;
+  if (d.module_id == 0) return;
+  d.Guard([&] {
+    PendingInstruction& in = d.instructions[r.name];
+    const bool from_module_text = !r.computation.empty();  // HLO text knows ROOT; other sources do not
+    if (from_module_text) in.is_root = r.is_root;
+    Merge(in.computation, NonEmpty(std::move(r.computation)));
+    Merge(in.opcode, NonEmpty(std::move(r.opcode)));
+    if (!r.shape.empty()) in.shape_id = d.ShapeId(r.shape);
+    Merge(in.op_type, NonEmpty(std::move(r.op_type)));
+    Merge(in.op_name, NonEmpty(std::move(r.op_name)));
+    Merge(in.source_file, NonEmpty(std::move(r.source_file)));
+    Merge(in.source_line, NonNegative(r.source_line));
+    Merge(in.fusion_kind, NonEmpty(std::move(r.fusion_kind)));
+    Merge(in.custom_call_target, NonEmpty(std::move(r.custom_call_target)));
+    Merge(in.sequence_index, NonNegative(r.sequence_index));
+    if (!r.text.empty()) in.text_id = d.TextId(r.text);
+  });
+}
+
+void RunWriter::OnComputation(ingest::ComputationRecord&& r) {
+  Impl& d = *impl_;
+  if (d.module_id == 0) return;
+  d.Guard([&] {
+    auto& st = d.Prepare(d.upsert_computation,
+                         "INSERT INTO computations(module_id, name, is_entry, instruction_count, execution_thread, "
+                         "file_id) VALUES (?,?,?,?,?,?) ON CONFLICT(module_id, name) DO UPDATE SET "
+                         "is_entry = excluded.is_entry, instruction_count = excluded.instruction_count, "
+                         "execution_thread = excluded.execution_thread");
+    st.bind(1, d.module_id);
+    st.bind(2, r.name);
+    st.bind(3, r.is_entry ? 1 : 0);
+    st.bind(4, r.instruction_count);
+    BindOpt(st, 5, NonEmpty(std::move(r.execution_thread)));
+    st.bind(6, d.file_id);
+    st.exec();
+    st.reset();
+    ++d.rows;
+  });
+}
+
+void RunWriter::OnHloModule(ingest::HloModuleRecord&& r) {
+  Impl& d = *impl_;
+  if (d.module_id == 0) return;
+  if (r.program_fingerprint != 0) d.hlo_fingerprint = r.program_fingerprint;
+}
+
+void RunWriter::OnLiveRangeHeader(ingest::LiveRangeHeaderRecord&& r) {
+  impl_->schedule_length = r.schedule_end_time;
+}
+
+void RunWriter::OnScheduleEntry(ingest::ScheduleEntryRecord&& r) {
+  Impl& d = *impl_;
+  if (d.module_id == 0) return;
+  d.instructions[r.instruction].schedule_time = r.time;
+}
+
+void RunWriter::OnLiveRange(ingest::LiveRangeRecord&& r) {
+  Impl& d = *impl_;
+  if (d.module_id == 0) return;
+  auto it = d.value_by_key.find(ValueKey(r.instruction, r.shape_index));
+  if (it != d.value_by_key.end()) {
+    PendingValue& v = d.values[it->second];
+    v.live_start = r.start;
+    v.live_end = r.end;
+    return;
+  }
+  d.unmatched_live_ranges.push_back(std::move(r));
+}
+
+void RunWriter::OnPeakMoment(ingest::PeakMomentRecord&& r) { impl_->peak_time = r.time; }
+
+void RunWriter::OnPeakBuffer(ingest::PeakBufferRecord&& r) {
+  if (impl_->module_id == 0) return;
+  impl_->peak_buffers.push_back(std::move(r));
+}
+
+void RunWriter::OnStackTraceHeader(ingest::StackTraceHeaderRecord&& r) { impl_->stack_peak = r.peak_bytes; }
+
+void RunWriter::OnStackTraceNode(ingest::StackTraceNodeRecord&& r) {
+  Impl& d = *impl_;
+  if (d.module_id == 0) return;
+  d.Guard([&] {
+    auto& st = d.Prepare(d.insert_stack_node,
+                         "INSERT INTO stack_trace_nodes(module_id, ordinal, depth, name, percent, total_bytes, "
+                         "current_bytes, remaining_bytes, file_id) VALUES (?,?,?,?,?,?,?,?,?) "
+                         "ON CONFLICT(module_id, ordinal) DO NOTHING");
+    st.bind(1, d.module_id);
+    st.bind(2, r.ordinal);
+    st.bind(3, r.depth);
+    st.bind(4, r.name);
+    st.bind(5, r.percent);
+    st.bind(6, r.total_bytes);
+    st.bind(7, r.current_bytes);
+    st.bind(8, r.remaining_bytes);
+    st.bind(9, d.file_id);
+    d.rows += st.exec();
+    st.reset();
+  });
+}
+
+void RunWriter::OnMemoryReportTotal(ingest::MemoryReportTotalRecord&& r) {
+  Impl& d = *impl_;
+  d.Guard([&] {
+    auto& st = d.Prepare(d.insert_report_total,
+                         "INSERT INTO memory_report_totals(file_id, memory_space, module_id, total_bytes) "
+                         "VALUES (?,?,?,?) ON CONFLICT(file_id, memory_space) DO NOTHING");
+    st.bind(1, d.file_id);
+    st.bind(2, r.memory_space);
+    if (d.module_id) st.bind(3, d.module_id); else st.bind(3);
+    st.bind(4, r.total_bytes);
+    if (st.exec() == 0) {
+      d.AddIssue(IssueRecord::Severity::kWarning, 0,
+                 "memory space " + std::to_string(r.memory_space) + " total printed twice; the first is kept");
+    } else {
+      ++d.rows;
+    }
+    st.reset();
+  });
+}
+
+void RunWriter::OnMemoryReportRow(ingest::MemoryReportRowRecord&& r) {
+  Impl& d = *impl_;
+  d.Guard([&] {
+    auto& st = d.Prepare(d.insert_report_row,
+                         "INSERT INTO memory_report_rows(file_id, ordinal, module_id, section, allocation_index, "
+                         "memory_space, memory_space_name, table_ordinal, cumulative_bytes_approx, "
+                         "cumulative_percent, remaining_bytes_approx, size_bytes_approx, offset_bytes, value_count, "
+                         "shapes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(file_id, ordinal) DO NOTHING");
+    const char* section = "allocations_by_size";
+    if (r.section == ingest::MemoryReportRowRecord::Section::kAllocationValues) section = "allocation_values";
+    if (r.section == ingest::MemoryReportRowRecord::Section::kMemorySpace) section = "memory_space";
+    st.bind(1, d.file_id);
+    st.bind(2, r.ordinal);
+    if (d.module_id) st.bind(3, d.module_id); else st.bind(3);
+    st.bind(4, section);
+    BindOpt(st, 5, NonNegative(r.allocation_index));
+    if (r.memory_space >= 0) st.bind(6, r.memory_space); else st.bind(6);
+    BindOpt(st, 7, NonEmpty(std::move(r.memory_space_name)));
+    BindOpt(st, 8, NonNegative(r.table_ordinal));
+    st.bind(9, r.cumulative_bytes_approx);
+    st.bind(10, r.cumulative_percent);
+    BindOpt(st, 11, NonNegative(r.remaining_bytes_approx));
+    st.bind(12, r.size_bytes_approx);
+    BindOpt(st, 13, NonNegative(r.offset_bytes));
+    BindOpt(st, 14, NonNegative(r.value_count));
+    st.bind(15, r.shapes);
+    d.rows += st.exec();
+    st.reset();
+  });
+}
+
+void RunWriter::OnMemoryReportOmitted(ingest::MemoryReportOmittedRecord&& r) {
+  // Truncation notes are facts about the report, kept as warnings so analysts know rows are missing.
+  impl_->AddIssue(IssueRecord::Severity::kWarning, 0,
+                  "report omits " + std::to_string(r.omitted_count) + (r.values ? " values" : " allocations") +
+                      " under " + std::to_string(r.threshold_percent) + "% of the total (XLA's own truncation)");
+}
+
+void RunWriter::OnUtilizationBlock(ingest::UtilizationBlockRecord&&) {}
+
+void RunWriter::OnUtilizationCounter(ingest::UtilizationCounterRecord&& r) {
+  Impl& d = *impl_;
+  d.Guard([&] {
+    auto& st = d.Prepare(d.insert_counter,
+                         "INSERT INTO utilization_counters(file_id, block_ordinal, counter, module_id, kernel, "
+                         "numerator, denominator, ratio, ratio_text) VALUES (?,?,?,?,?,?,?,?,?) "
+                         "ON CONFLICT(file_id, block_ordinal, counter) DO NOTHING");
+    st.bind(1, d.file_id);
+    st.bind(2, r.block_ordinal);
+    st.bind(3, r.counter);
+    if (d.module_id) st.bind(4, d.module_id); else st.bind(4);
+    st.bind(5, r.kernel);
+    st.bind(6, r.numerator);
+    st.bind(7, r.denominator);
+    st.bind(8, r.ratio);
+    st.bind(9, r.ratio_text);
+    if (st.exec() == 0) {
+      d.AddIssue(IssueRecord::Severity::kWarning, 0,
+                 "counter " + r.counter + " printed twice in block " + std::to_string(r.block_ordinal) +
+                     "; the first is kept");
+    } else {
+      ++d.rows;
+    }
+    st.reset();
+  });
+}
+
+void RunWriter::OnOomStat(ingest::OomStatRecord&& r) {
+  Impl& d = *impl_;
+  d.Guard([&] {
+    auto& st = d.Prepare(d.insert_oom_stat,
+                         "INSERT INTO oom_stats(file_id, label, bytes_approx, bytes_text, percent) VALUES (?,?,?,?,?) "
+                         "ON CONFLICT(file_id, label) DO NOTHING");
+    st.bind(1, d.file_id);
+    st.bind(2, r.label);
+    st.bind(3, r.bytes_approx);
+    st.bind(4, r.bytes_text);
+    if (r.percent >= 0) st.bind(5, r.percent); else st.bind(5);
+    d.rows += st.exec();
+    st.reset();
+  });
+}
+
+void RunWriter::OnOomBuffer(ingest::OomBufferRecord&& r) {
+  Impl& d = *impl_;
+  d.Guard([&] {
+    auto& st = d.Prepare(d.insert_oom_buffer,
+                         "INSERT INTO oom_buffers(file_id, buffer_number, module_id, size_bytes_approx, size_text, "
+                         "op_name, source_file, source_line, xla_label, shape, is_entry_parameter) "
+                         "VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(file_id, buffer_number) DO NOTHING");
+    st.bind(1, d.file_id);
+    st.bind(2, r.buffer_number);
+    if (d.module_id) st.bind(3, d.module_id); else st.bind(3);
+    st.bind(4, r.size_bytes_approx);
+    st.bind(5, r.size_text);
+    BindOpt(st, 6, NonEmpty(std::move(r.op_name)));
+    BindOpt(st, 7, NonEmpty(std::move(r.source_file)));
+    BindOpt(st, 8, NonNegative(r.source_line));
+    BindOpt(st, 9, NonEmpty(std::move(r.xla_label)));
+    BindOpt(st, 10, NonEmpty(std::move(r.shape)));
+    st.bind(11, r.is_entry_parameter ? 1 : 0);
+    d.rows += st.exec();
+    st.reset();
+  });
+}
+
+void RunWriter::OnIssue(ingest::IssueRecord&& r) {
+  impl_->AddIssue(r.severity, r.line, std::move(r.reason));
+}
+
+}  // namespace xladb::store
