@@ -1,7 +1,6 @@
 #include "ingest/memory_report_parser.h"
 
 #include <cstdint>
-#include <cstdlib>
 #include <limits>
 #include <optional>
 #include <utility>
@@ -99,6 +98,13 @@ bool NextColumn(std::string_view* rest, std::string_view* column) {
   return true;
 }
 
+// |a - b| <= slack, without overflow (a difference past int64 is never within slack).
+bool WithinSlack(int64_t a, int64_t b, int64_t slack) {
+  int64_t difference = 0;
+  if (__builtin_sub_overflow(a, b, &difference)) return false;
+  return difference >= -slack && difference <= slack;
+}
+
 std::string Quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 }  // namespace
@@ -161,7 +167,7 @@ bool MemoryReportParser::ParseTotal(std::string_view rest, int32_t memory_space,
   }
   if (!human.empty()) {
     std::optional<int64_t> approx = ParseHumanBytes(human);
-    if (!approx || std::llabs(*approx - *total) > HumanRoundingBytes(human)) {
+    if (!approx || !WithinSlack(*approx, *total, HumanRoundingBytes(human))) {
       Report(Severity::kInvariant, line_no,
              "total bytes " + std::to_string(*total) + " disagrees with its human form " + Quoted(human));
     }
@@ -234,7 +240,8 @@ bool MemoryReportParser::ParseBySizeRow(std::string_view line, int64_t line_no) 
 
   if (total_bytes_used_ >= 0) {
     const int64_t slack = HumanRoundingBytes(cumulative_text) + HumanRoundingBytes(remaining_text);
-    if (std::llabs(*cumulative + *remaining - total_bytes_used_) > slack) {
+    int64_t sum = 0;
+    if (__builtin_add_overflow(*cumulative, *remaining, &sum) || !WithinSlack(sum, total_bytes_used_, slack)) {
       Report(Severity::kInvariant, line_no,
              "allocation " + std::to_string(index) + ": cumulative " + Quoted(cumulative_text) + " + remaining " +
                  Quoted(remaining_text) + " is not Total bytes used " + std::to_string(total_bytes_used_));
@@ -249,7 +256,7 @@ void MemoryReportParser::FinishFirstSection(int64_t line_no) {
   if (first_section_checked_) return;
   first_section_checked_ = true;
   if (by_size_.omitted || !by_size_.has_row || total_bytes_used_ < 0) return;
-  if (std::llabs(by_size_.cumulative - total_bytes_used_) > HumanRoundingBytes(by_size_.cumulative_text)) {
+  if (!WithinSlack(by_size_.cumulative, total_bytes_used_, HumanRoundingBytes(by_size_.cumulative_text))) {
     Report(Severity::kInvariant, line_no,
            "last cumulative size " + Quoted(by_size_.cumulative_text) + " of `Allocations sorted by size:` is not "
                "Total bytes used " + std::to_string(total_bytes_used_) + " although no allocation was omitted");

@@ -48,7 +48,7 @@ void OomReportParser::ParseLine(std::string_view line, int64_t line_no) {
     return;
   }
   const std::string_view stripped = StripBlanks(line);
-  const bool indented = !line.empty() && IsBlank(line.front());
+  const bool indented = !stripped.empty() && IsBlank(line.front());  // blank-only lines count as empty
   switch (state_) {
     case State::kPreamble:
       if (indented && StartBuffer(stripped, line_no)) {

@@ -1,6 +1,7 @@
 #include "ingest/sniff.h"
 
-#include <array>
+#include <initializer_list>
+#include <string>
 #include <vector>
 
 #include "ingest/printed_number.h"
@@ -303,7 +304,8 @@ SniffResult SniffFile(std::string_view file_name, std::string_view head) {
     } else if (content.kind == FileKind::kHloModule && name.xla_naming && !name.stage.empty() &&
                !IsModuleTextStage(name)) {
       result.kind = FileKind::kNotIngested;
-      result.reason = "intermediate HLO stage '" + name.stage + "' (not the module's before/after-optimizations text)";
+      result.reason =
+          "intermediate HLO stage '" + name.stage + "' (not the module's before/after-optimizations text)";
     } else {
       result.kind = content.kind;
     }

@@ -56,6 +56,12 @@ void AppendJsonString(std::string* out, std::string_view s) {
   out->push_back('"');
 }
 
+std::string FormatPercent(double p) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", p);
+  return buf;
+}
+
 std::string HexU64(uint64_t v) {
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
@@ -995,7 +1001,7 @@ void RunWriter::OnMemoryReportOmitted(ingest::MemoryReportOmittedRecord&& r) {
   // Truncation notes are facts about the report, kept as warnings so analysts know rows are missing.
   impl_->AddIssue(IssueRecord::Severity::kWarning, 0,
                   "report omits " + std::to_string(r.omitted_count) + (r.values ? " values" : " allocations") +
-                      " under " + std::to_string(r.threshold_percent) + "% of the total (XLA's own truncation)");
+                      " under " + FormatPercent(r.threshold_percent) + "% of the total (XLA's own truncation)");
 }
 
 void RunWriter::OnUtilizationBlock(ingest::UtilizationBlockRecord&&) {}

@@ -1,6 +1,6 @@
 #include "ingest/buffer_assignment_parser.h"
 
-#include <numeric>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -644,6 +644,41 @@ TEST(BufferAssignmentParserUnknown, TextWithoutAnySectionIsDataLoss) {
   EXPECT_EQ(p.sink.CountIssues(Severity::kError), 1u);
   Parsed empty = ParseBufferAssignment("");
   EXPECT_EQ(empty.status.code(), Status::Code::kDataLoss);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The shared corpus (absent on users' machines): every real buffer-assignment file reads cleanly.
+
+TEST(BufferAssignmentParserCorpus, EveryPublicAndRunFileParsesWithoutUnknownLinesOrInvariantIssues) {
+  namespace fs = std::filesystem;
+  const fs::path corpus(XLADB_CORPUS_DIR);
+  if (!fs::is_directory(corpus / "public")) {
+    GTEST_SKIP() << "shared corpus not found at " << corpus.string() << " (only present on development machines)";
+  }
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(corpus / "public")) {
+    if (entry.path().filename().string().ends_with("buffer-assignment.txt")) files.push_back(entry.path());
+  }
+  const size_t public_files = files.size();
+  if (fs::is_directory(corpus / "runs")) {
+    for (const auto& run : fs::directory_iterator(corpus / "runs")) {
+      if (!fs::is_directory(run.path() / "xla_dump")) continue;
+      for (const auto& entry : fs::directory_iterator(run.path() / "xla_dump")) {
+        if (entry.path().filename().string().ends_with("-buffer-assignment.txt")) files.push_back(entry.path());
+      }
+    }
+  }
+  EXPECT_EQ(public_files, 258u);
+  EXPECT_EQ(files.size() - public_files, 986u);
+  for (const fs::path& file : files) {
+    Parsed p = ParseBufferAssignment(ReadTestFile(file.string()));
+    EXPECT_TRUE(p.status.ok()) << file << ": " << p.status.ToString();
+    EXPECT_EQ(p.unknown_lines, 0) << file << "\n" << IssueText(p.sink);
+    EXPECT_TRUE(p.sink.issues.empty()) << file << "\n" << IssueText(p.sink);
+    EXPECT_FALSE(p.sink.allocations.empty()) << file;
+    EXPECT_EQ(p.sink.allocated_values.size(), p.sink.value_details.size()) << file;
+    EXPECT_EQ(p.sink.peak_moments.size(), 1u) << file;
+  }
 }
 
 }  // namespace

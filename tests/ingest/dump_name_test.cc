@@ -39,7 +39,8 @@ TEST(DumpName, DotsInModuleName) {
   EXPECT_EQ(n.backend, "cuda");
   EXPECT_EQ(n.artifact, ".txt");
 
-  DumpName m = ParseDumpName("module_0003.add_one_shard_parallel.7.sm_7.0_gpu_after_optimizations-buffer-assignment.txt");
+  DumpName m =
+      ParseDumpName("module_0003.add_one_shard_parallel.7.sm_7.0_gpu_after_optimizations-buffer-assignment.txt");
   EXPECT_EQ(m.module_name, "add_one_shard_parallel.7");
   EXPECT_EQ(m.stage, "sm_7.0_gpu_after_optimizations");
 }
@@ -92,7 +93,8 @@ TEST(DumpName, ValuesAndLiveRangeArtifactsAreNotBufferAssignment) {
 }
 
 TEST(DumpName, Changelist) {
-  DumpName n = ParseDumpName("module_0001.jit_convert_element_type.cl_772339112.after_optimizations-buffer-assignment.txt");
+  DumpName n =
+      ParseDumpName("module_0001.jit_convert_element_type.cl_772339112.after_optimizations-buffer-assignment.txt");
   EXPECT_EQ(n.xla_module_id, 1);
   EXPECT_EQ(n.module_name, "jit_convert_element_type");
   EXPECT_EQ(n.changelist, "772339112");

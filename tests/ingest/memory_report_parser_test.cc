@@ -192,6 +192,22 @@ TEST(MemoryReportParser, OutOfRangeNumbersAreReportedAndSkipped) {
   EXPECT_EQ(parser.unknown_lines(), 0);
 }
 
+TEST(MemoryReportParser, HugeSizesAreComparedWithoutOverflow) {
+  // 7.00EiB + 7.00EiB is past int64: the remaining-size check must report, not overflow.
+  const std::string text =
+      "Total bytes used: 8070450532247928832 (7.00EiB)\n\nAllocations sorted by size:\n\n"
+      "cumulative_size; total_size - cumulative_size; allocation\n"
+      "------------------------------------------------------------------------------\n"
+      "   7.00EiB(100%);    7.00EiB; allocation 0: size 7.00EiB, preallocated-temp:\n";
+  VectorSink sink;
+  MemoryReportParser parser(&sink);
+  ASSERT_TRUE(ParseText(parser, text).ok());
+  ASSERT_EQ(sink.report_rows.size(), 1u);
+  EXPECT_EQ(sink.report_rows[0].size_bytes_approx, int64_t{7} << 60);
+  ASSERT_EQ(sink.CountIssues(Severity::kInvariant), 1u);  // cumulative + remaining overflows int64
+  EXPECT_NE(sink.issues[0].reason.find("'7.00EiB' + remaining '7.00EiB'"), std::string::npos) << sink.issues[0].reason;
+}
+
 TEST(MemoryReportParser, UnknownLinesAreCountedNotFatal) {
   std::string text(kV1Head);
   text +=

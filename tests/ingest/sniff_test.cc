@@ -26,11 +26,14 @@ struct FixtureCase {
 
 TEST(Sniff, EveryFixtureVariantGetsItsKind) {
   const FixtureCase cases[] = {
-      {"buffer_assignment_2022_0x_era.txt", "module_0001.jit_prim_fun.0.sm_7.0_gpu_after_optimizations-buffer-assignment.txt",
+      {"buffer_assignment_2022_0x_era.txt",
+       "module_0001.jit_prim_fun.0.sm_7.0_gpu_after_optimizations-buffer-assignment.txt",
        FileKind::kBufferAssignment, "", "", true},
-      {"buffer_assignment_2024_glued_newline.txt", "module_0004.jit_add.sm_8.0_gpu_after_optimizations-buffer-assignment.txt",
+      {"buffer_assignment_2024_glued_newline.txt",
+       "module_0004.jit_add.sm_8.0_gpu_after_optimizations-buffer-assignment.txt",
        FileKind::kBufferAssignment, "", "", true},
-      {"buffer_assignment_2025_tpu_cumulative.txt", "module_0002.jit_f.cl_772339112.after_optimizations-buffer-assignment.txt",
+      {"buffer_assignment_2025_tpu_cumulative.txt",
+       "module_0002.jit_f.cl_772339112.after_optimizations-buffer-assignment.txt",
        FileKind::kBufferAssignment, "", "tpu", true},
       {"buffer_assignment_2026_diet.txt", "module_0003.jit_f.cpu_after_optimizations-buffer-assignment.txt",
        FileKind::kBufferAssignment, "", "", true},
