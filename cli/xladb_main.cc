@@ -1,7 +1,9 @@
-// xladb: the command-line tool.
+// xladb: the command-line tool, a thin client of xladbd (gRPC), with an offline mode (--db FILE) for ingest
+// and sql.
 //
-//   xladb ingest PATH... --db FILE [--run NAME] [--label key=value]... [--time T]
-//   xladb sql "SELECT …" --db FILE [--format table|csv|json]
+//   xladb runs | modules RUN | trend MODULE | spills | top RUN MODULE | diff RUN_A RUN_B | sql "…"
+//   xladb ingest PATH... [--run NAME] [--label key=value]... [--time T] [--server-path | --db FILE]
+//   common: [--addr 127.0.0.1:50051] [--format table|csv|json] [--token-file F] [--tls-ca F]
 //
 // Exit codes: 0 success, 1 failure (including files that could not be ingested), 2 usage error.
 #include <unistd.h>
@@ -9,10 +11,12 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include "cli/output.h"
+#include "cli/remote_commands.h"
 #include "ingest/dump_ingester.h"
 #include "store/database.h"
 #include "store/run_writer.h"
@@ -20,10 +24,6 @@
 
 namespace xladb::cli {
 namespace {
-
-constexpr int kExitOk = 0;
-constexpr int kExitFailure = 1;
-constexpr int kExitUsage = 2;
 
 bool ParseLabels(const std::vector<std::string>& raw, std::vector<std::pair<std::string, std::string>>* out) {
   for (const auto& kv : raw) {
@@ -120,7 +120,7 @@ int RunSql(const std::string& sql, const std::string& db_path, const std::string
   ResultPrinter printer(*format, stdout);
   std::vector<Cell> cells;
   Status st = store::RunReadOnlySql(
-      *db.value(), sql,
+      *db.value(), sql, store::SqlLimits{},
       [&](const std::vector<store::SqlColumn>& cols) {
         std::vector<std::string> names;
         for (const auto& c : cols) names.push_back(c.name);
@@ -156,23 +156,87 @@ int RunSql(const std::string& sql, const std::string& db_path, const std::string
 
 int main(int argc, char** argv) {
   using namespace xladb::cli;
-  CLI::App app{"xladb: XLA memory dumps across runs"};
+  CLI::App app{"xladb: XLA memory dumps across runs (a client of xladbd; --db FILE works offline)"};
   app.require_subcommand(1);
+  app.fallthrough();  // common options may follow the subcommand: `xladb runs --format csv`
 
-  std::vector<std::string> paths, labels;
-  std::string db_path, run_name, time, sql, format = "table";
+  ClientOptions client;
+  std::string format = "table", token_file, db_path;
+  app.add_option("--addr", client.addr, "xladbd address (host:port)")->envname("XLADB_ADDR");
+  app.add_option("--format", format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}));
+  app.add_option("--token-file", token_file, "File with the bearer token the server requires")
+      ->envname("XLADB_TOKEN_FILE");
+  app.add_option("--tls-ca", client.tls_ca, "Use TLS, trusting this CA certificate (PEM)");
 
-  auto* ingest = app.add_subcommand("ingest", "Ingest dump folders, files or archives into a database");
-  ingest->add_option("PATH", paths, "Dump folder, file, .gz/.zst, or .tar[.gz|.zst]/.zip artifact")->required();
-  ingest->add_option("--db", db_path, "SQLite database file (created if missing)")->required();
-  ingest->add_option("--run", run_name, "Run name (default: the folder or archive name)");
+  // ingest
+  RemoteIngestArgs ingest_args;
+  std::vector<std::string> labels;
+  std::string time;
+  auto* ingest = app.add_subcommand("ingest", "Ingest dump folders, files or archives (uploads them to xladbd)");
+  ingest->add_option("PATH", ingest_args.paths, "Dump folder, file, .gz/.zst, or .tar[.gz|.zst]/.zip artifact")
+      ->required();
+  ingest->add_option("--run", ingest_args.run_name, "Run name (default: the folder or archive name)");
   ingest->add_option("--label", labels, "Run label key=value (repeatable)");
   ingest->add_option("--time", time, "When the run happened: Unix seconds or YYYY-MM-DD[THH:MM:SSZ]");
+  ingest->add_flag("--server-path", ingest_args.server_path, "Let the server read PATH from its own disk (IngestPath)");
+  ingest->add_option("--db", db_path, "Ingest into this SQLite file directly, without a server");
 
-  auto* sqlcmd = app.add_subcommand("sql", "Run a read-only SQL query on a database file");
+  // queries
+  RunsArgs runs_args;
+  std::vector<std::string> run_labels;
+  auto* runs = app.add_subcommand("runs", "List runs, newest first");
+  runs->add_option("--label", run_labels, "Only runs with this label key=value (repeatable)");
+  runs->add_option("--since", runs_args.since, "Only runs at or after this time");
+  runs->add_option("--until", runs_args.until, "Only runs before this time");
+  runs->add_option("--name", runs_args.name_pattern, "Only runs whose name matches this GLOB");
+  runs->add_option("--limit", runs_args.limit, "At most this many runs");
+
+  std::string run_name, module_pattern;
+  auto* modules = app.add_subcommand("modules", "List the modules of a run with their memory");
+  modules->add_option("RUN", run_name, "Run name")->required();
+  modules->add_option("--name", module_pattern, "Only modules whose name matches this GLOB");
+
+  TrendArgs trend_args;
+  std::vector<std::string> trend_labels;
+  auto* trend = app.add_subcommand("trend", "Peak (or total, temp) memory of a module across runs");
+  trend->add_option("MODULE", trend_args.module, "Module name or GLOB pattern")->required();
+  trend->add_option("--metric", trend_args.metric, "peak, total or temp")
+      ->check(CLI::IsMember({"peak", "total", "temp"}));
+  trend->add_option("--last", trend_args.last_n, "Only the newest N runs");
+  trend->add_option("--label", trend_labels, "Only runs with this label key=value (repeatable)");
+  trend->add_option("--stage", trend_args.stage, "Only this dump stage");
+
+  std::string kernel_pattern, spill_run;
+  int64_t spill_limit = 20;
+  auto* spills = app.add_subcommand("spills", "TPU kernels ranked by VMEM spill rate");
+  spills->add_option("--kernel", kernel_pattern, "Only kernels matching this GLOB");
+  spills->add_option("--run", spill_run, "Only this run");
+  spills->add_option("--limit", spill_limit, "At most this many rows (0 = all)");
+
+  std::string top_run, top_module, top_stage;
+  int64_t top_n = 20;
+  auto* top = app.add_subcommand("top", "The buffers live at a module's peak, largest first");
+  top->add_option("RUN", top_run, "Run name")->required();
+  top->add_option("MODULE", top_module, "Module name")->required();
+  top->add_option("-n", top_n, "How many buffers");
+  top->add_option("--stage", top_stage, "Pick the module of this stage");
+
+  DiffArgs diff_args;
+  bool no_buffers = false;
+  auto* diff = app.add_subcommand("diff", "What changed between two runs");
+  diff->add_option("RUN_A", diff_args.run_a, "The earlier run")->required();
+  diff->add_option("RUN_B", diff_args.run_b, "The later run")->required();
+  diff->add_option("--module", diff_args.module, "Only modules matching this name or GLOB");
+  diff->add_flag("--all", diff_args.include_unchanged, "List unchanged modules too");
+  diff->add_flag("--no-buffers", no_buffers, "Module level only");
+  diff->add_option("--buffers", diff_args.max_buffers, "Buffer changes shown per module");
+
+  std::string sql;
+  int64_t max_rows = 0;
+  auto* sqlcmd = app.add_subcommand("sql", "Run a read-only SQL query (on xladbd, or on --db FILE)");
   sqlcmd->add_option("QUERY", sql, "One SQL statement")->required();
-  sqlcmd->add_option("--db", db_path, "SQLite database file")->required();
-  sqlcmd->add_option("--format", format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}));
+  sqlcmd->add_option("--db", db_path, "Query this SQLite file directly, without a server");
+  sqlcmd->add_option("--max-rows", max_rows, "Stop after this many rows (0 = the server's limit)");
 
   try {
     app.parse(argc, argv);
@@ -180,7 +244,47 @@ int main(int argc, char** argv) {
     int rc = app.exit(e);
     return rc == 0 ? kExitOk : kExitUsage;
   }
-  if (ingest->parsed()) return RunIngest(paths, db_path, run_name, labels, time);
-  if (sqlcmd->parsed()) return RunSql(sql, db_path, format);
+  client.format = *ParseOutputFormat(format);
+  if (!token_file.empty()) {
+    std::ifstream in(token_file);
+    if (!in || !std::getline(in, client.token) || client.token.empty()) {
+      std::fprintf(stderr, "xladb: cannot read a token from %s\n", token_file.c_str());
+      return kExitUsage;
+    }
+    while (!client.token.empty() && (client.token.back() == '\r' || client.token.back() == ' ')) client.token.pop_back();
+  }
+
+  if (ingest->parsed()) {
+    if (!db_path.empty()) return RunIngest(ingest_args.paths, db_path, ingest_args.run_name, labels, time);
+    if (!ParseLabels(labels, &ingest_args.labels)) return kExitUsage;
+    if (!time.empty()) {
+      auto t = xladb::ingest::ParseTimeToUs(time);
+      if (!t.ok()) {
+        std::fprintf(stderr, "xladb: --time: %s\n", t.status().message().c_str());
+        return kExitUsage;
+      }
+      ingest_args.time_us = *t;
+    }
+    return CmdRemoteIngest(client, ingest_args);
+  }
+  if (runs->parsed()) {
+    if (!ParseLabels(run_labels, &runs_args.labels)) return kExitUsage;
+    return CmdRuns(client, runs_args);
+  }
+  if (modules->parsed()) return CmdModules(client, run_name, module_pattern);
+  if (trend->parsed()) {
+    if (!ParseLabels(trend_labels, &trend_args.labels)) return kExitUsage;
+    return CmdTrend(client, trend_args);
+  }
+  if (spills->parsed()) return CmdSpills(client, kernel_pattern, spill_run, spill_limit);
+  if (top->parsed()) return CmdTop(client, top_run, top_module, top_n, top_stage);
+  if (diff->parsed()) {
+    diff_args.buffers = !no_buffers;
+    return CmdDiff(client, diff_args);
+  }
+  if (sqlcmd->parsed()) {
+    if (!db_path.empty()) return RunSql(sql, db_path, format);
+    return CmdRemoteSql(client, sql, max_rows);
+  }
   return kExitUsage;
 }

@@ -69,15 +69,21 @@ CountStatus ParseValueShort(std::string_view text, ValueRef* out, std::string_vi
   return CountStatus::kOk;
 }
 
-// ` [<int>,<int>]: ` somewhere in the line: the offset/size pair of pre-2019 allocation value lines.
+// Consumes `[0-9]+` at the front of `*text`; false if there is no digit.
+bool ConsumeDigits(std::string_view* text) {
+  size_t n = 0;
+  while (n < text->size() && (*text)[n] >= '0' && (*text)[n] <= '9') ++n;
+  text->remove_prefix(n);
+  return n > 0;
+}
+
+// ` [<digits>,<digits>]: ` somewhere in the line: the offset/size pair of pre-2019 allocation value lines.
+// Each candidate is checked only as far as its own digits, so the scan stays linear.
 bool HasOffsetSizePair(std::string_view line) {
   for (size_t at = line.find(" ["); at != std::string_view::npos; at = line.find(" [", at + 1)) {
     std::string_view rest = line.substr(at + 2);
-    size_t comma = rest.find(',');
-    size_t close = rest.find("]: ");
-    if (comma == std::string_view::npos || close == std::string_view::npos || comma > close) continue;
-    if (ParseCountField(rest.substr(0, comma)).status != CountStatus::kMalformed &&
-        ParseCountField(rest.substr(comma + 1, close - comma - 1)).status != CountStatus::kMalformed) {
+    if (ConsumeDigits(&rest) && ConsumePrefix(&rest, ",") && ConsumeDigits(&rest) &&
+        rest.starts_with("]: ")) {
       return true;
     }
   }
@@ -104,33 +110,8 @@ std::string_view SectionName(int section) {
 
 }  // namespace
 
-BufferAssignmentParser::BufferAssignmentParser(RecordSink* sink) : LineParser(sink), live_range_(sink) {
-  live_range_.unknown_line_owner_ = this;
-  live_range_.unknown_line_router_ = [](void* owner, std::string_view line, int64_t line_no,
-                                        std::string_view context) {
-    static_cast<BufferAssignmentParser*>(owner)->Unknown(line, line_no, context);
-  };
-}
-
-void BufferAssignmentParser::Unknown(std::string_view line, int64_t line_no, std::string_view context) {
-  last_unknown_line_no_ = line_no;
-  CountUnknownLine(line, line_no, context);
-}
-
-bool BufferAssignmentParser::ReadCount(std::string_view text, std::string_view what, std::string_view line,
-                                       int64_t line_no, std::string_view context, int64_t* out) {
-  CountField field = ParseCountField(text);
-  if (field.status == CountStatus::kOk) {
-    *out = field.value;
-    return true;
-  }
-  if (field.status == CountStatus::kMalformed) {
-    Unknown(line, line_no, context);
-  } else {
-    Report(Severity::kInvariant, line_no,
-           DescribeCountProblem(what, text, field.status) + "; line skipped");
-  }
-  return false;
+BufferAssignmentParser::BufferAssignmentParser(RecordSink* sink) : BufferTextParser(sink), live_range_(sink) {
+  live_range_.CountUnknownLinesIn(this);
 }
 
 void BufferAssignmentParser::ParseLine(std::string_view line, int64_t line_no) {
@@ -138,6 +119,7 @@ void BufferAssignmentParser::ParseLine(std::string_view line, int64_t line_no) {
   if (section_ == Section::kLiveRange) return live_range_.ParseLine(line, line_no);
   if (section_ == Section::kRejected) return;
   if (glue_pending_) ResolveGluedLine(line == kPositionsHeader);
+  FlushInstruction();
   if (line.empty()) {
     EmitValueBlock();
     if (section_ == Section::kAllocations) section_ = Section::kSummary;
@@ -333,10 +315,10 @@ void BufferAssignmentParser::ParseAllocatedValue(std::string_view line, int64_t 
   record.shape = std::string(rest);
   if (record.size_bytes > allocation_size_ || record.offset_bytes > allocation_size_ - record.size_bytes) {
     Report(Severity::kInvariant, line_no,
-           "value " + std::to_string(record.value.id) + " " + record.value.instruction + record.value.shape_index +
-               ": offset " + std::to_string(record.offset_bytes) + " + size " + std::to_string(record.size_bytes) +
-               " exceeds the size " + std::to_string(allocation_size_) + " of allocation " +
-               std::to_string(allocation_index_));
+           "value " + std::to_string(record.value.id) + " " + record.value.instruction +
+               record.value.shape_index + ": offset " + std::to_string(record.offset_bytes) + " + size " +
+               std::to_string(record.size_bytes) + " exceeds the size " + std::to_string(allocation_size_) +
+               " of allocation " + std::to_string(allocation_index_));
   }
   sink()->OnAllocatedValue(std::move(record));
 }
@@ -356,7 +338,8 @@ void BufferAssignmentParser::ParseCrossColorValue(std::string_view line, int64_t
     return;
   }
   rest = rest.substr(close + 1);
-  if (!ConsumePrefix(&rest, " (color=") || !ConsumeSuffix(&rest, ")")) return Unknown(line, line_no, kContext);
+  if (!ConsumePrefix(&rest, " (color=") || !ConsumeSuffix(&rest, ")"))
+    return Unknown(line, line_no, kContext);
   int64_t color = 0;
   if (!ReadCount(rest, "reuse color", line, line_no, kContext, &color)) return;
   if (color > std::numeric_limits<int32_t>::max()) {
@@ -385,9 +368,10 @@ void BufferAssignmentParser::ParseTotalBytes(std::string_view line, int64_t line
   section_ = Section::kSummary;
   if (allocation_count_ > 0 && (allocation_bytes_overflow_ || allocation_bytes_ != record.total_bytes)) {
     Report(Severity::kInvariant, line_no,
-           "Total bytes used " + std::to_string(record.total_bytes) + " but the " + std::to_string(allocation_count_) +
-               " allocation sizes sum to " +
-               (allocation_bytes_overflow_ ? std::string("more than int64") : std::to_string(allocation_bytes_)));
+           "Total bytes used " + std::to_string(record.total_bytes) + " but the " +
+               std::to_string(allocation_count_) + " allocation sizes sum to " +
+               (allocation_bytes_overflow_ ? std::string("more than int64")
+                                           : std::to_string(allocation_bytes_)));
   }
   sink()->OnTotalBytes(std::move(record));
 }
@@ -459,6 +443,7 @@ void BufferAssignmentParser::StartValueBlock(ValueRef&& value, int64_t line_no) 
 }
 
 void BufferAssignmentParser::EmitValueBlock() {
+  FlushInstruction();  // an instruction record goes before the value blocks that name it
   if (!block_open_) return;
   block_open_ = false;
   sink()->OnValueDetail(std::move(block_));
@@ -511,6 +496,8 @@ void BufferAssignmentParser::ParseFromInstruction(std::string_view line, int64_t
   era_has_from_instruction_ = true;
   block_part_ = BlockPart::kFromInstruction;
   block_.defining_instruction = std::string(name);
+  last_from_line_no_ = line_no;
+  auto seen = instruction_text_sizes_.find(name);
 
   // 2024-01-16 … 2024-11-01: the next value-short may be glued to the end of the line. Decided by the next
   // line; keep the text only if its instruction still has to be emitted.
@@ -523,16 +510,23 @@ void BufferAssignmentParser::ParseFromInstruction(std::string_view line, int64_t
       glue_pending_ = true;
       glued_value_ = std::move(glued);
       glued_line_no_ = line_no;
-      glued_text_is_new_ = !emitted_instructions_.contains(name);
+      glued_text_is_new_ = seen == instruction_text_sizes_.end();
       if (glued_text_is_new_) {
         glued_text_.assign(text);
         glued_suffix_size_ = text.size() - open;
         glued_name_.assign(name);
+      } else {
+        last_from_text_differs_ = seen->second != text.size() && seen->second != open;
       }
       return;
     }
   }
-  EmitInstructionOnce(name, text, line, line_no);
+  if (seen != instruction_text_sizes_.end()) {
+    // A repeat: only its length is looked at, to notice a last line cut short (see Finish).
+    last_from_text_differs_ = seen->second != text.size();
+    return;
+  }
+  EmitNewInstruction(name, text, line, line_no);
 }
 
 void BufferAssignmentParser::ResolveGluedLine(bool split) {
@@ -540,7 +534,7 @@ void BufferAssignmentParser::ResolveGluedLine(bool split) {
   if (glued_text_is_new_) {
     std::string_view text = glued_text_;
     if (split) text.remove_suffix(glued_suffix_size_);
-    EmitInstructionOnce(glued_name_, text, text, glued_line_no_);
+    EmitNewInstruction(glued_name_, text, text, glued_line_no_);
   }
   if (split) {
     EmitValueBlock();
@@ -548,20 +542,36 @@ void BufferAssignmentParser::ResolveGluedLine(bool split) {
   }
 }
 
-void BufferAssignmentParser::EmitInstructionOnce(std::string_view name, std::string_view text,
-                                                 std::string_view line, int64_t line_no) {
-  if (emitted_instructions_.contains(name)) return;
-  emitted_instructions_.emplace(name);
-  std::optional<HloInstructionPieces> pieces = SplitHloInstructionText(text);
-  if (!pieces) return Unknown(line, line_no, "from instruction");
-  BracketTracker attributes;
-  attributes.Feed(pieces->attributes);
-  if (!pieces->operands_closed || !attributes.balanced()) {
-    Report(Severity::kWarning, line_no,
-           "the from-instruction text of " + std::string(name) + " is cut short (unbalanced brackets or quotes; " +
-               std::to_string(text.size()) + " bytes): truncated?");
+void BufferAssignmentParser::EmitNewInstruction(std::string_view name, std::string_view text,
+                                                std::string_view line, int64_t line_no) {
+  FlushInstruction();
+  instruction_text_sizes_.emplace(name, text.size());
+  last_from_text_differs_ = false;
+  std::optional<InstructionRecord> record = ParseHloInstructionText(text);
+  if (!record) return Unknown(line, line_no, "from instruction");
+  pending_instruction_ = std::move(record);
+}
+
+void BufferAssignmentParser::FlushInstruction() {
+  if (!pending_instruction_) return;
+  sink()->OnInstruction(std::move(*pending_instruction_));
+  pending_instruction_.reset();
+}
+
+void BufferAssignmentParser::CheckLastFromInstruction() {
+  if (last_from_line_no_ != last_line_no_) return;
+  bool cut_short = last_from_text_differs_;
+  if (pending_instruction_) {
+    BracketTracker brackets;
+    brackets.Feed(pending_instruction_->text);
+    cut_short = !brackets.balanced();
   }
-  sink()->OnInstruction(MakeInstructionRecord(*pieces));
+  if (cut_short) {
+    Report(
+        Severity::kWarning, last_line_no_,
+        "the file ends with the from-instruction text of " + block_.defining_instruction +
+            " cut short (unbalanced brackets or quotes, or shorter than its earlier printing): truncated?");
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -584,9 +594,12 @@ void BufferAssignmentParser::RejectPre2019(int64_t line_no) {
 
 Status BufferAssignmentParser::Finish() {
   if (glue_pending_) ResolveGluedLine(false);
+  CheckLastFromInstruction();
+  FlushInstruction();
   if (section_ == Section::kRejected) {
     return Status::DataLoss(
-        "buffer assignment printed before 2019-09 (TF 1.x value lines): this format is not supported; dump with "
+        "buffer assignment printed before 2019-09 (TF 1.x value lines): this format is not supported; dump "
+        "with "
         "a newer XLA");
   }
   if (block_open_) {
@@ -607,9 +620,7 @@ Status BufferAssignmentParser::Finish() {
     return Status::DataLoss("not a buffer-assignment text: none of its section headers was found");
   }
   if (section_ == Section::kLiveRange) return live_range_.Finish();  // it checks its own last line
-  if (last_unknown_line_no_ == last_line_no_) {
-    Report(Severity::kWarning, last_line_no_, "the last line is not a complete buffer-assignment line (truncated?)");
-  }
+  WarnIfLastLineUnknown(last_line_no_, "buffer-assignment");
   return Status::Ok();
 }
 

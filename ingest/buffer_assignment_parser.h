@@ -3,55 +3,58 @@
 // the same parser reads every era and both file kinds (and a `*-live-range.txt` too, by delegation).
 //
 // Printers (xla/service/buffer_assignment.cc unless noted):
-//   BufferAssignment::ToString           `BufferAssignment:`, the allocation blocks, `Total bytes used`,
-//                                        `Used values:` (2026-04-03 onward only the allocation blocks: the
-//                                        "diet" head)
-//   BufferAllocation::ToShortString      allocation header lines (earlier the head of BufferAllocation::ToString)
-//   BufferAssignment::ValuesToString     `*-buffer-assignment-values.txt` (2026-04-03 onward): an empty line,
-//                                        `Total bytes used`, an empty line, `Used values:` and the blocks
+//   BufferAssignment::ToString         `BufferAssignment:`, the allocation blocks, `Total bytes used`,
+//                                      `Used values:` (2026-04-03 onward only the allocation blocks: the
+//                                      "diet" head)
+//   BufferAllocation::ToShortString    allocation header lines (earlier the head of
+//                                      BufferAllocation::ToString)
+//   BufferAssignment::ValuesToString   `*-buffer-assignment-values.txt` (2026-04-03 onward): an empty
+//                                      line, `Total bytes used`, an empty line, `Used values:`, the blocks
 //   HloValue::ToShortString, HloValue::ToString, HloPosition::ToString, HloUse::ToString
-//                                        (xla/service/hlo_value.cc): value-shorts and Used-values blocks
-//   HloLiveRange::ToString               the tail from `HloLiveRange (max` on (2021-04-07 … 2026-04-03): every
-//                                        remaining line goes to a LiveRangeParser member (live_range_parser.h)
+//                                      (xla/service/hlo_value.cc): value-shorts and Used-values blocks
+//   HloLiveRange::ToString             the tail from `HloLiveRange (max` on (2021-04-07 … 2026-04-03):
+//                                      every remaining line goes to a LiveRangeParser member
 //
 // Lines → records:
-//   allocation <i>: [0x…, ]size <n>{, <flag>}*:    OnAllocation. The |…| shape spans are tokenised before the
-//                                                  flags (they contain ", "); flags are read in XLA's fixed
-//                                                  order (color, parameter, output shape is, constant,
-//                                                  thread-local, maybe-live-out, preallocated-temp), any
-//                                                  combination; `parameter N at ShapeIndex {…}` without a
-//                                                  shape (before 2019-12) and `<unknown shape>` accepted.
+//   allocation <i>: [0x…, ]size <n>{, <flag>}*:    OnAllocation. The |…| shape spans are cut out before
+//                                                  the flags are split (they contain ", "). XLA prints
+//                                                  the flags in a fixed order (color, parameter, output
+//                                                  shape is, constant, thread-local, maybe-live-out,
+//                                                  preallocated-temp); any combination is accepted, as
+//                                                  are `parameter N at ShapeIndex {…}` without a shape
+//                                                  (before 2019-12-13), `<unknown shape>` and the `0x…`
+//                                                  object pointer (before 2022-09-07).
 //    value: <value-short> (size=<n>,offset=<n>): <shape>      OnAllocatedValue
 //    reused by buffers of a different color:                  (2026-06-17 onward) then, per line,
 //     value: <value-short> (color=<c>)                        OnCrossColorReuse only (these values were
 //                                                             already listed: never emitted twice)
 //   Total bytes used: <n>[ (<human>)]                          OnTotalBytes
-//   <value-short> / positions / uses / from instruction       OnValueDetail per block, emitted when the next
-//                                                             block, a blank line or the end comes; uses may
-//                                                             be `  (none)` (2026-06) or ` uses are not
-//                                                             initialized yet.` (2024-01)
+//   <value-short> / positions / uses / from instruction       OnValueDetail per block, emitted when the
+//                                                             next block, a blank line or the end comes;
+//                                                             uses may be `  (none)` (2026-06) or ` uses
+//                                                             are not initialized yet.` (2024-01)
 //    from instruction:[ ]<HLO text>                           OnInstruction once per instruction name per
-//                                                             file: on first sight the text is split like
-//                                                             ParseHloInstructionText does (Split… then
-//                                                             MakeInstructionRecord, hlo_instruction_text.h)
-//                                                             and checked for balance (a cut-short text is a
-//                                                             truncation warning); for repeats only the name
-//                                                             is read
+//                                                             file (ParseHloInstructionText on first
+//                                                             sight; for repeats only the name is read);
+//                                                             emitted before the next line is read, so
+//                                                             before the OnValueDetail of its block
 // The three `from instruction` eras: `from instruction:%x` (2021-09 … 2024-01, no space), ` from
-// instruction: %x` with the newline MISSING (2024-01-16 … 2024-11-01: the next value-short is glued to the end
-// of the line; split only when the next line is ` positions:`), and the normal one. Blocks before 2021-09 have
-// no from-instruction line.
-// Pre-2019 files (` name[](#id @c) [offset,size]: shape` value lines, `<…>, positions:` blocks) are detected
-// and rejected: a kError issue, and Finish() returns DataLoss.
+// instruction: %x` with the newline MISSING (2024-01-16 … 2024-11-01: the next value-short is glued to the
+// end of the line; split only when the next line is ` positions:`), and the normal one. Blocks before
+// 2021-09 have no from-instruction line.
+// Pre-2019 files (` name[](#id @c) [offset,size]: shape` value lines, `<…>, positions:` blocks) are
+// detected and rejected: a kError issue, and Finish() returns DataLoss.
 //
 // Invariants (kInvariant issues naming the numbers; parsing goes on): a value's offset+size lies within its
 // allocation; the allocation sizes sum to `Total bytes used` when both are in the file; plus those of
 // LiveRangeParser for the tail. Numbers that are negative or past int64 are reported and their line skipped.
-// Warnings: a file that ends inside a value block, a from-instruction text with unbalanced brackets or quotes,
-// or an unreadable last line (all signs of a truncated file).
+// Warnings: a file that ends inside a value block, or with a from-instruction text cut short (unbalanced
+// brackets or quotes, or shorter than the same instruction's earlier printing), or with an unreadable last
+// line: all signs of a truncated file.
 //
-// Memory: the longest line, the names of the instructions already emitted (to emit each once), the open value
-// block, and in the glued era one pending from-instruction line (copied only when its instruction is new).
+// Memory: the longest line, the names (and text lengths) of the instructions already emitted, the open value
+// block, the last new instruction record until the next line, and in the glued era one pending
+// from-instruction line (copied only when its instruction is new).
 //
 // Contract: the sink must outlive the parser. Errors are values, never exceptions. Finish() returns DataLoss
 // only for a pre-2019 file or a text with none of the section headers. Not thread-safe.
@@ -60,11 +63,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_set>
+#include <unordered_map>
 
-#include "ingest/line_parser.h"
+#include "ingest/buffer_text_parser.h"
 #include "ingest/live_range_parser.h"
 #include "ingest/record_sink.h"
 #include "ingest/records.h"
@@ -72,7 +76,7 @@
 
 namespace xladb::ingest {
 
-class BufferAssignmentParser : public LineParser {
+class BufferAssignmentParser : public BufferTextParser {
  public:
   explicit BufferAssignmentParser(RecordSink* sink);
 
@@ -103,24 +107,23 @@ class BufferAssignmentParser : public LineParser {
   // Settles a from-instruction line that ended with a value-short: `split` when the next line is
   // ` positions:` (the glued era), so that value-short starts the next block.
   void ResolveGluedLine(bool split);
-  // Emits the InstructionRecord of `text` unless an instruction of that name was emitted already.
-  void EmitInstructionOnce(std::string_view name, std::string_view text, std::string_view line, int64_t line_no);
+  // Reads the text of an instruction seen for the first time into pending_instruction_ (emitted by
+  // FlushInstruction before the next line, or at the end once the last line is known not to be cut short).
+  void EmitNewInstruction(std::string_view name, std::string_view text, std::string_view line,
+                          int64_t line_no);
+  void FlushInstruction();
+  // Warns when the file's last line is a from-instruction text cut short.
+  void CheckLastFromInstruction();
   void StartLiveRange(std::string_view line, int64_t line_no);
   void RejectPre2019(int64_t line_no);
-
-  void Unknown(std::string_view line, int64_t line_no, std::string_view context);
-  // Same contract as LiveRangeParser::ReadCount.
-  bool ReadCount(std::string_view text, std::string_view what, std::string_view line, int64_t line_no,
-                 std::string_view context, int64_t* out);
 
   LiveRangeParser live_range_;
   Section section_ = Section::kStart;
   bool saw_section_header_ = false;
   int64_t last_line_no_ = 0;
-  int64_t last_unknown_line_no_ = -1;
 
   // Allocations.
-  bool have_allocation_ = false;     // the last header parsed; value lines belong to it
+  bool have_allocation_ = false;  // the last header parsed; value lines belong to it
   int64_t allocation_index_ = 0;
   int64_t allocation_size_ = 0;
   bool in_cross_color_block_ = false;
@@ -139,12 +142,17 @@ class BufferAssignmentParser : public LineParser {
   bool glue_pending_ = false;
   ValueRef glued_value_;
   int64_t glued_line_no_ = 0;
-  bool glued_text_is_new_ = false;   // the instruction was not emitted yet: glued_text_ holds the line
-  std::string glued_text_;           // reused buffer: the instruction text including the suffix
-  size_t glued_suffix_size_ = 0;     // bytes of the value-short at the end of glued_text_
+  bool glued_text_is_new_ = false;  // the instruction was not emitted yet: glued_text_ holds the line
+  std::string glued_text_;          // reused buffer: the instruction text including the suffix
+  size_t glued_suffix_size_ = 0;    // bytes of the value-short at the end of glued_text_
   std::string glued_name_;
 
-  std::unordered_set<std::string, NameHash, std::equal_to<>> emitted_instructions_;
+  // Instructions already read, with the length of their text: each is emitted once; a repeat only has its
+  // name read.
+  std::unordered_map<std::string, size_t, NameHash, std::equal_to<>> instruction_text_sizes_;
+  std::optional<InstructionRecord> pending_instruction_;
+  int64_t last_from_line_no_ = -1;
+  bool last_from_text_differs_ = false;  // the last from-instruction line was a repeat of another length
 };
 
 }  // namespace xladb::ingest

@@ -141,7 +141,8 @@ StatusOr<IngestSummary> DumpIngester::Ingest(const std::string& path, const Inge
   RunSpec spec;
   spec.name = options.run_name.empty() ? source.value()->DefaultRunName() : options.run_name;
   std::error_code ec;
-  spec.source_path = std::filesystem::absolute(path, ec).string();
+  spec.source_path = options.source_description.empty() ? std::filesystem::absolute(path, ec).string()
+                                                        : options.source_description;
   spec.labels = options.labels;
   spec.time_us = options.time_us;
   if (spec.time_us < 0) {
@@ -172,7 +173,11 @@ StatusOr<IngestSummary> DumpIngester::Ingest(const std::string& path, const Inge
   };
 
   Status walk = source.value()->ForEach([&](DumpEntry& entry) {
-    if (!fatal.ok()) return;
+    if (!fatal.ok() || summary.interrupted) return;
+    if (options.should_stop && options.should_stop()) {
+      summary.interrupted = true;
+      return;
+    }
     ++summary.files;
     newest_mtime = std::max(newest_mtime, entry.mtime_us);
     FileSpec fs;

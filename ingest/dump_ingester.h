@@ -28,8 +28,12 @@ namespace xladb::ingest {
 
 struct IngestOptions {
   std::string run_name;  // empty: DumpSource::DefaultRunName()
+  std::string source_description;  // recorded as the run's source_path; empty: the absolute path
   std::vector<std::pair<std::string, std::string>> labels;
   int64_t time_us = -1;  // -1: from a time label (time=, commit_time=, date=), else the newest file mtime
+  // Asked between files; returning true stops the ingest after the file in hand (the rest of the run is
+  // left for a later ingest, which skips what is already stored). Optional.
+  std::function<bool()> should_stop;
 };
 
 struct IngestSummary {
@@ -47,6 +51,7 @@ struct IngestSummary {
     std::string reason;
   };
   std::vector<FileError> errors;  // every file with verdict "error"
+  bool interrupted = false;       // should_stop() ended the ingest before every file was visited
 };
 
 struct IngestProgress {

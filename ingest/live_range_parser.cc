@@ -20,15 +20,19 @@ constexpr std::string_view kStackTracePrefix = "  Stack trace breakdown for peak
 constexpr std::string_view kEntryIndent = "    ";
 
 // Box-drawing pieces of FormatStackTraceBreakdown (UTF-8).
-constexpr std::string_view kTreeBranch = "\u251c\u2500\u2500 ";   // "├── "
-constexpr std::string_view kTreeLast = "\u2514\u2500\u2500 ";     // "└── "
-constexpr std::string_view kTreeContinue = "\u2502   ";           // "│   "
+constexpr std::string_view kTreeBranch = "\u251c\u2500\u2500 ";  // "├── "
+constexpr std::string_view kTreeLast = "\u2514\u2500\u2500 ";    // "└── "
+constexpr std::string_view kTreeContinue = "\u2502   ";          // "│   "
 constexpr std::string_view kTreeBlank = "    ";
 
 std::string_view SectionName(int section) {
-  static constexpr std::string_view kNames[] = {
-      "live range (before header)", "live range (not available)", "live range header", "InstructionSequence",
-      "BufferLiveRange",            "peak list",  "stack trace breakdown"};
+  static constexpr std::string_view kNames[] = {"live range (before header)",
+                                                "live range (not available)",
+                                                "live range header",
+                                                "InstructionSequence",
+                                                "BufferLiveRange",
+                                                "peak list",
+                                                "stack trace breakdown"};
   return kNames[section];
 }
 
@@ -63,32 +67,7 @@ std::optional<int64_t> ParseGroupedBytes(std::string_view text) {
 
 }  // namespace
 
-LiveRangeParser::LiveRangeParser(RecordSink* sink) : LineParser(sink) {}
-
-void LiveRangeParser::Unknown(std::string_view line, int64_t line_no, std::string_view context) {
-  last_unknown_line_no_ = line_no;
-  if (unknown_line_router_ != nullptr) {
-    unknown_line_router_(unknown_line_owner_, line, line_no, context);
-  } else {
-    CountUnknownLine(line, line_no, context);
-  }
-}
-
-bool LiveRangeParser::ReadCount(std::string_view text, std::string_view what, std::string_view line,
-                                int64_t line_no, std::string_view context, int64_t* out) {
-  CountField field = ParseCountField(text);
-  if (field.status == CountStatus::kOk) {
-    *out = field.value;
-    return true;
-  }
-  if (field.status == CountStatus::kMalformed) {
-    Unknown(line, line_no, context);
-  } else {
-    Report(Severity::kInvariant, line_no,
-           DescribeCountProblem(what, text, field.status) + "; line skipped");
-  }
-  return false;
-}
+LiveRangeParser::LiveRangeParser(RecordSink* sink) : BufferTextParser(sink) {}
 
 void LiveRangeParser::ParseLine(std::string_view line, int64_t line_no) {
   last_line_no_ = line_no;
@@ -215,8 +194,8 @@ void LiveRangeParser::ParseRange(std::string_view line, int64_t line_no) {
 }
 
 void LiveRangeParser::StartPeak(std::string_view line, int64_t line_no) {
-  std::string_view number = line.substr(kPeakPrefix.size(),
-                                        line.size() - kPeakPrefix.size() - kPeakSuffix.size());
+  std::string_view number =
+      line.substr(kPeakPrefix.size(), line.size() - kPeakPrefix.size() - kPeakSuffix.size());
   int64_t time = 0;
   if (!ReadCount(number, "peak time", line, line_no, "peak list", &time)) return;
   if (section_ == Section::kPeak) ClosePeakList(line_no);  // a second peak list: check the first one
@@ -261,8 +240,8 @@ int64_t LiveRangeParser::AlignPeakLine(std::string_view key, bool compare_index,
   }
   Report(Severity::kInvariant, line_no,
          "peak line " + std::to_string(peak_ordinal_) + " `" + std::string(key) + "` skips " +
-             std::to_string(found - peak_cursor_) + " live range(s) spanning t=" + std::to_string(peak_time_) +
-             ", first `" + expected + "`");
+             std::to_string(found - peak_cursor_) +
+             " live range(s) spanning t=" + std::to_string(peak_time_) + ", first `" + expected + "`");
   peak_cursor_ = found + 1;
   return static_cast<int64_t>(spanning_[found]);
 }
@@ -293,7 +272,9 @@ void LiveRangeParser::ParsePeakLine(std::string_view line, int64_t line_no) {
     return;
   }
   bool index_printed = !split->shape_index.empty();
-  PeakVariant variant = has_cumulative ? PeakVariant::kV3 : index_printed ? PeakVariant::kV2 : PeakVariant::kV1;
+  PeakVariant variant = has_cumulative  ? PeakVariant::kV3
+                        : index_printed ? PeakVariant::kV2
+                                        : PeakVariant::kV1;
   if (peak_variant_ == PeakVariant::kNone) peak_variant_ = variant;
 
   PeakBufferRecord record;
@@ -394,7 +375,8 @@ void LiveRangeParser::ParseStackTraceNode(std::string_view line, int64_t line_no
     std::optional<int64_t> current = ParseGroupedBytes(rest.substr(current_at + 11));
     rest = rest.substr(0, current_at);
     size_t total_at = rest.rfind("%, total: ");
-    if (!current || total_at == std::string_view::npos) return Unknown(line, line_no, "stack trace breakdown");
+    if (!current || total_at == std::string_view::npos)
+      return Unknown(line, line_no, "stack trace breakdown");
     total = ParseGroupedBytes(rest.substr(total_at + 10));
     rest = rest.substr(0, total_at);
     node.current_bytes = *current;
@@ -420,6 +402,12 @@ void LiveRangeParser::ParseStackTraceNode(std::string_view line, int64_t line_no
 
 Status LiveRangeParser::Finish() {
   if (section_ == Section::kStart) {
+    if (embedded()) {
+      // The tail of a buffer-assignment file whose header line was unreadable: the file itself was read.
+      Report(Severity::kWarning, last_line_no_,
+             "the HloLiveRange tail has no readable `HloLiveRange (max T):` header");
+      return Status::Ok();
+    }
     Report(Severity::kError, 0, "no `HloLiveRange (max T):` header: not an HloLiveRange text");
     return Status::DataLoss("not an HloLiveRange text: no `HloLiveRange (max T):` header");
   }
@@ -430,9 +418,7 @@ Status LiveRangeParser::Finish() {
                " section, before the peak list (truncated?)");
   }
   if (section_ == Section::kPeak) ClosePeakList(last_line_no_);
-  if (last_unknown_line_no_ == last_line_no_) {
-    Report(Severity::kWarning, last_line_no_, "the last line is not a complete live-range line (truncated?)");
-  }
+  WarnIfLastLineUnknown(last_line_no_, "live-range");
   return Status::Ok();
 }
 

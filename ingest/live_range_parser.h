@@ -41,7 +41,8 @@
 // everything else streams.
 //
 // Contract: the sink must outlive the parser. Errors are values: Finish() returns DataLoss only when no
-// HloLiveRange header (nor the "not available" line) was found at all. Not thread-safe.
+// HloLiveRange header (nor the "not available" line) was found at all; when embedded in a
+// BufferAssignmentParser that is a warning instead, as the rest of the file was read. Not thread-safe.
 #ifndef XLADB_INGEST_LIVE_RANGE_PARSER_H_
 #define XLADB_INGEST_LIVE_RANGE_PARSER_H_
 
@@ -51,13 +52,13 @@
 #include <unordered_map>
 #include <vector>
 
-#include "ingest/line_parser.h"
+#include "ingest/buffer_text_parser.h"
 #include "ingest/record_sink.h"
 #include "ingest/status.h"
 
 namespace xladb::ingest {
 
-class LiveRangeParser : public LineParser {
+class LiveRangeParser : public BufferTextParser {
  public:
   explicit LiveRangeParser(RecordSink* sink);
 
@@ -70,8 +71,6 @@ class LiveRangeParser : public LineParser {
       "HloLiveRange not available (finalized or constructed from proto)";
 
  private:
-  friend class BufferAssignmentParser;  // embeds one and routes its unknown-line counting (see below)
-
   enum class Section { kStart, kNotAvailable, kHeader, kSchedule, kRanges, kPeak, kStackTrace };
   enum class PeakVariant { kNone, kV1, kV2, kV3 };
 
@@ -98,15 +97,8 @@ class LiveRangeParser : public LineParser {
   // Reports the spanning live ranges that no peak line matched.
   void ClosePeakList(int64_t line_no);
 
-  void Unknown(std::string_view line, int64_t line_no, std::string_view context);
-  // Reads a count field; on a negative or past-int64 number reports it (kInvariant) and returns false; on
-  // text that is not a number counts the line as unknown and returns false.
-  bool ReadCount(std::string_view text, std::string_view what, std::string_view line, int64_t line_no,
-                 std::string_view context, int64_t* out);
-
   Section section_ = Section::kStart;
   int64_t last_line_no_ = 0;
-  int64_t last_unknown_line_no_ = -1;
 
   int64_t schedule_end_time_ = -1;  // T; -1 until the header is read
   int64_t schedule_entries_ = 0;
@@ -126,12 +118,6 @@ class LiveRangeParser : public LineParser {
   bool peak_closed_ = false;
 
   int64_t stack_node_ordinal_ = 0;
-
-  // Set by an embedding BufferAssignmentParser so that unknown lines of the tail count as its own.
-  using UnknownLineRouter = void (*)(void* owner, std::string_view line, int64_t line_no,
-                                     std::string_view context);
-  UnknownLineRouter unknown_line_router_ = nullptr;
-  void* unknown_line_owner_ = nullptr;
 };
 
 }  // namespace xladb::ingest

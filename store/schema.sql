@@ -279,6 +279,20 @@ CREATE TABLE IF NOT EXISTS oom_buffers (
   PRIMARY KEY (file_id, buffer_number)
 ) WITHOUT ROWID;
 
+-- Ingest jobs of the daemon (xladbd), kept so that a restart resumes what was queued or running.
+CREATE TABLE IF NOT EXISTS ingest_jobs (
+  job_id         TEXT PRIMARY KEY,       -- opaque id given to clients
+  source         TEXT NOT NULL,          -- 'path' (IngestPath), 'upload' (Upload) or 'watch' (a watched folder)
+  path           TEXT NOT NULL,          -- what is ingested: a server path or the staged upload folder
+  run_name       TEXT NOT NULL,          -- the run ('' = named after the folder)
+  labels         TEXT NOT NULL,          -- JSON object of labels
+  run_time_us    INTEGER,                -- requested run time, NULL = from labels or file times
+  state          TEXT NOT NULL,          -- 'QUEUED', 'RUNNING', 'SUCCEEDED' or 'FAILED'
+  message        TEXT,                   -- why it failed, or a note
+  created_at_us  INTEGER NOT NULL,       -- when it was queued
+  finished_at_us INTEGER                 -- when it ended
+);
+
 -- ---------------------------------------------------------------------------------------------------
 -- Views: the stable interface for analysts. Columns may be added, never renamed or removed.
 

@@ -512,9 +512,27 @@ TEST(BufferAssignmentParserTruncated, MidFromInstructionLine) {
   const VectorSink& s = p.sink;
   EXPECT_EQ(s.CountIssues(Severity::kWarning), 1u) << IssueText(s);
   EXPECT_EQ(s.CountIssues(Severity::kInvariant), 0u) << IssueText(s);
-  EXPECT_NE(IssueText(s).find("add.4 is cut short"), std::string::npos) << IssueText(s);
+  EXPECT_NE(IssueText(s).find("from-instruction text of add.4 cut short"), std::string::npos) << IssueText(s);
+  EXPECT_EQ(s.instructions.size(), 3u);  // the cut one too, as far as it goes
   EXPECT_EQ(s.value_details.size(), 5u);
   EXPECT_TRUE(s.live_range_headers.empty());
+}
+
+TEST(BufferAssignmentParserTruncated, MidRepeatedFromInstructionLine) {
+  const std::string text = ReadFixture("2025_04_gpu_v2_peak-buffer-assignment.txt");
+  size_t block = text.find("\n<3 custom-call.2{1} @0>\n");
+  size_t from = text.find(" from instruction:", block);
+  ASSERT_NE(from, std::string::npos);
+  // The third printing of custom-call.2, cut: its text is shorter than the first printing.
+  Parsed p = ParseBufferAssignment(text.substr(0, from + 60));
+  ASSERT_TRUE(p.status.ok()) << p.status.ToString();
+  EXPECT_EQ(p.sink.CountIssues(Severity::kWarning), 1u) << IssueText(p.sink);
+  EXPECT_NE(IssueText(p.sink).find("custom-call.2 cut short"), std::string::npos) << IssueText(p.sink);
+  EXPECT_EQ(p.sink.value_details.size(), 4u);
+  // Ending right after the complete line is no warning.
+  Parsed whole = ParseBufferAssignment(text.substr(0, text.find('\n', from) + 1));
+  EXPECT_TRUE(whole.sink.issues.empty()) << IssueText(whole.sink);
+  EXPECT_EQ(whole.sink.value_details.size(), 4u);
 }
 
 TEST(BufferAssignmentParserTruncated, MidValueBlock) {
@@ -535,7 +553,7 @@ TEST(BufferAssignmentParserTruncated, MidLiveRange) {
   Parsed p = ParseBufferAssignment(ReadFixture("truncated_mid_live_range-buffer-assignment.txt"));
   ASSERT_TRUE(p.status.ok()) << p.status.ToString();
   const VectorSink& s = p.sink;
-  EXPECT_EQ(p.unknown_lines, 1);  // `    params.2{0}:1-`
+  EXPECT_EQ(p.unknown_lines, 1);                                     // `    params.2{0}:1-`
   EXPECT_EQ(s.CountIssues(Severity::kWarning), 2u) << IssueText(s);  // section cut short, last line cut
   EXPECT_EQ(s.CountIssues(Severity::kInvariant), 0u) << IssueText(s);
   EXPECT_NE(IssueText(s).find("inside the BufferLiveRange section"), std::string::npos) << IssueText(s);
@@ -574,7 +592,8 @@ TEST(BufferAssignmentParserInvariant, V1PeakListOutOfBufferLiveRangeOrder) {
   ASSERT_TRUE(p.status.ok());
   EXPECT_EQ(p.sink.CountIssues(Severity::kInvariant), 2u) << IssueText(p.sink);
   EXPECT_EQ(p.sink.issues.size(), 2u) << IssueText(p.sink);
-  EXPECT_NE(IssueText(p.sink).find("`p1` skips 1 live range(s) spanning t=3, first `p0{}`"), std::string::npos)
+  EXPECT_NE(IssueText(p.sink).find("`p1` skips 1 live range(s) spanning t=3, first `p0{}`"),
+            std::string::npos)
       << IssueText(p.sink);
   EXPECT_EQ(p.sink.peak_buffers.size(), 4u);
 }
@@ -638,6 +657,17 @@ TEST(BufferAssignmentParserUnknown, StrayLineInUsedValuesIsCountedNotFatal) {
   EXPECT_EQ(p.sink.value_details[0].positions.size(), 1u);
 }
 
+TEST(BufferAssignmentParserUnknown, UnreadableLiveRangeHeaderDoesNotLoseTheFile) {
+  std::string text = ReadFixture("2021_06_cpu-buffer-assignment.txt");
+  text.replace(text.find("HloLiveRange (max 4):"), 21, "HloLiveRange (max four):");
+  Parsed p = ParseBufferAssignment(text);
+  ASSERT_TRUE(p.status.ok()) << p.status.ToString();
+  EXPECT_EQ(p.sink.CountIssues(Severity::kError), 0u) << IssueText(p.sink);
+  EXPECT_EQ(p.sink.CountIssues(Severity::kWarning), 1u) << IssueText(p.sink);  // no readable header
+  EXPECT_EQ(p.unknown_lines, 16);  // the header (line 36) and every line after it, to line 51
+  EXPECT_EQ(p.sink.value_details.size(), 4u);
+}
+
 TEST(BufferAssignmentParserUnknown, TextWithoutAnySectionIsDataLoss) {
   Parsed p = ParseBufferAssignment("hello\nworld\n");
   EXPECT_EQ(p.status.code(), Status::Code::kDataLoss);
@@ -653,7 +683,8 @@ TEST(BufferAssignmentParserCorpus, EveryPublicAndRunFileParsesWithoutUnknownLine
   namespace fs = std::filesystem;
   const fs::path corpus(XLADB_CORPUS_DIR);
   if (!fs::is_directory(corpus / "public")) {
-    GTEST_SKIP() << "shared corpus not found at " << corpus.string() << " (only present on development machines)";
+    GTEST_SKIP() << "shared corpus not found at " << corpus.string()
+                 << " (only present on development machines)";
   }
   std::vector<fs::path> files;
   for (const auto& entry : fs::directory_iterator(corpus / "public")) {
@@ -664,7 +695,8 @@ TEST(BufferAssignmentParserCorpus, EveryPublicAndRunFileParsesWithoutUnknownLine
     for (const auto& run : fs::directory_iterator(corpus / "runs")) {
       if (!fs::is_directory(run.path() / "xla_dump")) continue;
       for (const auto& entry : fs::directory_iterator(run.path() / "xla_dump")) {
-        if (entry.path().filename().string().ends_with("-buffer-assignment.txt")) files.push_back(entry.path());
+        if (entry.path().filename().string().ends_with("-buffer-assignment.txt"))
+          files.push_back(entry.path());
       }
     }
   }

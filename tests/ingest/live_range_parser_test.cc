@@ -67,8 +67,8 @@ TEST(LiveRangeParser, File2026WithV3PeakAndStackTree) {
   EXPECT_EQ(s.stack_trace_headers[0].peak_bytes, 16384);
   ASSERT_EQ(s.stack_trace_nodes.size(), 7u);
   const std::vector<int32_t> depths = {0, 1, 2, 3, 3, 1, 1};
-  const std::vector<std::string> names = {"main.6",   "call.7",     "wrapped_body", "fusion.3",
-                                          "fusion.4", "jit(f)/add", "x"};
+  const std::vector<std::string> names = {"main.6",     "call.7", "wrapped_body", "fusion.3", "fusion.4",
+                                          "jit(f)/add", "x"};
   for (size_t i = 0; i < depths.size(); ++i) {
     EXPECT_EQ(s.stack_trace_nodes[i].depth, depths[i]) << i;
     EXPECT_EQ(s.stack_trace_nodes[i].name, names[i]) << i;
@@ -135,7 +135,8 @@ TEST(LiveRangeParser, V2PeakListOutOfOrderIsAnInvariant) {
   Parsed p = ParseLiveRange(text);
   ASSERT_TRUE(p.status.ok());
   EXPECT_EQ(p.sink.CountIssues(Severity::kInvariant), 2u) << IssueText(p.sink);
-  EXPECT_NE(IssueText(p.sink).find("`b{0}` skips 1 live range(s) spanning t=1, first `a{}`"), std::string::npos)
+  EXPECT_NE(IssueText(p.sink).find("`b{0}` skips 1 live range(s) spanning t=1, first `a{}`"),
+            std::string::npos)
       << IssueText(p.sink);
   EXPECT_EQ(p.sink.peak_buffers.size(), 2u);
 }
@@ -204,7 +205,8 @@ TEST(LiveRangeParserInvariant, V3PeakLineThatDoesNotSpanThePeak) {
   text.replace(text.find(line), line.size(), "    fusion.2{}: 4096 bytes (cumulative: 12288 bytes)\n");
   Parsed p = ParseLiveRange(text);
   ASSERT_TRUE(p.status.ok());
-  EXPECT_EQ(p.sink.CountIssues(Severity::kInvariant), 2u) << IssueText(p.sink);  // extra fusion.2, no fusion.4
+  EXPECT_EQ(p.sink.CountIssues(Severity::kInvariant), 2u)
+      << IssueText(p.sink);  // extra fusion.2, no fusion.4
   EXPECT_NE(IssueText(p.sink).find("`fusion.2{}` is not a live range spanning t=4"), std::string::npos)
       << IssueText(p.sink);
 }

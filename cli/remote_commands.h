@@ -1,0 +1,70 @@
+// The xladb subcommands that talk to xladbd over gRPC. Each returns the process exit code (0 success,
+// 1 failure, 2 usage) and prints its result with ResultPrinter, errors to stderr naming what went wrong and
+// what to do. Not thread-safe; one command per process.
+#ifndef XLADB_CLI_REMOTE_COMMANDS_H_
+#define XLADB_CLI_REMOTE_COMMANDS_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cli/output.h"
+
+namespace xladb::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 2;
+
+using LabelList = std::vector<std::pair<std::string, std::string>>;
+
+struct ClientOptions {
+  std::string addr = "127.0.0.1:50051";
+  std::string token;          // bearer token ("" = none)
+  std::string tls_ca;         // PEM file of the CA to trust; "" = plaintext
+  OutputFormat format = OutputFormat::kTable;
+};
+
+struct RunsArgs {
+  LabelList labels;
+  std::string since, until;   // times as accepted by ParseTimeToUs; "" = unbounded
+  std::string name_pattern;
+  int64_t limit = 100;
+};
+int CmdRuns(const ClientOptions& o, const RunsArgs& a);
+int CmdModules(const ClientOptions& o, const std::string& run, const std::string& pattern);
+
+struct TrendArgs {
+  std::string module;
+  std::string metric = "peak";  // peak, total or temp
+  int64_t last_n = 0;
+  LabelList labels;
+  std::string stage;
+};
+int CmdTrend(const ClientOptions& o, const TrendArgs& a);
+int CmdSpills(const ClientOptions& o, const std::string& kernel, const std::string& run, int64_t limit);
+int CmdTop(const ClientOptions& o, const std::string& run, const std::string& module, int64_t n,
+           const std::string& stage);
+
+struct DiffArgs {
+  std::string run_a, run_b, module;
+  bool include_unchanged = false;
+  bool buffers = true;
+  int64_t max_buffers = 10;
+};
+int CmdDiff(const ClientOptions& o, const DiffArgs& a);
+int CmdRemoteSql(const ClientOptions& o, const std::string& sql, int64_t max_rows);
+
+struct RemoteIngestArgs {
+  std::vector<std::string> paths;
+  std::string run_name;
+  LabelList labels;
+  int64_t time_us = -1;
+  bool server_path = false;   // IngestPath (the server reads the path) instead of Upload
+};
+int CmdRemoteIngest(const ClientOptions& o, const RemoteIngestArgs& a);
+
+}  // namespace xladb::cli
+
+#endif  // XLADB_CLI_REMOTE_COMMANDS_H_

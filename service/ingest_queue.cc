@@ -1,0 +1,211 @@
+#include "service/ingest_queue.h"
+
+#include <filesystem>
+#include <random>
+
+#include "ingest/dump_ingester.h"
+#include "store/run_writer.h"
+
+namespace xladb::service {
+namespace {
+
+int64_t NowUs() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+std::string NewRandomId(const std::string& prefix) {
+  static std::mt19937_64 rng(std::random_device{}());
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  char buf[20];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(rng()));
+  return prefix + buf;
+}
+
+StatusOr<std::unique_ptr<IngestQueue>> IngestQueue::Start(const std::string& db_path) {
+  std::unique_ptr<IngestQueue> q(new IngestQueue());
+  q->db_path_ = db_path;
+  auto jobs_db = store::Database::Open(db_path);
+  if (!jobs_db.ok()) return jobs_db.status();
+  q->jobs_db_ = std::move(jobs_db.value());
+  q->job_log_ = std::make_unique<store::JobLog>(q->jobs_db_.get());
+  auto unfinished = q->job_log_->Unfinished();
+  if (!unfinished.ok()) return unfinished.status();
+  for (auto& job : unfinished.value()) {
+    IngestRequest r{job.source, job.path, job.run_name, job.labels, job.run_time_us};
+    JobStatus st;
+    st.job_id = job.job_id;
+    st.run_name = job.run_name;
+    st.source = job.source;
+    st.created_at_us = job.created_at_us;
+    st.message = "resumed after restart";
+    q->jobs_[job.job_id] = st;
+    q->queue_.emplace_back(job.job_id, std::move(r));
+  }
+  q->thread_ = std::thread([raw = q.get()] { raw->Run(); });
+  return q;
+}
+
+IngestQueue::~IngestQueue() { Shutdown(); }
+
+StatusOr<std::string> IngestQueue::Submit(IngestRequest request) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (stopping_) return Status(Status::FailedPrecondition("the server is shutting down; retry after restart"));
+  if (request.source == "watch") {
+    for (const auto& [id, queued] : queue_) {
+      if (queued.source == "watch" && queued.path == request.path) return id;  // already waiting
+    }
+  }
+  store::JobRecord rec;
+  rec.job_id = NewRandomId("job-");
+  rec.source = request.source;
+  rec.path = request.path;
+  rec.run_name = request.run_name;
+  rec.labels = request.labels;
+  rec.run_time_us = request.run_time_us;
+  rec.state = "QUEUED";
+  rec.created_at_us = NowUs();
+  Status st = job_log_->Insert(rec);
+  if (!st.ok()) return st;
+  JobStatus js;
+  js.job_id = rec.job_id;
+  js.run_name = request.run_name;
+  js.source = request.source;
+  js.created_at_us = rec.created_at_us;
+  jobs_[rec.job_id] = js;
+  queue_.emplace_back(rec.job_id, std::move(request));
+  changed_.notify_all();
+  return rec.job_id;
+}
+
+std::optional<JobStatus> IngestQueue::Get(const std::string& job_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<JobStatus> IngestQueue::WaitForChange(const std::string& job_id, uint64_t after_version,
+                                                    std::chrono::milliseconds timeout) const {
+  std::unique_lock<std::mutex> lock(mu_);
+  auto done = [&] {
+    auto it = jobs_.find(job_id);
+    return it == jobs_.end() || it->second.version > after_version || it->second.finished() || stopping_;
+  };
+  changed_.wait_for(lock, timeout, done);
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) return std::nullopt;
+  return it->second;
+}
+
+void IngestQueue::Shutdown() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+    changed_.notify_all();
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+int64_t IngestQueue::jobs_finished() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return jobs_finished_;
+}
+
+void IngestQueue::Update(const std::string& job_id, const std::function<void(JobStatus&)>& change) {
+  std::lock_guard<std::mutex> lock(mu_);
+  JobStatus& js = jobs_[job_id];
+  change(js);
+  ++js.version;
+  changed_.notify_all();
+}
+
+void IngestQueue::Run() {
+  auto db = store::Database::Open(db_path_);
+  if (!db.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [id, js] : jobs_) {
+      if (!js.finished()) {
+        js.state = JobStatus::State::kFailed;
+        js.message = db.status().message();
+      }
+    }
+    return;
+  }
+  store::RunWriter writer(db.value().get());
+  for (;;) {
+    std::pair<std::string, IngestRequest> next;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;  // queued jobs stay QUEUED in ingest_jobs and resume on the next start
+      next = std::move(queue_.front());
+      queue_.pop_front();
+      job_log_->SetState(next.first, "RUNNING", "");
+    }
+    const std::string& job_id = next.first;
+    const IngestRequest& request = next.second;
+    Update(job_id, [](JobStatus& js) { js.state = JobStatus::State::kRunning; });
+
+    ingest::DumpIngester ingester(&writer);
+    ingest::IngestOptions options;
+    options.run_name = request.run_name;
+    options.labels = request.labels;
+    options.time_us = request.run_time_us;
+    if (request.source == "upload") options.source_description = "upload";
+    options.should_stop = [this] {
+      std::lock_guard<std::mutex> lock(mu_);
+      return stopping_;
+    };
+    auto progress = [&](const ingest::IngestProgress& p) {
+      Update(job_id, [&](JobStatus& js) {
+        js.files_done = p.files_done;
+        js.bytes_done = p.bytes_done;
+      });
+    };
+    auto summary = ingester.Ingest(request.path, options, progress);
+    std::string state = "SUCCEEDED", message;
+    if (!summary.ok()) {
+      state = "FAILED";
+      message = summary.status().message();
+    } else if (summary->interrupted) {
+      state = "QUEUED";  // resumed on the next start
+      message = "interrupted by shutdown after " + std::to_string(summary->files) + " files";
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      job_log_->SetState(job_id, state, message);
+    }
+    if (state == "SUCCEEDED" && request.source == "upload") {
+      std::error_code ec;  // staged uploads are ours to remove once stored
+      std::filesystem::remove_all(request.path, ec);
+    }
+    Update(job_id, [&](JobStatus& js) {
+      if (summary.ok()) {
+        js.run_name = summary->run_name;
+        js.files_by_verdict = summary->files_by_verdict;
+        js.rows = summary->rows;
+        js.issues = summary->issues;
+        js.seconds = summary->seconds;
+        js.bytes_done = summary->bytes_read;
+        js.files_done = summary->files;
+        js.errors.clear();
+        for (const auto& e : summary->errors) js.errors.emplace_back(e.path, e.reason);
+      }
+      js.message = message;
+      js.state = state == "SUCCEEDED" ? JobStatus::State::kSucceeded
+                 : state == "FAILED"  ? JobStatus::State::kFailed
+                                      : JobStatus::State::kQueued;
+    });
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++jobs_finished_;
+    }
+  }
+}
+
+}  // namespace xladb::service

@@ -1,0 +1,100 @@
+// IngestQueue: the daemon's one writer. Jobs (IngestPath, uploads, watched folders) wait in a FIFO and are
+// ingested one at a time by a dedicated thread that owns the read-write database connection; queries run
+// on their own read-only connections meanwhile (WAL), so readers never see a half-ingested file.
+//
+// Contract
+//   * Submit() records the job in the database (ingest_jobs) before returning its id, so a job accepted is
+//     never lost: Start() resumes jobs a crash or shutdown left QUEUED or RUNNING.
+//   * A watched folder already waiting in the queue is not queued twice.
+//   * Shutdown(): stop accepting (Submit returns kUnavailable), let the running job finish the file in hand
+//     and stop there (the rest is resumed on the next start), then join. Idempotent.
+//   * All methods are thread-safe.
+#ifndef XLADB_SERVICE_INGEST_QUEUE_H_
+#define XLADB_SERVICE_INGEST_QUEUE_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "ingest/status.h"
+#include "store/database.h"
+#include "store/job_log.h"
+
+namespace xladb::service {
+
+struct IngestRequest {
+  std::string source;      // 'path', 'upload' or 'watch'
+  std::string path;        // server path to ingest
+  std::string run_name;    // "" = named after the folder
+  std::vector<std::pair<std::string, std::string>> labels;
+  int64_t run_time_us = -1;
+};
+
+struct JobStatus {
+  enum class State { kQueued, kRunning, kSucceeded, kFailed };
+  std::string job_id;
+  State state = State::kQueued;
+  std::string run_name;
+  std::string source;
+  int64_t files_done = 0;
+  int64_t bytes_done = 0;
+  std::map<std::string, int64_t> files_by_verdict;
+  int64_t rows = 0;
+  int64_t issues = 0;
+  std::vector<std::pair<std::string, std::string>> errors;  // (path, reason)
+  std::string message;
+  double seconds = 0;
+  int64_t created_at_us = 0;
+  uint64_t version = 0;    // increases on every change
+  bool finished() const { return state == State::kSucceeded || state == State::kFailed; }
+};
+
+// A random id with the given prefix ("job-3f9c…"), unique for practical purposes. Thread-safe.
+std::string NewRandomId(const std::string& prefix);
+
+class IngestQueue {
+ public:
+  // Opens the read-write connection, resumes unfinished jobs, starts the writer thread.
+  static StatusOr<std::unique_ptr<IngestQueue>> Start(const std::string& db_path);
+  ~IngestQueue();
+
+  StatusOr<std::string> Submit(IngestRequest request);
+  std::optional<JobStatus> Get(const std::string& job_id) const;
+  // Blocks until the job's version exceeds `after_version`, it finishes, or `timeout` passes.
+  std::optional<JobStatus> WaitForChange(const std::string& job_id, uint64_t after_version,
+                                         std::chrono::milliseconds timeout) const;
+  void Shutdown();
+
+  int64_t jobs_finished() const;
+
+ private:
+  IngestQueue() = default;
+  void Run();
+  void Execute(const std::string& job_id, const IngestRequest& request);
+  void Update(const std::string& job_id, const std::function<void(JobStatus&)>& change);
+
+  std::string db_path_;
+  std::unique_ptr<store::Database> jobs_db_;   // job bookkeeping, used under mu_
+  std::unique_ptr<store::JobLog> job_log_;     // on jobs_db_
+  mutable std::mutex mu_;
+  mutable std::condition_variable changed_;
+  std::deque<std::pair<std::string, IngestRequest>> queue_;
+  std::map<std::string, JobStatus> jobs_;
+  bool stopping_ = false;
+  int64_t jobs_finished_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace xladb::service
+
+#endif  // XLADB_SERVICE_INGEST_QUEUE_H_

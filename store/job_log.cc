@@ -1,0 +1,88 @@
+#include "store/job_log.h"
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <chrono>
+
+#include <nlohmann/json.hpp>
+
+namespace xladb::store {
+namespace {
+
+int64_t NowUs() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+Status JobLog::Insert(const JobRecord& job) {
+  try {
+    nlohmann::json labels = nlohmann::json::object();
+    for (const auto& [k, v] : job.labels) labels[k] = v;
+    SQLite::Statement ins(db_->sql(),
+                          "INSERT INTO ingest_jobs(job_id, source, path, run_name, labels, run_time_us, state, "
+                          "message, created_at_us) VALUES (?,?,?,?,?,?,?,?,?)");
+    ins.bind(1, job.job_id);
+    ins.bind(2, job.source);
+    ins.bind(3, job.path);
+    ins.bind(4, job.run_name);
+    ins.bind(5, labels.dump());
+    if (job.run_time_us >= 0) ins.bind(6, job.run_time_us); else ins.bind(6);
+    ins.bind(7, job.state);
+    ins.bind(8, job.message);
+    ins.bind(9, job.created_at_us);
+    ins.exec();
+    return Status::Ok();
+  } catch (const std::exception& e) {
+    return Status::IoError(std::string("recording ingest job: ") + e.what());
+  }
+}
+
+Status JobLog::SetState(const std::string& job_id, const std::string& state, const std::string& message) {
+  try {
+    bool finished = state == "SUCCEEDED" || state == "FAILED";
+    SQLite::Statement up(db_->sql(),
+                         "UPDATE ingest_jobs SET state = ?, message = ?, finished_at_us = ? WHERE job_id = ?");
+    up.bind(1, state);
+    up.bind(2, message);
+    if (finished) up.bind(3, NowUs()); else up.bind(3);
+    up.bind(4, job_id);
+    up.exec();
+    return Status::Ok();
+  } catch (const std::exception& e) {
+    return Status::IoError(std::string("updating ingest job: ") + e.what());
+  }
+}
+
+StatusOr<std::vector<JobRecord>> JobLog::Unfinished() {
+  try {
+    std::vector<JobRecord> jobs;
+    SQLite::Statement q(db_->sql(),
+                        "SELECT job_id, source, path, run_name, labels, run_time_us, state, created_at_us "
+                        "FROM ingest_jobs WHERE state IN ('QUEUED', 'RUNNING') ORDER BY created_at_us, job_id");
+    while (q.executeStep()) {
+      JobRecord j;
+      j.job_id = q.getColumn(0).getString();
+      j.source = q.getColumn(1).getString();
+      j.path = q.getColumn(2).getString();
+      j.run_name = q.getColumn(3).getString();
+      auto labels = nlohmann::json::parse(q.getColumn(4).getString(), nullptr, /*allow_exceptions=*/false);
+      if (labels.is_object()) {
+        for (auto it = labels.begin(); it != labels.end(); ++it) {
+          if (it.value().is_string()) j.labels.emplace_back(it.key(), it.value().get<std::string>());
+        }
+      }
+      j.run_time_us = q.getColumn(5).isNull() ? -1 : q.getColumn(5).getInt64();
+      j.state = q.getColumn(6).getString();
+      j.created_at_us = q.getColumn(7).getInt64();
+      jobs.push_back(std::move(j));
+    }
+    return jobs;
+  } catch (const std::exception& e) {
+    return Status::IoError(std::string("reading ingest jobs: ") + e.what());
+  }
+}
+
+}  // namespace xladb::store

@@ -1,0 +1,889 @@
+// The cross-run questions of store/queries.h over databases built by the real ingester: the five seeds laid
+// out as dump folders (three runs, one of them modified), and the two corpus runs when present. Expected
+// numbers are counted from the dump files (see the comment at each).
+#include "store/queries.h"
+
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ingest/dump_ingester.h"
+#include "store/database.h"
+#include "store/run_writer.h"
+#include "tests/store/test_dirs.h"
+
+namespace xladb {
+namespace {
+
+using store::BufferDiff;
+using store::ModuleDiff;
+using testing::MakeSeedRun;
+using testing::ReadFile;
+using testing::SeedFile;
+using testing::TempDir;
+using testing::WriteFile;
+
+constexpr int64_t kDayUs = int64_t{86400} * 1000000;
+constexpr int64_t kNov1Us = int64_t{1793491200} * 1000000;  // 2026-11-01T00:00:00Z
+
+constexpr char kSplashBa[] = "module_0001.jit_splash_attention_kernel.after_optimizations-buffer-assignment.txt";
+constexpr char kSplash[] = "jit_splash_attention_kernel";
+
+void Ingest(const std::string& db_path, const std::string& path, ingest::IngestOptions options) {
+  auto db = store::Database::Open(db_path);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  store::RunWriter writer(db.value().get());
+  ingest::DumpIngester ingester(&writer);
+  auto summary = ingester.Ingest(path, options);
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  ASSERT_TRUE(summary->errors.empty()) << summary->errors[0].path << ": " << summary->errors[0].reason;
+}
+
+ingest::IngestOptions RunOptions(const std::string& name, int64_t time_us, store::Labels labels) {
+  ingest::IngestOptions options;
+  options.run_name = name;
+  options.time_us = time_us;
+  options.labels = std::move(labels);
+  return options;
+}
+
+std::unique_ptr<store::Database> OpenOrDie(const std::string& path) {
+  auto db = store::Database::Open(path, store::Database::Mode::kReadOnly);
+  EXPECT_TRUE(db.ok()) << db.status().ToString();
+  return db.ok() ? std::move(db.value()) : nullptr;
+}
+
+template <typename T>
+std::vector<std::string> RunNames(const std::vector<T>& rows) {
+  std::vector<std::string> names;
+  for (const auto& r : rows) names.push_back(r.run_name);
+  return names;
+}
+
+std::vector<std::string> RunNames(const std::vector<store::RunInfo>& runs) {
+  std::vector<std::string> names;
+  for (const auto& r : runs) names.push_back(r.name);
+  return names;
+}
+
+// Three runs of the seed folder, one day apart:
+//   nightly-1  2026-11-01  branch=main commit=a1   the seed folder as is
+//   nightly-2  2026-11-02  branch=main commit=b2   modified: seed 002 under the splash kernel's name (so its
+//                                                  peak differs), SyncTensorsGraph.105 removed, and seed 000
+//                                                  added as a new module jit_flash_kernel
+//   nightly-3  2026-11-03  branch=dev  commit=c3   the seed folder as is
+class SeedRunQueries : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    tmp_ = new TempDir();
+    db_path_ = *tmp_ / "xladb.db";
+    std::string one = *tmp_ / "nightly-1", two = *tmp_ / "nightly-2", three = *tmp_ / "nightly-3";
+    MakeSeedRun(one);
+    MakeSeedRun(two);
+    MakeSeedRun(three);
+    WriteFile(two + "/" + kSplashBa, ReadFile(SeedFile("002")));
+    std::filesystem::remove(two + "/module_0003.SyncTensorsGraph.105.sm_8.0_gpu_after_optimizations-buffer-assignment.txt");
+    WriteFile(two + "/module_0005.jit_flash_kernel.after_optimizations-buffer-assignment.txt", ReadFile(SeedFile("000")));
+    Ingest(db_path_, one, RunOptions("nightly-1", kNov1Us, {{"branch", "main"}, {"commit", "a1"}}));
+    Ingest(db_path_, two, RunOptions("nightly-2", kNov1Us + kDayUs, {{"commit", "b2"}, {"branch", "main"}}));
+    Ingest(db_path_, three, RunOptions("nightly-3", kNov1Us + 2 * kDayUs, {{"branch", "dev"}, {"commit", "c3"}}));
+  }
+  static void TearDownTestSuite() {
+    delete tmp_;
+    tmp_ = nullptr;
+  }
+  void SetUp() override {
+    db_ = OpenOrDie(db_path_);
+    ASSERT_NE(db_, nullptr);
+  }
+
+  static TempDir* tmp_;
+  static std::string db_path_;
+  std::unique_ptr<store::Database> db_;
+};
+
+TempDir* SeedRunQueries::tmp_ = nullptr;
+std::string SeedRunQueries::db_path_;
+
+// --- ListRuns / GetRun -------------------------------------------------------------------------------
+
+TEST_F(SeedRunQueries, ListRunsNewestFirstWithLabelsAndCounts) {
+  auto page = store::ListRuns(*db_, {});
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  EXPECT_EQ(RunNames(page->runs), (std::vector<std::string>{"nightly-3", "nightly-2", "nightly-1"}));
+  EXPECT_EQ(page->next_page_token, "");
+  const store::RunInfo& oldest = page->runs[2];
+  EXPECT_EQ(oldest.run_time_us, kNov1Us);
+  EXPECT_EQ(oldest.run_time_source, "flag");
+  EXPECT_EQ(oldest.labels, (store::Labels{{"branch", "main"}, {"commit", "a1"}}));
+  // Labels come back sorted by key whatever the order they were given in.
+  EXPECT_EQ(page->runs[1].labels, (store::Labels{{"branch", "main"}, {"commit", "b2"}}));
+  // MakeSeedRun writes 6 files: 5 ingested, the thunk sequence not; three buffer assignments.
+  EXPECT_EQ(oldest.file_count, 6);
+  EXPECT_EQ(oldest.ingested_file_count, 5);
+  EXPECT_EQ(oldest.error_file_count, 0);
+  EXPECT_EQ(oldest.module_count, 3);
+  EXPECT_NE(oldest.source_path.find("nightly-1"), std::string::npos);
+}
+
+TEST_F(SeedRunQueries, ListRunsFiltersByLabelTimeAndName) {
+  store::RunFilter main;
+  main.labels = {{"branch", "main"}};
+  auto runs = store::ListRuns(*db_, main);
+  ASSERT_TRUE(runs.ok()) << runs.status().ToString();
+  EXPECT_EQ(RunNames(runs->runs), (std::vector<std::string>{"nightly-2", "nightly-1"}));
+
+  main.labels = {{"branch", "main"}, {"commit", "a1"}};
+  runs = store::ListRuns(*db_, main);
+  ASSERT_TRUE(runs.ok());
+  EXPECT_EQ(RunNames(runs->runs), (std::vector<std::string>{"nightly-1"}));
+
+  main.labels = {{"branch", "release"}};
+  runs = store::ListRuns(*db_, main);
+  ASSERT_TRUE(runs.ok());
+  EXPECT_TRUE(runs->runs.empty());
+
+  store::RunFilter since;  // since is inclusive, until exclusive
+  since.since_us = kNov1Us + kDayUs;
+  runs = store::ListRuns(*db_, since);
+  ASSERT_TRUE(runs.ok());
+  EXPECT_EQ(RunNames(runs->runs), (std::vector<std::string>{"nightly-3", "nightly-2"}));
+  since.until_us = kNov1Us + 2 * kDayUs;
+  runs = store::ListRuns(*db_, since);
+  ASSERT_TRUE(runs.ok());
+  EXPECT_EQ(RunNames(runs->runs), (std::vector<std::string>{"nightly-2"}));
+
+  store::RunFilter until;
+  until.until_us = kNov1Us + kDayUs;
+  runs = store::ListRuns(*db_, until);
+  ASSERT_TRUE(runs.ok());
+  EXPECT_EQ(RunNames(runs->runs), (std::vector<std::string>{"nightly-1"}));
+
+  store::RunFilter name;
+  name.name_pattern = "nightly-[13]";
+  runs = store::ListRuns(*db_, name);
+  ASSERT_TRUE(runs.ok());
+  EXPECT_EQ(RunNames(runs->runs), (std::vector<std::string>{"nightly-3", "nightly-1"}));
+  name.name_pattern = "Nightly-*";  // GLOB is case-sensitive
+  runs = store::ListRuns(*db_, name);
+  ASSERT_TRUE(runs.ok());
+  EXPECT_TRUE(runs->runs.empty());
+}
+
+TEST_F(SeedRunQueries, ListRunsPagesThroughEveryRunOnce) {
+  store::RunFilter filter;
+  filter.page_size = 2;
+  auto first = store::ListRuns(*db_, filter);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(RunNames(first->runs), (std::vector<std::string>{"nightly-3", "nightly-2"}));
+  ASSERT_NE(first->next_page_token, "");
+  filter.page_token = first->next_page_token;
+  auto second = store::ListRuns(*db_, filter);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(RunNames(second->runs), (std::vector<std::string>{"nightly-1"}));
+  EXPECT_EQ(second->next_page_token, "");
+  // The labels and counts are filled on later pages too.
+  EXPECT_EQ(second->runs[0].labels.size(), 2u);
+  EXPECT_EQ(second->runs[0].module_count, 3);
+
+  // One run per page, with a filter: the pages follow the filtered order.
+  filter = {};
+  filter.page_size = 1;
+  filter.labels = {{"branch", "main"}};
+  std::vector<std::string> seen;
+  int pages = 0;
+  do {
+    auto page = store::ListRuns(*db_, filter);
+    ASSERT_TRUE(page.ok()) << page.status().ToString();
+    ASSERT_LE(page->runs.size(), 1u);
+    for (const auto& r : page->runs) seen.push_back(r.name);
+    filter.page_token = page->next_page_token;
+    ASSERT_LT(++pages, 10);
+  } while (!filter.page_token.empty());
+  EXPECT_EQ(seen, (std::vector<std::string>{"nightly-2", "nightly-1"}));
+}
+
+TEST_F(SeedRunQueries, ListRunsRejectsBadTokensPatternsAndPageSizes) {
+  store::RunFilter filter;
+  filter.page_token = "not-a-token";
+  auto page = store::ListRuns(*db_, filter);
+  ASSERT_FALSE(page.ok());
+  EXPECT_EQ(page.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(page.status().message().find("not-a-token"), std::string::npos);
+
+  filter = {};
+  filter.name_pattern = "nightly-[12";
+  page = store::ListRuns(*db_, filter);
+  ASSERT_FALSE(page.ok());
+  EXPECT_EQ(page.status().code(), Status::Code::kInvalidArgument);
+
+  filter = {};
+  filter.page_size = -5;
+  EXPECT_EQ(store::ListRuns(*db_, filter).status().code(), Status::Code::kInvalidArgument);
+  filter.page_size = 0;  // the default page
+  page = store::ListRuns(*db_, filter);
+  ASSERT_TRUE(page.ok());
+  EXPECT_EQ(page->runs.size(), 3u);
+}
+
+TEST_F(SeedRunQueries, GetRunAndItsNotFound) {
+  auto run = store::GetRun(*db_, "nightly-2");
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  EXPECT_EQ(run->name, "nightly-2");
+  EXPECT_EQ(run->run_time_us, kNov1Us + kDayUs);
+  // The modified run: splash kernel, train step and the added flash kernel have buffer assignments.
+  EXPECT_EQ(run->module_count, 3);
+  EXPECT_EQ(run->file_count, 6);
+
+  auto missing = store::GetRun(*db_, "nightly-9");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), Status::Code::kNotFound);
+  EXPECT_NE(missing.status().message().find("nightly-9"), std::string::npos);
+}
+
+// --- ListModules ---------------------------------------------------------------------------------------
+
+TEST_F(SeedRunQueries, ListModulesOrdersByNameStageAndId) {
+  auto modules = store::ListModules(*db_, "nightly-1");
+  ASSERT_TRUE(modules.ok()) << modules.status().ToString();
+  // Five modules: the three buffer assignments, the splash kernel's HLO text (module_0004, seed 003) and
+  // the bundle profile's compilation unit (no module number, no stage). Byte order: 'S' before 'j'.
+  ASSERT_EQ(modules->size(), 5u);
+  const auto& m = *modules;
+  EXPECT_EQ(m[0].name, "SyncTensorsGraph.105");
+  EXPECT_EQ(m[0].stage, "sm_8.0_gpu_after_optimizations");
+  EXPECT_EQ(m[0].backend, "cuda");
+  EXPECT_TRUE(m[0].has_buffer_assignment);
+  EXPECT_EQ(m[0].peak_bytes, 931536164);
+  EXPECT_EQ(m[0].allocation_count, 26);
+  EXPECT_EQ(m[0].value_count, 49);
+  EXPECT_EQ(m[1].name, kSplash);
+  EXPECT_EQ(m[1].stage, "");
+  EXPECT_EQ(m[1].xla_module_id, -1);
+  EXPECT_FALSE(m[1].has_buffer_assignment);
+  EXPECT_EQ(m[2].name, kSplash);
+  EXPECT_EQ(m[2].xla_module_id, 1);
+  EXPECT_TRUE(m[2].has_buffer_assignment);
+  EXPECT_EQ(m[2].peak_bytes, 18612288);
+  EXPECT_EQ(m[2].peak_time, 6);
+  EXPECT_EQ(m[2].total_bytes, 18629632);
+  EXPECT_EQ(m[2].temp_bytes, 1851392);  // allocations 6 (1048576) and 7 (802816), preallocated-temp
+  EXPECT_EQ(m[3].name, kSplash);
+  EXPECT_EQ(m[3].xla_module_id, 4);
+  EXPECT_FALSE(m[3].has_buffer_assignment);
+  EXPECT_EQ(m[3].peak_bytes, -1);
+  EXPECT_EQ(m[3].instruction_count, 79);
+  EXPECT_EQ(m[4].name, "jit_train_step");
+  EXPECT_EQ(m[4].peak_bytes, 184680476);
+
+  auto jit = store::ListModules(*db_, "nightly-1", "jit_*");
+  ASSERT_TRUE(jit.ok());
+  EXPECT_EQ(jit->size(), 4u);
+  auto exact = store::ListModules(*db_, "nightly-1", "jit_train_step");
+  ASSERT_TRUE(exact.ok());
+  ASSERT_EQ(exact->size(), 1u);
+  EXPECT_EQ((*exact)[0].xla_module_id, 2);
+
+  auto missing = store::ListModules(*db_, "no-such-run");
+  EXPECT_EQ(missing.status().code(), Status::Code::kNotFound);
+  EXPECT_NE(missing.status().message().find("no-such-run"), std::string::npos);
+}
+
+// --- PeakMemoryTrend -----------------------------------------------------------------------------------
+
+TEST_F(SeedRunQueries, TrendOfOneModuleAcrossRuns) {
+  store::TrendQuery query;
+  query.module = kSplash;
+  auto trend = store::PeakMemoryTrend(*db_, query);
+  ASSERT_TRUE(trend.ok()) << trend.status().ToString();
+  ASSERT_EQ(trend->size(), 3u);
+  EXPECT_EQ(RunNames(*trend), (std::vector<std::string>{"nightly-1", "nightly-2", "nightly-3"}));
+  // Seed 000's last cumulative, seed 002's (nightly-2 holds seed 002 under this name), seed 000's again.
+  EXPECT_EQ((*trend)[0].value, 18612288);
+  EXPECT_EQ((*trend)[1].value, 184680476);
+  EXPECT_EQ((*trend)[2].value, 18612288);
+  EXPECT_EQ((*trend)[0].run_time_us, kNov1Us);
+  EXPECT_EQ((*trend)[0].xla_module_id, 1);
+  EXPECT_EQ((*trend)[0].stage, "after_optimizations");
+  EXPECT_NE((*trend)[0].fingerprint, (*trend)[1].fingerprint);
+  EXPECT_EQ((*trend)[0].fingerprint, (*trend)[2].fingerprint);
+
+  query.metric = store::TrendMetric::kTotalBytes;  // `Total bytes used` of seeds 000, 002, 000
+  trend = store::PeakMemoryTrend(*db_, query);
+  ASSERT_TRUE(trend.ok());
+  ASSERT_EQ(trend->size(), 3u);
+  EXPECT_EQ((*trend)[0].value, 18629632);
+  EXPECT_EQ((*trend)[1].value, 230870056);
+  EXPECT_EQ((*trend)[1].peak_bytes, 184680476);
+  query.metric = store::TrendMetric::kTempBytes;
+  trend = store::PeakMemoryTrend(*db_, query);
+  ASSERT_TRUE(trend.ok());
+  ASSERT_EQ(trend->size(), 3u);
+  EXPECT_EQ((*trend)[0].value, 1851392);
+  EXPECT_EQ((*trend)[1].value, 176341032);
+}
+
+TEST_F(SeedRunQueries, TrendLastNLabelsStageAndPatterns) {
+  store::TrendQuery query;
+  query.module = kSplash;
+  query.last_n = 2;
+  auto trend = store::PeakMemoryTrend(*db_, query);
+  ASSERT_TRUE(trend.ok()) << trend.status().ToString();
+  EXPECT_EQ(RunNames(*trend), (std::vector<std::string>{"nightly-2", "nightly-3"}));
+
+  query.labels = {{"branch", "main"}};
+  trend = store::PeakMemoryTrend(*db_, query);
+  ASSERT_TRUE(trend.ok());
+  EXPECT_EQ(RunNames(*trend), (std::vector<std::string>{"nightly-1", "nightly-2"}));
+  query.last_n = 1;
+  trend = store::PeakMemoryTrend(*db_, query);
+  ASSERT_TRUE(trend.ok());
+  EXPECT_EQ(RunNames(*trend), (std::vector<std::string>{"nightly-2"}));
+
+  // last_n counts runs, not points: two modules match `jit_*` in each run.
+  store::TrendQuery pattern;
+  pattern.module = "jit_*";
+  pattern.last_n = 1;
+  trend = store::PeakMemoryTrend(*db_, pattern);
+  ASSERT_TRUE(trend.ok());
+  ASSERT_EQ(trend->size(), 2u);
+  EXPECT_EQ((*trend)[0].module_name, kSplash);
+  EXPECT_EQ((*trend)[1].module_name, "jit_train_step");
+  pattern.last_n = -1;
+  trend = store::PeakMemoryTrend(*db_, pattern);
+  ASSERT_TRUE(trend.ok());
+  EXPECT_EQ(trend->size(), 7u);  // 2 + 3 (nightly-2 adds jit_flash_kernel) + 2
+
+  store::TrendQuery gpu;
+  gpu.module = "*";
+  gpu.stage = "sm_8.0_gpu_after_optimizations";
+  trend = store::PeakMemoryTrend(*db_, gpu);
+  ASSERT_TRUE(trend.ok());
+  // SyncTensorsGraph.105 (seed 004) is in nightly-1 and nightly-3 only.
+  EXPECT_EQ(RunNames(*trend), (std::vector<std::string>{"nightly-1", "nightly-3"}));
+  EXPECT_EQ((*trend)[0].value, 931536164);
+
+  store::TrendQuery none;
+  none.module = "jit_no_such_module";
+  trend = store::PeakMemoryTrend(*db_, none);
+  ASSERT_TRUE(trend.ok());
+  EXPECT_TRUE(trend->empty());
+
+  none.module = "jit_[";
+  EXPECT_EQ(store::PeakMemoryTrend(*db_, none).status().code(), Status::Code::kInvalidArgument);
+  none.module = "";
+  EXPECT_EQ(store::PeakMemoryTrend(*db_, none).status().code(), Status::Code::kInvalidArgument);
+}
+
+// Every module's trend is exactly what a direct SELECT over the module_memory view gives.
+void ExpectTrendsMatchModuleMemory(store::Database& db, const std::string& db_path) {
+  SQLite::Database sql(db_path, SQLite::OPEN_READONLY);
+  SQLite::Statement names(sql, "SELECT DISTINCT module_name FROM module_memory ORDER BY 1");
+  int modules = 0;
+  while (names.executeStep()) {
+    const std::string name = names.getColumn(0).getString();
+    SQLite::Statement direct(sql,
+                             "SELECT run_name, peak_bytes, xla_module_id FROM module_memory "
+                             "WHERE module_name = ? AND peak_bytes IS NOT NULL "
+                             "ORDER BY run_time_us, run_id, xla_module_id");
+    direct.bind(1, name);
+    std::vector<std::tuple<std::string, int64_t, int64_t>> expected, got;
+    while (direct.executeStep()) {
+      expected.emplace_back(direct.getColumn(0).getString(), direct.getColumn(1).getInt64(),
+                            direct.getColumn(2).isNull() ? -1 : direct.getColumn(2).getInt64());
+    }
+    store::TrendQuery query;
+    query.module = name;
+    auto trend = store::PeakMemoryTrend(db, query);
+    ASSERT_TRUE(trend.ok()) << trend.status().ToString();
+    for (const auto& p : *trend) got.emplace_back(p.run_name, p.value, p.xla_module_id);
+    EXPECT_EQ(got, expected) << name;
+    ++modules;
+  }
+  EXPECT_GT(modules, 0);
+}
+
+TEST_F(SeedRunQueries, TrendAgreesWithModuleMemoryView) { ExpectTrendsMatchModuleMemory(*db_, db_path_); }
+
+// --- SpillRates ----------------------------------------------------------------------------------------
+
+TEST_F(SeedRunQueries, SpillRatesOfSeed001) {
+  store::SpillQuery query;
+  query.run = "nightly-1";
+  auto rows = store::SpillRates(*db_, query);
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  // Seed 001 has four blocks: two <no-hlo-instruction> (grouped into one row), the splash kernel, iota.1.
+  ASSERT_EQ(rows->size(), 3u);
+  const store::SpillRateRow& splash = (*rows)[0];
+  EXPECT_EQ(splash.kernel, "splash_mha_fwd_08d1d988.1");
+  EXPECT_EQ(splash.run_name, "nightly-1");
+  EXPECT_EQ(splash.run_time_us, kNov1Us);
+  EXPECT_EQ(splash.module_name, kSplash);
+  // ` - VMEM_SPILL_COUNT: (13457/15135)`, `VMEM_FILL_COUNT: (14679/15135)`, `SMEM_SPILL_COUNT: (15/15135)`,
+  // `SMEM_FILL_COUNT: (18/15135)`.
+  EXPECT_EQ(splash.vmem_spills, 13457);
+  EXPECT_EQ(splash.bundles, 15135);
+  EXPECT_EQ(splash.vmem_fills, 14679);
+  EXPECT_EQ(splash.smem_spills, 15);
+  EXPECT_EQ(splash.smem_fills, 18);
+  EXPECT_DOUBLE_EQ(splash.vmem_spill_rate, 13457.0 / 15135.0);
+  EXPECT_DOUBLE_EQ(splash.vmem_fill_rate, 14679.0 / 15135.0);
+  EXPECT_DOUBLE_EQ(splash.smem_spill_rate, 15.0 / 15135.0);
+  // The two <no-hlo-instruction> blocks: SMEM_SPILL_COUNT (1/187) and (0/7).
+  // Rates tie at 0 for the other two rows: by kernel name ('<' sorts before 'i').
+  const store::SpillRateRow& none = (*rows)[1];
+  EXPECT_EQ(none.kernel, "<no-hlo-instruction>");
+  EXPECT_EQ((*rows)[2].kernel, "iota.1");
+  EXPECT_EQ(none.smem_spills, 1);
+  EXPECT_EQ(none.bundles, 187 + 7);
+  EXPECT_DOUBLE_EQ(none.smem_spill_rate, 1.0 / 194.0);
+  EXPECT_EQ(none.vmem_spill_rate, 0);
+}
+
+TEST_F(SeedRunQueries, SpillRatesAcrossRunsLimitAndKernelPattern) {
+  store::SpillQuery query;
+  query.limit = 2;
+  auto rows = store::SpillRates(*db_, query);
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->size(), 2u);
+  // Equal rates in every run: the newest run first.
+  EXPECT_EQ(RunNames(*rows), (std::vector<std::string>{"nightly-3", "nightly-2"}));
+  EXPECT_EQ((*rows)[0].kernel, "splash_mha_fwd_08d1d988.1");
+
+  query.limit = -1;
+  rows = store::SpillRates(*db_, query);
+  ASSERT_TRUE(rows.ok());
+  EXPECT_EQ(rows->size(), 9u);  // 3 kernels × 3 runs
+
+  query.kernel_pattern = "iota*";
+  rows = store::SpillRates(*db_, query);
+  ASSERT_TRUE(rows.ok());
+  ASSERT_EQ(rows->size(), 3u);
+  for (const auto& r : *rows) {
+    EXPECT_EQ(r.kernel, "iota.1");
+    EXPECT_EQ(r.bundles, 132);  // ` - VMEM_SPILL_COUNT: (0/132)`
+    EXPECT_EQ(r.vmem_spills, 0);
+  }
+
+  query.kernel_pattern = "";
+  query.run = "nightly-7";
+  auto missing = store::SpillRates(*db_, query);
+  EXPECT_EQ(missing.status().code(), Status::Code::kNotFound);
+  EXPECT_NE(missing.status().message().find("nightly-7"), std::string::npos);
+}
+
+// --- TopBuffers ----------------------------------------------------------------------------------------
+
+TEST_F(SeedRunQueries, TopBuffersOfSeed000) {
+  auto top = store::TopBuffers(*db_, "nightly-1", kSplash, -1);
+  ASSERT_TRUE(top.ok()) << top.status().ToString();
+  // `Live ranges at 6 (peak):` lists 11 buffers; the four largest are 4194304 bytes.
+  ASSERT_EQ(top->size(), 11u);
+  int64_t sum = 0;
+  for (const auto& b : *top) sum += b.logical_bytes;
+  EXPECT_EQ(sum, 18612288);  // the last cumulative
+  for (int i = 0; i < 4; ++i) EXPECT_EQ((*top)[i].logical_bytes, 4194304) << i;
+  EXPECT_EQ((*top)[4].logical_bytes, 1048576);
+  // Equal sizes keep XLA's order.
+  EXPECT_EQ((*top)[0].instruction, "Arg_0.1");
+  EXPECT_EQ((*top)[0].op_name, "q");
+  const store::TopBuffer& out = (*top)[3];
+  EXPECT_EQ(out.ordinal, 3);
+  EXPECT_EQ(out.instruction, "splash_mha_fwd_e9701070.1");
+  EXPECT_EQ(out.shape_index, "{3}");
+  EXPECT_EQ(out.value_id, 10);
+  EXPECT_EQ(out.allocation_index, 1);
+  EXPECT_EQ(out.size_bytes, 4194304);
+  EXPECT_EQ(out.shape, "bf16[8,2048,128]{2,1,0:T(8,128)(2,1)}");
+  EXPECT_EQ(out.opcode, "custom-call");
+  EXPECT_EQ(out.op_name,
+            "jit(splash_attention_kernel)/jit(main)/splash_attention_kernel/splash_kernel_b512_h8_s2048/"
+            "jit(_splash_attention)/splash_mha_fwd_e9701070/pallas_call");
+  EXPECT_EQ(out.source_line, 1100);
+  EXPECT_NE(out.source_file.find("splash_attention_kernel.py"), std::string::npos);
+  EXPECT_EQ(out.live_start, 6);
+  EXPECT_EQ(out.live_end, 8);
+  // The two constants: 16 logical bytes at the peak, 512 padded bytes in their allocations.
+  EXPECT_EQ((*top)[10].instruction, "constant.5");
+  EXPECT_EQ((*top)[10].logical_bytes, 16);
+  EXPECT_EQ((*top)[10].size_bytes, 512);
+
+  auto three = store::TopBuffers(*db_, "nightly-1", kSplash, 3);
+  ASSERT_TRUE(three.ok());
+  EXPECT_EQ(three->size(), 3u);
+}
+
+TEST_F(SeedRunQueries, TopBuffersPicksTheModuleAndNamesWhatIsMissing) {
+  // Three modules share the splash kernel's name in nightly-1; the one with a peak list is used, or the one
+  // asked for by xla_module_id (module_0004 is HLO text only: no peak list, no rows).
+  auto by_id = store::TopBuffers(*db_, "nightly-1", kSplash, -1, "after_optimizations", 4);
+  ASSERT_TRUE(by_id.ok()) << by_id.status().ToString();
+  EXPECT_TRUE(by_id->empty());
+  auto by_stage = store::TopBuffers(*db_, "nightly-1", kSplash, -1, "after_optimizations", 1);
+  ASSERT_TRUE(by_stage.ok());
+  EXPECT_EQ(by_stage->size(), 11u);
+  // nightly-2 holds seed 002 under that name: its largest peak buffer is fusion.5{1}.
+  auto two = store::TopBuffers(*db_, "nightly-2", kSplash, 1);
+  ASSERT_TRUE(two.ok());
+  ASSERT_EQ(two->size(), 1u);
+  EXPECT_EQ((*two)[0].instruction, "fusion.5");
+  EXPECT_EQ((*two)[0].shape_index, "{1}");
+  EXPECT_EQ((*two)[0].size_bytes, 134217728);
+
+  auto no_module = store::TopBuffers(*db_, "nightly-1", "jit_missing", 5);
+  ASSERT_FALSE(no_module.ok());
+  EXPECT_EQ(no_module.status().code(), Status::Code::kNotFound);
+  EXPECT_NE(no_module.status().message().find("jit_missing"), std::string::npos);
+  EXPECT_NE(no_module.status().message().find("nightly-1"), std::string::npos);
+  auto no_id = store::TopBuffers(*db_, "nightly-1", kSplash, 5, "", 7);
+  EXPECT_EQ(no_id.status().code(), Status::Code::kNotFound);
+  EXPECT_NE(no_id.status().message().find("xla_module_id 7"), std::string::npos);
+  auto no_run = store::TopBuffers(*db_, "nightly-0", kSplash, 5);
+  EXPECT_EQ(no_run.status().code(), Status::Code::kNotFound);
+  EXPECT_NE(no_run.status().message().find("nightly-0"), std::string::npos);
+}
+
+// --- DiffRuns ------------------------------------------------------------------------------------------
+
+TEST_F(SeedRunQueries, DiffOfTwoCopiesIsUnchanged) {
+  store::DiffQuery query;
+  query.run_a = "nightly-1";
+  query.run_b = "nightly-3";
+  auto diff = store::DiffRuns(*db_, query);
+  ASSERT_TRUE(diff.ok()) << diff.status().ToString();
+  EXPECT_EQ(diff->unchanged, 3);
+  EXPECT_EQ(diff->changed + diff->added + diff->removed, 0);
+  EXPECT_TRUE(diff->modules.empty());
+  query.include_unchanged = true;
+  diff = store::DiffRuns(*db_, query);
+  ASSERT_TRUE(diff.ok());
+  ASSERT_EQ(diff->modules.size(), 3u);
+  for (const auto& m : diff->modules) {
+    EXPECT_EQ(m.change, ModuleDiff::Change::kUnchanged) << m.module_name;
+    EXPECT_EQ(m.peak_a, m.peak_b);
+    EXPECT_TRUE(m.buffers.empty());
+  }
+}
+
+TEST_F(SeedRunQueries, DiffFindsChangedAddedAndRemovedModulesAndBuffers) {
+  store::DiffQuery query;
+  query.run_a = "nightly-1";
+  query.run_b = "nightly-2";
+  query.max_buffers = -1;
+  auto diff = store::DiffRuns(*db_, query);
+  ASSERT_TRUE(diff.ok()) << diff.status().ToString();
+  EXPECT_EQ(diff->changed, 1);
+  EXPECT_EQ(diff->added, 1);
+  EXPECT_EQ(diff->removed, 1);
+  EXPECT_EQ(diff->unchanged, 1);  // jit_train_step
+  ASSERT_EQ(diff->modules.size(), 3u);
+
+  const ModuleDiff& changed = diff->modules[0];
+  EXPECT_EQ(changed.change, ModuleDiff::Change::kChanged);
+  EXPECT_EQ(changed.module_name, kSplash);
+  EXPECT_EQ(changed.stage, "after_optimizations");
+  EXPECT_EQ(changed.xla_module_id_a, 1);
+  EXPECT_EQ(changed.xla_module_id_b, 1);
+  EXPECT_EQ(changed.peak_a, 18612288);
+  EXPECT_EQ(changed.peak_b, 184680476);
+  EXPECT_EQ(changed.total_a, 18629632);
+  EXPECT_EQ(changed.total_b, 230870056);
+  EXPECT_NE(changed.fingerprint_a, changed.fingerprint_b);
+
+  const ModuleDiff& added = diff->modules[1];
+  EXPECT_EQ(added.change, ModuleDiff::Change::kAdded);
+  EXPECT_EQ(added.module_name, "jit_flash_kernel");
+  EXPECT_EQ(added.xla_module_id_a, -1);
+  EXPECT_EQ(added.xla_module_id_b, 5);
+  EXPECT_EQ(added.peak_b, 18612288);
+  const ModuleDiff& removed = diff->modules[2];
+  EXPECT_EQ(removed.change, ModuleDiff::Change::kRemoved);
+  EXPECT_EQ(removed.module_name, "SyncTensorsGraph.105");
+  EXPECT_EQ(removed.peak_a, 931536164);
+  EXPECT_EQ(removed.peak_b, -1);
+
+  // Seed 000 (11 values) against seed 002 (24 values): four pair by name (Arg_0.1, Arg_1.2, Arg_2.3 at
+  // 4194304 both, and constant.4, 512 -> 33554432); 20 of seed 002's values are new and 7 of seed 000's gone.
+  const auto& buffers = changed.buffers;
+  EXPECT_EQ(changed.buffer_changes, 28);
+  ASSERT_EQ(buffers.size(), 28u);
+  int grew = 0, appeared = 0, disappeared = 0;
+  for (const auto& b : buffers) {
+    grew += b.change == BufferDiff::Change::kGrew;
+    appeared += b.change == BufferDiff::Change::kAppeared;
+    disappeared += b.change == BufferDiff::Change::kDisappeared;
+  }
+  EXPECT_EQ(grew, 1);
+  EXPECT_EQ(appeared, 20);
+  EXPECT_EQ(disappeared, 7);
+  // Growth first, largest first: fusion.5{1} (134217728 new), copy-start.1{0} (33554432 new), then
+  // constant.4 (grew by 33553920).
+  EXPECT_EQ(buffers[0].change, BufferDiff::Change::kAppeared);
+  EXPECT_EQ(buffers[0].instruction_b, "fusion.5");
+  EXPECT_EQ(buffers[0].shape_index, "{1}");
+  EXPECT_EQ(buffers[0].size_b, 134217728);
+  EXPECT_EQ(buffers[0].instruction_a, "");
+  EXPECT_EQ(buffers[1].instruction_b, "copy-start.1");
+  EXPECT_EQ(buffers[1].size_b, 33554432);
+  const BufferDiff& constant = buffers[2];
+  EXPECT_EQ(constant.change, BufferDiff::Change::kGrew);
+  EXPECT_EQ(constant.instruction_a, "constant.4");
+  EXPECT_EQ(constant.instruction_b, "constant.4");
+  EXPECT_EQ(constant.matched_by, "name");
+  EXPECT_EQ(constant.size_a, 512);
+  EXPECT_EQ(constant.size_b, 33554432);
+  EXPECT_EQ(constant.shape_a, "s8[1,4,4]{2,1,0:T(4,128)(4,1)}");
+  EXPECT_EQ(constant.shape_b, "pred[8,2048,2048]{1,2,0:T(32,128)(4,1)}");
+  // Then what disappeared, largest first: splash_mha_fwd_e9701070.1{3} (4194304) … its {} tuple (32).
+  const BufferDiff& first_gone = buffers[21];
+  EXPECT_EQ(first_gone.change, BufferDiff::Change::kDisappeared);
+  EXPECT_EQ(first_gone.instruction_a, "splash_mha_fwd_e9701070.1");
+  EXPECT_EQ(first_gone.shape_index, "{3}");
+  EXPECT_EQ(first_gone.size_a, 4194304);
+  EXPECT_EQ(first_gone.size_b, -1);
+  EXPECT_NE(first_gone.source.find("splash_attention_kernel.py:1100"), std::string::npos);
+  EXPECT_EQ(buffers[22].instruction_a, "iota.1");
+  EXPECT_EQ(buffers[27].instruction_a, "splash_mha_fwd_e9701070.1");
+  EXPECT_EQ(buffers[27].shape_index, "{}");
+  EXPECT_EQ(buffers[27].size_a, 32);
+
+  // max_buffers keeps the largest growth; module-level only reads no buffers.
+  query.max_buffers = 2;
+  diff = store::DiffRuns(*db_, query);
+  ASSERT_TRUE(diff.ok());
+  EXPECT_EQ(diff->modules[0].buffers.size(), 2u);
+  EXPECT_EQ(diff->modules[0].buffer_changes, 28);
+  query.buffer_level = false;
+  diff = store::DiffRuns(*db_, query);
+  ASSERT_TRUE(diff.ok());
+  EXPECT_EQ(diff->changed, 1);
+  EXPECT_TRUE(diff->modules[0].buffers.empty());
+
+  // A module filter; a pattern that matches nothing on either side is an empty diff.
+  query.module = "jit_flash_*";
+  diff = store::DiffRuns(*db_, query);
+  ASSERT_TRUE(diff.ok());
+  EXPECT_EQ(diff->added, 1);
+  EXPECT_EQ(diff->modules.size(), 1u);
+  query.module = "jit_none_*";
+  diff = store::DiffRuns(*db_, query);
+  ASSERT_TRUE(diff.ok());
+  EXPECT_TRUE(diff->modules.empty());
+}
+
+TEST_F(SeedRunQueries, DiffNamesAMissingRun) {
+  store::DiffQuery query;
+  query.run_a = "nightly-1";
+  query.run_b = "nightly-404";
+  auto diff = store::DiffRuns(*db_, query);
+  ASSERT_FALSE(diff.ok());
+  EXPECT_EQ(diff.status().code(), Status::Code::kNotFound);
+  EXPECT_NE(diff.status().message().find("nightly-404"), std::string::npos);
+  query.run_a = "nightly-0";
+  query.run_b = "nightly-1";
+  diff = store::DiffRuns(*db_, query);
+  EXPECT_EQ(diff.status().code(), Status::Code::kNotFound);
+  EXPECT_NE(diff.status().message().find("nightly-0"), std::string::npos);
+}
+
+// Seed 000 against a copy in which iota.1 is renamed iota.7 and doubled (value, allocation, peak list and
+// totals edited consistently): the renamed buffer pairs by op_name and source line, not as gone + new.
+TEST(DiffRenamedInstructions, PairByOpNameAndSource) {
+  TempDir tmp;
+  std::string db_path = tmp / "x.db";
+  std::string text = ReadFile(SeedFile("000"));
+  const std::vector<std::pair<std::string, std::string>> edits = {
+      {"iota.1", "iota.7"},        {"1048576", "2097152"},  {"18629632", "19678208"}, {"17825792", "18874368"},
+      {"18087936", "19136512"},    {"18350080", "19398656"}, {"18612224", "19660800"}, {"18612256", "19660832"},
+      {"18612272", "19660848"},    {"18612288", "19660864"}};
+  for (const auto& [from, to] : edits) {
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+      text.replace(at, from.size(), to);
+    }
+  }
+  WriteFile(tmp / (std::string("a/") + kSplashBa), ReadFile(SeedFile("000")));
+  WriteFile(tmp / (std::string("b/") + kSplashBa), text);
+  Ingest(db_path, tmp / "a", RunOptions("a", kNov1Us, {}));
+  Ingest(db_path, tmp / "b", RunOptions("b", kNov1Us + kDayUs, {}));
+  auto db = OpenOrDie(db_path);
+  ASSERT_NE(db, nullptr);
+  store::DiffQuery query;
+  query.run_a = "a";
+  query.run_b = "b";
+  auto diff = store::DiffRuns(*db, query);
+  ASSERT_TRUE(diff.ok()) << diff.status().ToString();
+  EXPECT_EQ(diff->changed, 1);
+  ASSERT_EQ(diff->modules.size(), 1u);
+  const ModuleDiff& m = diff->modules[0];
+  EXPECT_EQ(m.peak_a, 18612288);
+  EXPECT_EQ(m.peak_b, 19660864);
+  ASSERT_EQ(m.buffers.size(), 1u);
+  const BufferDiff& b = m.buffers[0];
+  EXPECT_EQ(b.change, BufferDiff::Change::kGrew);
+  EXPECT_EQ(b.matched_by, "op_name_source");
+  EXPECT_EQ(b.instruction_a, "iota.1");
+  EXPECT_EQ(b.instruction_b, "iota.7");
+  EXPECT_EQ(b.shape_index, "{}");
+  EXPECT_EQ(b.size_a, 1048576);
+  EXPECT_EQ(b.size_b, 2097152);
+  EXPECT_EQ(b.op_name,
+            "jit(splash_attention_kernel)/jit(main)/splash_attention_kernel/splash_kernel_b512_h8_s2048/"
+            "jit(_splash_attention)/broadcast_in_dim");
+  EXPECT_NE(b.source.find("splash_attention_kernel.py:1045"), std::string::npos);
+}
+
+// A page token is a position in the newest-first order: a run ingested between two pages does not shift
+// or repeat what the next page returns.
+TEST(ListRunsPaging, NewRunsDoNotShiftTheNextPage) {
+  TempDir tmp;
+  std::string db_path = tmp / "x.db";
+  MakeSeedRun(tmp / "seed");
+  for (int i = 0; i < 3; ++i) {
+    Ingest(db_path, tmp / "seed", RunOptions("run-" + std::to_string(i), kNov1Us + i * kDayUs, {}));
+  }
+  auto db = OpenOrDie(db_path);
+  ASSERT_NE(db, nullptr);
+  store::RunFilter filter;
+  filter.page_size = 1;
+  auto first = store::ListRuns(*db, filter);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(RunNames(first->runs), (std::vector<std::string>{"run-2"}));
+  Ingest(db_path, tmp / "seed", RunOptions("run-new", kNov1Us + 9 * kDayUs, {}));
+  Ingest(db_path, tmp / "seed", RunOptions("run-tie", kNov1Us + 1 * kDayUs, {}));  // same time as run-1
+  filter.page_token = first->next_page_token;
+  filter.page_size = 10;
+  auto rest = store::ListRuns(*db, filter);
+  ASSERT_TRUE(rest.ok()) << rest.status().ToString();
+  // Equal times order by run_id desc: run-tie (ingested last) before run-1.
+  EXPECT_EQ(RunNames(rest->runs), (std::vector<std::string>{"run-tie", "run-1", "run-0"}));
+}
+
+// --- The two corpus runs -------------------------------------------------------------------------------
+
+class CorpusRunQueries : public ::testing::Test {
+ protected:
+  static constexpr char kRunA[] = "21_lorrax_scan_C";
+  static constexpr char kRunB[] = "22_lorrax_scan_cached_C";
+
+  static void SetUpTestSuite() {
+    if (!std::filesystem::is_directory(testing::CorpusDir() + "/runs/" + kRunA) ||
+        !std::filesystem::is_directory(testing::CorpusDir() + "/runs/" + kRunB)) {
+      return;
+    }
+    tmp_ = new TempDir();
+    db_path_ = *tmp_ / "corpus.db";
+    // Times given explicitly: the corpus files' mtimes depend on how the corpus was copied.
+    Ingest(db_path_, testing::CorpusDir() + "/runs/" + kRunA, RunOptions(kRunA, kNov1Us, {}));
+    Ingest(db_path_, testing::CorpusDir() + "/runs/" + kRunB, RunOptions(kRunB, kNov1Us + kDayUs, {}));
+  }
+  static void TearDownTestSuite() {
+    delete tmp_;
+    tmp_ = nullptr;
+  }
+  void SetUp() override {
+    if (tmp_ == nullptr) {
+      GTEST_SKIP() << "corpus runs not found under " << testing::CorpusDir()
+                   << "/runs (the shared corpus is only on development and CI machines)";
+    }
+    db_ = OpenOrDie(db_path_);
+    ASSERT_NE(db_, nullptr);
+  }
+
+  static TempDir* tmp_;
+  static std::string db_path_;
+  std::unique_ptr<store::Database> db_;
+};
+
+TempDir* CorpusRunQueries::tmp_ = nullptr;
+std::string CorpusRunQueries::db_path_;
+
+TEST_F(CorpusRunQueries, TrendOfAModuleInBothRuns) {
+  // The two runs' buffer assignments are byte-identical (only HLO text, memory-usage report row order and
+  // per-pass dumps differ), so a module's peak is the same in both: 796267856 for jit__fft_gather_reshard
+  // (module_0039, the last cumulative of its peak list).
+  store::TrendQuery query;
+  query.module = "jit__fft_gather_reshard";
+  auto trend = store::PeakMemoryTrend(*db_, query);
+  ASSERT_TRUE(trend.ok()) << trend.status().ToString();
+  ASSERT_EQ(trend->size(), 2u);
+  EXPECT_EQ(RunNames(*trend), (std::vector<std::string>{kRunA, kRunB}));
+  EXPECT_EQ((*trend)[0].xla_module_id, 39);
+  EXPECT_EQ((*trend)[0].value, 796267856);
+  EXPECT_EQ((*trend)[1].value, 796267856);
+  EXPECT_EQ((*trend)[0].stage, "sm_8.0_gpu_after_optimizations");
+
+  // A name compiled 14 times per run: 28 points, by run then xla_module_id.
+  query.module = "jit_multiply";
+  trend = store::PeakMemoryTrend(*db_, query);
+  ASSERT_TRUE(trend.ok());
+  ASSERT_EQ(trend->size(), 28u);
+  EXPECT_EQ((*trend)[13].run_name, kRunA);
+  EXPECT_EQ((*trend)[14].run_name, kRunB);
+  EXPECT_LT((*trend)[0].xla_module_id, (*trend)[1].xla_module_id);
+}
+
+TEST_F(CorpusRunQueries, TrendAgreesWithModuleMemoryView) { ExpectTrendsMatchModuleMemory(*db_, db_path_); }
+
+TEST_F(CorpusRunQueries, DiffFindsTheThreeRecompiledModules) {
+  store::DiffQuery query;
+  query.run_a = kRunA;
+  query.run_b = kRunB;
+  auto diff = store::DiffRuns(*db_, query);
+  ASSERT_TRUE(diff.ok()) << diff.status().ToString();
+  // 493 modules with a buffer assignment in each run, numbered alike. Three jit__multi_slice modules were
+  // compiled from different HLO (the slice offsets differ: module_0009, _0279, _0731
+  // sm_8.0_gpu_after_optimizations.txt), with the same buffers; everything else is the same program.
+  EXPECT_EQ(diff->changed, 3);
+  EXPECT_EQ(diff->unchanged, 490);
+  EXPECT_EQ(diff->added, 0);
+  EXPECT_EQ(diff->removed, 0);
+  ASSERT_EQ(diff->modules.size(), 3u);
+  std::vector<int64_t> ids;
+  for (const auto& m : diff->modules) {
+    EXPECT_EQ(m.module_name, "jit__multi_slice");
+    EXPECT_EQ(m.xla_module_id_a, m.xla_module_id_b);
+    EXPECT_NE(m.fingerprint_a, m.fingerprint_b);
+    EXPECT_EQ(m.peak_a, m.peak_b);
+    EXPECT_TRUE(m.buffers.empty());
+    ids.push_back(m.xla_module_id_a);
+  }
+  // Same peak delta (0): ordered by name, then xla_module_id.
+  EXPECT_EQ(ids, (std::vector<int64_t>{9, 279, 731}));
+  EXPECT_EQ(diff->modules[0].peak_a, 22118400);
+  EXPECT_EQ(diff->modules[1].peak_a, 73728000);
+  EXPECT_EQ(diff->modules[2].peak_a, 23040000);
+
+  query.include_unchanged = true;
+  diff = store::DiffRuns(*db_, query);
+  ASSERT_TRUE(diff.ok());
+  EXPECT_EQ(diff->modules.size(), 493u);
+
+  // A run against itself: nothing changed.
+  query.run_b = kRunA;
+  query.include_unchanged = false;
+  diff = store::DiffRuns(*db_, query);
+  ASSERT_TRUE(diff.ok());
+  EXPECT_EQ(diff->unchanged, 493);
+  EXPECT_TRUE(diff->modules.empty());
+}
+
+TEST_F(CorpusRunQueries, ListRunsCountsTheCorpusFolders) {
+  auto page = store::ListRuns(*db_, {});
+  ASSERT_TRUE(page.ok()) << page.status().ToString();
+  ASSERT_EQ(page->runs.size(), 2u);
+  const store::RunInfo& a = page->runs[1];
+  EXPECT_EQ(a.name, kRunA);
+  // 2965 files: 1972 read, 993 known non-memory artifacts (thunk sequences, per-pass dumps…), none bad.
+  EXPECT_EQ(a.file_count, 2965);
+  EXPECT_EQ(a.ingested_file_count, 1972);
+  EXPECT_EQ(a.error_file_count, 0);
+  EXPECT_EQ(a.module_count, 493);
+}
+
+}  // namespace
+}  // namespace xladb
