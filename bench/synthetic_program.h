@@ -87,7 +87,8 @@ int64_t PhysicalBytes(const ArrayShape& a, Backend backend);
 int64_t TupleTableBytes(int64_t elements, Backend backend);
 
 enum class OpKind : uint8_t {
-  kParameter, kConstant, kFusion, kCustomCall, kCopyStart, kCopyDone, kGetTupleElement, kTuple
+  kParameter, kConstant, kFusion, kCustomCall, kCopyStart, kCopyDone, kGetTupleElement, kTuple,
+  kElementwise,  // a plain op (the combiner of a reducer region)
 };
 
 // Where an operand comes from. Template ops use the first four; epilogue ops the last three.
@@ -99,6 +100,7 @@ enum class OperandSource : uint8_t {
   kGlobalParam,  // global parameter g
   kFinalOutput,  // the last layer's output
   kEpilogueOp,   // epilogue op k (operands of the ROOT tuple)
+  kRegionParam,  // parameter 0 or 1 of the reducer region (operands of its combiner)
 };
 
 struct OperandRef {

@@ -95,7 +95,7 @@ void ResultPrinter::AddRow(const std::vector<Cell>& row) {
         AppendJsonString(&line_, columns_[i]);
         line_.append(": ");
         if (row[i].is_null) line_.append("null");
-        else if (row[i].is_number) line_.append(row[i].text);
+        else if (row[i].is_number) line_.append(row[i].text, row[i].text.rfind('+', 0) == 0 ? 1 : 0);
         else AppendJsonString(&line_, row[i].text);
       }
       line_.push_back('}');

@@ -1,0 +1,1070 @@
+#include "bench/synthetic_program.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <utility>
+
+#include "bench/deterministic_rng.h"
+
+namespace xladb::bench {
+namespace {
+
+constexpr int kGlobalParams = 3;      // input activations, embedding, final norm scale
+constexpr int64_t kMaxWeightSets = 48;  // layers beyond this reuse weight sets (unrolled repeats)
+constexpr int64_t kRingFrames = 3;    // temp allocations hold three layer frames
+constexpr int64_t kNoEnd = std::numeric_limits<int64_t>::max();
+
+int64_t RoundUp(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
+
+std::string FunctionName(const std::string& module_name) {
+  std::string_view n = module_name;
+  if (n.substr(0, 4) == "jit_") n.remove_prefix(4);
+  return std::string(n);
+}
+
+// A base64 alphabet body of `bytes` characters: the Mosaic bytecode blob of a tpu_custom_call (§7.2: 10 KB
+// and more per line in real dumps), deterministic in the seed.
+std::string Base64Blob(uint64_t seed, int64_t bytes) {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  DeterministicRng rng(seed);
+  std::string out;
+  out.reserve(static_cast<size_t>(bytes) + 1);
+  uint64_t bits = 0;
+  int left = 0;
+  for (int64_t i = 0; i < bytes; ++i) {
+    if (left < 6) {
+      bits = rng.Next();
+      left = 64;
+    }
+    out.push_back(kAlphabet[bits & 63]);
+    bits >>= 6;
+    left -= 6;
+  }
+  out.push_back('=');
+  return out;
+}
+
+std::string PallasBackendConfig(uint64_t seed, int64_t body_bytes) {
+  return "{\"custom_call_config\": {\"body\": \"" + Base64Blob(seed, body_bytes) +
+         "\", \"serialization_format\": 1, \"needs_layout_passes\": true}}";
+}
+
+std::string GemmBackendConfig(int64_t lhs_stride, int64_t rhs_stride) {
+  return "{\"operation_queue_id\":\"0\",\"wait_on_operation_queues\":[],\"gemm_backend_config\":{\"alpha_real\":1,"
+         "\"alpha_imag\":0,\"beta\":0,\"dot_dimension_numbers\":{\"lhs_contracting_dimensions\":[\"1\"],"
+         "\"rhs_contracting_dimensions\":[\"1\"],\"lhs_batch_dimensions\":[],\"rhs_batch_dimensions\":[]},"
+         "\"precision_config\":{\"operand_precision\":[\"DEFAULT\",\"DEFAULT\"],\"algorithm\":\"ALG_UNSET\"},"
+         "\"epilogue\":\"DEFAULT\",\"damax_output\":false,\"lhs_stride\":\"" +
+         std::to_string(lhs_stride) + "\",\"rhs_stride\":\"" + std::to_string(rhs_stride) +
+         "\",\"grad_x\":false,\"grad_y\":false},\"force_earliest_schedule\":false}";
+}
+
+std::string TritonBackendConfig(int64_t tile, int warps) {
+  return "{\"operation_queue_id\":\"0\",\"wait_on_operation_queues\":[],\"fusion_backend_config\":{\"kind\":"
+         "\"__triton\",\"block_level_fusion_config\":{\"output_tiles\":[{\"sizes\":[\"1\",\"" +
+         std::to_string(tile) + "\"]}],\"num_warps\":\"" + std::to_string(warps) +
+         "\"}},\"force_earliest_schedule\":false}";
+}
+
+std::string TritonGemmBackendConfig(int block_m, int block_n, int block_k) {
+  return "{\"operation_queue_id\":\"0\",\"wait_on_operation_queues\":[],\"fusion_backend_config\":{\"kind\":"
+         "\"__triton_gemm\",\"triton_gemm_config\":{\"block_m\":\"" + std::to_string(block_m) +
+         "\",\"block_n\":\"" + std::to_string(block_n) + "\",\"block_k\":\"" + std::to_string(block_k) +
+         "\",\"split_k\":\"1\",\"num_stages\":\"1\",\"num_warps\":\"4\",\"num_ctas\":\"1\"}},"
+         "\"force_earliest_schedule\":false}";
+}
+
+OperandRef Local(int op) { return {OperandSource::kLocal, op}; }
+OperandRef LayerInput() { return {OperandSource::kLayerInput, 0}; }
+OperandRef Weight(int q) { return {OperandSource::kLayerParam, q}; }
+OperandRef Constant(int c) { return {OperandSource::kConstant, c}; }
+
+// Appends the ops of one layer template, the layer's weights, the constants and the reducer regions.
+class LayerTemplateBuilder {
+ public:
+  LayerTemplateBuilder(Backend backend, uint64_t seed, std::string source_file)
+      : backend_(backend), seed_(seed), source_file_(std::move(source_file)) {}
+
+  std::vector<OpTemplate> ops;
+  std::vector<OpTemplate> weights;
+  std::vector<OpTemplate> constants;
+  std::vector<OpTemplate> regions;  // 3 per region
+
+  int Add(OpTemplate op) {
+    if (op.source_file.empty() && backend_ == Backend::kTpu && !op.op_name.empty()) {
+      op.source_file = source_file_;
+      op.source_line = 40 + static_cast<int>(ops.size()) * 7 + static_cast<int>(seed_ % 13);
+    }
+    ops.push_back(std::move(op));
+    return static_cast<int>(ops.size()) - 1;
+  }
+
+  int Fusion(std::string stem, std::string kind, Shape shape, std::vector<OperandRef> operands,
+             std::string root_opcode, std::string op_name, std::string op_type = "") {
+    OpTemplate op;
+    op.kind = OpKind::kFusion;
+    op.stem = std::move(stem);
+    op.opcode = "fusion";
+    op.shape = std::move(shape);
+    op.operands = std::move(operands);
+    op.fusion_kind = std::move(kind);
+    op.fused_root_opcode = std::move(root_opcode);
+    op.op_name = std::move(op_name);
+    op.op_type = std::move(op_type);
+    op.is_kernel = op.fusion_kind != "kLoop" || op.shape.is_tuple;
+    return Add(std::move(op));
+  }
+
+  int CustomCall(std::string stem, std::string target, Shape shape, std::vector<OperandRef> operands,
+                 std::string backend_config, std::string op_name, std::string op_type = "") {
+    OpTemplate op;
+    op.kind = OpKind::kCustomCall;
+    op.stem = std::move(stem);
+    op.opcode = "custom-call";
+    op.shape = std::move(shape);
+    op.operands = std::move(operands);
+    op.custom_call_target = std::move(target);
+    op.backend_config = std::move(backend_config);
+    op.op_name = std::move(op_name);
+    op.op_type = std::move(op_type);
+    op.is_kernel = true;
+    return Add(std::move(op));
+  }
+
+  int GetTupleElement(int tuple_op, int element) {
+    OpTemplate op;
+    op.kind = OpKind::kGetTupleElement;
+    op.stem = "get-tuple-element";
+    op.opcode = "get-tuple-element";
+    op.shape = ArrayOf(ops[tuple_op].shape.elements[element]);
+    op.operands = {Local(tuple_op)};
+    op.tuple_op = tuple_op;
+    op.tuple_index = element;
+    op.op_name = ops[tuple_op].op_name;
+    op.op_type = ops[tuple_op].op_type;
+    return Add(std::move(op));
+  }
+
+  // A TPU prefetch of weight q into VMEM: copy-start (VMEM copy, HBM alias, SMEM sync flag), then copy-done.
+  int Prefetch(int q) {
+    ArrayShape hbm = weights[q].shape.array();
+    ArrayShape vmem = hbm;
+    vmem.memory_space = 1;
+    OpTemplate start;
+    start.kind = OpKind::kCopyStart;
+    start.stem = "copy-start";
+    start.opcode = "copy-start";
+    start.shape = TupleOf({vmem, hbm, MakeArray(ElementType::kU32, {}, 2)});
+    start.operands = {Weight(q)};
+    int s = Add(std::move(start));
+    OpTemplate done;
+    done.kind = OpKind::kCopyDone;
+    done.stem = "copy-done";
+    done.opcode = "copy-done";
+    done.shape = ArrayOf(vmem);
+    done.operands = {Local(s)};
+    done.tuple_op = s;
+    return Add(std::move(done));
+  }
+
+  int NewWeight(ArrayShape shape, std::string label) {
+    OpTemplate w;
+    w.kind = OpKind::kParameter;
+    w.stem = "Arg";
+    w.opcode = "parameter";
+    w.shape = ArrayOf(shape);
+    w.op_name = std::move(label);
+    if (backend_ == Backend::kGpu) {
+      w.op_type = "xla__device_data";
+      w.op_name = "xla__device_data";
+      w.source_file = "/usr/local/lib/python3.10/site-packages/torch_xla/_dynamo/dynamo_bridge.py";
+      w.source_line = 355;
+    }
+    weights.push_back(std::move(w));
+    return static_cast<int>(weights.size()) - 1;
+  }
+
+  int NewConstant(ArrayShape shape, std::string literal) {
+    OpTemplate c;
+    c.kind = OpKind::kConstant;
+    c.stem = "constant";
+    c.opcode = "constant";
+    c.shape = ArrayOf(shape);
+    c.constant_literal = std::move(literal);
+    constants.push_back(std::move(c));
+    return static_cast<int>(constants.size()) - 1;
+  }
+
+  // A reducer region (f32 add or max): two parameters and the combiner, all thread-local values.
+  int NewRegion(bool max, std::string op_name) {
+    ArrayShape scalar = MakeArray(ElementType::kF32, {});
+    for (int i = 0; i < 2; ++i) {
+      OpTemplate p;
+      p.kind = OpKind::kParameter;
+      p.stem = i == 0 ? "Arg_0" : "Arg_1";
+      p.opcode = "parameter";
+      p.shape = ArrayOf(scalar);
+      p.constant_literal = std::to_string(i);
+      p.op_name = op_name;
+      regions.push_back(std::move(p));
+    }
+    OpTemplate combiner;
+    combiner.kind = OpKind::kElementwise;
+    combiner.stem = max ? "maximum" : "add";
+    combiner.opcode = combiner.stem;
+    combiner.shape = ArrayOf(scalar);
+    combiner.operands = {{OperandSource::kRegionParam, 0}, {OperandSource::kRegionParam, 1}};
+    combiner.op_name = op_name;
+    regions.push_back(std::move(combiner));
+    return static_cast<int>(regions.size()) / 3 - 1;
+  }
+
+ private:
+  Backend backend_;
+  uint64_t seed_;
+  std::string source_file_;
+};
+
+// The TPU layer: optional VMEM weight prefetch, a reduce into VMEM, a Pallas attention kernel (or a
+// convolution fusion), residual adds and one or two MLP blocks built on multi-output fusions.
+void BuildTpuLayer(const ProgramSpec& spec, DeterministicRng& rng, LayerTemplateBuilder& b) {
+  const int64_t B = spec.batch, S = spec.seq, H = spec.hidden, F = 4 * spec.hidden;
+  const ArrayShape act = MakeArray(ElementType::kBf16, {B, S, H});
+  const ArrayShape ffn = MakeArray(ElementType::kBf16, {B, S, F});
+  const ArrayShape stats = MakeArray(ElementType::kF32, {B, S}, 1);
+  const int w_attn = b.NewWeight(MakeArray(ElementType::kBf16, {H, H}), "attention/kernel");
+  const int w_scale = b.NewWeight(MakeArray(ElementType::kF32, {H}), "norm/scale");
+  const int w_in = b.NewWeight(MakeArray(ElementType::kBf16, {H, F}), "mlp/wi/kernel");
+  const int w_out = b.NewWeight(MakeArray(ElementType::kBf16, {F, H}), "mlp/wo/kernel");
+  const int mask = b.NewConstant(MakeArray(ElementType::kS8, {2, 8, 128}), "{...}");
+  const int eps = b.NewConstant(MakeArray(ElementType::kF32, {}), "1e-06");
+
+  OperandRef attn_weight = Weight(w_attn);
+  if (rng.Percent(60)) attn_weight = Local(b.Prefetch(w_attn));
+  const int region = b.NewRegion(false, "reduce_sum");
+  int norm = b.Fusion("fusion", "kInput", ArrayOf(stats), {LayerInput(), Constant(eps)}, "reduce",
+                      "rms_norm/reduce_sum");
+  b.ops[norm].region = region;
+  int scaled = b.Fusion("fusion", "kLoop", ArrayOf(act), {LayerInput(), Local(norm), Weight(w_scale)},
+                        "multiply", "rms_norm/mul");
+  int attn_out;
+  const bool pallas = rng.Percent(70);
+  if (pallas) {
+    char hex[9];
+    std::snprintf(hex, sizeof hex, "%08x", static_cast<unsigned>(rng.Next()));
+    const int64_t body = rng.Between(1500, 11000);
+    ArrayShape stat = MakeArray(ElementType::kF32, {std::max<int64_t>(8, S / 4), 128});
+    int kernel = b.CustomCall(std::string("splash_mha_fwd_") + hex, "tpu_custom_call",
+                              TupleOf({stat, stat, stat, act}),
+                              {Constant(mask), Local(scaled), attn_weight, LayerInput()},
+                              PallasBackendConfig(rng.Next(), body), "splash_attention/pallas_call");
+    attn_out = b.GetTupleElement(kernel, 3);
+  } else {
+    attn_out = b.Fusion("fusion", "kOutput", ArrayOf(act), {Local(scaled), attn_weight}, "convolution",
+                        "attention/dot_general");
+  }
+  int cur = b.Fusion("fusion", "kLoop", ArrayOf(act), {Local(attn_out), LayerInput()}, "add", "attention/add");
+  const int mlp_blocks = static_cast<int>(rng.Between(1, 2));
+  for (int m = 0; m < mlp_blocks; ++m) {
+    int up = b.Fusion("fusion", "kOutput", TupleOf({ffn, stats}), {Local(cur), Weight(w_in)}, "convolution",
+                      "mlp/wi/dot_general");
+    int h = b.GetTupleElement(up, 0);
+    int s = b.GetTupleElement(up, 1);
+    int gelu = b.Fusion("fusion", "kLoop", ArrayOf(ffn), {Local(h), Local(s)}, "multiply", "mlp/gelu");
+    for (int64_t e = rng.Between(0, 2); e > 0; --e) {
+      gelu = b.Fusion("fusion", "kLoop", ArrayOf(ffn), {Local(gelu)}, "convert", "mlp/convert_element_type");
+    }
+    int down = b.Fusion("fusion", "kOutput", ArrayOf(act), {Local(gelu), Weight(w_out)}, "convolution",
+                        "mlp/wo/dot_general");
+    cur = b.Fusion("fusion", "kLoop", ArrayOf(act), {Local(down), Local(cur)}, "add", "mlp/add");
+  }
+  // One kernel per program whose VMEM spills grow with the run's spill pressure.
+  for (auto& op : b.ops) {
+    if (op.is_kernel && (op.kind == OpKind::kCustomCall || op.fusion_kind == "kOutput")) {
+      op.spills_grow = true;
+      break;
+    }
+  }
+}
+
+// The GPU (torch_xla on CUDA) layer: a reduce fusion, cuBLAS gemms read through get-tuple-element, Triton
+// softmax and gemm fusions, loop fusions, optionally a multi-output loop fusion.
+void BuildGpuLayer(const ProgramSpec& spec, DeterministicRng& rng, LayerTemplateBuilder& b) {
+  const int64_t N = spec.batch * spec.seq, H = spec.hidden, F = 4 * spec.hidden;
+  const ArrayShape act = MakeArray(ElementType::kBf16, {N, H});
+  const ArrayShape ffn = MakeArray(ElementType::kBf16, {N, F});
+  const ArrayShape row = MakeArray(ElementType::kF32, {N});
+  const ArrayShape workspace = MakeArray(ElementType::kS8, {4194304});
+  const int w_attn = b.NewWeight(MakeArray(ElementType::kBf16, {H, H}), "");
+  const int w_scale = b.NewWeight(MakeArray(ElementType::kBf16, {H}), "");
+  const int w_in = b.NewWeight(MakeArray(ElementType::kBf16, {F, H}), "");
+  const int w_out = b.NewWeight(MakeArray(ElementType::kBf16, {H, F}), "");
+  const int scale = b.NewConstant(MakeArray(ElementType::kF32, {}), "0.125");
+
+  const int region = b.NewRegion(rng.Percent(50), "aten__sum");
+  int norm = b.Fusion("input_reduce_fusion", "kInput", ArrayOf(row), {LayerInput()}, "reduce", "aten__sum",
+                      "aten__sum");
+  b.ops[norm].region = region;
+  int scaled = b.Fusion("loop_multiply_fusion", "kLoop", ArrayOf(act),
+                        {Constant(scale), LayerInput(), Local(norm), Weight(w_scale)}, "multiply", "aten__mul",
+                        "aten__mul");
+  int qkv = b.CustomCall("custom-call", "__cublas$gemm", TupleOf({act, workspace}),
+                         {Local(scaled), Weight(w_attn)}, GemmBackendConfig(N * H, H * H), "aten__mm",
+                         "aten__mm");
+  int qkv_out = b.GetTupleElement(qkv, 0);
+  int soft = b.Fusion("triton_softmax", "kCustom", ArrayOf(act), {Constant(scale), Local(qkv_out)}, "exponential",
+                      "aten__softmax", "aten__softmax");
+  b.ops[soft].backend_config = TritonBackendConfig(H, static_cast<int>(rng.Between(1, 4)) * 2);
+  int cur = b.Fusion("loop_add_fusion", "kLoop", ArrayOf(act), {Local(soft), LayerInput()}, "add", "aten__add",
+                     "aten__add");
+  const int mlp_blocks = static_cast<int>(rng.Between(1, 2));
+  for (int m = 0; m < mlp_blocks; ++m) {
+    int up = b.CustomCall("custom-call", "__cublas$gemm", TupleOf({ffn, workspace}), {Local(cur), Weight(w_in)},
+                          GemmBackendConfig(H, F * H), "aten__mm", "aten__mm");
+    int up_out = b.GetTupleElement(up, 0);
+    int activated;
+    if (rng.Percent(50)) {
+      int mo = b.Fusion("loop_reduce_fusion", "kLoop", TupleOf({ffn, row}), {Local(up_out)}, "multiply",
+                        "aten__gelu", "aten__gelu");
+      activated = b.GetTupleElement(mo, 0);
+      b.GetTupleElement(mo, 1);
+    } else {
+      activated = b.Fusion("loop_convert_fusion", "kLoop", ArrayOf(ffn), {Local(up_out)}, "convert", "xla__cast",
+                           "xla__cast");
+    }
+    int down = b.Fusion("gemm_fusion_dot", "kCustom", ArrayOf(act), {Local(activated), Weight(w_out)}, "dot",
+                        "aten__mm", "aten__mm");
+    b.ops[down].backend_config = TritonGemmBackendConfig(16 << rng.Uniform(3), 64, 128);
+    cur = b.Fusion("loop_add_fusion", "kLoop", ArrayOf(act), {Local(down), Local(cur)}, "add", "aten__add",
+                   "aten__add");
+  }
+  for (auto& op : b.ops) {
+    if (op.source_file.empty() && !op.op_name.empty()) {
+      op.source_file = "/usr/local/lib/python3.10/site-packages/torch/_ops.py";
+      op.source_line = 756;
+    }
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------
+// Shapes and sizes.
+
+int64_t ElementBytes(ElementType type) {
+  switch (type) {
+    case ElementType::kPred: return 1;
+    case ElementType::kS8: return 1;
+    case ElementType::kS32: return 4;
+    case ElementType::kU32: return 4;
+    case ElementType::kBf16: return 2;
+    case ElementType::kF32: return 4;
+  }
+  return 4;
+}
+
+std::string_view ElementTypeName(ElementType type) {
+  switch (type) {
+    case ElementType::kPred: return "pred";
+    case ElementType::kS8: return "s8";
+    case ElementType::kS32: return "s32";
+    case ElementType::kU32: return "u32";
+    case ElementType::kBf16: return "bf16";
+    case ElementType::kF32: return "f32";
+  }
+  return "f32";
+}
+
+int64_t ArrayShape::ElementCount() const {
+  int64_t n = 1;
+  for (int i = 0; i < rank; ++i) n *= dims[static_cast<size_t>(i)];
+  return n;
+}
+
+int64_t ArrayShape::LogicalBytes() const { return ElementCount() * ElementBytes(type); }
+
+ArrayShape MakeArray(ElementType type, std::initializer_list<int64_t> dims, int memory_space) {
+  ArrayShape a;
+  a.type = type;
+  a.memory_space = memory_space;
+  for (int64_t d : dims) a.dims[static_cast<size_t>(a.rank++)] = d;
+  return a;
+}
+
+int64_t Shape::LogicalBytes() const {
+  return is_tuple ? 8 * static_cast<int64_t>(elements.size()) : elements.front().LogicalBytes();
+}
+
+Shape ArrayOf(ArrayShape a) {
+  Shape s;
+  s.elements.push_back(a);
+  return s;
+}
+
+Shape TupleOf(std::vector<ArrayShape> elements) {
+  Shape s;
+  s.is_tuple = true;
+  s.elements = std::move(elements);
+  return s;
+}
+
+TpuTiling TilingFor(const ArrayShape& a) {
+  if (a.memory_space == 2) return {1, 1, ""};  // SMEM scalars and flags are untiled
+  if (a.rank < 2) return {1, 128, "T(128)"};
+  switch (ElementBytes(a.type)) {
+    case 1: return {32, 128, "T(32,128)(4,1)"};
+    case 2: return {16, 128, "T(8,128)(2,1)"};
+    default: return {8, 128, "T(8,128)"};
+  }
+}
+
+int64_t PhysicalBytes(const ArrayShape& a, Backend backend) {
+  if (backend == Backend::kGpu) return a.LogicalBytes();
+  TpuTiling t = TilingFor(a);
+  if (t.text.empty()) return a.LogicalBytes();
+  if (a.rank == 0) return 128 * ElementBytes(a.type);
+  int64_t n = 1;
+  for (int i = 0; i < a.rank; ++i) {
+    int64_t d = a.dims[static_cast<size_t>(i)];
+    if (i == a.rank - 1) d = RoundUp(d, t.minor);
+    if (i == a.rank - 2) d = RoundUp(d, t.second_minor);
+    n *= d;
+  }
+  return n * ElementBytes(a.type);
+}
+
+int64_t TupleTableBytes(int64_t elements, Backend backend) {
+  return backend == Backend::kTpu ? RoundUp(8 * elements, 32) : 8 * elements;
+}
+
+int64_t Value::LogicalBytesV3() const { return array ? array->LogicalBytes() : defining_shape->LogicalBytes(); }
+
+int64_t Value::LogicalBytesV1() const { return defining_shape->LogicalBytes(); }
+
+// ---------------------------------------------------------------------------------------------------
+// Construction.
+
+SyntheticProgram::SyntheticProgram(const ProgramSpec& spec) : spec_(spec) {
+  spec_.layers = std::max<int64_t>(1, spec_.layers);
+  spec_.batch = std::max<int64_t>(1, spec_.batch);
+  spec_.seq = std::max<int64_t>(8, spec_.seq);
+  spec_.hidden = std::max<int64_t>(128, spec_.hidden);
+  weight_sets_ = std::min(spec_.layers, kMaxWeightSets);
+  BuildTemplates();
+  BuildLayerValues();
+  PackTempFrames();
+  BuildAllocations();
+}
+
+void SyntheticProgram::BuildTemplates() {
+  DeterministicRng rng(HashMix(spec_.structure_seed, spec_.backend == Backend::kTpu ? 1 : 2));
+  const std::string source_file =
+      "/home/ci/venv/lib/python3.12/site-packages/" + FunctionName(spec_.module_name) + "/model.py";
+  LayerTemplateBuilder b(spec_.backend, spec_.structure_seed, source_file);
+  if (spec_.backend == Backend::kTpu) {
+    BuildTpuLayer(spec_, rng, b);
+  } else {
+    BuildGpuLayer(spec_, rng, b);
+  }
+  layer_ops_ = std::move(b.ops);
+  layer_params_ = std::move(b.weights);
+  constants_ = std::move(b.constants);
+  region_ops_ = std::move(b.regions);
+  region_count_ = static_cast<int>(region_ops_.size() / 3);
+
+  // Global parameters: the input activations (shaped like a layer output), an embedding table, a norm scale.
+  const ArrayShape act = layer_ops_.back().shape.array();
+  const bool tpu = spec_.backend == Backend::kTpu;
+  const ArrayShape embed = MakeArray(ElementType::kBf16, {tpu ? 32000 : 151936, spec_.hidden});
+  const ArrayShape norm = MakeArray(tpu ? ElementType::kF32 : ElementType::kBf16, {spec_.hidden});
+  const char* labels[kGlobalParams] = {"x", "params['embed']['embedding']", "params['final_norm']['scale']"};
+  const ArrayShape shapes[kGlobalParams] = {act, embed, norm};
+  for (int g = 0; g < kGlobalParams; ++g) {
+    OpTemplate p;
+    p.kind = OpKind::kParameter;
+    p.stem = "Arg";
+    p.opcode = "parameter";
+    p.shape = ArrayOf(shapes[g]);
+    p.op_name = labels[g];
+    if (!tpu) {
+      p.op_type = "xla__device_data";
+      p.op_name = "xla__device_data";
+      p.source_file = "/usr/local/lib/python3.10/site-packages/torch_xla/_dynamo/dynamo_bridge.py";
+      p.source_line = 355;
+    }
+    global_params_.push_back(std::move(p));
+  }
+
+  // Epilogue: the loss and the updated embedding and norm scale, all live-out.
+  auto epilogue_op = [&](std::string stem, std::string kind, ArrayShape shape, int global, std::string root,
+                         std::string op_name) {
+    OpTemplate op;
+    op.kind = OpKind::kFusion;
+    op.stem = std::move(stem);
+    op.opcode = "fusion";
+    op.shape = ArrayOf(shape);
+    op.operands = {{OperandSource::kFinalOutput, 0}, {OperandSource::kGlobalParam, global}};
+    op.fusion_kind = std::move(kind);
+    op.fused_root_opcode = std::move(root);
+    op.op_name = std::move(op_name);
+    op.is_kernel = true;
+    if (tpu) {
+      op.source_file = source_file;
+      op.source_line = 311 + static_cast<int>(epilogue_ops_.size());
+    } else {
+      op.op_type = op.op_name;
+      op.source_file = "/usr/local/lib/python3.10/site-packages/torch/_ops.py";
+      op.source_line = 756;
+    }
+    epilogue_ops_.push_back(std::move(op));
+  };
+  const std::string loop_stem = tpu ? "fusion" : "loop_add_fusion";
+  epilogue_op(tpu ? "fusion" : "input_reduce_fusion", "kInput", MakeArray(ElementType::kF32, {}), 1, "multiply",
+              tpu ? "loss/reduce_sum" : "aten__sum");
+  epilogue_op(loop_stem, "kLoop", embed, 1, "subtract", tpu ? "optimizer/sub" : "aten__sub");
+  epilogue_op(loop_stem, "kLoop", norm, 2, "subtract", tpu ? "optimizer/sub" : "aten__sub");
+
+  std::vector<ArrayShape> outputs;
+  root_.kind = OpKind::kTuple;
+  root_.stem = "tuple";
+  root_.opcode = "tuple";
+  for (size_t k = 0; k < epilogue_ops_.size(); ++k) {
+    outputs.push_back(epilogue_ops_[k].shape.array());
+    root_.operands.push_back({OperandSource::kEpilogueOp, static_cast<int32_t>(k)});
+  }
+  root_.shape = TupleOf(outputs);
+
+  // Who reads what, inside one layer.
+  consumers_.assign(layer_ops_.size(), {});
+  layer_param_readers_.assign(layer_params_.size(), {});
+  constant_readers_.assign(constants_.size(), {});
+  for (size_t j = 0; j < layer_ops_.size(); ++j) {
+    const auto& operands = layer_ops_[j].operands;
+    for (size_t k = 0; k < operands.size(); ++k) {
+      Consumer c{static_cast<int>(j), static_cast<int>(k)};
+      const OperandRef& o = operands[k];
+      switch (o.source) {
+        case OperandSource::kLocal: consumers_[static_cast<size_t>(o.index)].push_back(c); break;
+        case OperandSource::kLayerInput: layer_input_readers_.push_back(c); break;
+        case OperandSource::kLayerParam: layer_param_readers_[static_cast<size_t>(o.index)].push_back(c); break;
+        case OperandSource::kConstant: constant_readers_[static_cast<size_t>(o.index)].push_back(c); break;
+        default: break;
+      }
+    }
+  }
+}
+
+void SyntheticProgram::BuildLayerValues() {
+  DeterministicRng rng(HashMix(spec_.structure_seed, 77));
+  const int last = static_cast<int>(layer_ops_.size()) - 1;
+  int64_t next_id = 0;
+  auto add = [&](int op, int index, const ArrayShape* array, int64_t size, int end_rel) {
+    TemplateValue v;
+    v.op = op;
+    v.index = index;
+    v.id_offset = next_id++;
+    v.color = array ? array->memory_space : 0;
+    v.size = size;
+    v.end_rel = std::max(op, end_rel);
+    v.ends_next_layer = op == last && index == kNoIndex;
+    layer_values_.push_back(v);
+  };
+  // Last reader of op j's array value, and of the array a get-tuple-element / copy-done forwards.
+  auto last_reader = [&](int j) {
+    int end = j;
+    for (const Consumer& c : consumers_[static_cast<size_t>(j)]) end = std::max(end, c.op);
+    return end;
+  };
+  for (int j = 0; j <= last; ++j) {
+    const OpTemplate& op = layer_ops_[static_cast<size_t>(j)];
+    const Backend be = spec_.backend;
+    switch (op.kind) {
+      case OpKind::kFusion:
+      case OpKind::kCustomCall:
+        if (!op.shape.is_tuple) {
+          add(j, kNoIndex, &op.shape.array(), PhysicalBytes(op.shape.array(), be), last_reader(j));
+          break;
+        }
+        [[fallthrough]];
+      case OpKind::kCopyStart: {
+        const int64_t n = static_cast<int64_t>(op.shape.elements.size());
+        add(j, kTupleTable, nullptr, TupleTableBytes(n, be), last_reader(j));
+        for (int e = 0; e < static_cast<int>(n); ++e) {
+          if (op.kind == OpKind::kCopyStart && e == 1) continue;  // aliases the copied operand
+          int end = j;
+          for (const Consumer& c : consumers_[static_cast<size_t>(j)]) {
+            const OpTemplate& reader = layer_ops_[static_cast<size_t>(c.op)];
+            const bool forwards = (reader.kind == OpKind::kGetTupleElement && reader.tuple_index == e) ||
+                                  (reader.kind == OpKind::kCopyDone && e == 0);
+            if (forwards) end = std::max(end, last_reader(c.op));
+            if (reader.kind == OpKind::kCopyDone) end = std::max(end, c.op);
+          }
+          add(j, e, &op.shape.elements[static_cast<size_t>(e)],
+              PhysicalBytes(op.shape.elements[static_cast<size_t>(e)], be), end);
+        }
+        break;
+      }
+      default: break;  // get-tuple-element and copy-done define no value
+    }
+    if (rng.Percent(25)) ++next_id;  // ids of values that got no allocation (fusion internals)
+  }
+  layer_id_stride_ = next_id + 1;
+}
+
+// First-fit of each colour's layer values over their live intervals: values whose intervals overlap never
+// share bytes; the others may (heap-simulated reuse, §2.3: offsets overlap by design in temp allocations).
+void SyntheticProgram::PackTempFrames() {
+  const int64_t align_for_color[3] = {spec_.backend == Backend::kTpu ? 512 : 128, 512, 4};
+  struct Placed {
+    int64_t start, end, offset, size;
+  };
+  std::array<std::vector<Placed>, 3> placed;
+  for (TemplateValue& v : layer_values_) {
+    const int color = std::clamp(v.color, 0, 2);
+    const int64_t align = align_for_color[color];
+    const int64_t start = v.op;
+    const int64_t end = v.ends_next_layer ? kNoEnd : v.end_rel;
+    std::vector<std::pair<int64_t, int64_t>> busy;  // byte ranges of live-overlapping values
+    for (const Placed& p : placed[static_cast<size_t>(color)]) {
+      if (p.start <= end && start <= p.end) busy.emplace_back(p.offset, p.offset + p.size);
+    }
+    std::sort(busy.begin(), busy.end());
+    int64_t offset = 0;
+    for (const auto& [lo, hi] : busy) {
+      if (offset + v.size <= lo) break;
+      offset = std::max(offset, RoundUp(hi, align));
+    }
+    v.frame_offset = offset;
+    placed[static_cast<size_t>(color)].push_back({start, end, offset, v.size});
+    frame_bytes_[static_cast<size_t>(color)] =
+        std::max(frame_bytes_[static_cast<size_t>(color)], RoundUp(offset + v.size, align));
+  }
+  ring_frames_ = std::min(spec_.layers, kRingFrames);
+}
+
+void SyntheticProgram::BuildAllocations() {
+  const int64_t P = parameter_count();
+  const int64_t C = static_cast<int64_t>(constants_.size());
+  const int64_t E = static_cast<int64_t>(epilogue_ops_.size());
+  const int64_t S = static_cast<int64_t>(layer_ops_.size());
+  schedule_length_ = P + C + spec_.layers * S + E + 1;
+  first_param_id_ = 3 * region_count_ + 2;
+  first_constant_id_ = first_param_id_ + P;
+  first_layer_id_ = first_constant_id_ + C + 1;
+  first_epilogue_id_ = first_layer_id_ + spec_.layers * layer_id_stride_;
+
+  auto add = [&](AllocationKind kind, int64_t size, int color, int32_t member) {
+    Allocation a;
+    a.index = static_cast<int64_t>(allocations_.size());
+    a.kind = kind;
+    a.size = size;
+    a.color = color;
+    a.member = member;
+    allocations_.push_back(a);
+  };
+  first_param_allocation_ = 0;
+  for (int64_t p = 0; p < P; ++p) {
+    add(AllocationKind::kParameter, PhysicalBytes(ParameterArray(p), spec_.backend), 0, static_cast<int32_t>(p));
+  }
+  first_constant_allocation_ = static_cast<int64_t>(allocations_.size());
+  for (int64_t c = 0; c < C; ++c) {
+    add(AllocationKind::kConstant, PhysicalBytes(constants_[static_cast<size_t>(c)].shape.array(), spec_.backend),
+        0, static_cast<int32_t>(c));
+  }
+  first_output_allocation_ = static_cast<int64_t>(allocations_.size());
+  for (int64_t k = 0; k < E; ++k) {
+    add(AllocationKind::kOutput, PhysicalBytes(epilogue_ops_[static_cast<size_t>(k)].shape.array(), spec_.backend),
+        0, static_cast<int32_t>(k));
+  }
+  root_allocation_ = static_cast<int64_t>(allocations_.size());
+  add(AllocationKind::kRootTuple, TupleTableBytes(E, spec_.backend), 0, 0);
+  for (int i = 0; i < 3 * region_count_; ++i) {
+    add(AllocationKind::kThreadLocal, PhysicalBytes(region_ops_[static_cast<size_t>(i)].shape.array(), spec_.backend),
+        0, i);
+  }
+  temp_allocation_.fill(-1);
+  for (int color = 0; color < 3; ++color) {
+    if (frame_bytes_[static_cast<size_t>(color)] == 0) continue;
+    temp_allocation_[static_cast<size_t>(color)] = static_cast<int64_t>(allocations_.size());
+    add(AllocationKind::kTemp, ring_frames_ * frame_bytes_[static_cast<size_t>(color)], color, 0);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Instructions.
+
+int64_t SyntheticProgram::parameter_count() const {
+  return kGlobalParams + weight_sets_ * static_cast<int64_t>(layer_params_.size());
+}
+
+int64_t SyntheticProgram::value_count() const {
+  return 3 * region_count_ + parameter_count() + static_cast<int64_t>(constants_.size()) +
+         spec_.layers * static_cast<int64_t>(layer_values_.size()) + static_cast<int64_t>(epilogue_ops_.size()) + 1;
+}
+
+int64_t SyntheticProgram::TotalAllocationBytes() const {
+  int64_t total = 0;
+  for (const Allocation& a : allocations_) total += a.size;
+  return total;
+}
+
+const ArrayShape& SyntheticProgram::ParameterArray(int64_t param) const {
+  if (param < kGlobalParams) return global_params_[static_cast<size_t>(param)].shape.array();
+  const int64_t q = (param - kGlobalParams) % static_cast<int64_t>(layer_params_.size());
+  return layer_params_[static_cast<size_t>(q)].shape.array();
+}
+
+const OpTemplate& SyntheticProgram::Op(const InstructionRef& ref) const {
+  switch (ref.segment) {
+    case Segment::kRegion: return region_ops_[static_cast<size_t>(ref.index)];
+    case Segment::kParameter:
+      if (ref.index < kGlobalParams) return global_params_[static_cast<size_t>(ref.index)];
+      return layer_params_[static_cast<size_t>((ref.index - kGlobalParams) %
+                                               static_cast<int64_t>(layer_params_.size()))];
+    case Segment::kConstant: return constants_[static_cast<size_t>(ref.index)];
+    case Segment::kLayer: return layer_ops_[static_cast<size_t>(ref.index)];
+    case Segment::kEpilogue: return epilogue_ops_[static_cast<size_t>(ref.index)];
+    case Segment::kRoot: return root_;
+  }
+  return root_;
+}
+
+int64_t SyntheticProgram::LayerSlotBase(int64_t layer) const {
+  return parameter_count() + static_cast<int64_t>(constants_.size()) +
+         layer * static_cast<int64_t>(layer_ops_.size());
+}
+
+int64_t SyntheticProgram::Slot(const InstructionRef& ref) const {
+  switch (ref.segment) {
+    case Segment::kRegion: return -1;
+    case Segment::kParameter: return ref.index;
+    case Segment::kConstant: return parameter_count() + ref.index;
+    case Segment::kLayer: return LayerSlotBase(ref.layer) + ref.index;
+    case Segment::kEpilogue: return LayerSlotBase(spec_.layers) + ref.index;
+    case Segment::kRoot: return LayerSlotBase(spec_.layers) + static_cast<int64_t>(epilogue_ops_.size());
+  }
+  return -1;
+}
+
+InstructionRef SyntheticProgram::AtSlot(int64_t slot) const {
+  const int64_t P = parameter_count();
+  const int64_t C = static_cast<int64_t>(constants_.size());
+  const int64_t S = static_cast<int64_t>(layer_ops_.size());
+  if (slot < P) return {Segment::kParameter, static_cast<int32_t>(slot), 0};
+  if (slot < P + C) return {Segment::kConstant, static_cast<int32_t>(slot - P), 0};
+  const int64_t in_layers = slot - P - C;
+  if (in_layers < spec_.layers * S) return {Segment::kLayer, static_cast<int32_t>(in_layers % S), in_layers / S};
+  const int64_t k = in_layers - spec_.layers * S;
+  if (k < static_cast<int64_t>(epilogue_ops_.size())) return {Segment::kEpilogue, static_cast<int32_t>(k), 0};
+  return {Segment::kRoot, 0, 0};
+}
+
+std::string SyntheticProgram::Name(const InstructionRef& ref) const {
+  if (ref.segment == Segment::kRegion) {
+    return region_ops_[static_cast<size_t>(ref.index)].stem + "." + std::to_string(schedule_length_ + 1 + ref.index);
+  }
+  const int64_t uid = Slot(ref) + 1;
+  if (ref.segment == Segment::kParameter) {
+    if (spec_.backend == Backend::kGpu) return "p" + std::to_string(ref.index) + "." + std::to_string(uid) + ".0";
+    return "Arg_" + std::to_string(ref.index) + "." + std::to_string(uid);
+  }
+  return Op(ref).stem + "." + std::to_string(uid);
+}
+
+std::string SyntheticProgram::FusedComputationName(const InstructionRef& fusion) const {
+  return "fused_computation." + std::to_string(Slot(fusion) + 1);
+}
+
+std::string SyntheticProgram::RegionName(int region) const {
+  return "region_" + std::to_string(region) + "." + std::to_string(schedule_length_ + 1 + 3 * region_count_ + region);
+}
+
+std::string SyntheticProgram::EntryName() const {
+  return "main." + std::to_string(schedule_length_ + 1 + 4 * region_count_);
+}
+
+InstructionRef SyntheticProgram::Resolve(const InstructionRef& user, const OperandRef& operand) const {
+  const int32_t last = static_cast<int32_t>(layer_ops_.size()) - 1;
+  switch (operand.source) {
+    case OperandSource::kLocal: return {Segment::kLayer, operand.index, user.layer};
+    case OperandSource::kLayerInput:
+      if (user.layer == 0) return {Segment::kParameter, 0, 0};
+      return {Segment::kLayer, last, user.layer - 1};
+    case OperandSource::kLayerParam: {
+      const int64_t q = static_cast<int64_t>(layer_params_.size());
+      return {Segment::kParameter, static_cast<int32_t>(kGlobalParams + (user.layer % weight_sets_) * q + operand.index), 0};
+    }
+    case OperandSource::kConstant: return {Segment::kConstant, operand.index, 0};
+    case OperandSource::kGlobalParam: return {Segment::kParameter, operand.index, 0};
+    case OperandSource::kFinalOutput: return {Segment::kLayer, last, spec_.layers - 1};
+    case OperandSource::kEpilogueOp: return {Segment::kEpilogue, operand.index, 0};
+    case OperandSource::kRegionParam: return {Segment::kRegion, user.index / 3 * 3 + operand.index, 0};
+  }
+  return user;
+}
+
+std::string SyntheticProgram::OpName(const InstructionRef& ref) const {
+  const OpTemplate& op = Op(ref);
+  if (op.op_name.empty() || spec_.backend == Backend::kGpu) return op.op_name;
+  const std::string scope = "jit(" + FunctionName(spec_.module_name) + ")/jit(main)";
+  switch (ref.segment) {
+    case Segment::kParameter:
+      if (ref.index < kGlobalParams) return op.op_name;
+      return "params['layers_" + std::to_string((ref.index - kGlobalParams) / static_cast<int64_t>(layer_params_.size())) +
+             "']['" + op.op_name + "']";
+    case Segment::kLayer: return scope + "/transformer/layer_" + std::to_string(ref.layer) + "/" + op.op_name;
+    case Segment::kRegion: return scope + "/transformer/" + op.op_name;
+    default: return scope + "/" + op.op_name;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Values.
+
+int64_t SyntheticProgram::LayerInputEnd(int64_t layer) const {
+  if (layer < spec_.layers) {
+    int end = 0;
+    for (const Consumer& c : layer_input_readers_) end = std::max(end, c.op);
+    return LayerSlotBase(layer) + end;
+  }
+  int64_t end = LayerSlotBase(spec_.layers);
+  for (size_t k = 0; k < epilogue_ops_.size(); ++k) {
+    for (const OperandRef& o : epilogue_ops_[k].operands) {
+      if (o.source == OperandSource::kFinalOutput) end = std::max(end, LayerSlotBase(spec_.layers) + static_cast<int64_t>(k));
+    }
+  }
+  return end;
+}
+
+Value SyntheticProgram::MakeLayerValue(int64_t layer, const TemplateValue& tv) const {
+  const OpTemplate& op = layer_ops_[static_cast<size_t>(tv.op)];
+  Value v;
+  v.id = first_layer_id_ + layer * layer_id_stride_ + tv.id_offset;
+  v.defining = {Segment::kLayer, tv.op, layer};
+  v.index = tv.index;
+  v.defining_shape = &op.shape;
+  if (tv.index == kNoIndex) v.array = &op.shape.array();
+  if (tv.index >= 0) v.array = &op.shape.elements[static_cast<size_t>(tv.index)];
+  v.color = tv.color;
+  v.size = tv.size;
+  v.allocation = temp_allocation_[static_cast<size_t>(tv.color)];
+  v.offset = (layer % ring_frames_) * frame_bytes_[static_cast<size_t>(tv.color)] + tv.frame_offset;
+  v.live_start = LayerSlotBase(layer) + tv.op;
+  v.live_end = tv.ends_next_layer ? LayerInputEnd(layer + 1) : LayerSlotBase(layer) + tv.end_rel;
+  return v;
+}
+
+Value SyntheticProgram::MakeSingleValue(Segment segment, int32_t index) const {
+  Value v;
+  v.defining = {segment, index, 0};
+  const OpTemplate& op = Op(v.defining);
+  v.defining_shape = &op.shape;
+  v.offset = 0;
+  const int64_t T = schedule_length_;
+  switch (segment) {
+    case Segment::kRegion:
+      v.id = index;
+      v.allocation = root_allocation_ + 1 + index;
+      break;
+    case Segment::kParameter:
+      v.id = first_param_id_ + index;
+      v.allocation = first_param_allocation_ + index;
+      v.live_start = 0;
+      v.live_end = T;
+      break;
+    case Segment::kConstant: {
+      v.id = first_constant_id_ + index;
+      v.allocation = first_constant_allocation_ + index;
+      v.live_start = Slot(v.defining);
+      int last_reader = -1;
+      for (const Consumer& c : constant_readers_[static_cast<size_t>(index)]) last_reader = std::max(last_reader, c.op);
+      v.live_end = last_reader < 0 ? v.live_start : LayerSlotBase(spec_.layers - 1) + last_reader;
+      break;
+    }
+    case Segment::kEpilogue:
+      v.id = first_epilogue_id_ + index;
+      v.allocation = first_output_allocation_ + index;
+      v.live_start = Slot(v.defining);
+      v.live_end = T;
+      break;
+    case Segment::kRoot:
+      v.id = first_epilogue_id_ + static_cast<int64_t>(epilogue_ops_.size());
+      v.allocation = root_allocation_;
+      v.index = kTupleTable;
+      v.size = TupleTableBytes(static_cast<int64_t>(op.shape.elements.size()), spec_.backend);
+      v.live_start = Slot(v.defining);
+      v.live_end = T;
+      return v;
+    case Segment::kLayer: break;
+  }
+  v.array = &op.shape.array();
+  v.color = v.array->memory_space;
+  v.size = PhysicalBytes(*v.array, spec_.backend);
+  return v;
+}
+
+void SyntheticProgram::ForEachValue(const std::function<void(const Value&)>& fn) const {
+  for (int i = 0; i < 3 * region_count_; ++i) fn(MakeSingleValue(Segment::kRegion, i));
+  const int64_t P = parameter_count();
+  for (int64_t p = 0; p < P; ++p) fn(MakeSingleValue(Segment::kParameter, static_cast<int32_t>(p)));
+  for (size_t c = 0; c < constants_.size(); ++c) fn(MakeSingleValue(Segment::kConstant, static_cast<int32_t>(c)));
+  for (int64_t l = 0; l < spec_.layers; ++l) {
+    for (const TemplateValue& tv : layer_values_) fn(MakeLayerValue(l, tv));
+  }
+  for (size_t k = 0; k < epilogue_ops_.size(); ++k) fn(MakeSingleValue(Segment::kEpilogue, static_cast<int32_t>(k)));
+  fn(MakeSingleValue(Segment::kRoot, 0));
+}
+
+void SyntheticProgram::ForEachValueInAllocation(const Allocation& a,
+                                                const std::function<void(const Value&)>& fn) const {
+  switch (a.kind) {
+    case AllocationKind::kThreadLocal: fn(MakeSingleValue(Segment::kRegion, a.member)); return;
+    case AllocationKind::kParameter: fn(MakeSingleValue(Segment::kParameter, a.member)); return;
+    case AllocationKind::kConstant: fn(MakeSingleValue(Segment::kConstant, a.member)); return;
+    case AllocationKind::kOutput: fn(MakeSingleValue(Segment::kEpilogue, a.member)); return;
+    case AllocationKind::kRootTuple: fn(MakeSingleValue(Segment::kRoot, 0)); return;
+    case AllocationKind::kTemp:
+      for (int64_t l = 0; l < spec_.layers; ++l) {
+        for (const TemplateValue& tv : layer_values_) {
+          if (tv.color == a.color) fn(MakeLayerValue(l, tv));
+        }
+      }
+      return;
+  }
+}
+
+void SyntheticProgram::AppendPositions(const Value& value, std::vector<Position>* out) const {
+  out->push_back({value.defining, value.index});
+  const InstructionRef& d = value.defining;
+  if (d.segment == Segment::kEpilogue) {
+    out->push_back({{Segment::kRoot, 0, 0}, d.index});
+  } else if (d.segment == Segment::kParameter && d.index >= kGlobalParams) {
+    const int64_t q_count = static_cast<int64_t>(layer_params_.size());
+    const int64_t set = (d.index - kGlobalParams) / q_count;
+    const int64_t q = (d.index - kGlobalParams) % q_count;
+    for (int64_t l = set; l < spec_.layers; l += weight_sets_) {
+      for (const Consumer& c : layer_param_readers_[static_cast<size_t>(q)]) {
+        if (layer_ops_[static_cast<size_t>(c.op)].kind == OpKind::kCopyStart) {
+          out->push_back({{Segment::kLayer, c.op, l}, 1});
+        }
+      }
+    }
+  } else if (d.segment == Segment::kLayer && value.index >= 0) {
+    for (const Consumer& c : consumers_[static_cast<size_t>(d.index)]) {
+      const OpTemplate& reader = layer_ops_[static_cast<size_t>(c.op)];
+      if ((reader.kind == OpKind::kGetTupleElement && reader.tuple_index == value.index) ||
+          (reader.kind == OpKind::kCopyDone && value.index == 0)) {
+        out->push_back({{Segment::kLayer, c.op, d.layer}, kNoIndex});
+      }
+    }
+  }
+}
+
+void SyntheticProgram::AppendArrayUses(int64_t layer, int op, std::vector<Use>* out) const {
+  for (const Consumer& c : consumers_[static_cast<size_t>(op)]) {
+    out->push_back({{Segment::kLayer, c.op, layer}, c.operand, kNoIndex});
+  }
+  if (op == static_cast<int>(layer_ops_.size()) - 1) AppendLayerOutputUses(layer + 1, out);
+}
+
+void SyntheticProgram::AppendLayerOutputUses(int64_t layer, std::vector<Use>* out) const {
+  if (layer < spec_.layers) {
+    for (const Consumer& c : layer_input_readers_) out->push_back({{Segment::kLayer, c.op, layer}, c.operand, kNoIndex});
+    return;
+  }
+  for (size_t k = 0; k < epilogue_ops_.size(); ++k) {
+    const auto& operands = epilogue_ops_[k].operands;
+    for (size_t i = 0; i < operands.size(); ++i) {
+      if (operands[i].source == OperandSource::kFinalOutput) {
+        out->push_back({{Segment::kEpilogue, static_cast<int32_t>(k), 0}, static_cast<int>(i), kNoIndex});
+      }
+    }
+  }
+}
+
+void SyntheticProgram::AppendUses(const Value& value, std::vector<Use>* out) const {
+  const size_t first = out->size();
+  const InstructionRef& d = value.defining;
+  switch (d.segment) {
+    case Segment::kRegion:
+      if (d.index % 3 != 2) out->push_back({{Segment::kRegion, d.index / 3 * 3 + 2, 0}, d.index % 3, kNoIndex});
+      break;
+    case Segment::kParameter:
+      if (d.index == 0) AppendLayerOutputUses(0, out);
+      if (d.index < kGlobalParams) {
+        for (size_t k = 0; k < epilogue_ops_.size(); ++k) {
+          const auto& operands = epilogue_ops_[k].operands;
+          for (size_t i = 0; i < operands.size(); ++i) {
+            if (operands[i].source == OperandSource::kGlobalParam && operands[i].index == d.index) {
+              out->push_back({{Segment::kEpilogue, static_cast<int32_t>(k), 0}, static_cast<int>(i), kNoIndex});
+            }
+          }
+        }
+      } else {
+        const int64_t q_count = static_cast<int64_t>(layer_params_.size());
+        const int64_t set = (d.index - kGlobalParams) / q_count;
+        const int64_t q = (d.index - kGlobalParams) % q_count;
+        for (int64_t l = set; l < spec_.layers; l += weight_sets_) {
+          for (const Consumer& c : layer_param_readers_[static_cast<size_t>(q)]) {
+            out->push_back({{Segment::kLayer, c.op, l}, c.operand, kNoIndex});
+            if (layer_ops_[static_cast<size_t>(c.op)].kind != OpKind::kCopyStart) continue;
+            for (const Consumer& done : consumers_[static_cast<size_t>(c.op)]) {
+              out->push_back({{Segment::kLayer, done.op, l}, done.operand, 1});
+            }
+          }
+        }
+      }
+      break;
+    case Segment::kConstant:
+      for (int64_t l = 0; l < spec_.layers; ++l) {
+        for (const Consumer& c : constant_readers_[static_cast<size_t>(d.index)]) {
+          out->push_back({{Segment::kLayer, c.op, l}, c.operand, kNoIndex});
+        }
+      }
+      break;
+    case Segment::kLayer:
+      if (value.index == kNoIndex) {
+        AppendArrayUses(d.layer, d.index, out);
+        break;
+      }
+      for (const Consumer& c : consumers_[static_cast<size_t>(d.index)]) {
+        const OpTemplate& reader = layer_ops_[static_cast<size_t>(c.op)];
+        const InstructionRef reader_ref{Segment::kLayer, c.op, d.layer};
+        if (value.index == kTupleTable) {
+          out->push_back({reader_ref, c.operand, kTupleTable});
+        } else if (reader.kind == OpKind::kGetTupleElement && reader.tuple_index == value.index) {
+          out->push_back({reader_ref, c.operand, value.index});
+          AppendArrayUses(d.layer, c.op, out);
+        } else if (reader.kind == OpKind::kCopyDone && (value.index == 0 || value.index == 2)) {
+          out->push_back({reader_ref, c.operand, value.index});
+          if (value.index == 0) AppendArrayUses(d.layer, c.op, out);
+        }
+      }
+      break;
+    case Segment::kEpilogue: out->push_back({{Segment::kRoot, 0, 0}, d.index, kNoIndex}); break;
+    case Segment::kRoot: break;
+  }
+  std::stable_sort(out->begin() + static_cast<std::ptrdiff_t>(first), out->end(), [this](const Use& a, const Use& b) {
+    return Slot(a.instruction) < Slot(b.instruction);
+  });
+}
+
+PeakMoment SyntheticProgram::ComputePeak(bool v1_sizes) const {
+  std::vector<int64_t> delta(static_cast<size_t>(schedule_length_) + 2, 0);
+  ForEachValue([&](const Value& v) {
+    if (v.live_start < 0) return;
+    const int64_t bytes = v1_sizes ? v.LogicalBytesV1() : v.LogicalBytesV3();
+    delta[static_cast<size_t>(v.live_start)] += bytes;
+    delta[static_cast<size_t>(v.live_end) + 1] -= bytes;
+  });
+  PeakMoment peak;
+  int64_t live = 0;
+  for (int64_t t = 0; t <= schedule_length_; ++t) {
+    live += delta[static_cast<size_t>(t)];
+    if (live > peak.bytes) peak = {t, live};
+  }
+  return peak;
+}
+
+}  // namespace xladb::bench

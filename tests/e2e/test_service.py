@@ -1,0 +1,319 @@
+"""End-to-end tests of xladbd, the xladb CLI and a Python grpcio client, as real processes on 127.0.0.1.
+
+Run by ctest (tests/CMakeLists.txt sets XLADBD, XLADB, XLADB_PY_STUBS, XLADB_SOURCE_DIR, XLADB_CORPUS_DIR).
+Every server listens on a free port (--listen 127.0.0.1:0; the daemon prints the port it got).
+"""
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+XLADBD = os.environ["XLADBD"]
+XLADB = os.environ["XLADB"]
+SOURCE_DIR = os.environ["XLADB_SOURCE_DIR"]
+CORPUS_DIR = os.environ.get("XLADB_CORPUS_DIR", "")
+sys.path.insert(0, os.environ["XLADB_PY_STUBS"])
+
+import grpc  # noqa: E402  (Debian's python3-grpcio)
+import health_pb2  # noqa: E402
+import health_pb2_grpc  # noqa: E402
+import reflection_pb2  # noqa: E402
+import reflection_pb2_grpc  # noqa: E402
+from xladb.v1 import xladb_pb2, xladb_pb2_grpc  # noqa: E402
+
+SEEDS = os.path.join(SOURCE_DIR, "tests", "data", "seeds")
+RUNS_DIR = os.path.join(CORPUS_DIR, "runs")
+HAVE_CORPUS = os.path.isdir(RUNS_DIR)
+
+
+def seed(number):
+    return os.path.join(SEEDS, next(f for f in os.listdir(SEEDS) if f.startswith(number + "_")))
+
+
+def make_run(folder, copies=1):
+    """A dump folder with XLA's file names; `copies` > 1 adds more modules (for longer ingests)."""
+    os.makedirs(folder, exist_ok=True)
+    for i in range(copies):
+        suffix = "" if copies == 1 else f"_{i}"
+        shutil.copy(seed("000"), os.path.join(
+            folder, f"module_{3 * i + 1:04d}.jit_splash_attention_kernel{suffix}.after_optimizations-buffer-assignment.txt"))
+        shutil.copy(seed("002"), os.path.join(
+            folder, f"module_{3 * i + 2:04d}.jit_train_step{suffix}.after_optimizations-buffer-assignment.txt"))
+        shutil.copy(seed("004"), os.path.join(
+            folder, f"module_{3 * i + 3:04d}.SyncTensorsGraph.{105 + i}.sm_8.0_gpu_after_optimizations-buffer-assignment.txt"))
+    shutil.copy(seed("001"), os.path.join(folder, "1766453541-jit_splash_attention_kernel-00-hlo-static-bundle-profile.txt"))
+    shutil.copy(seed("003"), os.path.join(folder, "module_0001.jit_splash_attention_kernel.after_optimizations.txt"))
+
+
+class Daemon:
+    """An xladbd process on a free port."""
+
+    def __init__(self, db, *args):
+        self.db = db
+        self.proc = subprocess.Popen([XLADBD, "--db", db, "--listen", "127.0.0.1:0", *args],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()
+        if "listening on" not in line:
+            self.proc.kill()
+            raise RuntimeError("xladbd did not start: " + line + self.proc.stderr.read())
+        self.addr = line.split("listening on ")[1].split(" ")[0]
+        self.channel = grpc.insecure_channel(self.addr)
+        self.query = xladb_pb2_grpc.QueryServiceStub(self.channel)
+        self.ingest = xladb_pb2_grpc.IngestServiceStub(self.channel)
+
+    def cli(self, *args, check=True):
+        out = subprocess.run([XLADB, *args, "--addr", self.addr], capture_output=True, text=True, timeout=120)
+        if check and out.returncode != 0:
+            raise AssertionError(f"xladb {' '.join(args)} exited {out.returncode}: {out.stderr}")
+        return out
+
+    def cli_json(self, *args):
+        return json.loads(self.cli(*args, "--format", "json").stdout)
+
+    def terminate(self):
+        self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(timeout=60)
+
+    def stop(self):
+        self.channel.close()
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        self.proc.stdout.close()
+        self.proc.stderr.close()
+
+
+def wait_for(predicate, timeout=60.0, what="condition"):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+def table_counts(db, run):
+    """Row counts per table for one run, read straight from the SQLite file."""
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    q = lambda sql: con.execute(sql, (run,)).fetchone()[0]
+    counts = {
+        "modules": q("SELECT COUNT(*) FROM modules m JOIN runs r USING(run_id) WHERE r.name = ?"),
+        "allocations": q("SELECT COUNT(*) FROM allocations a JOIN modules m USING(module_id) "
+                         "JOIN runs r USING(run_id) WHERE r.name = ?"),
+        "buffer_values": q("SELECT COUNT(*) FROM buffer_values v JOIN modules m USING(module_id) "
+                           "JOIN runs r USING(run_id) WHERE r.name = ?"),
+        "instructions": q("SELECT COUNT(*) FROM instructions i JOIN modules m USING(module_id) "
+                          "JOIN runs r USING(run_id) WHERE r.name = ?"),
+        "counters": q("SELECT COUNT(*) FROM kernel_counters WHERE run_name = ?"),
+        "files": q("SELECT COUNT(*) FROM dump_files f JOIN runs r USING(run_id) WHERE r.name = ?"),
+        "peak_sum": q("SELECT SUM(peak_bytes) FROM module_memory WHERE run_name = ?"),
+    }
+    con.close()
+    return counts
+
+
+class ServiceTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="xladb_e2e_")
+        self.daemons = []
+
+    def tearDown(self):
+        for d in self.daemons:
+            d.stop()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def start(self, *args, db=None):
+        d = Daemon(db or os.path.join(self.tmp, "xladb.db"), *args)
+        self.daemons.append(d)
+        return d
+
+    def test_watched_run_folder_is_ingested_and_listed(self):
+        root = os.path.join(self.tmp, "artifacts")
+        os.makedirs(root)
+        d = self.start("--watch", root, "--quiet-seconds", "0.3")
+        staging = os.path.join(self.tmp, "staging", "ci-run-17")
+        make_run(staging)
+        shutil.move(staging, os.path.join(root, "ci-run-17"))
+        runs = wait_for(lambda: [r for r in d.cli_json("runs") if r["run"] == "ci-run-17" and r["modules"] == 3],
+                        what="the watched run to be ingested")
+        self.assertEqual(runs[0]["files"], 5)
+        modules = d.cli_json("modules", "ci-run-17")
+        self.assertEqual(sorted(m["module"] for m in modules if m["peak_bytes"] is not None),
+                         ["SyncTensorsGraph.105", "jit_splash_attention_kernel", "jit_train_step"])
+        # A file arriving later in the same run is added to it.
+        shutil.copy(seed("000"), os.path.join(root, "ci-run-17",
+                                              "module_0099.late_module.after_optimizations-buffer-assignment.txt"))
+        wait_for(lambda: [r for r in d.cli_json("runs") if r["run"] == "ci-run-17" and r["modules"] == 4],
+                 what="the late file to be added to the run")
+
+    def test_daemon_catches_up_on_start(self):
+        root = os.path.join(self.tmp, "artifacts")
+        make_run(os.path.join(root, "arrived-while-down"))
+        d = self.start("--watch", root, "--quiet-seconds", "0.3")
+        wait_for(lambda: any(r["run"] == "arrived-while-down" for r in d.cli_json("runs")), what="catch-up")
+
+    @unittest.skipUnless(HAVE_CORPUS, "shared corpus not present")
+    def test_trend_over_two_corpus_runs_agrees_with_sql(self):
+        d = self.start("--allow-root", RUNS_DIR)
+        for day, run in (("2026-07-01", "21_lorrax_scan_C"), ("2026-07-02", "22_lorrax_scan_cached_C")):
+            out = d.cli("ingest", os.path.join(RUNS_DIR, run), "--server-path", "--time", day)
+            self.assertIn("SUCCEEDED", out.stdout)
+        # The largest module compiled once in each run (the two runs compile the same programs; modules that
+        # are compiled several times per run give several points per run and are checked below).
+        rows = d.cli_json("sql", "SELECT module_name FROM module_memory GROUP BY module_name, stage "
+                                 "HAVING COUNT(DISTINCT run_name) = 2 AND COUNT(*) = 2 "
+                                 "ORDER BY MAX(peak_bytes) DESC, module_name LIMIT 1")
+        self.assertEqual(len(rows), 1)
+        module = rows[0]["module_name"]
+        trend = d.cli_json("trend", module)
+        sql = d.cli_json("sql", f"SELECT run_name, peak_bytes FROM module_memory WHERE module_name = '{module}' "
+                                "ORDER BY run_time_us")
+        self.assertEqual([(p["run"], p["peak_bytes"]) for p in trend], [(r["run_name"], r["peak_bytes"]) for r in sql])
+        self.assertEqual([p["run"] for p in trend], ["21_lorrax_scan_C", "22_lorrax_scan_cached_C"])
+        self.assertGreater(trend[0]["peak_bytes"], 0)
+        # A pattern over modules compiled several times: every (run, module, xla id) point, oldest run first.
+        pattern_trend = d.cli_json("trend", "jit__compute_P*", "--metric", "total")
+        sql = d.cli_json("sql", "SELECT run_name, xla_module_id, total_bytes FROM module_memory "
+                                "WHERE module_name GLOB 'jit__compute_P*' ORDER BY run_time_us, module_name, xla_module_id")
+        self.assertEqual([(p["run"], p["xla_id"], p["total_bytes"]) for p in pattern_trend],
+                         [(r["run_name"], r["xla_module_id"], r["total_bytes"]) for r in sql])
+        self.assertGreater(len(sql), 2)
+
+    def test_upload_and_ingest_path_store_the_same_rows(self):
+        folder = os.path.join(self.tmp, "dumps", "nightly")
+        make_run(folder)
+        d = self.start("--allow-root", os.path.join(self.tmp, "dumps"))
+        up = d.cli("ingest", folder, "--run", "via-upload", "--label", "branch=main")
+        self.assertIn("SUCCEEDED", up.stdout)
+        ip = d.cli("ingest", folder, "--run", "via-path", "--server-path")
+        self.assertIn("SUCCEEDED", ip.stdout)
+        self.assertEqual(table_counts(d.db, "via-upload"), table_counts(d.db, "via-path"))
+        self.assertEqual(table_counts(d.db, "via-upload")["allocations"], 8 + 14 + 26)
+        runs = {r["run"]: r for r in d.cli_json("runs", "--label", "branch=main")}
+        self.assertEqual(list(runs), ["via-upload"])
+        # The same upload again adds nothing.
+        again = d.cli("ingest", folder, "--run", "via-upload")
+        self.assertIn("5 unchanged", again.stdout)
+
+    def test_python_client_lists_runs_and_streams_a_query(self):
+        folder = os.path.join(self.tmp, "dumps", "py-run")
+        make_run(folder)
+        d = self.start("--allow-root", os.path.join(self.tmp, "dumps"))
+        job = d.ingest.IngestPath(xladb_pb2.IngestPathRequest(path=folder, wait=True), timeout=60)
+        self.assertEqual(job.state, xladb_pb2.IngestJob.SUCCEEDED)
+        self.assertEqual(job.files_by_verdict["ingested"], 5)
+        runs = d.query.ListRuns(xladb_pb2.ListRunsRequest(), timeout=10)
+        self.assertEqual([r.name for r in runs.runs], ["py-run"])
+        self.assertEqual(runs.runs[0].module_count, 3)
+        responses = list(d.query.Query(xladb_pb2.QueryRequest(
+            sql="SELECT module_name, total_bytes FROM module_memory ORDER BY module_name"), timeout=10))
+        self.assertEqual([c.name for c in responses[0].columns], ["module_name", "total_bytes"])
+        rows = [(r.values[0].text_value, r.values[1].int_value) for m in responses for r in m.rows]
+        self.assertIn(("jit_splash_attention_kernel", 18629632), rows)
+        self.assertEqual(len(rows), 3)
+        top = d.query.TopBuffers(xladb_pb2.TopBuffersRequest(run_name="py-run", module="jit_splash_attention_kernel"),
+                                 timeout=10)
+        self.assertEqual(len(top.buffers), 11)
+        self.assertEqual(top.buffers[0].logical_bytes, 4194304)
+
+    def test_reflection_lists_services_and_health_is_serving(self):
+        d = self.start()
+        stub = reflection_pb2_grpc.ServerReflectionStub(d.channel)
+        answers = list(stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")]),
+                                                 timeout=10))
+        names = {s.name for s in answers[0].list_services_response.service}
+        self.assertTrue({"xladb.v1.QueryService", "xladb.v1.IngestService", "grpc.health.v1.Health"} <= names, names)
+        health = health_pb2_grpc.HealthStub(d.channel)
+        self.assertEqual(health.Check(health_pb2.HealthCheckRequest(service=""), timeout=10).status,
+                         health_pb2.HealthCheckResponse.SERVING)
+
+    def test_ingest_path_outside_the_allowed_roots_is_refused(self):
+        allowed = os.path.join(self.tmp, "allowed")
+        outside = os.path.join(self.tmp, "outside")
+        make_run(outside)
+        os.makedirs(allowed)
+        os.symlink(outside, os.path.join(allowed, "escape"))
+        d = self.start("--allow-root", allowed)
+        for path in (outside, os.path.join(allowed, "..", "outside"), os.path.join(allowed, "escape")):
+            with self.assertRaises(grpc.RpcError) as err:
+                d.ingest.IngestPath(xladb_pb2.IngestPathRequest(path=path, wait=True), timeout=10)
+            self.assertEqual(err.exception.code(), grpc.StatusCode.PERMISSION_DENIED, path)
+        out = d.cli("ingest", outside, "--server-path", check=False)
+        self.assertEqual(out.returncode, 1)
+        self.assertIn("outside the allowed roots", out.stderr)
+        self.assertEqual(d.cli_json("runs"), [])
+
+    def test_query_refuses_writes_and_leaves_the_database_unchanged(self):
+        folder = os.path.join(self.tmp, "dumps", "r")
+        make_run(folder)
+        d = self.start()
+        d.cli("ingest", folder)
+        before = table_counts(d.db, "r")
+        for sql in ("DELETE FROM runs", "DROP TABLE runs", "ATTACH DATABASE '/tmp/x.db' AS x",
+                    "PRAGMA journal_mode = DELETE", "SELECT load_extension('x')", "UPDATE runs SET name = 'y'"):
+            with self.assertRaises(grpc.RpcError) as err:
+                list(d.query.Query(xladb_pb2.QueryRequest(sql=sql), timeout=10))
+            self.assertIn(err.exception.code(), (grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.INVALID_ARGUMENT),
+                          sql)
+        self.assertEqual(table_counts(d.db, "r"), before)
+
+    def test_token_is_required_when_configured(self):
+        token_file = os.path.join(self.tmp, "token")
+        with open(token_file, "w") as f:
+            f.write("s3cret-token\n")
+        d = self.start("--token-file", token_file)
+        with self.assertRaises(grpc.RpcError) as err:
+            d.query.ListRuns(xladb_pb2.ListRunsRequest(), timeout=10)
+        self.assertEqual(err.exception.code(), grpc.StatusCode.PERMISSION_DENIED)
+        with self.assertRaises(grpc.RpcError) as err:
+            d.query.ListRuns(xladb_pb2.ListRunsRequest(), timeout=10,
+                             metadata=[("authorization", "Bearer wrong-token!")])
+        self.assertEqual(err.exception.code(), grpc.StatusCode.PERMISSION_DENIED)
+        ok = d.query.ListRuns(xladb_pb2.ListRunsRequest(), timeout=10,
+                              metadata=[("authorization", "Bearer s3cret-token")])
+        self.assertEqual(len(ok.runs), 0)
+        self.assertEqual(d.cli("runs", "--token-file", token_file).returncode, 0)
+
+    def test_sigterm_during_ingest_loses_nothing_and_a_restart_finishes_the_run(self):
+        folder = os.path.join(self.tmp, "dumps", "big-run")
+        make_run(folder, copies=150)
+        clean_db = os.path.join(self.tmp, "clean.db")
+        subprocess.run([XLADB, "ingest", folder, "--db", clean_db], check=True, capture_output=True)
+        expected = table_counts(clean_db, "big-run")
+
+        db = os.path.join(self.tmp, "xladb.db")
+        d = self.start("--allow-root", os.path.join(self.tmp, "dumps"), db=db)
+        job = d.ingest.IngestPath(xladb_pb2.IngestPathRequest(path=folder, wait=False), timeout=10)
+        wait_for(lambda: d.ingest.GetIngestJob(xladb_pb2.GetIngestJobRequest(job_id=job.job_id), timeout=10)
+                 .files_done >= 5, what="the ingest to start")
+        self.assertEqual(d.terminate(), 0, "xladbd exits 0 on SIGTERM")
+        partial = table_counts(db, "big-run")
+        self.assertLess(partial["files"], expected["files"], "SIGTERM should land mid-ingest")
+        con = sqlite3.connect(db)
+        self.assertEqual(con.execute("PRAGMA integrity_check").fetchone()[0], "ok")
+        self.assertEqual(con.execute("SELECT state FROM ingest_jobs WHERE job_id = ?", (job.job_id,)).fetchone()[0],
+                         "QUEUED")
+        con.close()
+
+        d2 = self.start("--allow-root", os.path.join(self.tmp, "dumps"), db=db)
+        wait_for(lambda: table_counts(db, "big-run")["files"] == expected["files"], what="the resumed job")
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        wait_for(lambda: con.execute("SELECT state FROM ingest_jobs WHERE job_id = ?",
+                                     (job.job_id,)).fetchone()[0] == "SUCCEEDED", what="the job to finish")
+        con.close()
+        self.assertEqual(table_counts(db, "big-run"), expected)
+        self.assertEqual(d2.cli_json("runs")[0]["files"], expected["files"])
+
+
+if __name__ == "__main__":
+    unittest.main()
