@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The main job on the embedded default: installs what is missing, builds xladb (Release), lays out two
-# example runs from the bundled real XLA dumps (tests/data/seeds), ingests them into a local SQLite file and
-# answers a real query: the peak-memory trend of a module across runs, and the TPU kernels that spill.
+# The main job on the embedded default: installs what is missing, builds xladb and xladbd (Release), starts
+# the daemon on a local SQLite file watching a folder of example runs (real XLA dumps bundled in
+# tests/data/seeds, laid out as two CI artifact folders), waits until they are ingested, and answers real
+# questions through the CLI: the runs, the peak-memory trend of a module, and the TPU kernels that spill.
+#   XLADB_KEEP_RUNNING=1 scripts/quickstart.sh   # leave xladbd running afterwards
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,20 +13,43 @@ echo "== build (Release)"
 cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DXLADB_BUILD_TESTS=OFF >/dev/null
 cmake --build build/release -j "$JOBS"
 XLADB=build/release/cli/xladb
+XLADBD=build/release/service/xladbd
 
-EXAMPLES=build/examples
+WATCH=build/examples/watch
 DB=build/xladb.db
-./scripts/make-example-runs.sh "$EXAMPLES"
+rm -rf "$WATCH" && mkdir -p "$WATCH"
 rm -f "$DB" "$DB-wal" "$DB-shm"
 
-echo "== ingest"
-"$XLADB" ingest "$EXAMPLES/nightly-2026-11-01" --db "$DB" --time 2026-11-01 --label branch=main
-"$XLADB" ingest "$EXAMPLES/nightly-2026-11-02" --db "$DB" --time 2026-11-02 --label branch=main
+echo "== start xladbd on $DB, watching $WATCH"
+LOG=build/xladbd.log
+"$XLADBD" --db "$DB" --listen 127.0.0.1:0 --watch "$WATCH" --quiet-seconds 1 >build/xladbd.out 2>"$LOG" &
+DAEMON=$!
+stop_daemon() { kill -TERM "$DAEMON" 2>/dev/null && wait "$DAEMON" 2>/dev/null || true; }
+if [ "${XLADB_KEEP_RUNNING:-0}" != "1" ]; then trap stop_daemon EXIT; fi
+for _ in $(seq 100); do grep -q "listening on" build/xladbd.out 2>/dev/null && break; sleep 0.1; done
+export XLADB_ADDR="$(sed -E 's/.*listening on ([^ ]+).*/\1/' build/xladbd.out)"
+echo "xladbd is listening on $XLADB_ADDR"
 
-echo "== peak-memory trend of jit_splash_attention_kernel"
-"$XLADB" sql "SELECT run_name, date(run_time_us / 1000000, 'unixepoch') AS day, peak_bytes, total_bytes, temp_bytes
-              FROM module_memory WHERE module_name = 'jit_splash_attention_kernel' ORDER BY run_time_us" --db "$DB"
-echo "== TPU kernels by VMEM spill rate"
-"$XLADB" sql "SELECT run_name, kernel, vmem_spills, vmem_fills, bundles, ROUND(vmem_spill_rate, 4) AS spill_rate
-              FROM kernel_spills ORDER BY vmem_spill_rate DESC LIMIT 5" --db "$DB"
-echo "== done: the database is $DB (open it with sqlite3, or: $XLADB sql \"…\" --db $DB)"
+echo "== two CI artifact folders arrive in the watched folder"
+STAGING=build/examples/staging
+./scripts/make-example-runs.sh "$STAGING"
+touch -d 2026-11-01T06:00:00Z "$STAGING"/nightly-2026-11-01/*   # the runs' own times order the trend
+touch -d 2026-11-02T06:00:00Z "$STAGING"/nightly-2026-11-02/*
+mv "$STAGING"/nightly-2026-11-01 "$STAGING"/nightly-2026-11-02 "$WATCH"/
+for _ in $(seq 300); do
+  [ "$("$XLADB" runs --format csv 2>/dev/null | wc -l)" -ge 3 ] && break
+  sleep 0.2
+done
+
+echo "== xladb runs"
+"$XLADB" runs
+echo "== xladb trend jit_splash_attention_kernel"
+"$XLADB" trend jit_splash_attention_kernel
+echo "== xladb spills --limit 5"
+"$XLADB" spills --limit 5
+echo "== xladb top nightly-2026-11-02 jit_train_step -n 5"
+"$XLADB" top nightly-2026-11-02 jit_train_step -n 5
+echo "== done. The database is $DB (open it with sqlite3). xladbd log: $LOG"
+if [ "${XLADB_KEEP_RUNNING:-0}" = "1" ]; then
+  echo "xladbd keeps running (pid $DAEMON) on $XLADB_ADDR; stop it with: kill $DAEMON"
+fi
