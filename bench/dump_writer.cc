@@ -481,28 +481,40 @@ void WriteFusedComputation(const SyntheticProgram& program, const InstructionRef
     std::vector<std::pair<std::string, const Shape*>> literal{{std::to_string(k), nullptr}};
     AppendBodyInstruction(program, false, params[k], *shapes[k], "parameter", literal, "", text);
   }
+  // Every parameter is read: the first is combined with each of the others in turn (multiply before a
+  // reduce, the fusion's own opcode otherwise), so the body is a chain ending in the result.
+  const bool reduce = op.region >= 0;
+  const std::string chain_opcode = reduce ? "multiply" : op.fused_root_opcode;
+  std::string attributes;
+  if (chain_opcode == "convolution") attributes = ", dim_labels=bf_io->bf";
+  if (chain_opcode == "dot") attributes = ", lhs_contracting_dims={1}, rhs_contracting_dims={1}";
   std::vector<std::string> results;
   for (size_t e = 0; e < op.shape.elements.size(); ++e) {
     const Shape element = ArrayOf(op.shape.elements[e]);
-    const bool root = !op.shape.is_tuple;
-    const std::string name = op.fused_root_opcode + "." + uid + "." + std::to_string(e);
-    if (op.region >= 0) {
-      const std::string init = "constant." + uid + "." + std::to_string(e);
+    const std::string prefix = chain_opcode + "." + uid + "." + std::to_string(e);
+    std::pair<std::string, const Shape*> acc{params[0], shapes[0]};
+    const size_t steps = std::max<size_t>(params.size() - 1, reduce ? 0 : 1);
+    for (size_t k = 1; k <= steps; ++k) {
+      const bool last = k == steps && !reduce;
+      const std::string name = steps == 1 ? prefix : prefix + "." + std::to_string(k);
+      std::vector<std::pair<std::string, const Shape*>> operands{acc};
+      if (k < params.size()) operands.emplace_back(params[k], shapes[k]);
+      AppendBodyInstruction(program, last && !op.shape.is_tuple, name, last ? element : *shapes[0], chain_opcode,
+                            operands, attributes, text);
+      acc = {name, shapes[0]};
+    }
+    if (reduce) {
       static const Shape kScalar = ArrayOf(MakeArray(ElementType::kF32, {}));
+      const std::string init = "constant." + uid + "." + std::to_string(e);
+      const std::string name = "reduce." + uid + "." + std::to_string(e);
       AppendBodyInstruction(program, false, init, kScalar, "constant", {{"0", nullptr}}, "", text);
-      AppendBodyInstruction(program, root, name, element, "reduce", {{params[0], shapes[0]}, {init, &kScalar}},
+      AppendBodyInstruction(program, !op.shape.is_tuple, name, element, "reduce", {acc, {init, &kScalar}},
                             ", dimensions={" + std::to_string(std::max(0, shapes[0]->array().rank - 1)) +
                                 "}, to_apply=%" + program.RegionName(op.region),
                             text);
-    } else {
-      std::vector<std::pair<std::string, const Shape*>> operands;
-      for (size_t k = 0; k < std::min<size_t>(params.size(), 2); ++k) operands.emplace_back(params[k], shapes[k]);
-      std::string attributes;
-      if (op.fused_root_opcode == "convolution") attributes = ", dim_labels=bf_io->bf";
-      if (op.fused_root_opcode == "dot") attributes = ", lhs_contracting_dims={1}, rhs_contracting_dims={1}";
-      AppendBodyInstruction(program, root, name, element, op.fused_root_opcode, operands, attributes, text);
+      acc.first = name;
     }
-    results.push_back(name);
+    results.push_back(acc.first);
   }
   if (op.shape.is_tuple) {
     std::vector<std::pair<std::string, const Shape*>> operands;
@@ -797,6 +809,21 @@ void WriteBundleProfile(const SyntheticProgram& program, TextWriter* out) {
     AppendInstructionText(program, ref, &text);
     WriteBundleBlock(text, bundles, kernel_seed, spills, out);
   }
+}
+
+std::string ModuleDumpFileName(int64_t module_id, std::string_view module_name, Backend backend,
+                               std::string_view suffix) {
+  char id[32];
+  std::snprintf(id, sizeof id, "module_%04" PRId64 ".", module_id);
+  std::string name = id;
+  name.append(module_name);
+  name.append(backend == Backend::kTpu ? ".after_optimizations" : ".sm_8.0_gpu_after_optimizations");
+  name.append(suffix);
+  return name;
+}
+
+std::string BundleProfileFileName(int64_t timestamp_ns, std::string_view unit) {
+  return std::to_string(timestamp_ns) + "-" + std::string(unit) + "-82-hlo-static-bundle-profile.txt";
 }
 
 }  // namespace xladb::bench

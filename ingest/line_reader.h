@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <vector>
+#include <memory>
 
 #include "ingest/byte_source.h"
 #include "ingest/status.h"
@@ -38,7 +38,8 @@ class LineReader {
 
   ByteSource* source_;
   size_t max_line_bytes_;
-  std::vector<char> buffer_;
+  std::unique_ptr<char[]> buffer_;  // not zero-filled: most files are small, and zeroing costs
+  size_t capacity_ = 0;
   size_t begin_ = 0;  // start of unconsumed data
   size_t end_ = 0;    // end of valid data
   bool eof_ = false;

@@ -90,6 +90,10 @@ void OomReportParser::ParseLine(std::string_view line, int64_t line_no) {
       }
       if (stripped.starts_with(kBuffer) && stripped.ends_with(':')) {
         DropTruncatedBuffer("the next buffer starts at line " + std::to_string(line_no));
+        // The open buffer is gone: unless this line starts the next one (`Buffer x:` with a non-number does
+        // not), no buffer is open, and ParseBufferLine must not run on the empty pending_ (found by fuzzing:
+        // it wrote into a disengaged std::optional, a leak under ASan and undefined behaviour).
+        state_ = State::kBetween;
         if (StartBuffer(stripped, line_no)) return;
       } else if (ParseBufferLine(stripped, line_no)) {
         return;
@@ -149,7 +153,9 @@ bool OomReportParser::StartBuffer(std::string_view stripped, int64_t line_no) {
   if (!stripped.starts_with(kBuffer) || !stripped.ends_with(':')) return false;
   const std::string_view number_text = stripped.substr(kBuffer.size(), stripped.size() - kBuffer.size() - 1);
   if (number_text.empty() || number_text.find_first_not_of("0123456789") != std::string_view::npos) return false;
-  pending_.emplace();
+  // Not emplace(): clang 14 evaluates is_default_constructible of this nested struct (with default member
+  // initializers) while OomReportParser is still incomplete, caches `false`, and rejects emplace().
+  pending_.emplace(PendingBuffer());
   pending_->first_line = line_no;
   state_ = State::kBuffer;
   std::optional<int64_t> number = ParseInt64(number_text);

@@ -17,8 +17,9 @@
 //   * After `quiet_period` without changes (a file created, written, closed, renamed or removed anywhere in
 //     the run; for an archive, its size must also be unchanged over the quiet period).
 //   * At once when a file named in `marker_names` appears (is created or renamed into place) directly in the
-//     run folder, or when a run folder arrives that already holds one. Markers in subfolders do not count;
-//     writes to an existing marker are not changes.
+//     run folder, or when a run folder arrives that already holds one (once per marker: a marker seen both
+//     by the scan of a new folder and by its own creation event reports once). Markers in subfolders do not
+//     count; writes to an existing marker are not changes.
 //   * Again after the next quiet period when a reported run changes (late files: the daemon adds them).
 //   * After the kernel's event queue overflowed (IN_Q_OVERFLOW: events were lost), every folder is watched
 //     anew and every run is reported once it has been quiet for `quiet_period`.
@@ -31,8 +32,9 @@
 //     kernel's inotify limits), naming the root or the limit to raise.
 //   * The callback runs on the watcher's own thread, one call at a time, never under a lock of the watcher.
 //     It must not block for long (enqueue and return) and must not throw. It may call Stop().
-//   * Stop() is idempotent and prompt (it does not wait for quiet periods); once it returns, no callback
-//     runs (when called from the callback itself it cannot wait, but no further callback starts). The
+//   * Stop() is idempotent and prompt (it does not wait for quiet periods, only for a callback in progress);
+//     once it returns, no callback runs (called from the callback itself it cannot wait for that callback,
+//     but no further one starts). The
 //     destructor calls Stop() and must not run on the watcher's thread.
 //   * Resources: one inotify descriptor, one eventfd, one watch per folder in the roots (counted against
 //     fs.inotify.max_user_watches), one thread that sleeps in poll() between events and quiet-period

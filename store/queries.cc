@@ -329,11 +329,13 @@ bool IsGrowth(const BufferDiff& d) {
   return d.change == BufferDiff::Change::kGrew || d.change == BufferDiff::Change::kAppeared;
 }
 
-// Pairs values by `key` (first come, first paired, in value_id order) among those still unpaired, and
-// records the pairs whose sizes differ.
+// What pairs two values: (instruction, shape_index, "", 0) by name, or (op_name, source_file,
+// shape_index, source_line) by origin.
 using ValueKey = std::tuple<std::string, std::string, std::string, int64_t>;
 
-template <typename KeyFn>  // std::optional<ValueKey>(const DiffValue&); nullopt: the value has no such key
+// Pairs values by `key` (first come, first paired, in value_id order) among those still unpaired, and
+// records the pairs whose sizes differ. `key` returns std::optional<ValueKey>; nullopt: no such key.
+template <typename KeyFn>
 void PairValues(std::vector<DiffValue>& a, std::vector<DiffValue>& b, KeyFn key, std::string_view matched_by,
                 std::vector<BufferDiff>* diffs) {
   std::multimap<ValueKey, size_t> b_by_key;
@@ -434,11 +436,8 @@ StatusOr<RunPage> ListRuns(Database& db, const RunFilter& filter) {
   AddLabelMatch(&where, "r.run_id", filter.labels);
   if (filter.since_us >= 0) where.Add("r.run_time_us >= ?", filter.since_us);
   if (filter.until_us >= 0) where.Add("r.run_time_us < ?", filter.until_us);
-  if (!filter.name_pattern.empty()) {
-    Status st = CheckGlobPattern(filter.name_pattern, "run name");
-    if (!st.ok()) return st;
-    where.Add("r.name GLOB ?", filter.name_pattern);
-  }
+  Status st = AddNameMatch(&where, "r.name", filter.name_pattern, "run name");
+  if (!st.ok()) return st;
   if (!filter.page_token.empty()) {
     int64_t after_time = 0, after_id = 0;
     if (!ParseRunPageToken(filter.page_token, &after_time, &after_id)) {
@@ -580,11 +579,10 @@ StatusOr<std::vector<SpillRateRow>> SpillRates(Database& db, const SpillQuery& q
       if (!run_id.ok()) return run_id.status();
       where.Add("ks.run_id = ?", *run_id);
     }
-    if (!query.kernel_pattern.empty()) {
-      Status st = CheckGlobPattern(query.kernel_pattern, "kernel");
-      if (!st.ok()) return st;
-      where.Add("ks.kernel GLOB ?", query.kernel_pattern);
-    }
+    Status st = AddNameMatch(&where, "ks.kernel", query.kernel_pattern, "kernel");
+    if (!st.ok()) return st;
+    // Over all runs this aggregates every spill and fill line (kernel_spills has no stored form); the
+    // partial index utilization_counters_spills keeps that to the four counters' lines.
     std::string sql =
         "SELECT ks.run_name, r.run_time_us, ks.module_name, ks.kernel, ks.vmem_spills, ks.vmem_fills, "
         "       ks.smem_spills, ks.smem_fills, ks.bundles, ks.vmem_spill_rate, ks.vmem_fill_rate, "

@@ -9,7 +9,9 @@
 //     runs × modules or by explicit limits).
 //   * Errors come back as Status: kNotFound for an unknown run or module (naming it), kInvalidArgument for
 //     a bad pattern or page token, kIoError for database failures. No exceptions escape.
-//   * Patterns are SQL GLOB patterns (`jit_*`, case-sensitive); an empty pattern matches everything.
+//   * Patterns are SQL GLOB patterns (`jit_*`, case-sensitive); an empty pattern matches everything, one
+//     without * ? [ is an exact name, and a `[` without its `]` is kInvalidArgument.
+//   * Numbers XLA did not print come back as -1 (the fields say which can be unknown).
 #ifndef XLADB_STORE_QUERIES_H_
 #define XLADB_STORE_QUERIES_H_
 

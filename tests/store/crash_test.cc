@@ -1,4 +1,4 @@
-// Crash safety: a child process ingesting a folder is killed with SIGKILL at seeded random moments. After
+// Crash safety: a child process ingesting a folder is killed with SIGKILL at 20 seeded random moments. After
 // each kill the database passes PRAGMA integrity_check, holds no partial file, and a rerun ends with exactly
 // the rows of a clean ingest.
 #include <SQLiteCpp/SQLiteCpp.h>
@@ -23,7 +23,7 @@ namespace {
 using testing::TempDir;
 
 // 3 seeds × kCopies modules, each with its own file name so every file is new work.
-constexpr int kCopies = 60;
+constexpr int kCopies = 40;
 
 void MakeBigRun(const std::string& dir) {
   const std::string s000 = testing::ReadFile(testing::SeedFile("000"));
@@ -87,7 +87,7 @@ TEST(CrashSafety, SigkillMidIngestLeavesNoPartialFileAndARerunCompletes) {
   auto full_us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count();
 
   std::mt19937 rng(20261122);
-  constexpr int kKills = 5;
+  constexpr int kKills = 20;
   int killed_mid_ingest = 0;
   int partial_states = 0;  // kills after which some, but not all, files were stored
   for (int k = 0; k < kKills; ++k) {
@@ -128,8 +128,8 @@ TEST(CrashSafety, SigkillMidIngestLeavesNoPartialFileAndARerunCompletes) {
     EXPECT_EQ(RowCounts(db_path), clean) << "kill " << k << " at " << delay_us << " us";
   }
   // The kills must have landed mid-ingest at least sometimes, or the test proves nothing.
-  EXPECT_GE(killed_mid_ingest, 3);
-  EXPECT_GE(partial_states, 2);
+  EXPECT_GE(killed_mid_ingest, kKills / 2);
+  EXPECT_GE(partial_states, kKills / 4);
 }
 
 }  // namespace

@@ -761,6 +761,19 @@ TEST(ListRunsPaging, NewRunsDoNotShiftTheNextPage) {
   ASSERT_TRUE(rest.ok()) << rest.status().ToString();
   // Equal times order by run_id desc: run-tie (ingested last) before run-1.
   EXPECT_EQ(RunNames(rest->runs), (std::vector<std::string>{"run-tie", "run-1", "run-0"}));
+
+  // One run per page, through the tie: the token after run-tie still finds run-1 at the same time.
+  filter = {};
+  filter.page_size = 1;
+  std::vector<std::string> all;
+  do {
+    auto page = store::ListRuns(*db, filter);
+    ASSERT_TRUE(page.ok()) << page.status().ToString();
+    for (const auto& r : page->runs) all.push_back(r.name);
+    filter.page_token = page->next_page_token;
+    ASSERT_LT(all.size(), 10u);
+  } while (!filter.page_token.empty());
+  EXPECT_EQ(all, (std::vector<std::string>{"run-new", "run-2", "run-tie", "run-1", "run-0"}));
 }
 
 // --- The two corpus runs -------------------------------------------------------------------------------

@@ -1,0 +1,102 @@
+// RecordPipe: carries records from a parser on one thread to a sink on another, in batches, through a
+// bounded queue. It lets a big file be parsed on one core while the store writes on the other.
+//
+//   RecordPipe pipe(kBatch, kDepth);
+//   std::thread parser([&] { …parser writes to pipe.input()…; pipe.Close(); });
+//   pipe.Drain(target);          // on the writer's thread: replays every record into `target`, in order
+//   parser.join();
+//
+// Contract
+//   * Records arrive at the target in exactly the order the parser produced them.
+//   * Memory is bounded: at most `depth` full batches of `batch_records` records wait in the queue; the
+//     parser blocks when the writer falls behind.
+//   * input() is used by one producer thread, Drain() by one consumer thread. Close() ends the stream
+//     (from the producer); Abort() (from either side) makes both sides stop early.
+#ifndef XLADB_INGEST_RECORD_PIPE_H_
+#define XLADB_INGEST_RECORD_PIPE_H_
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <mutex>
+#include <variant>
+#include <vector>
+
+#include "ingest/record_sink.h"
+#include "ingest/records.h"
+
+namespace xladb::ingest {
+
+using AnyRecord =
+    std::variant<AllocationRecord, AllocatedValueRecord, CrossColorReuseRecord, TotalBytesRecord, ValueDetailRecord,
+                 InstructionRecord, ComputationRecord, HloModuleRecord, LiveRangeHeaderRecord, ScheduleEntryRecord,
+                 LiveRangeRecord, PeakMomentRecord, PeakBufferRecord, StackTraceHeaderRecord, StackTraceNodeRecord,
+                 MemoryReportTotalRecord, MemoryReportRowRecord, MemoryReportOmittedRecord, UtilizationBlockRecord,
+                 UtilizationCounterRecord, OomStatRecord, OomBufferRecord, IssueRecord>;
+
+// Hands `record` to the matching On* method of `sink`.
+void Deliver(AnyRecord&& record, RecordSink* sink);
+
+class RecordPipe {
+ public:
+  RecordPipe(size_t batch_records = 4096, size_t depth = 8);
+
+  RecordSink* input() { return &input_; }
+  void Close();   // producer: flush the last batch and end the stream
+  void Abort();   // either side: stop; pending records are dropped
+  // Consumer: replays every record into `target` until the stream ends. Returns false if aborted.
+  bool Drain(RecordSink* target);
+
+ private:
+  class Input : public RecordSink {
+   public:
+    explicit Input(RecordPipe* pipe) : pipe_(pipe) {}
+    void OnAllocation(AllocationRecord&& r) override { Push(std::move(r)); }
+    void OnAllocatedValue(AllocatedValueRecord&& r) override { Push(std::move(r)); }
+    void OnCrossColorReuse(CrossColorReuseRecord&& r) override { Push(std::move(r)); }
+    void OnTotalBytes(TotalBytesRecord&& r) override { Push(std::move(r)); }
+    void OnValueDetail(ValueDetailRecord&& r) override { Push(std::move(r)); }
+    void OnInstruction(InstructionRecord&& r) override { Push(std::move(r)); }
+    void OnComputation(ComputationRecord&& r) override { Push(std::move(r)); }
+    void OnHloModule(HloModuleRecord&& r) override { Push(std::move(r)); }
+    void OnLiveRangeHeader(LiveRangeHeaderRecord&& r) override { Push(std::move(r)); }
+    void OnScheduleEntry(ScheduleEntryRecord&& r) override { Push(std::move(r)); }
+    void OnLiveRange(LiveRangeRecord&& r) override { Push(std::move(r)); }
+    void OnPeakMoment(PeakMomentRecord&& r) override { Push(std::move(r)); }
+    void OnPeakBuffer(PeakBufferRecord&& r) override { Push(std::move(r)); }
+    void OnStackTraceHeader(StackTraceHeaderRecord&& r) override { Push(std::move(r)); }
+    void OnStackTraceNode(StackTraceNodeRecord&& r) override { Push(std::move(r)); }
+    void OnMemoryReportTotal(MemoryReportTotalRecord&& r) override { Push(std::move(r)); }
+    void OnMemoryReportRow(MemoryReportRowRecord&& r) override { Push(std::move(r)); }
+    void OnMemoryReportOmitted(MemoryReportOmittedRecord&& r) override { Push(std::move(r)); }
+    void OnUtilizationBlock(UtilizationBlockRecord&& r) override { Push(std::move(r)); }
+    void OnUtilizationCounter(UtilizationCounterRecord&& r) override { Push(std::move(r)); }
+    void OnOomStat(OomStatRecord&& r) override { Push(std::move(r)); }
+    void OnOomBuffer(OomBufferRecord&& r) override { Push(std::move(r)); }
+    void OnIssue(IssueRecord&& r) override { Push(std::move(r)); }
+
+   private:
+    template <typename R>
+    void Push(R&& r) {
+      pipe_->batch_.emplace_back(std::forward<R>(r));
+      if (pipe_->batch_.size() >= pipe_->batch_records_) pipe_->Flush();
+    }
+    RecordPipe* pipe_;
+  };
+
+  void Flush();  // producer: hand the current batch to the queue (blocks while the queue is full)
+
+  size_t batch_records_;
+  size_t depth_;
+  Input input_{this};
+  std::vector<AnyRecord> batch_;  // producer-owned
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::vector<AnyRecord>> queue_;
+  bool closed_ = false;
+  bool aborted_ = false;
+};
+
+}  // namespace xladb::ingest
+
+#endif  // XLADB_INGEST_RECORD_PIPE_H_
