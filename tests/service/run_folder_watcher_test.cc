@@ -32,7 +32,7 @@ using testing::WriteFile;
 
 constexpr milliseconds kQuiet{200};
 constexpr milliseconds kNever{60000};        // a quiet period no test waits for
-constexpr milliseconds kWaitLimit{10000};    // upper bound for something that must happen
+constexpr milliseconds kWaitLimit{30000};    // upper bound for something that must happen (slow under ASan and load)
 
 struct Report {
   std::string path;
