@@ -249,12 +249,13 @@ void BuildTpuLayer(const ProgramSpec& spec, DeterministicRng& rng, LayerTemplate
   int scaled = b.Fusion("fusion", "kLoop", ArrayOf(act), {LayerInput(), Local(norm), Weight(w_scale)},
                         "multiply", "rms_norm/mul");
   int attn_out;
-  const bool pallas = rng.Percent(70);
+  const bool pallas = rng.Percent(spec.pallas_percent);
   if (pallas) {
     char hex[9];
     std::snprintf(hex, sizeof hex, "%08x", static_cast<unsigned>(rng.Next()));
-    // Mosaic bodies of 1-3 KB are common; one program in ten carries an 8-11 KB one like seed 000's.
-    const int64_t body = rng.Percent(10) ? rng.Between(8000, 11000) : rng.Between(800, 2500);
+    // Mosaic bodies of 0.5-2 KB are common; one program in twenty carries an 8-11 KB one like seed 000's.
+    int64_t body = rng.Percent(5) ? rng.Between(8000, 11000) : rng.Between(500, 2000);
+    if (spec.pallas_body_bytes > 0) body = spec.pallas_body_bytes;
     ArrayShape stat = MakeArray(ElementType::kF32, {std::max<int64_t>(8, S / 4), 128});
     int kernel = b.CustomCall(std::string("splash_mha_fwd_") + hex, "tpu_custom_call",
                               TupleOf({stat, stat, stat, act}),

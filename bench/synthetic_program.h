@@ -140,6 +140,8 @@ struct ProgramSpec {
   int64_t seq = 2048;
   int64_t hidden = 1024;
   double spill_pressure = 1.0;  // multiplies the VMEM spills of kernels marked spills_grow
+  int pallas_percent = 50;      // TPU: chance that the layer's attention is a Pallas kernel (else a fusion)
+  int64_t pallas_body_bytes = 0;  // TPU: size of the kernel's base64 body; 0: drawn from the seed
 };
 
 // Which instruction: a parameter, a constant, op j of layer l, an epilogue op, the ROOT, or an instruction of

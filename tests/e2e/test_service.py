@@ -16,6 +16,7 @@ import unittest
 
 XLADBD = os.environ["XLADBD"]
 XLADB = os.environ["XLADB"]
+XLADB_LOAD = os.environ.get("XLADB_LOAD", "")
 SOURCE_DIR = os.environ["XLADB_SOURCE_DIR"]
 CORPUS_DIR = os.environ.get("XLADB_CORPUS_DIR", "")
 sys.path.insert(0, os.environ["XLADB_PY_STUBS"])
@@ -283,6 +284,30 @@ class ServiceTest(unittest.TestCase):
                               metadata=[("authorization", "Bearer s3cret-token")])
         self.assertEqual(len(ok.runs), 0)
         self.assertEqual(d.cli("runs", "--token-file", token_file).returncode, 0)
+
+    @unittest.skipUnless(XLADB_LOAD, "xladb_load not built")
+    def test_concurrent_queries_during_uploads_see_no_errors(self):
+        folder = os.path.join(self.tmp, "dumps", "load-base")
+        make_run(folder)
+        upload = os.path.join(self.tmp, "dumps", "uploaded")
+        make_run(upload, copies=20)
+        d = self.start()
+        d.cli("ingest", folder)
+        out = subprocess.run([XLADB_LOAD, "--addr", d.addr, "--clients", "8", "--seconds", "3",
+                              "--max-requests", "20000", "--upload-dir", upload, "--upload-every-ms", "50",
+                              "--format", "json"], capture_output=True, text=True, timeout=120)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        report = json.loads(out.stdout)
+        self.assertEqual(report["errors"], 0)
+        self.assertNotIn("locked", out.stderr)
+        rpcs = {r["rpc"]: r for r in report["rpcs"]}
+        self.assertGreater(rpcs["Upload"]["calls"], 0, "the writer was busy during the load")
+        for rpc in ("ListRuns", "PeakMemoryTrend", "SpillRates", "TopBuffers", "DiffRuns", "Query"):
+            self.assertGreater(rpcs[rpc]["calls"], 10, rpc)
+        # Every upload that answered was stored whole.
+        runs = [r for r in d.cli_json("runs") if r["run"].startswith("load-upload-")]
+        self.assertEqual(len(runs), rpcs["Upload"]["calls"])
+        self.assertTrue(all(r["modules"] == 60 for r in runs), runs)
 
     def test_sigterm_during_ingest_loses_nothing_and_a_restart_finishes_the_run(self):
         folder = os.path.join(self.tmp, "dumps", "big-run")
