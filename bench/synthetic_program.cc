@@ -237,7 +237,6 @@ void BuildTpuLayer(const ProgramSpec& spec, DeterministicRng& rng, LayerTemplate
   const int w_scale = b.NewWeight(MakeArray(ElementType::kF32, {H}), "norm/scale");
   const int w_in = b.NewWeight(MakeArray(ElementType::kBf16, {H, F}), "mlp/wi/kernel");
   const int w_out = b.NewWeight(MakeArray(ElementType::kBf16, {F, H}), "mlp/wo/kernel");
-  const int mask = b.NewConstant(MakeArray(ElementType::kS8, {2, 8, 128}), "{...}");
   const int eps = b.NewConstant(MakeArray(ElementType::kF32, {}), "1e-06");
 
   OperandRef attn_weight = Weight(w_attn);
@@ -257,6 +256,7 @@ void BuildTpuLayer(const ProgramSpec& spec, DeterministicRng& rng, LayerTemplate
     int64_t body = rng.Percent(5) ? rng.Between(8000, 11000) : rng.Between(500, 2000);
     if (spec.pallas_body_bytes > 0) body = spec.pallas_body_bytes;
     ArrayShape stat = MakeArray(ElementType::kF32, {std::max<int64_t>(8, S / 4), 128});
+    const int mask = b.NewConstant(MakeArray(ElementType::kS8, {2, 8, 128}), "{...}");
     int kernel = b.CustomCall(std::string("splash_mha_fwd_") + hex, "tpu_custom_call",
                               TupleOf({stat, stat, stat, act}),
                               {Constant(mask), Local(scaled), attn_weight, LayerInput()},

@@ -1,9 +1,7 @@
 #include "bench/text_writer.h"
 
-#include <algorithm>
 #include <cerrno>
 #include <charconv>
-#include <cstdarg>
 #include <cstring>
 
 namespace xladb::bench {
@@ -25,14 +23,19 @@ TextWriter::~TextWriter() {
 }
 
 void TextWriter::Drain(std::string_view more) {
-  if (!failed_ && used_ > 0 && std::fwrite(buffer_.get(), 1, used_, file_) != used_) failed_ = true;
+  WriteOut(buffer_.get(), used_);
   used_ = 0;
   if (more.size() >= kBufferSize) {
-    if (!failed_ && std::fwrite(more.data(), 1, more.size(), file_) != more.size()) failed_ = true;
+    WriteOut(more.data(), more.size());
     return;
   }
   more.copy(buffer_.get(), more.size());
   used_ = more.size();
+}
+
+void TextWriter::WriteOut(const char* data, size_t size) {
+  if (error_ != 0 || size == 0) return;
+  if (std::fwrite(data, 1, size, file_) != size) error_ = errno != 0 ? errno : EIO;
 }
 
 void TextWriter::PutInt(int64_t value) {
@@ -41,27 +44,12 @@ void TextWriter::PutInt(int64_t value) {
   Put(std::string_view(buf, static_cast<size_t>(r.ptr - buf)));
 }
 
-void TextWriter::PutRightAligned(std::string_view text, size_t width) {
-  for (size_t i = text.size(); i < width; ++i) Put(' ');
-  Put(text);
-}
-
-void TextWriter::PutFormat(const char* format, ...) {
-  char buf[256];
-  va_list args;
-  va_start(args, format);
-  int n = std::vsnprintf(buf, sizeof buf, format, args);
-  va_end(args);
-  if (n < 0) return;
-  Put(std::string_view(buf, std::min(static_cast<size_t>(n), sizeof buf - 1)));
-}
-
 Status TextWriter::Finish() {
   if (!file_) return Status::Ok();
   Drain({});
-  if (std::fclose(file_) != 0) failed_ = true;
+  if (std::fclose(file_) != 0 && error_ == 0) error_ = errno != 0 ? errno : EIO;
   file_ = nullptr;
-  if (failed_) return Status::IoError("write to " + path_ + " failed: " + std::strerror(errno));
+  if (error_ != 0) return Status::IoError("write to " + path_ + " failed: " + std::strerror(error_));
   return Status::Ok();
 }
 

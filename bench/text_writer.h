@@ -38,24 +38,22 @@ class TextWriter {
   }
   void Put(char c) { Put(std::string_view(&c, 1)); }
   void PutInt(int64_t value);
-  // `text` right-aligned in `width` columns (printf's %<width>s).
-  void PutRightAligned(std::string_view text, size_t width);
-  // printf-style, for the few lines that need %3.0f and friends.
-  void PutFormat(const char* format, ...) __attribute__((format(printf, 2, 3)));
 
   int64_t bytes() const { return bytes_; }
   Status Finish();
 
  private:
   static constexpr size_t kBufferSize = 1 << 20;
+  // Writes the buffer, then `more` (copied into the emptied buffer when it fits).
   void Drain(std::string_view more);
+  void WriteOut(const char* data, size_t size);
 
   std::FILE* file_ = nullptr;
   std::string path_;
   std::unique_ptr<char[]> buffer_;
   size_t used_ = 0;
   int64_t bytes_ = 0;
-  bool failed_ = false;
+  int error_ = 0;  // errno of the first failed write
 };
 
 }  // namespace xladb::bench

@@ -75,6 +75,7 @@ bool LineReader::Next(std::string_view* line) {
     if (!Fill()) {
       if (!status_.ok()) return false;
       if (end_ > begin_) {  // final line without '\n'
+        last_line_unterminated_ = true;
         size_t len = end_ - begin_;
         const char* line_start = buffer_.get() + begin_;
         bytes_consumed_ += static_cast<int64_t>(len);

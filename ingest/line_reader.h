@@ -32,6 +32,9 @@ class LineReader {
   int64_t bytes_consumed() const { return bytes_consumed_; }
   int64_t crlf_lines() const { return crlf_lines_; }
   bool saw_nul() const { return saw_nul_; }
+  // True when the last line returned had no '\n' after it: XLA ends every dump with one, so this is the sign
+  // of a file cut short (a truncated copy, a writer that died), whose last line may be incomplete.
+  bool last_line_unterminated() const { return last_line_unterminated_; }
 
  private:
   bool Fill();  // reads more bytes; false at EOF or error
@@ -48,6 +51,7 @@ class LineReader {
   int64_t bytes_consumed_ = 0;
   int64_t crlf_lines_ = 0;
   bool saw_nul_ = false;
+  bool last_line_unterminated_ = false;
 };
 
 }  // namespace xladb::ingest

@@ -16,8 +16,10 @@ Status ApplySchema(SQLite::Database& db) {
                                       " is newer than this xladb's version " + std::to_string(kSchemaVersion) +
                                       "; upgrade xladb to open it");
   }
-  if (version == kSchemaVersion) return Status::Ok();
-  // version 0: a new file. (Migrations from older versions go here as they are released.)
+  // Version 1 is the first released schema, so there is nothing to migrate yet; when version 2 comes, its
+  // in-place migration from version 1 runs here, before the statement below. schema.sql runs on every
+  // read-write open: every statement in it is CREATE … IF NOT EXISTS, so indexes and tables added since the
+  // file was written appear and nothing else changes.
   db.exec("BEGIN IMMEDIATE");
   try {
     db.exec(kSchemaSql);
@@ -44,6 +46,7 @@ StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path, Mode
       Status st = ApplySchema(*db);
       if (!st.ok()) return st;
     } else {
+      db->exec("PRAGMA cache_size = -16384");  // 16 MiB per reader: repeated queries stay in memory
       int version = db->execAndGet("PRAGMA user_version").getInt();
       if (version != kSchemaVersion) {
         return Status::FailedPrecondition("database " + path + " has schema version " + std::to_string(version) +

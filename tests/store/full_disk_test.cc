@@ -1,0 +1,77 @@
+// A database on a full disk: the file that does not fit fails cleanly, the database stays intact and holds
+// only whole files. Needs a small tmpfs, which only root can mount; skips with a message otherwise.
+#include <SQLiteCpp/SQLiteCpp.h>
+#include <gtest/gtest.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "ingest/dump_ingester.h"
+#include "store/database.h"
+#include "store/run_writer.h"
+#include "tests/store/test_dirs.h"
+
+namespace xladb {
+namespace {
+
+class SmallTmpfs {
+ public:
+  explicit SmallTmpfs(const std::string& dir, const char* size) : dir_(dir) {
+    std::filesystem::create_directories(dir_);
+    mounted_ = ::mount("tmpfs", dir_.c_str(), "tmpfs", 0, (std::string("size=") + size).c_str()) == 0;
+  }
+  ~SmallTmpfs() {
+    if (mounted_) ::umount2(dir_.c_str(), MNT_DETACH);
+  }
+  bool mounted() const { return mounted_; }
+
+ private:
+  std::string dir_;
+  bool mounted_ = false;
+};
+
+int64_t Scalar(SQLite::Database& db, const std::string& sql) {
+  SQLite::Statement q(db, sql);
+  q.executeStep();
+  return q.getColumn(0).getInt64();
+}
+
+TEST(FullDisk, TheFileThatDoesNotFitFailsCleanlyAndTheDatabaseStaysIntact) {
+  testing::TempDir tmp;
+  SmallTmpfs disk(tmp / "disk", "1m");
+  if (!disk.mounted()) GTEST_SKIP() << "cannot mount a tmpfs here (needs root); the full-disk case is untested";
+  // 150 buffer-assignment files: far more rows than fit in 1 MiB.
+  std::string run = tmp / "run";
+  const std::string s002 = testing::ReadFile(testing::SeedFile("002"));
+  for (int i = 0; i < 150; ++i) {
+    char name[96];
+    std::snprintf(name, sizeof name, "/module_%04d.step_%d.after_optimizations-buffer-assignment.txt", i + 1, i);
+    testing::WriteFile(run + name, s002);
+  }
+  std::string db_path = tmp / "disk/x.db";
+  {
+    auto db = store::Database::Open(db_path);
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    store::RunWriter writer(db.value().get());
+    ingest::DumpIngester ingester(&writer);
+    auto summary = ingester.Ingest(run, {});
+    ASSERT_FALSE(summary.ok()) << "1 MiB cannot hold 150 modules";
+    EXPECT_EQ(summary.status().code(), Status::Code::kIoError) << summary.status().ToString();
+    EXPECT_NE(summary.status().message().find("full"), std::string::npos) << summary.status().message();
+  }
+  SQLite::Database db(db_path, SQLite::OPEN_READONLY);
+  SQLite::Statement check(db, "PRAGMA integrity_check");
+  ASSERT_TRUE(check.executeStep());
+  EXPECT_EQ(check.getColumn(0).getString(), "ok");
+  int64_t files = Scalar(db, "SELECT COUNT(*) FROM dump_files WHERE verdict = 'ingested'");
+  EXPECT_GT(files, 0) << "some files fitted before the disk filled";
+  EXPECT_LT(files, 150);
+  EXPECT_EQ(Scalar(db, "SELECT COUNT(*) FROM dump_files WHERE verdict = 'ingesting'"), 0);
+  // Every stored module is whole: seed 002's 14 allocations and 24 values.
+  EXPECT_EQ(Scalar(db, "SELECT COUNT(*) FROM module_summary WHERE allocation_count <> 14 OR value_count <> 24"), 0);
+  EXPECT_EQ(Scalar(db, "SELECT COUNT(*) FROM modules"), files);
+}
+
+}  // namespace
+}  // namespace xladb
