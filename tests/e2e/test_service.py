@@ -309,6 +309,52 @@ class ServiceTest(unittest.TestCase):
         self.assertEqual(len(runs), rpcs["Upload"]["calls"])
         self.assertTrue(all(r["modules"] == 60 for r in runs), runs)
 
+    def test_upload_limits_and_unsafe_paths_are_refused(self):
+        folder = os.path.join(self.tmp, "dumps", "r")
+        make_run(folder)
+        spool = os.path.join(self.tmp, "spool")
+        d = self.start("--max-upload-files", "3", "--max-upload-bytes", "100000", "--spool-dir", spool)
+        out = d.cli("ingest", folder, check=False)
+        self.assertEqual(out.returncode, 1)
+        self.assertIn("more than 3 files", out.stderr)
+
+        def upload(files):
+            yield xladb_pb2.UploadChunk(header=xladb_pb2.UploadHeader(run_name="evil", wait=True))
+            for path, data in files:
+                yield xladb_pb2.UploadChunk(file=xladb_pb2.FileChunk(path=path, data=data))
+
+        cases = [
+            ([("a.txt", b"x" * 60000), ("b.txt", b"y" * 60000)], grpc.StatusCode.RESOURCE_EXHAUSTED),
+            ([("../escape.txt", b"BufferAssignment:\n")], grpc.StatusCode.INVALID_ARGUMENT),
+            ([("/etc/passwd", b"x")], grpc.StatusCode.INVALID_ARGUMENT),
+            ([("a/./b.txt", b"x")], grpc.StatusCode.INVALID_ARGUMENT),
+        ]
+        for files, code in cases:
+            with self.assertRaises(grpc.RpcError) as err:
+                d.ingest.Upload(upload(files), timeout=30)
+            self.assertEqual(err.exception.code(), code, files[0][0])
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "escape.txt")))
+        self.assertEqual(os.listdir(spool), [], "refused uploads leave nothing staged")
+        self.assertEqual(d.cli_json("runs"), [])
+
+    def test_tls_when_a_certificate_is_given(self):
+        cert, key = os.path.join(self.tmp, "cert.pem"), os.path.join(self.tmp, "key.pem")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
+                        "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
+                       check=True, capture_output=True)
+        folder = os.path.join(self.tmp, "dumps", "tls-run")
+        make_run(folder)
+        d = self.start("--tls-cert", cert, "--tls-key", key)
+        ok = d.cli("ingest", folder, "--tls-ca", cert)
+        self.assertIn("SUCCEEDED", ok.stdout)
+        with open(cert, "rb") as f:
+            creds = grpc.ssl_channel_credentials(root_certificates=f.read())
+        with grpc.secure_channel(d.addr, creds) as channel:
+            runs = xladb_pb2_grpc.QueryServiceStub(channel).ListRuns(xladb_pb2.ListRunsRequest(), timeout=10)
+        self.assertEqual([r.name for r in runs.runs], ["tls-run"])
+        plain = d.cli("runs", check=False)  # a plaintext client cannot talk to a TLS server
+        self.assertEqual(plain.returncode, 1)
+
     def test_sigterm_during_ingest_loses_nothing_and_a_restart_finishes_the_run(self):
         folder = os.path.join(self.tmp, "dumps", "big-run")
         make_run(folder, copies=150)
