@@ -4,12 +4,15 @@
 // Contract
 //   * ForEach() calls `visit` once per regular file, in a deterministic order (paths sorted, and within one
 //     module the buffer assignment before its -values and -live-range siblings so merges find their rows).
+//     A subfolder that cannot be opened, and a FIFO, socket or device, are visited too, as entries whose
+//     `open_error` says so (never read: a FIFO would block), so nothing is skipped without a word.
 //   * Each DumpEntry's content is fully readable (Open() may be called more than once: the driver hashes
 //     first and parses second). Archive entries are spooled to memory, or to an unlinked temporary file when
 //     larger than kSpoolInMemoryBytes, so memory stays bounded.
 //   * Paths are relative to the run root, '/'-separated, never absolute and never containing "..": archive
 //     members with absolute or ".." paths are reported as unreadable entries (Status in `open_error`), never
-//     written anywhere. Symlinks inside a folder are not followed (no loops, no escapes).
+//     written anywhere. Symlinks inside a folder are not followed (no loops, no escapes) and not listed.
+//     An archive whose headers are damaged (libarchive had to skip blocks) ends with a DataLoss from ForEach.
 //   * Errors reading one entry are reported through that entry; an error that stops enumeration (the path
 //     does not exist, a corrupt archive) is returned by ForEach after the entries already visited.
 //   * Single-threaded.

@@ -47,10 +47,12 @@ void RecordPipe::Flush() {
   cv_.wait(lock, [&] { return queue_.size() < depth_ || aborted_; });
   if (aborted_) {
     batch_.clear();
+    batch_bytes_ = 0;
     return;
   }
   queue_.push_back(std::move(batch_));
   batch_ = {};
+  batch_bytes_ = 0;
   batch_.reserve(batch_records_);
   cv_.notify_all();
 }

@@ -8,8 +8,8 @@
 //
 // Contract
 //   * Records arrive at the target in exactly the order the parser produced them.
-//   * Memory is bounded: at most `depth` full batches of `batch_records` records wait in the queue; the
-//     parser blocks when the writer falls behind.
+//   * Memory is bounded: a batch holds at most `batch_records` records or about kBatchBytes of text, and at
+//     most `depth` batches wait in the queue; the parser blocks when the writer falls behind.
 //   * input() is used by one producer thread, Drain() by one consumer thread. Close() ends the stream
 //     (from the producer); Abort() (from either side) makes both sides stop early.
 #ifndef XLADB_INGEST_RECORD_PIPE_H_
@@ -39,7 +39,9 @@ void Deliver(AnyRecord&& record, RecordSink* sink);
 
 class RecordPipe {
  public:
-  RecordPipe(size_t batch_records = 4096, size_t depth = 8);
+  static constexpr size_t kBatchBytes = size_t{1} << 20;
+
+  RecordPipe(size_t batch_records = 4096, size_t depth = 4);
 
   RecordSink* input() { return &input_; }
   void Close();   // producer: flush the last batch and end the stream
@@ -78,9 +80,14 @@ class RecordPipe {
    private:
     template <typename R>
     void Push(R&& r) {
+      pipe_->batch_bytes_ += ApproxBytes(r);
       pipe_->batch_.emplace_back(std::forward<R>(r));
-      if (pipe_->batch_.size() >= pipe_->batch_records_) pipe_->Flush();
+      if (pipe_->batch_.size() >= pipe_->batch_records_ || pipe_->batch_bytes_ >= kBatchBytes) pipe_->Flush();
     }
+    // Instruction texts (up to MBs of backend config) dominate; everything else is small.
+    static size_t ApproxBytes(const InstructionRecord& r) { return sizeof(r) + r.text.size() + r.op_name.size(); }
+    template <typename R>
+    static size_t ApproxBytes(const R&) { return sizeof(R); }
     RecordPipe* pipe_;
   };
 
@@ -90,6 +97,7 @@ class RecordPipe {
   size_t depth_;
   Input input_{this};
   std::vector<AnyRecord> batch_;  // producer-owned
+  size_t batch_bytes_ = 0;        // producer-owned
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::vector<AnyRecord>> queue_;

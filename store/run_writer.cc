@@ -68,12 +68,12 @@ std::string HexU64(uint64_t v) {
   return buf;
 }
 
-std::string ValueKey(std::string_view instruction, std::string_view shape_index) {
-  std::string k;
-  k.reserve(instruction.size() + shape_index.size());
-  k.append(instruction);
-  k.append(shape_index);
-  return k;
+// A value's (instruction, shape index) as a 64-bit hash: the writer keeps one per value of a file to attach
+// live ranges and peak lines, so the key must be small. A collision would need two of a module's values to
+// share a 64-bit hash (about n²/2⁶⁵: 4·10⁻⁸ for a million values).
+uint64_t ValueKey(std::string_view instruction, std::string_view shape_index) {
+  uint64_t h = XXH3_64bits(instruction.data(), instruction.size());
+  return XXH3_64bits_withSeed(shape_index.data(), shape_index.size(), h);
 }
 
 // A value being assembled from its ` value:` line, Used-values block and live range.
@@ -88,7 +88,8 @@ struct PendingValue {
   std::optional<int32_t> cross_color;
 };
 
-struct PendingInstruction {
+// The columns of one instructions row; unset fields leave what another file wrote.
+struct InstructionRow {
   std::optional<std::string> computation, opcode, op_type, op_name, source_file, fusion_kind, custom_call_target;
   std::optional<int64_t> shape_id, source_line, sequence_index, schedule_time, text_id;
   std::optional<bool> is_root;
@@ -133,7 +134,8 @@ struct RunWriter::Impl {
   // Statements, prepared on first use and reused for every file.
   std::unique_ptr<SQLite::Statement> insert_allocation, upsert_value, upsert_instruction, insert_text,
       insert_peak, insert_stack_node, insert_report_row, insert_report_total, insert_counter, insert_oom_stat,
-      insert_oom_buffer, insert_issue, find_shape, insert_shape, upsert_computation;
+      insert_oom_buffer, insert_issue, find_shape, insert_shape, upsert_computation, upsert_schedule,
+      update_live_range;
 
   SQLite::Statement& Prepare(std::unique_ptr<SQLite::Statement>& st, const char* text) {
     if (!st) st = std::make_unique<SQLite::Statement>(sql, text);
@@ -157,9 +159,8 @@ struct RunWriter::Impl {
   std::vector<IssueRecord> issues;
   int64_t issue_total = 0;
   std::unordered_map<int64_t, PendingValue> values;
-  std::unordered_map<std::string, int64_t> value_by_key;  // instruction+shape_index -> value id
+  std::unordered_map<uint64_t, int64_t> value_by_key;  // ValueKey(instruction, shape_index) -> value id
   bool value_keys_loaded = false;
-  std::unordered_map<std::string, PendingInstruction> instructions;
   std::vector<ingest::PeakBufferRecord> peak_buffers;
   std::vector<ingest::LiveRangeRecord> unmatched_live_ranges;
   std::optional<int64_t> total_bytes, schedule_length, peak_time, stack_peak;
@@ -179,7 +180,6 @@ struct RunWriter::Impl {
     values.clear();
     value_by_key.clear();
     value_keys_loaded = false;
-    instructions.clear();
     peak_buffers.clear();
     unmatched_live_ranges.clear();
     total_bytes.reset();
@@ -265,7 +265,7 @@ struct RunWriter::Impl {
   // Finds the value id for (instruction, shape_index): first among this file's values, then (for split
   // files) among the module's stored values.
   std::optional<int64_t> FindValue(const std::string& instruction, const std::string& shape_index) {
-    std::string key = ValueKey(instruction, shape_index);
+    uint64_t key = ValueKey(instruction, shape_index);
     auto it = value_by_key.find(key);
     if (it != value_by_key.end()) return it->second;
     if (!value_keys_loaded && module_id != 0) {
@@ -368,7 +368,8 @@ struct RunWriter::Impl {
     }
   }
 
-  void FlushValues() {
+  // Writes one value row (merging into a row another file wrote).
+  void WriteValue(int64_t id, const PendingValue& v) {
     auto& st = Prepare(upsert_value,
                        "INSERT INTO buffer_values(module_id, value_id, instruction, shape_index, is_phi, color, "
                        "allocation_index, offset_bytes, size_bytes, shape_id, live_start, live_end, positions, uses, "
@@ -384,7 +385,7 @@ struct RunWriter::Impl {
                        "positions = COALESCE(excluded.positions, positions), "
                        "uses = COALESCE(excluded.uses, uses), uses_state = COALESCE(excluded.uses_state, uses_state), "
                        "cross_color = COALESCE(excluded.cross_color, cross_color)");
-    for (auto& [id, v] : values) {
+    {
       st.bind(1, module_id);
       st.bind(2, id);
       st.bind(3, v.instruction);
@@ -406,27 +407,38 @@ struct RunWriter::Impl {
       st.reset();
       ++rows;
     }
-    // Live ranges of values stored by an earlier file (split format): update in place.
-    if (!unmatched_live_ranges.empty()) {
-      SQLite::Statement up(sql, "UPDATE buffer_values SET live_start = ?, live_end = ? WHERE module_id = ? AND value_id = ?");
-      for (const auto& lr : unmatched_live_ranges) {
-        auto id = FindValue(lr.instruction, lr.shape_index);
-        if (!id) {
-          AddIssue(IssueRecord::Severity::kWarning, 0,
-                   "live range for " + lr.instruction + lr.shape_index + " matches no buffer value of the module");
-          continue;
-        }
-        up.bind(1, lr.start);
-        up.bind(2, lr.end);
-        up.bind(3, module_id);
-        up.bind(4, *id);
-        up.exec();
-        up.reset();
+  }
+
+  // Sets the live range of a value already written.
+  void UpdateLiveRange(int64_t id, int64_t start, int64_t end) {
+    auto& up = Prepare(update_live_range,
+                       "UPDATE buffer_values SET live_start = ?, live_end = ? WHERE module_id = ? AND value_id = ?");
+    up.bind(1, start);
+    up.bind(2, end);
+    up.bind(3, module_id);
+    up.bind(4, id);
+    up.exec();
+    up.reset();
+  }
+
+  // Values still pending at the end of the file (no Used-values block in it), and live ranges of values
+  // stored by an earlier file (the split format).
+  void FlushValues() {
+    for (auto& [id, v] : values) WriteValue(id, v);
+    values.clear();
+    for (const auto& lr : unmatched_live_ranges) {
+      auto id = FindValue(lr.instruction, lr.shape_index);
+      if (!id) {
+        AddIssue(IssueRecord::Severity::kWarning, 0,
+                 "live range for " + lr.instruction + lr.shape_index + " matches no buffer value of the module");
+        continue;
       }
+      UpdateLiveRange(*id, lr.start, lr.end);
     }
   }
 
-  void FlushInstructions() {
+  // Writes (or merges into) one instruction row at once: nothing about instructions is held per file.
+  void UpsertInstruction(const std::string& name, const InstructionRow& in) {
     auto& st = Prepare(upsert_instruction,
                        "INSERT INTO instructions(module_id, name, computation, opcode, shape_id, op_type, op_name, "
                        "source_file, source_line, fusion_kind, custom_call_target, is_root, sequence_index, "
@@ -443,7 +455,7 @@ struct RunWriter::Impl {
                        "sequence_index = COALESCE(excluded.sequence_index, sequence_index), "
                        "schedule_time = COALESCE(excluded.schedule_time, schedule_time), "
                        "text_id = COALESCE(excluded.text_id, text_id)");
-    for (auto& [name, in] : instructions) {
+    {
       st.bind(1, module_id);
       st.bind(2, name);
       BindOpt(st, 3, in.computation);
@@ -464,6 +476,18 @@ struct RunWriter::Impl {
       st.reset();
       ++rows;
     }
+  }
+
+  void UpsertScheduleTime(const std::string& name, int64_t time) {
+    auto& st = Prepare(upsert_schedule,
+                       "INSERT INTO instructions(module_id, name, schedule_time, file_id) VALUES (?,?,?,?) "
+                       "ON CONFLICT(module_id, name) DO UPDATE SET schedule_time = excluded.schedule_time");
+    st.bind(1, module_id);
+    st.bind(2, name);
+    st.bind(3, time);
+    st.bind(4, file_id);
+    rows += st.exec();
+    st.reset();
   }
 
   void FlushPeakBuffers() {
@@ -648,7 +672,6 @@ StatusOr<FileWriteStats> RunWriter::CommitFile(const FileOutcome& outcome) {
   d.Guard([&] {
     if (d.module_id != 0) {
       d.FlushValues();
-      d.FlushInstructions();
       d.FlushPeakBuffers();
       d.UpdateModuleFacts();
     }
@@ -842,13 +865,18 @@ void RunWriter::OnValueDetail(ingest::ValueDetailRecord&& r) {
     case ingest::ValueDetailRecord::UsesState::kNone: v.uses_state = "none"; break;
     case ingest::ValueDetailRecord::UsesState::kNotInitialized: v.uses_state = "not_initialized"; break;
   }
+  // The value is complete but for its live range (which comes at the end of the file, as an update):
+  // write it now so the writer holds no per-value text.
+  const int64_t id = r.value.id;
+  d.Guard([&] { d.WriteValue(id, v); });
+  d.values.erase(id);
 }
 
 void RunWriter::OnInstruction(ingest::InstructionRecord&& r) {
   Impl& d = *impl_;
   if (d.module_id == 0) return;
   d.Guard([&] {
-    PendingInstruction& in = d.instructions[r.name];
+    InstructionRow in;
     const bool from_module_text = !r.computation.empty();  // HLO text knows ROOT; other sources do not
     if (from_module_text) in.is_root = r.is_root;
     Merge(in.computation, NonEmpty(std::move(r.computation)));
@@ -862,6 +890,7 @@ void RunWriter::OnInstruction(ingest::InstructionRecord&& r) {
     Merge(in.custom_call_target, NonEmpty(std::move(r.custom_call_target)));
     Merge(in.sequence_index, NonNegative(r.sequence_index));
     if (!r.text.empty()) in.text_id = d.TextId(r.text);
+    d.UpsertInstruction(r.name, in);
   });
 }
 
@@ -899,7 +928,7 @@ void RunWriter::OnLiveRangeHeader(ingest::LiveRangeHeaderRecord&& r) {
 void RunWriter::OnScheduleEntry(ingest::ScheduleEntryRecord&& r) {
   Impl& d = *impl_;
   if (d.module_id == 0) return;
-  d.instructions[r.instruction].schedule_time = r.time;
+  d.Guard([&] { d.UpsertScheduleTime(r.instruction, r.time); });
 }
 
 void RunWriter::OnLiveRange(ingest::LiveRangeRecord&& r) {
@@ -907,9 +936,13 @@ void RunWriter::OnLiveRange(ingest::LiveRangeRecord&& r) {
   if (d.module_id == 0) return;
   auto it = d.value_by_key.find(ValueKey(r.instruction, r.shape_index));
   if (it != d.value_by_key.end()) {
-    PendingValue& v = d.values[it->second];
-    v.live_start = r.start;
-    v.live_end = r.end;
+    auto pending = d.values.find(it->second);
+    if (pending != d.values.end()) {  // not written yet (no Used-values block seen for it)
+      pending->second.live_start = r.start;
+      pending->second.live_end = r.end;
+    } else {
+      d.Guard([&] { d.UpdateLiveRange(it->second, r.start, r.end); });
+    }
     return;
   }
   d.unmatched_live_ranges.push_back(std::move(r));
