@@ -581,15 +581,14 @@ StatusOr<std::vector<SpillRateRow>> SpillRates(Database& db, const SpillQuery& q
     }
     Status st = AddNameMatch(&where, "ks.kernel", query.kernel_pattern, "kernel");
     if (!st.ok()) return st;
-    // Over all runs this aggregates every spill and fill line (kernel_spills has no stored form); the
-    // partial index utilization_counters_spills keeps that to the four counters' lines.
+    // kernel_spills reads kernel_spill_summary (computed at ingest); its rate index serves the top N.
     std::string sql =
         "SELECT ks.run_name, r.run_time_us, ks.module_name, ks.kernel, ks.vmem_spills, ks.vmem_fills, "
         "       ks.smem_spills, ks.smem_fills, ks.bundles, ks.vmem_spill_rate, ks.vmem_fill_rate, "
         "       ks.smem_spill_rate, ks.smem_fill_rate "
         "FROM kernel_spills ks JOIN runs r ON r.run_id = ks.run_id" +
         where.Where() +
-        " ORDER BY COALESCE(ks.vmem_spill_rate, 0) DESC, COALESCE(ks.vmem_fill_rate, 0) DESC, r.run_time_us DESC, "
+        " ORDER BY ks.vmem_spill_rate DESC, ks.vmem_fill_rate DESC, r.run_time_us DESC, "
         "ks.kernel, ks.run_id, ks.module_id";
     if (query.limit >= 0) sql += " LIMIT ?";
     SQLite::Statement q(db.sql(), sql);

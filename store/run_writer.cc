@@ -167,6 +167,7 @@ struct RunWriter::Impl {
   std::optional<uint64_t> hlo_fingerprint;
   uint64_t value_fingerprint = 0;  // order-independent sum of per-value hashes
   bool saw_allocated_values = false;
+  bool saw_utilization_counters = false;
 
   void ResetFile() {
     in_file = false;
@@ -189,6 +190,7 @@ struct RunWriter::Impl {
     hlo_fingerprint.reset();
     value_fingerprint = 0;
     saw_allocated_values = false;
+    saw_utilization_counters = false;
     shapes_added_in_file.clear();
     texts_added_in_file.clear();
   }
@@ -513,8 +515,38 @@ struct RunWriter::Impl {
     }
   }
 
+  // Recomputes the module's kernel_spill_summary rows from its counter lines (all of its reports).
+  void UpdateKernelSpills() {
+    SQLite::Statement del(sql, "DELETE FROM kernel_spill_summary WHERE module_id = ?");
+    del.bind(1, module_id);
+    del.exec();
+    SQLite::Statement ins(sql, R"sql(
+      INSERT INTO kernel_spill_summary(module_id, kernel, run_id, vmem_spills, vmem_fills, smem_spills, smem_fills,
+                                       bundles, vmem_spill_rate, vmem_fill_rate, smem_spill_rate, smem_fill_rate)
+      SELECT :m, kernel, :run, vs, vf, ss, sf, vs_den,
+             COALESCE(1.0 * vs / NULLIF(vs_den, 0), 0), COALESCE(1.0 * vf / NULLIF(vf_den, 0), 0),
+             COALESCE(1.0 * ss / NULLIF(ss_den, 0), 0), COALESCE(1.0 * sf / NULLIF(sf_den, 0), 0)
+      FROM (SELECT kernel,
+                   SUM(CASE WHEN counter = 'VMEM_SPILL_COUNT' THEN numerator ELSE 0 END) AS vs,
+                   SUM(CASE WHEN counter = 'VMEM_FILL_COUNT' THEN numerator ELSE 0 END) AS vf,
+                   SUM(CASE WHEN counter = 'SMEM_SPILL_COUNT' THEN numerator ELSE 0 END) AS ss,
+                   SUM(CASE WHEN counter = 'SMEM_FILL_COUNT' THEN numerator ELSE 0 END) AS sf,
+                   SUM(CASE WHEN counter = 'VMEM_SPILL_COUNT' THEN denominator ELSE 0 END) AS vs_den,
+                   SUM(CASE WHEN counter = 'VMEM_FILL_COUNT' THEN denominator ELSE 0 END) AS vf_den,
+                   SUM(CASE WHEN counter = 'SMEM_SPILL_COUNT' THEN denominator ELSE 0 END) AS ss_den,
+                   SUM(CASE WHEN counter = 'SMEM_FILL_COUNT' THEN denominator ELSE 0 END) AS sf_den
+            FROM utilization_counters
+            WHERE module_id = :m
+              AND counter IN ('VMEM_SPILL_COUNT', 'VMEM_FILL_COUNT', 'SMEM_SPILL_COUNT', 'SMEM_FILL_COUNT')
+            GROUP BY kernel))sql");
+    ins.bind(":m", module_id);
+    ins.bind(":run", spec.run_id);
+    ins.exec();
+  }
+
   void UpdateModuleFacts() {
     if (module_id == 0) return;
+    if (saw_utilization_counters) UpdateKernelSpills();
     SQLite::Statement up(sql,
                          "UPDATE module_summary SET total_bytes = COALESCE(?, total_bytes), "
                          "schedule_length = COALESCE(?, schedule_length), peak_time = COALESCE(?, peak_time), "
@@ -644,10 +676,14 @@ Status RunWriter::BeginFile(const FileSpec& spec) {
     d.sql.exec("BEGIN IMMEDIATE");
     d.in_file = true;
     {
-      SQLite::Statement old(d.sql, "SELECT file_id FROM dump_files WHERE run_id = ? AND path = ?");
+      SQLite::Statement old(d.sql, "SELECT file_id, kind FROM dump_files WHERE run_id = ? AND path = ?");
       old.bind(1, spec.run_id);
       old.bind(2, spec.path);
-      if (old.executeStep()) d.DeleteFileRows(old.getColumn(0).getInt64());
+      if (old.executeStep()) {
+        // A replaced utilization report's counters go with it: recompute the module's spill summary.
+        if (old.getColumn(1).getString().rfind("tpu_", 0) == 0) d.saw_utilization_counters = true;
+        d.DeleteFileRows(old.getColumn(0).getInt64());
+      }
     }
     if (spec.has_module) d.FindOrCreateModule();
     // Reserve the file id now so rows can reference it; the row is completed at commit.
@@ -1041,6 +1077,7 @@ void RunWriter::OnUtilizationBlock(ingest::UtilizationBlockRecord&&) {}
 
 void RunWriter::OnUtilizationCounter(ingest::UtilizationCounterRecord&& r) {
   Impl& d = *impl_;
+  d.saw_utilization_counters = true;
   d.Guard([&] {
     auto& st = d.Prepare(d.insert_counter,
                          "INSERT INTO utilization_counters(file_id, block_ordinal, counter, module_id, kernel, "

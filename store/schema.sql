@@ -296,11 +296,33 @@ CREATE TABLE IF NOT EXISTS ingest_jobs (
 -- Indexes for the cross-run queries (store/queries.cc; plans checked with EXPLAIN QUERY PLAN).
 -- ListRuns: newest first, and its page tokens, walk this index instead of sorting every run.
 CREATE INDEX IF NOT EXISTS runs_by_time ON runs(run_time_us);
--- kernel_spills / SpillRates: only the four spill and fill counters' lines, read from the index alone
--- (about half the time of scanning every counter line). The WHERE matches the view's, word for word.
+-- The four spill and fill counters' lines of one module, read from the index alone when the writer
+-- recomputes that module's kernel_spill_summary rows.
 CREATE INDEX IF NOT EXISTS utilization_counters_spills
-  ON utilization_counters(file_id, module_id, kernel, counter, numerator, denominator)
+  ON utilization_counters(module_id, kernel, counter, numerator, denominator)
   WHERE counter IN ('VMEM_SPILL_COUNT', 'VMEM_FILL_COUNT', 'SMEM_SPILL_COUNT', 'SMEM_FILL_COUNT');
+
+-- Per module and kernel: VMEM/SMEM spills and fills summed over the module's utilization reports, computed
+-- at ingest (the writer recomputes a module's rows whenever one of its reports is stored), so ranking
+-- kernels over all runs reads an index instead of aggregating every counter line.
+CREATE TABLE IF NOT EXISTS kernel_spill_summary (
+  module_id       INTEGER NOT NULL,      -- the module (compilation unit) the reports belong to
+  kernel          TEXT NOT NULL,         -- HLO instruction name or '<no-hlo-instruction>'
+  run_id          INTEGER NOT NULL,      -- the module's run
+  vmem_spills     INTEGER NOT NULL,      -- sum of VMEM_SPILL_COUNT numerators
+  vmem_fills      INTEGER NOT NULL,      -- sum of VMEM_FILL_COUNT numerators
+  smem_spills     INTEGER NOT NULL,      -- sum of SMEM_SPILL_COUNT numerators
+  smem_fills      INTEGER NOT NULL,      -- sum of SMEM_FILL_COUNT numerators
+  bundles         INTEGER NOT NULL,      -- sum of VMEM_SPILL_COUNT denominators (the bundle count)
+  vmem_spill_rate REAL NOT NULL,         -- vmem_spills / bundles (0 when there are no bundles)
+  vmem_fill_rate  REAL NOT NULL,         -- vmem_fills / bundles of the fill counter
+  smem_spill_rate REAL NOT NULL,         -- smem_spills / bundles of the SMEM spill counter
+  smem_fill_rate  REAL NOT NULL,         -- smem_fills / bundles of the SMEM fill counter
+  PRIMARY KEY (module_id, kernel)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS kernel_spill_summary_by_rate
+  ON kernel_spill_summary(vmem_spill_rate DESC, vmem_fill_rate DESC);
+CREATE INDEX IF NOT EXISTS kernel_spill_summary_by_run ON kernel_spill_summary(run_id);
 
 -- ---------------------------------------------------------------------------------------------------
 -- Views: the stable interface for analysts. Columns may be added, never renamed or removed.
@@ -352,23 +374,12 @@ LEFT JOIN modules m ON m.module_id = c.module_id;
 
 -- Per run, module and kernel: VMEM/SMEM spill and fill counts, and per-bundle rates (count / bundles).
 CREATE VIEW IF NOT EXISTS kernel_spills AS
-SELECT run_name, module_name, kernel, run_id, module_id,
-       SUM(CASE WHEN counter = 'VMEM_SPILL_COUNT' THEN numerator ELSE 0 END) AS vmem_spills,
-       SUM(CASE WHEN counter = 'VMEM_FILL_COUNT'  THEN numerator ELSE 0 END) AS vmem_fills,
-       SUM(CASE WHEN counter = 'SMEM_SPILL_COUNT' THEN numerator ELSE 0 END) AS smem_spills,
-       SUM(CASE WHEN counter = 'SMEM_FILL_COUNT'  THEN numerator ELSE 0 END) AS smem_fills,
-       SUM(CASE WHEN counter = 'VMEM_SPILL_COUNT' THEN denominator ELSE 0 END) AS bundles,
-       1.0 * SUM(CASE WHEN counter = 'VMEM_SPILL_COUNT' THEN numerator ELSE 0 END)
-           / NULLIF(SUM(CASE WHEN counter = 'VMEM_SPILL_COUNT' THEN denominator ELSE 0 END), 0) AS vmem_spill_rate,
-       1.0 * SUM(CASE WHEN counter = 'VMEM_FILL_COUNT' THEN numerator ELSE 0 END)
-           / NULLIF(SUM(CASE WHEN counter = 'VMEM_FILL_COUNT' THEN denominator ELSE 0 END), 0) AS vmem_fill_rate,
-       1.0 * SUM(CASE WHEN counter = 'SMEM_SPILL_COUNT' THEN numerator ELSE 0 END)
-           / NULLIF(SUM(CASE WHEN counter = 'SMEM_SPILL_COUNT' THEN denominator ELSE 0 END), 0) AS smem_spill_rate,
-       1.0 * SUM(CASE WHEN counter = 'SMEM_FILL_COUNT' THEN numerator ELSE 0 END)
-           / NULLIF(SUM(CASE WHEN counter = 'SMEM_FILL_COUNT' THEN denominator ELSE 0 END), 0) AS smem_fill_rate
-FROM kernel_counters
-WHERE counter IN ('VMEM_SPILL_COUNT', 'VMEM_FILL_COUNT', 'SMEM_SPILL_COUNT', 'SMEM_FILL_COUNT')
-GROUP BY run_id, module_id, kernel;
+SELECT r.name AS run_name, m.name AS module_name, k.kernel, k.run_id, k.module_id,
+       k.vmem_spills, k.vmem_fills, k.smem_spills, k.smem_fills, k.bundles,
+       k.vmem_spill_rate, k.vmem_fill_rate, k.smem_spill_rate, k.smem_fill_rate
+FROM kernel_spill_summary k
+JOIN runs r ON r.run_id = k.run_id
+JOIN modules m ON m.module_id = k.module_id;
 
 -- BufferLiveRange lines, presented from their columns on buffer_values.
 CREATE VIEW IF NOT EXISTS live_ranges AS
