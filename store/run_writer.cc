@@ -158,8 +158,18 @@ struct RunWriter::Impl {
   int64_t rows = 0;
   std::vector<IssueRecord> issues;
   int64_t issue_total = 0;
-  std::unordered_map<int64_t, PendingValue> values;
   std::unordered_map<uint64_t, int64_t> value_by_key;  // ValueKey(instruction, shape_index) -> value id
+  // ` value:` lines waiting for their Used-values block, indexed by value id (ids are dense), with their
+  // names in one arena: a value is written once, complete, when its block arrives.
+  struct PendingAlloc {
+    int64_t allocation_index = -1, offset = -1, size = -1, shape_id = -1, live_start = -1, live_end = -1;
+    uint32_t name_offset = 0, name_length = 0, index_length = 0;
+    int32_t color = -1, cross_color = -1;
+    bool present = false, is_phi = false;
+  };
+  std::vector<PendingAlloc> pending;
+  std::string pending_names;
+  int64_t pending_count = 0;
   bool value_keys_loaded = false;
   std::vector<ingest::PeakBufferRecord> peak_buffers;
   std::vector<ingest::LiveRangeRecord> unmatched_live_ranges;
@@ -178,8 +188,12 @@ struct RunWriter::Impl {
     rows = 0;
     issues.clear();
     issue_total = 0;
-    values.clear();
     value_by_key.clear();
+    pending.clear();
+    pending.shrink_to_fit();
+    pending_names.clear();
+    pending_names.shrink_to_fit();
+    pending_count = 0;
     value_keys_loaded = false;
     peak_buffers.clear();
     unmatched_live_ranges.clear();
@@ -251,15 +265,15 @@ struct RunWriter::Impl {
     return id;
   }
 
-  PendingValue& Value(const ingest::ValueRef& ref) {
-    auto [it, inserted] = values.try_emplace(ref.id);
-    PendingValue& v = it->second;
-    if (inserted) {
-      v.instruction = ref.instruction;
-      v.shape_index = ref.shape_index;
-      value_by_key.emplace(ValueKey(ref.instruction, ref.shape_index), ref.id);
-    }
-    v.is_phi = v.is_phi || ref.is_phi;
+  // The part of a value row a record knows; WriteValue merges it into the row (COALESCE), so a value's
+  // ` value:` line, Used-values block and cross-color listing each write what they know when they are
+  // read and the writer holds no per-value state but the key.
+  PendingValue ValueRow(const ingest::ValueRef& ref) {
+    value_by_key.emplace(ValueKey(ref.instruction, ref.shape_index), ref.id);
+    PendingValue v;
+    v.instruction = ref.instruction;
+    v.shape_index = ref.shape_index;
+    v.is_phi = ref.is_phi;
     if (ref.color >= 0) v.color = ref.color;
     return v;
   }
@@ -423,11 +437,44 @@ struct RunWriter::Impl {
     up.reset();
   }
 
+  // The pending slot of value `id`, or nullptr when ids are too sparse to index (garbage input): such a
+  // value is written at once instead.
+  PendingAlloc* PendingSlot(int64_t id) {
+    if (id < 0 || id > 4 * pending_count + (int64_t{1} << 20)) return nullptr;
+    if (static_cast<size_t>(id) >= pending.size()) pending.resize(static_cast<size_t>(id) + 1 + pending.size() / 2);
+    return &pending[static_cast<size_t>(id)];
+  }
+
+  // Folds a pending ` value:` line into `v` (and frees the slot).
+  void TakePending(int64_t id, PendingValue* v) {
+    if (id < 0 || static_cast<size_t>(id) >= pending.size() || !pending[static_cast<size_t>(id)].present) return;
+    PendingAlloc& p = pending[static_cast<size_t>(id)];
+    v->allocation_index = p.allocation_index;
+    v->offset = p.offset;
+    v->size = p.size;
+    v->shape_id = p.shape_id;
+    if (p.cross_color >= 0) v->cross_color = p.cross_color;
+    if (p.live_start >= 0) {
+      v->live_start = p.live_start;
+      v->live_end = p.live_end;
+    }
+    if (!v->color && p.color >= 0) v->color = p.color;
+    v->is_phi = v->is_phi || p.is_phi;
+    p.present = false;
+  }
+
   // Values still pending at the end of the file (no Used-values block in it), and live ranges of values
   // stored by an earlier file (the split format).
   void FlushValues() {
-    for (auto& [id, v] : values) WriteValue(id, v);
-    values.clear();
+    for (size_t id = 0; id < pending.size(); ++id) {
+      PendingAlloc& p = pending[id];
+      if (!p.present) continue;
+      PendingValue v;
+      v.instruction = pending_names.substr(p.name_offset, p.name_length);
+      v.shape_index = pending_names.substr(p.name_offset + p.name_length, p.index_length);
+      TakePending(static_cast<int64_t>(id), &v);
+      WriteValue(static_cast<int64_t>(id), v);
+    }
     for (const auto& lr : unmatched_live_ranges) {
       auto id = FindValue(lr.instruction, lr.shape_index);
       if (!id) {
@@ -848,12 +895,32 @@ void RunWriter::OnAllocatedValue(ingest::AllocatedValueRecord&& r) {
   Impl& d = *impl_;
   if (d.module_id == 0) return;
   d.Guard([&] {
-    PendingValue& v = d.Value(r.value);
-    v.allocation_index = r.allocation_index;
-    v.offset = r.offset_bytes;
-    v.size = r.size_bytes;
-    v.shape_id = d.ShapeId(r.shape);
     d.saw_allocated_values = true;
+    const int64_t shape_id = d.ShapeId(r.shape);
+    d.value_by_key.emplace(ValueKey(r.value.instruction, r.value.shape_index), r.value.id);
+    Impl::PendingAlloc* slot = d.PendingSlot(r.value.id);
+    if (slot == nullptr || slot->present) {  // sparse ids, or printed twice: write what this line says now
+      PendingValue v = d.ValueRow(r.value);
+      v.allocation_index = r.allocation_index;
+      v.offset = r.offset_bytes;
+      v.size = r.size_bytes;
+      v.shape_id = shape_id;
+      d.WriteValue(r.value.id, v);
+    } else {
+      slot->present = true;
+      ++d.pending_count;
+      slot->allocation_index = r.allocation_index;
+      slot->offset = r.offset_bytes;
+      slot->size = r.size_bytes;
+      slot->shape_id = shape_id;
+      slot->color = r.value.color;
+      slot->is_phi = r.value.is_phi;
+      slot->name_offset = static_cast<uint32_t>(d.pending_names.size());
+      slot->name_length = static_cast<uint32_t>(r.value.instruction.size());
+      slot->index_length = static_cast<uint32_t>(r.value.shape_index.size());
+      d.pending_names += r.value.instruction;
+      d.pending_names += r.value.shape_index;
+    }
     // Order-independent program fingerprint over (size, shape) of every value.
     uint64_t h = XXH3_64bits_withSeed(r.shape.data(), r.shape.size(), static_cast<uint64_t>(r.size_bytes));
     d.value_fingerprint += h;
@@ -863,7 +930,16 @@ void RunWriter::OnAllocatedValue(ingest::AllocatedValueRecord&& r) {
 void RunWriter::OnCrossColorReuse(ingest::CrossColorReuseRecord&& r) {
   Impl& d = *impl_;
   if (d.module_id == 0) return;
-  d.Value(r.value).cross_color = r.color;
+  d.Guard([&] {
+    if (r.value.id >= 0 && static_cast<size_t>(r.value.id) < d.pending.size() &&
+        d.pending[static_cast<size_t>(r.value.id)].present) {
+      d.pending[static_cast<size_t>(r.value.id)].cross_color = r.color;
+      return;
+    }
+    PendingValue v = d.ValueRow(r.value);
+    v.cross_color = r.color;
+    d.WriteValue(r.value.id, v);
+  });
 }
 
 void RunWriter::OnTotalBytes(ingest::TotalBytesRecord&& r) { impl_->total_bytes = r.total_bytes; }
@@ -871,7 +947,7 @@ void RunWriter::OnTotalBytes(ingest::TotalBytesRecord&& r) { impl_->total_bytes 
 void RunWriter::OnValueDetail(ingest::ValueDetailRecord&& r) {
   Impl& d = *impl_;
   if (d.module_id == 0) return;
-  PendingValue& v = d.Value(r.value);
+  PendingValue v = d.ValueRow(r.value);
   std::string positions = "[";
   for (size_t i = 0; i < r.positions.size(); ++i) {
     if (i) positions.push_back(',');
@@ -901,11 +977,8 @@ void RunWriter::OnValueDetail(ingest::ValueDetailRecord&& r) {
     case ingest::ValueDetailRecord::UsesState::kNone: v.uses_state = "none"; break;
     case ingest::ValueDetailRecord::UsesState::kNotInitialized: v.uses_state = "not_initialized"; break;
   }
-  // The value is complete but for its live range (which comes at the end of the file, as an update):
-  // write it now so the writer holds no per-value text.
-  const int64_t id = r.value.id;
-  d.Guard([&] { d.WriteValue(id, v); });
-  d.values.erase(id);
+  d.TakePending(r.value.id, &v);  // one complete row: the ` value:` line and this block
+  d.Guard([&] { d.WriteValue(r.value.id, v); });
 }
 
 void RunWriter::OnInstruction(ingest::InstructionRecord&& r) {
@@ -972,13 +1045,13 @@ void RunWriter::OnLiveRange(ingest::LiveRangeRecord&& r) {
   if (d.module_id == 0) return;
   auto it = d.value_by_key.find(ValueKey(r.instruction, r.shape_index));
   if (it != d.value_by_key.end()) {
-    auto pending = d.values.find(it->second);
-    if (pending != d.values.end()) {  // not written yet (no Used-values block seen for it)
-      pending->second.live_start = r.start;
-      pending->second.live_end = r.end;
-    } else {
-      d.Guard([&] { d.UpdateLiveRange(it->second, r.start, r.end); });
+    const int64_t id = it->second;
+    if (id >= 0 && static_cast<size_t>(id) < d.pending.size() && d.pending[static_cast<size_t>(id)].present) {
+      d.pending[static_cast<size_t>(id)].live_start = r.start;  // not written yet: no Used-values block
+      d.pending[static_cast<size_t>(id)].live_end = r.end;
+      return;
     }
+    d.Guard([&] { d.UpdateLiveRange(id, r.start, r.end); });
     return;
   }
   d.unmatched_live_ranges.push_back(std::move(r));

@@ -43,7 +43,8 @@ CREATE TABLE IF NOT EXISTS dump_files (
   line_count      INTEGER,              -- lines read
   unknown_lines   INTEGER,              -- lines inside a known format that no rule matched
   issue_count     INTEGER,              -- rows in ingest_issues for this file
-  rows_written    INTEGER,              -- data rows this file added
+  rows_written    INTEGER,              -- data rows this file inserted or updated (a value merged from
+                                        -- several sections counts once per section)
   ingested_at_us  INTEGER NOT NULL,     -- when this verdict was recorded
   UNIQUE (run_id, path)
 );
