@@ -97,19 +97,20 @@ struct FirstPass {
   int64_t bytes = 0;
 };
 
-StatusOr<FirstPass> HashAndHead(DumpEntry& entry) {
+// `buf` holds kReadChunk bytes. The caller allocates it once per run: a zero-filled 1 MiB vector per file was
+// the largest cost of a folder of many small files (bad-input catalog, 100,000 files).
+StatusOr<FirstPass> HashAndHead(DumpEntry& entry, char* buf) {
   auto source = entry.Open();
   if (!source.ok()) return source.status();
   FirstPass pass;
   ContentHasher hasher;
-  std::vector<char> buf(kReadChunk);
   for (;;) {
-    auto n = source.value()->Read(buf.data(), buf.size());
+    auto n = source.value()->Read(buf, kReadChunk);
     if (!n.ok()) return n.status();
     if (*n == 0) break;
-    hasher.Update(buf.data(), *n);
+    hasher.Update(buf, *n);
     if (pass.head.size() < kSniffBytes) {
-      pass.head.append(buf.data(), std::min(*n, kSniffBytes - pass.head.size()));
+      pass.head.append(buf, std::min(*n, kSniffBytes - pass.head.size()));
     }
     pass.bytes += static_cast<int64_t>(*n);
   }
@@ -215,6 +216,7 @@ StatusOr<IngestSummary> DumpIngester::Ingest(const std::string& path, const Inge
   int64_t newest_mtime = -1;
   Status fatal;
   IngestProgress prog;
+  auto read_buffer = std::make_unique_for_overwrite<char[]>(kReadChunk);  // the hash pass's, reused per file
 
   auto record_verdict = [&](const FileSpec& fs, const FileOutcome& outcome) {
     Status st = target_->RecordFileWithoutRows(fs, outcome);
@@ -237,7 +239,8 @@ StatusOr<IngestSummary> DumpIngester::Ingest(const std::string& path, const Inge
     fs.mtime_us = entry.mtime_us;
     fs.size_bytes = std::max<int64_t>(entry.size_bytes, 0);
 
-    auto first = entry.open_error.ok() ? HashAndHead(entry) : StatusOr<FirstPass>(entry.open_error);
+    auto first =
+        entry.open_error.ok() ? HashAndHead(entry, read_buffer.get()) : StatusOr<FirstPass>(entry.open_error);
     if (!first.ok()) {
       // Unreadable: recorded under a hash of the reason, so the same failure again is "unchanged" and a
       // fixed file is ingested.

@@ -124,8 +124,10 @@ class FolderSource : public DumpSource {
                                                                                                   : "a device") +
                                              "): not read");
       }
-      std::string rel = fs::relative(de.path(), root_, ec).generic_string();
-      if (ec) continue;
+      // Lexical, not fs::relative(): the iterator's paths all start with root_, and fs::relative() resolves
+      // both paths through the file system (about ten readlink calls per file).
+      std::string rel = de.path().lexically_relative(root_).generic_string();
+      if (rel.empty()) continue;
       files.push_back({DumpEntryOrderKey(rel), rel, de.path().string(), st, unreadable});
     }
     std::sort(files.begin(), files.end(), [](const Found& a, const Found& b) { return a.key < b.key; });

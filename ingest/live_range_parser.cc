@@ -308,12 +308,14 @@ void LiveRangeParser::ParsePeakLine(std::string_view line, int64_t line_no) {
   }
 
   if (has_cumulative) {
-    running_sum_ += bytes;
-    if (cumulative != running_sum_) {
+    // Checked addition: sizes near int64's limit overflowed the running sum (undefined behaviour; found after
+    // fuzzing found the same in the OOM parser, tests/fuzz/regressions/live_range_parser/).
+    const bool overflow = __builtin_add_overflow(running_sum_, bytes, &running_sum_);
+    if (overflow || cumulative != running_sum_) {
       Report(Severity::kInvariant, line_no,
              "peak line " + std::to_string(peak_ordinal_) + " `" + std::string(key) + "`: cumulative " +
                  std::to_string(cumulative) + " bytes, but the running sum of sizes is " +
-                 std::to_string(running_sum_));
+                 (overflow ? std::string("more than int64") : std::to_string(running_sum_)));
       running_sum_ = cumulative;  // resynchronise so one bad line is one issue
     }
   }

@@ -226,9 +226,11 @@ void OomReportParser::FinishBuffer(int64_t line_no) {
   OomBufferRecord& record = pending.record;
   const std::string name = "buffer " + std::to_string(record.buffer_number);
 
+  // `record.buffer_number - 1`, not `last_buffer_number_ + 1`: after `Buffer 9223372036854775807:` the latter
+  // overflows int64 (found by fuzzing); where it is used, buffer_number >= 0, so the former cannot.
   if (record.buffer_number < 0) {
     // Unreadable number, already reported.
-  } else if (last_buffer_number_ >= 0 && record.buffer_number != last_buffer_number_ + 1) {
+  } else if (last_buffer_number_ >= 0 && record.buffer_number - 1 != last_buffer_number_) {
     Report(Severity::kInvariant, pending.first_line,
            name + " follows buffer " + std::to_string(last_buffer_number_) + "; peak buffers are numbered 1, 2, …");
   } else if (last_buffer_number_ < 0 && reports_ > 0 && record.buffer_number != 1) {

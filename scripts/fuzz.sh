@@ -2,8 +2,9 @@
 # Fuzzes every input-facing piece of ingest/ (the seven format parsers, the format detector, the file-name
 # parser, the HLO instruction scanner) with libFuzzer under ASan + UBSan, each for a bounded time.
 #
-#   scripts/fuzz.sh                       # every target, FUZZ_SECONDS each (default 6: about a minute in all)
+#   scripts/fuzz.sh                       # every target, FUZZ_SECONDS each (default 6: a minute for the 10)
 #   FUZZ_SECONDS=300 scripts/fuzz.sh sniff dump_name   # chosen targets, longer
+#   FUZZ_CORPUS_DIR=/tmp/xladb-corpus FUZZ_SECONDS=600 scripts/fuzz.sh   # keep the grown corpus between runs
 #
 # Builds the targets in build/fuzz (clang, -DXLADB_FUZZ=ON, RelWithDebInfo). Each target starts from a
 # corpus made at run time in a temporary folder from the project's own test files (tests/fixtures/**,
@@ -18,11 +19,6 @@ SECONDS_EACH="${FUZZ_SECONDS:-6}"
 TIMEOUT="${FUZZ_TIMEOUT:-10}"
 BUILD="${XLADB_FUZZ_BUILD_DIR:-build/fuzz}"  # overridable for a developer's own build folder
 JOBS="${XLADB_JOBS:-$(nproc)}"
-ALL_TARGETS=(buffer_assignment_parser live_range_parser hlo_module_parser memory_report_parser
-             tpu_bundle_profile_parser tpu_per_bundle_utilization_parser oom_report_parser
-             sniff dump_name hlo_instruction_text)
-TARGETS=("$@")
-[ ${#TARGETS[@]} -eq 0 ] && TARGETS=("${ALL_TARGETS[@]}")
 
 if ! command -v clang++ >/dev/null; then
   echo "fuzz.sh: clang++ not found (apt-get install clang); libFuzzer comes with Debian's clang" >&2
@@ -32,6 +28,18 @@ fi
 echo "== build fuzz targets (clang, ASan + UBSan + libFuzzer) in $BUILD"
 CC=clang CXX=clang++ cmake -S . -B "$BUILD" -G Ninja -DXLADB_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$BUILD" -j "$JOBS" --target xladb_fuzzers
+
+# One target per entry point (kTargets in tests/fuzz/fuzz_entry_points.cc), as built.
+mapfile -t ALL_TARGETS < <(find "$BUILD/tests/fuzz" -maxdepth 1 -name '*_fuzzer' -type f -printf '%f\n' |
+                           sed 's/_fuzzer$//' | sort)
+TARGETS=("$@")
+[ ${#TARGETS[@]} -eq 0 ] && TARGETS=("${ALL_TARGETS[@]}")
+for target in "${TARGETS[@]}"; do
+  if [ ! -x "$BUILD/tests/fuzz/${target}_fuzzer" ]; then
+    echo "fuzz.sh: no fuzz target '$target' (built: ${ALL_TARGETS[*]})" >&2
+    exit 2
+  fi
+done
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/xladb_fuzz.XXXXXX")"
 trap 'rm -rf "$WORK"' EXIT
@@ -97,8 +105,8 @@ make_corpus() {
         sed 's/^from instruction: //' | head -n 200 >>"$WORK/lines.txt" || true
       split -l 1 -a 4 "$WORK/lines.txt" "$dir/line_" ;;
     *)
-      echo "fuzz.sh: unknown target '$target' (known: ${ALL_TARGETS[*]})" >&2
-      return 1 ;;
+      # A target without its own seeds here starts from every fixture and seed file.
+      copy_seeds "$dir" "$FIX"/*/* "$SEEDS"/* ;;
   esac
   copy_seeds "$dir" tests/fuzz/regressions/"$target"/*
 }
@@ -106,14 +114,15 @@ make_corpus() {
 failed=()
 printf '%-36s %12s %10s %8s\n' target executions exec/s corpus
 for target in "${TARGETS[@]}"; do
-  corpus="$WORK/corpus/$target"
+  corpus="${FUZZ_CORPUS_DIR:-$WORK/corpus}/$target"
   mkdir -p "$corpus"
   make_corpus "$target" "$corpus"
   log="$WORK/$target.log"
   status=0
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     "$BUILD/tests/fuzz/${target}_fuzzer" "$corpus" -max_total_time="$SECONDS_EACH" -timeout="$TIMEOUT" \
-    -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$ARTIFACTS/${target}-" >"$log" 2>&1 || status=$?
+    -rss_limit_mb=2048 -dict=tests/fuzz/fuzz.dict -print_final_stats=1 -artifact_prefix="$ARTIFACTS/${target}-" \
+    >"$log" 2>&1 || status=$?
   execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)"
   rate="$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)"
   units="$(find "$corpus" -type f | wc -l)"

@@ -8,11 +8,17 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "ingest/byte_source.h"
+#include "ingest/file_kind.h"
+#include "ingest/line_reader.h"
+#include "ingest/parser_registry.h"
 #include "tests/fuzz/fuzz_entry_points.h"
+#include "tests/ingest/vector_sink.h"
 
 namespace xladb {
 namespace {
@@ -95,6 +101,51 @@ TEST(FuzzEntryPoints, EveryTargetSurvivesHostileClassics) {
       EXPECT_EQ(target.run(input), "") << target.name << " on " << input.size() << " bytes";
     }
   }
+}
+
+// The first fuzz finding, checked by behaviour so the plain build (no ASan) catches a regression too:
+// regressions/oom_report_parser/leak_unnumbered_buffer_header_then_size. `Buffer :` (no number) inside an open
+// buffer dropped that buffer but left the parser in the buffer state, and the next line was written into the
+// empty std::optional (a leak under ASan, undefined behaviour anywhere). Now no buffer is open after it, so
+// `Size: …` is an unknown line like the `Buffer :` before it.
+TEST(FuzzFindings, OomUnnumberedBufferHeaderClosesTheOpenBuffer) {
+  const std::string input = "\tBuffer 2:\n\tBuffer :\n\tSize: 512.00MiB\n";
+  ingest::VectorSink sink;
+  std::unique_ptr<ingest::LineParser> parser = ingest::MakeParser(ingest::FileKind::kOomReport, &sink);
+  std::unique_ptr<ingest::ByteSource> source = ingest::MakeMemorySource(input);
+  ingest::LineReader reader(source.get());
+  std::string_view line;
+  while (reader.Next(&line)) parser->ParseLine(line, reader.line_number());
+  Status finished = parser->Finish();
+  EXPECT_EQ(parser->unknown_lines(), 2);
+  EXPECT_TRUE(sink.oom_buffers.empty());
+  EXPECT_FALSE(finished.ok());  // no report header and no complete buffer: not an OOM report
+  bool dropped = false;
+  for (const auto& issue : sink.issues) dropped |= issue.reason.find("buffer 2 has no") != std::string::npos;
+  EXPECT_TRUE(dropped) << "the cut-short buffer 2 is reported";
+}
+
+// regressions/live_range_parser/ubsan_peak_sizes_past_int64: two peak lines of 2^63-1 bytes overflowed the running
+// sum of sizes (undefined behaviour, silently wrapping in a plain build). The sum is now checked, and the
+// mismatch says the sum is past int64 instead of printing a wrapped negative number.
+TEST(FuzzFindings, LiveRangePeakSizesPastInt64AreReportedNotWrapped) {
+  const std::string input =
+      "HloLiveRange (max 2):\n  InstructionSequence:\n    0:a\n    1:b\n  BufferLiveRange:\n    a{}:0-2\n"
+      "    b{}:1-2\n  Live ranges at 1 (peak):\n"
+      "    a{}: 9223372036854775807 bytes (cumulative: 9223372036854775807 bytes)\n"
+      "    b{}: 9223372036854775807 bytes (cumulative: 9223372036854775807 bytes)\n";
+  ingest::VectorSink sink;
+  std::unique_ptr<ingest::LineParser> parser = ingest::MakeParser(ingest::FileKind::kLiveRange, &sink);
+  std::unique_ptr<ingest::ByteSource> source = ingest::MakeMemorySource(input);
+  ingest::LineReader reader(source.get());
+  std::string_view line;
+  while (reader.Next(&line)) parser->ParseLine(line, reader.line_number());
+  EXPECT_TRUE(parser->Finish().ok());
+  int overflow_reports = 0;
+  for (const auto& issue : sink.issues) {
+    overflow_reports += issue.reason.find("running sum of sizes is more than int64") != std::string::npos;
+  }
+  EXPECT_EQ(overflow_reports, 1);
 }
 
 }  // namespace

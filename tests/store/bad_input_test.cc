@@ -12,7 +12,6 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <linux/capability.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -23,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
@@ -196,6 +196,7 @@ class BadInput : public ::testing::Test {
     ingest::IngestSummary earlier = Ingest(tmp_ / "earlier");
     ASSERT_EQ(earlier.files_by_verdict["ingested"], 5);
     earlier_rows_ = RunRowCounts("earlier");
+    // 8 + 14 + 26 allocations of seeds 000, 002 and 004.
     ASSERT_NE(earlier_rows_.find("allocations=48 "), std::string::npos) << earlier_rows_;
   }
 
@@ -206,20 +207,17 @@ class BadInput : public ::testing::Test {
     return dir;
   }
 
-  ingest::IngestSummary Ingest(const std::string& path, const std::string& run_name = "") {
+  ingest::IngestSummary Ingest(const std::string& path) {
     auto db = store::Database::Open(db_path_);
     EXPECT_TRUE(db.ok()) << db.status().ToString();
     if (!db.ok()) return {};
     store::RunWriter writer(db.value().get());
-    return IngestWith(&writer, path, run_name);
+    return IngestWith(&writer, path);
   }
 
-  ingest::IngestSummary IngestWith(ingest::IngestTarget* target, const std::string& path,
-                                   const std::string& run_name = "") {
+  ingest::IngestSummary IngestWith(ingest::IngestTarget* target, const std::string& path) {
     ingest::DumpIngester ingester(target);
-    ingest::IngestOptions options;
-    options.run_name = run_name;
-    auto summary = ingester.Ingest(path, options);
+    auto summary = ingester.Ingest(path, {});
     EXPECT_TRUE(summary.ok()) << summary.status().ToString();
     return summary.ok() ? summary.value() : ingest::IngestSummary{};
   }
@@ -249,19 +247,18 @@ class BadInput : public ::testing::Test {
     SQLite::Database db = Db();
     const std::string run_id = "(SELECT run_id FROM runs WHERE name = " + Quoted(run) + ")";
     const std::string files = "(SELECT file_id FROM dump_files WHERE run_id = " + run_id + ")";
-    std::string out = "dump_files=" + std::to_string(Scalar(db, "SELECT COUNT(*) FROM dump_files WHERE run_id = " +
-                                                                    run_id)) +
-                      " modules=" + std::to_string(Scalar(db, "SELECT COUNT(*) FROM modules WHERE run_id = " + run_id)) +
-                      " module_summary=" +
-                      std::to_string(Scalar(db, "SELECT COUNT(*) FROM module_summary WHERE module_id IN "
-                                                "(SELECT module_id FROM modules WHERE run_id = " +
-                                                    run_id + ")")) +
+    auto count = [&](const std::string& from_where) {
+      return std::to_string(Scalar(db, "SELECT COUNT(*) FROM " + from_where));
+    };
+    std::string out = "dump_files=" + count("dump_files WHERE run_id = " + run_id) +
+                      " modules=" + count("modules WHERE run_id = " + run_id) + " module_summary=" +
+                      count("module_summary WHERE module_id IN (SELECT module_id FROM modules WHERE run_id = " +
+                            run_id + ")") +
                       " ";
     for (const char* t : {"allocations", "buffer_values", "instructions", "computations", "peak_buffers",
                           "stack_trace_nodes", "memory_report_rows", "memory_report_totals", "utilization_counters",
                           "oom_stats", "oom_buffers", "ingest_issues"}) {
-      out += std::string(t) + "=" +
-             std::to_string(Scalar(db, std::string("SELECT COUNT(*) FROM ") + t + " WHERE file_id IN " + files)) + " ";
+      out += std::string(t) + "=" + count(std::string(t) + " WHERE file_id IN " + files) + " ";
     }
     out += "peak_sum=" + std::to_string(Scalar(db, "SELECT SUM(peak_bytes) FROM module_memory WHERE run_name = " +
                                                        Quoted(run)));
@@ -350,6 +347,19 @@ class ScratchDir {
  private:
   fs::path path_;
 };
+
+// Resident memory of this process from /proc/self/status, in KiB: "VmRSS" now, or "VmHWM" (the peak since the
+// last ResetPeakRss()); -1 when /proc cannot say.
+int64_t ProcStatusKiB(const std::string& field) {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind(field + ":", 0) == 0) return std::strtoll(line.c_str() + field.size() + 1, nullptr, 10);
+  }
+  return -1;
+}
+// Resets VmHWM to the current RSS (Linux 4.0+), so a test measures its own peak.
+void ResetPeakRss() { std::ofstream("/proc/self/clear_refs") << "5"; }
 
 // ---------------------------------------------------------------------------------------------------------
 // Empty, garbage, NUL bytes
@@ -491,7 +501,8 @@ TEST_F(BadInput, TruncatedAtEveryLineBoundaryAndMidLine) {
     EXPECT_EQ(flagged, cut.mid_line);
     unterminated_warnings += flagged;
   }
-  EXPECT_EQ(unterminated_warnings, 374);  // every mid-line cut except the two not ingested
+  // 368 mid-line cuts (seed 000 has 120 lines of 2+ bytes, seed 002 248), less the two inside `BufferAssignment:`.
+  EXPECT_EQ(unterminated_warnings, 366);
   ExpectNeighbourIngestedAndEarlierUntouched("cuts");
 }
 
@@ -516,13 +527,19 @@ TEST_F(BadInput, A64MiBLineIsReadWholeAndA64MiBFirstLineIsRefusedBriefly) {
   WriteFile(run + "/module_0005.one_line.after_optimizations-buffer-assignment.txt",
             std::string(size_t{64} << 20, 'A'));
 
+  ResetPeakRss();
+  const int64_t rss_before = ProcStatusKiB("VmRSS");
   auto start = std::chrono::steady_clock::now();
   Ingest(run);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
+  const int64_t growth = ProcStatusKiB("VmHWM") - rss_before;
   RecordProperty("ingest_seconds", std::to_string(seconds));
-  RecordProperty("max_rss_kb", std::to_string(usage.ru_maxrss));
+  RecordProperty("peak_rss_growth_kib", std::to_string(growth));
+  std::printf("64 MiB line: ingested in %.1f s; peak RSS %lld KiB above the start\n", seconds,
+              static_cast<long long>(growth));
+  // The line reader's buffer (128 MiB for a 64 MiB line) plus a few copies of the line on its way to SQLite;
+  // bounded by the line, not the folder.
+  EXPECT_LT(growth, 1024 * 1024);
 
   FileRow long_line = File("long", "module_0004.long_line.after_optimizations.txt");
   EXPECT_EQ(long_line.verdict, "ingested") << long_line.reason;
@@ -823,25 +840,30 @@ TEST_F(BadInput, AFolderOf100000FilesCompletesInBoundedTimeAndMemory) {
       ASSERT_EQ(::link(tiny.c_str(), (folder + "/log_" + std::to_string(i) + ".txt").c_str()), 0) << strerror(errno);
     }
   }
-  rusage before{};
-  getrusage(RUSAGE_SELF, &before);
+  ResetPeakRss();
+  const int64_t rss_before = ProcStatusKiB("VmRSS");
   auto start = std::chrono::steady_clock::now();
   ingest::IngestSummary s = Ingest(run);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  rusage after{};
-  getrusage(RUSAGE_SELF, &after);
+  const int64_t growth = ProcStatusKiB("VmHWM") - rss_before;
   RecordProperty("ingest_seconds", std::to_string(seconds));
-  RecordProperty("max_rss_growth_kb", std::to_string(after.ru_maxrss - before.ru_maxrss));
-  std::printf("100,000 files: ingested in %.1f s; peak RSS grew by %ld KiB\n", seconds,
-              after.ru_maxrss - before.ru_maxrss);
+  RecordProperty("peak_rss_growth_kib", std::to_string(growth));
+  std::printf("100,000 files: ingested in %.1f s; peak RSS %lld KiB above the start\n", seconds,
+              static_cast<long long>(growth));
 
   EXPECT_EQ(s.files, kFolders * kFilesPerFolder + 1);
   EXPECT_EQ(s.files_by_verdict["not_ingested"], kFolders * kFilesPerFolder);
   EXPECT_EQ(s.files_by_verdict["ingested"], 1);
-  // Generous bounds that still catch a quadratic walk or per-file state that is never freed: about 9 s and
-  // 50 MiB (the sorted list of paths) on a busy 2-core machine in a Debug build.
+  // Generous bounds that still catch a quadratic walk or per-file state that is never freed: about 6 s and
+  // 35 MiB (the sorted list of paths) on a busy 2-core machine in a Debug build. Under ASan the quarantine of
+  // freed blocks (256 MiB by default) fills with the per-file allocations and counts as resident.
+#if defined(__SANITIZE_ADDRESS__)
+  constexpr int64_t kPeakRssBoundKiB = int64_t{1536} * 1024;
+#else
+  constexpr int64_t kPeakRssBoundKiB = int64_t{512} * 1024;
+#endif
   EXPECT_LT(seconds, 120.0);
-  EXPECT_LT(after.ru_maxrss - before.ru_maxrss, 512 * 1024);
+  EXPECT_LT(growth, kPeakRssBoundKiB);
   SQLite::Database db = Db();
   EXPECT_EQ(Scalar(db, "SELECT COUNT(*) FROM dump_files WHERE run_id = (SELECT run_id FROM runs WHERE name = "
                        "'hundred_thousand')"),
@@ -913,8 +935,8 @@ TEST_F(BadArchive, ParentAbsoluteAndLinkMembersAreNeverWrittenOrFollowed) {
   tar.Add("evil/module_0008.dirlink.after_optimizations-buffer-assignment.txt", "", '2', "../../..");
   ingest::IngestSummary s = Ingest(WriteTarGz("evil.tar.gz", tar.Finish()));
   EXPECT_EQ(s.files, 4);  // the neighbour and the three refused members; link members are not listed
-  for (const std::string path : {"../escape-buffer-assignment.txt", "evil/../../escape2-buffer-assignment.txt",
-                                 absolute}) {
+  for (const std::string& path : {std::string("../escape-buffer-assignment.txt"),
+                                  std::string("evil/../../escape2-buffer-assignment.txt"), absolute}) {
     FileRow row = File("evil", path);
     EXPECT_EQ(row.verdict, "error") << path;
     EXPECT_NE(row.reason.find("is absolute or contains '..': refused, not extracted"), std::string::npos)
@@ -930,18 +952,34 @@ TEST_F(BadArchive, ParentAbsoluteAndLinkMembersAreNeverWrittenOrFollowed) {
   ExpectNeighbourIngestedAndEarlierUntouched("evil", std::string("evil/") + kNeighbourName);
 }
 
-TEST_F(BadArchive, GzipTrailerThatLiesAboutTheSizeIsNotChecked) {
+TEST_F(BadArchive, GzipTrailersAreCheckedForSingleFilesButNotInsideTarGz) {
   TarBuilder tar;
-  tar.Add(std::string("isize/") + kNeighbourName, ReadFile(SeedFile("002")));
-  std::string path = WriteTarGz("isize.tar.gz", tar.Finish());
+  tar.Add(std::string("trailer/") + kNeighbourName, ReadFile(SeedFile("002")));
+  std::string path = WriteTarGz("trailer.tar.gz", tar.Finish());
   std::string bytes = ReadFile(path);
   bytes[bytes.size() - 1] ^= 0x55;  // ISIZE, the last 4 bytes: the uncompressed size mod 2^32
+  bytes[bytes.size() - 8] ^= 0x55;  // CRC-32, the 4 bytes before it
   WriteFile(path, bytes);
   ingest::IngestSummary s = Ingest(path);
-  // libarchive does not check ISIZE; the content itself is whole (deflate and tar framing intact), so it is
-  // ingested with its exact numbers.
+  // libarchive stops at the tar end blocks and never checks the gzip trailer (its gzip filter's
+  // consume_trailer() skips it: "XXX TODO: Verify the length and CRC-32"). The deflate stream and the tar
+  // framing are intact, so the content is ingested with its exact numbers.
   EXPECT_TRUE(s.errors.empty()) << s.errors[0].reason;
-  ExpectNeighbourIngestedAndEarlierUntouched("isize", std::string("isize/") + kNeighbourName);
+  ExpectNeighbourIngestedAndEarlierUntouched("trailer", std::string("trailer/") + kNeighbourName);
+
+  // A single .gz file is read by zlib, which checks the trailer: a wrong CRC is an error naming it.
+  std::string run = NewRun("single_gz");
+  const std::string gz_member = std::string(kSeed000Name) + ".gz";
+  WriteFile(run + "/" + kSeed000Name, ReadFile(SeedFile("000")));
+  ASSERT_EQ(std::system(("gzip -n -f " + run + "/" + kSeed000Name).c_str()), 0);
+  bytes = ReadFile(run + "/" + gz_member);
+  bytes[bytes.size() - 8] ^= 0x55;
+  WriteFile(run + "/" + gz_member, bytes);
+  Ingest(run);
+  FileRow row = File("single_gz", gz_member);
+  EXPECT_EQ(row.verdict, "error");
+  EXPECT_NE(row.reason.find("gzip: incorrect data check"), std::string::npos) << row.reason;
+  ExpectNeighbourIngestedAndEarlierUntouched("single_gz");
 }
 
 }  // namespace
