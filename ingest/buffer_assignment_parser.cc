@@ -281,21 +281,35 @@ void BufferAssignmentParser::ParseAllocationHeader(std::string_view line, int64_
   sink()->OnAllocation(std::move(record));
 }
 
+bool BufferAssignmentParser::ReadLeadingValueShort(std::string_view line, size_t prefix_size, int64_t line_no,
+                                                   std::string_view context, ValueRef* value,
+                                                   std::string_view* rest) {
+  std::string_view text = line.substr(prefix_size);
+  size_t close = text.find('>');
+  if (!text.starts_with("<") || close == std::string_view::npos) {
+    Unknown(line, line_no, context);
+    return false;
+  }
+  std::string_view bad_number;
+  CountStatus status = ParseValueShort(text.substr(0, close + 1), value, &bad_number);
+  if (status != CountStatus::kOk) {
+    if (status == CountStatus::kMalformed) {
+      Unknown(line, line_no, context);
+    } else {
+      Report(Severity::kInvariant, line_no,
+             DescribeCountProblem("value id/color", bad_number, status) + "; line skipped");
+    }
+    return false;
+  }
+  *rest = text.substr(close + 1);
+  return true;
+}
+
 void BufferAssignmentParser::ParseAllocatedValue(std::string_view line, int64_t line_no) {
   constexpr std::string_view kContext = "allocation value";
-  std::string_view rest = line.substr(kValuePrefix.size());
-  size_t close = rest.find('>');
-  if (!rest.starts_with("<") || close == std::string_view::npos) return Unknown(line, line_no, kContext);
   AllocatedValueRecord record;
-  std::string_view bad_number;
-  CountStatus status = ParseValueShort(rest.substr(0, close + 1), &record.value, &bad_number);
-  if (status != CountStatus::kOk) {
-    if (status == CountStatus::kMalformed) return Unknown(line, line_no, kContext);
-    Report(Severity::kInvariant, line_no,
-           DescribeCountProblem("value id/color", bad_number, status) + "; line skipped");
-    return;
-  }
-  rest = rest.substr(close + 1);
+  std::string_view rest;
+  if (!ReadLeadingValueShort(line, kValuePrefix.size(), line_no, kContext, &record.value, &rest)) return;
   if (!ConsumePrefix(&rest, " (size=")) return Unknown(line, line_no, kContext);
   size_t comma = rest.find(",offset=");
   size_t paren = rest.find(')');
@@ -325,19 +339,9 @@ void BufferAssignmentParser::ParseAllocatedValue(std::string_view line, int64_t 
 
 void BufferAssignmentParser::ParseCrossColorValue(std::string_view line, int64_t line_no) {
   constexpr std::string_view kContext = "cross-color reuse";
-  std::string_view rest = line.substr(kCrossColorValuePrefix.size());
-  size_t close = rest.find('>');
-  if (!rest.starts_with("<") || close == std::string_view::npos) return Unknown(line, line_no, kContext);
   CrossColorReuseRecord record;
-  std::string_view bad_number;
-  CountStatus status = ParseValueShort(rest.substr(0, close + 1), &record.value, &bad_number);
-  if (status != CountStatus::kOk) {
-    if (status == CountStatus::kMalformed) return Unknown(line, line_no, kContext);
-    Report(Severity::kInvariant, line_no,
-           DescribeCountProblem("value id/color", bad_number, status) + "; line skipped");
-    return;
-  }
-  rest = rest.substr(close + 1);
+  std::string_view rest;
+  if (!ReadLeadingValueShort(line, kCrossColorValuePrefix.size(), line_no, kContext, &record.value, &rest)) return;
   if (!ConsumePrefix(&rest, " (color=") || !ConsumeSuffix(&rest, ")"))
     return Unknown(line, line_no, kContext);
   int64_t color = 0;

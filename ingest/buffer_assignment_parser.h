@@ -97,6 +97,10 @@ class BufferAssignmentParser : public BufferTextParser {
   void ParseAllocationHeader(std::string_view line, int64_t line_no);
   void ParseAllocatedValue(std::string_view line, int64_t line_no);
   void ParseCrossColorValue(std::string_view line, int64_t line_no);
+  // Reads the `<value-short>` that follows `prefix_size` bytes of `line` into `value` and sets `rest` to what
+  // follows it. False when the line is done with (counted as unknown, or a bad number reported).
+  bool ReadLeadingValueShort(std::string_view line, size_t prefix_size, int64_t line_no,
+                             std::string_view context, ValueRef* value, std::string_view* rest);
   void ParseTotalBytes(std::string_view line, int64_t line_no);
   void ParseUsedValuesLine(std::string_view line, int64_t line_no);
   void ParsePosition(std::string_view line, int64_t line_no);
