@@ -5,6 +5,7 @@
 #include <optional>
 #include <utility>
 
+#include "ingest/blank_text.h"
 #include "ingest/printed_number.h"
 
 namespace xladb::ingest {
@@ -28,17 +29,6 @@ constexpr std::string_view kRestAllocations = " allocations are less than ";
 constexpr std::string_view kRestValues = " values are less than ";
 constexpr std::string_view kRestTail = "% of the total size and not shown.";
 constexpr std::string_view kPercentClose = "%); ";
-
-std::string_view StripLeadingBlanks(std::string_view s) {
-  const size_t begin = s.find_first_not_of(" \t");
-  return begin == std::string_view::npos ? std::string_view() : s.substr(begin);
-}
-
-std::string_view StripBlanks(std::string_view s) {
-  s = StripLeadingBlanks(s);
-  const size_t end = s.find_last_not_of(" \t");
-  return end == std::string_view::npos ? std::string_view() : s.substr(0, end + 1);
-}
 
 bool IsDashRule(std::string_view s) {
   return s.size() >= 10 && s.find_first_not_of('-') == std::string_view::npos;

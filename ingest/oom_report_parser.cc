@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "ingest/blank_text.h"
 #include "ingest/hlo_instruction_text.h"
 #include "ingest/printed_number.h"
 
@@ -19,14 +20,6 @@ constexpr std::string_view kOperator = "Operator: ";
 constexpr std::string_view kEntryParameter = "Entry Parameter Subshape: ";
 constexpr std::string_view kLabel = "XLA Label: ";
 constexpr std::string_view kShape = "Shape: ";
-
-bool IsBlank(char c) { return c == ' ' || c == '\t'; }
-
-std::string_view StripBlanks(std::string_view s) {
-  const size_t begin = s.find_first_not_of(" \t");
-  if (begin == std::string_view::npos) return {};
-  return s.substr(begin, s.find_last_not_of(" \t") - begin + 1);
-}
 
 bool IsSeparator(std::string_view stripped) {
   return stripped.size() >= 10 && stripped.find_first_not_of('=') == std::string_view::npos;

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "ingest/blank_text.h"
 #include "ingest/printed_number.h"
 
 namespace xladb::ingest {
@@ -12,18 +13,8 @@ namespace {
 // How many leading lines of the head the rules look at (the longest rule needs the first few non-blank ones).
 constexpr size_t kMaxSniffLines = 32;
 
-bool IsBlank(std::string_view line) {
-  for (char c : line) {
-    if (c != ' ' && c != '\t') return false;
-  }
-  return true;
-}
-
-std::string_view TrimBlanks(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
+// True for a line of nothing but spaces and tabs (or nothing).
+bool IsBlankLine(std::string_view line) { return StripBlanks(line).empty(); }
 
 bool IsUpper(char c) { return c >= 'A' && c <= 'Z'; }
 bool IsLower(char c) { return c >= 'a' && c <= 'z'; }
@@ -57,7 +48,7 @@ std::vector<std::string_view> FirstLines(std::string_view head) {
 
 // Index of the first non-blank line at or after `from`, or lines.size().
 size_t NextNonBlank(const std::vector<std::string_view>& lines, size_t from) {
-  while (from < lines.size() && IsBlank(lines[from])) ++from;
+  while (from < lines.size() && IsBlankLine(lines[from])) ++from;
   return from;
 }
 
@@ -125,7 +116,7 @@ bool IsThunkLine(std::string_view line) {
 
 // `\tBuffer 13:` / `        Buffer 13:` — a block of ToVerboseString's `Peak buffers:` list.
 bool IsPeakBufferHeader(std::string_view line) {
-  line = TrimBlanks(line);
+  line = StripBlanks(line);
   if (!line.starts_with("Buffer ") || !line.ends_with(':')) return false;
   std::string_view number = line.substr(7, line.size() - 8);
   return !number.empty() && IsDigit(number.front()) && ParseInt64(number).has_value();
@@ -156,7 +147,7 @@ Verdict ClassifyContent(std::string_view head, const DumpName& name, FileKind cl
   const size_t first = NextNonBlank(lines, 0);
   if (first == lines.size()) return NotIngested("blank file (whitespace only)");
   const std::string_view line = lines[first];
-  const std::string_view trimmed = TrimBlanks(line);
+  const std::string_view trimmed = StripBlanks(line);
 
   // Ingested kinds.
   if (trimmed == "BufferAssignment:") return {FileKind::kBufferAssignment, {}};
@@ -185,7 +176,7 @@ Verdict ClassifyContent(std::string_view head, const DumpName& name, FileKind cl
   if (trimmed == "Peak buffers:") return {FileKind::kOomReport, {}};
   if (IsPeakBufferHeader(line)) {
     const size_t next = NextNonBlank(lines, first + 1);
-    if (next < lines.size() && TrimBlanks(lines[next]).starts_with("Size: ")) return {FileKind::kOomReport, {}};
+    if (next < lines.size() && StripBlanks(lines[next]).starts_with("Size: ")) return {FileKind::kOomReport, {}};
   }
 
   // Known artifacts that are not memory data.

@@ -3,6 +3,7 @@
 #include <optional>
 #include <utility>
 
+#include "ingest/blank_text.h"
 #include "ingest/printed_number.h"
 #include "ingest/tpu_bundle_profile_parser.h"
 
@@ -15,14 +16,6 @@ constexpr std::string_view kCapacityTitle = "== CAPACTIY:";  // sic, as libtpu p
 constexpr std::string_view kCapacityTitleFixed = "== CAPACITY:";
 constexpr std::string_view kUtilizationTitle = "== UTILIZATION:";
 constexpr std::string_view kAllBundles = "<all-bundles>";
-
-bool IsBlank(char c) { return c == ' ' || c == '\t'; }
-
-std::string_view StripBlanks(std::string_view s) {
-  const size_t begin = s.find_first_not_of(" \t");
-  if (begin == std::string_view::npos) return {};
-  return s.substr(begin, s.find_last_not_of(" \t") - begin + 1);
-}
 
 }  // namespace
 

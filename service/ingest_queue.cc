@@ -5,18 +5,9 @@
 
 #include "ingest/dump_ingester.h"
 #include "store/run_writer.h"
+#include "store/unix_time.h"
 
 namespace xladb::service {
-namespace {
-
-int64_t NowUs() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
-
 std::string NewRandomId(const std::string& prefix) {
   static std::mt19937_64 rng(std::random_device{}());
   static std::mutex mu;
@@ -68,7 +59,7 @@ StatusOr<std::string> IngestQueue::Submit(IngestRequest request) {
   rec.labels = request.labels;
   rec.run_time_us = request.run_time_us;
   rec.state = "QUEUED";
-  rec.created_at_us = NowUs();
+  rec.created_at_us = store::UnixMicrosNow();
   Status st = job_log_->Insert(rec);
   if (!st.ok()) return st;
   JobStatus js;

@@ -2,21 +2,11 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
-#include <chrono>
-
 #include <nlohmann/json.hpp>
 
+#include "store/unix_time.h"
+
 namespace xladb::store {
-namespace {
-
-int64_t NowUs() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
-
 Status JobLog::Insert(const JobRecord& job) {
   try {
     nlohmann::json labels = nlohmann::json::object();
@@ -47,7 +37,7 @@ Status JobLog::SetState(const std::string& job_id, const std::string& state, con
                          "UPDATE ingest_jobs SET state = ?, message = ?, finished_at_us = ? WHERE job_id = ?");
     up.bind(1, state);
     up.bind(2, message);
-    if (finished) up.bind(3, NowUs()); else up.bind(3);
+    if (finished) up.bind(3, UnixMicrosNow()); else up.bind(3);
     up.bind(4, job_id);
     up.exec();
     return Status::Ok();

@@ -12,6 +12,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "store/unix_time.h"
+
 namespace xladb::store {
 
 using ingest::IssueRecord;
@@ -20,11 +22,6 @@ namespace {
 
 constexpr size_t kMaxStoredIssuesPerFile = 1000;
 
-int64_t NowUs() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 const char* SeverityName(IssueRecord::Severity s) {
   switch (s) {
@@ -153,7 +150,6 @@ struct RunWriter::Impl {
   FileSpec spec;
   int64_t file_id = 0;
   int64_t module_id = 0;  // 0: none
-  bool module_has_older_values = false;
   Status error;  // first database error inside a callback
   int64_t rows = 0;
   std::vector<IssueRecord> issues;
@@ -183,7 +179,6 @@ struct RunWriter::Impl {
     in_file = false;
     file_id = 0;
     module_id = 0;
-    module_has_older_values = false;
     error = Status::Ok();
     rows = 0;
     issues.clear();
@@ -315,9 +310,6 @@ struct RunWriter::Impl {
         up.bind(2, module_id);
         up.exec();
       }
-      SQLite::Statement has(sql, "SELECT 1 FROM buffer_values WHERE module_id = ? LIMIT 1");
-      has.bind(1, module_id);
-      module_has_older_values = has.executeStep();
       return;
     }
     SQLite::Statement ins(sql,
@@ -367,7 +359,7 @@ struct RunWriter::Impl {
     ins.bind(11, outcome.unknown_lines);
     ins.bind(12, issue_total);
     ins.bind(13, rows);
-    ins.bind(14, NowUs());
+    ins.bind(14, UnixMicrosNow());
     ins.exec();
     return sql.getLastInsertRowid();
   }
@@ -654,7 +646,7 @@ StatusOr<int64_t> RunWriter::BeginRun(const RunSpec& spec) {
   try {
     sql.exec("BEGIN IMMEDIATE");
     int64_t run_id = 0;
-    int64_t now = NowUs();
+    int64_t now = UnixMicrosNow();
     // A time label (time=, date=, commit_time=…) sets the run time when --time was not given.
     int64_t time_us = spec.time_us;
     std::string time_source = time_us >= 0 ? "flag" : "";
@@ -771,7 +763,7 @@ StatusOr<FileWriteStats> RunWriter::CommitFile(const FileOutcome& outcome) {
     up.bind(7, d.file_id);
     up.exec();
     SQLite::Statement run(d.sql, "UPDATE runs SET updated_at_us = ? WHERE run_id = ?");
-    run.bind(1, NowUs());
+    run.bind(1, UnixMicrosNow());
     run.bind(2, d.spec.run_id);
     run.exec();
     d.sql.exec("COMMIT");
