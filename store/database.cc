@@ -3,11 +3,18 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <sqlite3.h>
 
+#include <string>
+#include <string_view>
+
 namespace xladb::store {
 
-extern const char kSchemaSql[];  // generated from schema.sql
+extern const char kSchemaSql[];     // generated from schema.sql
+extern const char kMigrateV1Sql[];  // generated from migrate_v1.sql
 
 namespace {
+
+// migrate_v1.sql runs in two parts around schema.sql; this line (a whole line) separates them.
+constexpr std::string_view kApplySchemaMarker = "\n-- @apply schema.sql\n";
 
 Status ApplySchema(SQLite::Database& db) {
   int version = db.execAndGet("PRAGMA user_version").getInt();
@@ -16,18 +23,23 @@ Status ApplySchema(SQLite::Database& db) {
                                       " is newer than this xladb's version " + std::to_string(kSchemaVersion) +
                                       "; upgrade xladb to open it");
   }
-  // Version 1 is the first released schema, so there is nothing to migrate yet; when version 2 comes, its
-  // in-place migration from version 1 runs here, before the statement below. schema.sql runs on every
-  // read-write open: every statement in it is CREATE … IF NOT EXISTS, so indexes and tables added since the
-  // file was written appear and nothing else changes.
+  // A version-1 file is migrated in place. schema.sql runs on every read-write open: every statement in it is
+  // CREATE … IF NOT EXISTS, so indexes and tables added since the file was written appear and nothing else
+  // changes. All of it is one transaction.
+  const bool migrate_v1 = version == 1;
+  std::string_view migration(kMigrateV1Sql);
+  const size_t marker = migration.find(kApplySchemaMarker);
   db.exec("BEGIN IMMEDIATE");
   try {
+    if (migrate_v1) db.exec(std::string(migration.substr(0, marker)));
     db.exec(kSchemaSql);
+    if (migrate_v1) db.exec(std::string(migration.substr(marker)));
     db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
     db.exec("COMMIT");
   } catch (const std::exception& e) {
     db.exec("ROLLBACK");
-    return Status::Internal(std::string("creating schema: ") + e.what());
+    return Status::Internal(std::string(migrate_v1 ? "migrating schema from version 1: " : "creating schema: ") +
+                            e.what());
   }
   return Status::Ok();
 }
@@ -50,7 +62,10 @@ StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path, Mode
       int version = db->execAndGet("PRAGMA user_version").getInt();
       if (version != kSchemaVersion) {
         return Status::FailedPrecondition("database " + path + " has schema version " + std::to_string(version) +
-                                          ", this xladb reads version " + std::to_string(kSchemaVersion));
+                                          ", this xladb reads version " + std::to_string(kSchemaVersion) +
+                                          (version < kSchemaVersion
+                                               ? " (xladbd or `xladb ingest` migrates it when it opens the file)"
+                                               : ""));
       }
     }
     return std::unique_ptr<Database>(new Database(std::move(db), path, mode));

@@ -18,7 +18,7 @@
 
 namespace xladb::store {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 class Database {
  public:

@@ -290,10 +290,11 @@ class ModuleValuesReader {
  public:
   explicit ModuleValuesReader(SQLite::Database& db)
       : q_(db,
-           "SELECT v.instruction, v.shape_index, v.size_bytes, sh.text, i.op_name, i.source_file, i.source_line "
+           "SELECT v.instruction, v.shape_index, v.size_bytes, sh.text, i.op_name, sf.path, i.source_line "
            "FROM buffer_values v "
            "LEFT JOIN shapes sh ON sh.shape_id = v.shape_id "
            "LEFT JOIN instructions i ON i.module_id = v.module_id AND i.name = v.instruction "
+           "LEFT JOIN source_files sf ON sf.source_file_id = i.source_file_id "
            "WHERE v.module_id = ? ORDER BY v.value_id") {}
 
   std::vector<DiffValue> Read(int64_t module_id) {

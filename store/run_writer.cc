@@ -5,7 +5,9 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <sqlite3.h>
 
+#include <charconv>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <optional>
 #include <string_view>
@@ -13,6 +15,7 @@
 #include <unordered_set>
 
 #include "store/unix_time.h"
+#include "store/value_key_index.h"
 
 namespace xladb::store {
 
@@ -33,23 +36,26 @@ const char* SeverityName(IssueRecord::Severity s) {
   return "warning";
 }
 
-// Appends `s` as a JSON string literal.
+// Appends `s` as a JSON string literal: runs of plain bytes are copied whole.
 void AppendJsonString(std::string* out, std::string_view s) {
   out->push_back('"');
-  for (char c : s) {
-    switch (c) {
-      case '"': out->append("\\\""); break;
-      case '\\': out->append("\\\\"); break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out->append(buf);
-        } else {
-          out->push_back(c);
-        }
+  size_t run = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out->append(s.data() + run, i - run);
+    run = i + 1;
+    if (c == '"') {
+      out->append("\\\"");
+    } else if (c == '\\') {
+      out->append("\\\\");
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out->append(buf);
     }
   }
+  out->append(s.data() + run, s.size() - run);
   out->push_back('"');
 }
 
@@ -65,39 +71,133 @@ std::string HexU64(uint64_t v) {
   return buf;
 }
 
-// A value's (instruction, shape index) as a 64-bit hash: the writer keeps one per value of a file to attach
-// live ranges and peak lines, so the key must be small. A collision would need two of a module's values to
-// share a 64-bit hash (about n²/2⁶⁵: 4·10⁻⁸ for a million values).
-uint64_t ValueKey(std::string_view instruction, std::string_view shape_index) {
-  uint64_t h = XXH3_64bits(instruction.data(), instruction.size());
-  return XXH3_64bits_withSeed(shape_index.data(), shape_index.size(), h);
-}
-
-// A value being assembled from its ` value:` line, Used-values block and live range.
-struct PendingValue {
-  std::string instruction;
-  std::string shape_index = "{}";
+// The columns of one buffer_values row a record knows; WriteValue merges it into the stored row (COALESCE),
+// so a value's ` value:` line and Used-values block may arrive in different files. The texts point into the
+// record being handled (or the writer's buffers) and are bound without copying; nullptr is NULL.
+struct ValueRow {
+  const std::string* instruction = nullptr;
+  const std::string* shape_index = nullptr;
   bool is_phi = false;
-  std::optional<int32_t> color;
+  std::optional<int32_t> color, cross_color;
   std::optional<int64_t> allocation_index, offset, size, shape_id;
-  std::optional<int64_t> live_start, live_end;
-  std::optional<std::string> positions, uses, uses_state;
-  std::optional<int32_t> cross_color;
+  const std::string* positions = nullptr;  // JSON
+  const std::string* uses = nullptr;       // JSON
+  const char* uses_state = nullptr;
+};
+
+// ` value:` lines waiting for their Used-values block, by value id, so that a value is written once,
+// complete, when its block arrives (the block comes later in the file, in id order, while the value lines
+// come in allocation order). Slots live in fixed chunks and names in 1 MiB blocks: nothing is copied as it
+// grows, and about 40 bytes plus the name are held per value until its block is read.
+class PendingValues {
+ public:
+  struct Slot {
+    int64_t offset = -1, size = -1;
+    int32_t allocation_index = -1, shape_id = -1;
+    uint32_t name_block = 0, name_offset = 0;
+    uint16_t name_length = 0, index_length = 0;
+    int8_t color = -1, cross_color = -1;
+    bool present = false, is_phi = false;
+  };
+
+  // True when the values of a line fit a slot; otherwise the writer stores the line at once.
+  static bool Fits(int64_t allocation_index, int64_t shape_id, int32_t color, const ingest::ValueRef& v) {
+    return allocation_index >= 0 && allocation_index <= INT32_MAX && shape_id >= 0 && shape_id <= INT32_MAX &&
+           color >= -1 && color <= INT8_MAX && v.instruction.size() <= UINT16_MAX &&
+           v.shape_index.size() <= UINT16_MAX;
+  }
+
+  // The slot of `id`, or nullptr when ids are too sparse to index (garbage input).
+  Slot* Get(int64_t id, bool create) {
+    if (id < 0 || id > 4 * count_ + (int64_t{1} << 20)) return nullptr;
+    const auto chunk = static_cast<size_t>(id) >> kChunkBits;
+    if (chunk >= chunks_.size()) {
+      if (!create) return nullptr;
+      chunks_.resize(chunk + 1);
+    }
+    if (!chunks_[chunk]) {
+      if (!create) return nullptr;
+      chunks_[chunk] = std::make_unique<Slot[]>(size_t{1} << kChunkBits);
+    }
+    return &chunks_[chunk][static_cast<size_t>(id) & ((size_t{1} << kChunkBits) - 1)];
+  }
+
+  void Fill(Slot* slot, const ingest::ValueRef& v) {
+    slot->present = true;
+    ++count_;
+    ++waiting_;
+    const size_t need = v.instruction.size() + v.shape_index.size();
+    if (blocks_.empty() || blocks_.back().size() + need > blocks_.back().capacity()) {
+      blocks_.emplace_back();
+      blocks_.back().reserve(std::max(kBlockBytes, need));
+    }
+    slot->name_block = static_cast<uint32_t>(blocks_.size() - 1);
+    slot->name_offset = static_cast<uint32_t>(blocks_.back().size());
+    slot->name_length = static_cast<uint16_t>(v.instruction.size());
+    slot->index_length = static_cast<uint16_t>(v.shape_index.size());
+    blocks_.back() += v.instruction;
+    blocks_.back() += v.shape_index;
+  }
+
+  std::string_view Name(const Slot& slot) const {
+    return std::string_view(blocks_[slot.name_block]).substr(slot.name_offset, slot.name_length);
+  }
+  std::string_view ShapeIndex(const Slot& slot) const {
+    return std::string_view(blocks_[slot.name_block]).substr(slot.name_offset + slot.name_length,
+                                                              slot.index_length);
+  }
+
+  // Marks a slot taken; frees everything once no value waits any more.
+  void Take(Slot* slot) {
+    slot->present = false;
+    if (--waiting_ == 0) Clear();
+  }
+
+  template <typename Fn>
+  void ForEachWaiting(Fn&& fn) {
+    for (size_t c = 0; c < chunks_.size(); ++c) {
+      if (!chunks_[c]) continue;
+      for (size_t i = 0; i < (size_t{1} << kChunkBits); ++i) {
+        if (chunks_[c][i].present) fn(static_cast<int64_t>((c << kChunkBits) + i), chunks_[c][i]);
+      }
+    }
+  }
+
+  void Clear() {
+    std::vector<std::unique_ptr<Slot[]>>().swap(chunks_);
+    std::vector<std::string>().swap(blocks_);
+    waiting_ = 0;
+  }
+  void Reset() {
+    Clear();
+    count_ = 0;
+  }
+
+ private:
+  static constexpr int kChunkBits = 16;
+  static constexpr size_t kBlockBytes = size_t{1} << 20;
+  std::vector<std::unique_ptr<Slot[]>> chunks_;
+  std::vector<std::string> blocks_;
+  int64_t count_ = 0;    // slots filled in this file (bounds how sparse an id may be)
+  int64_t waiting_ = 0;  // slots filled and not taken yet
 };
 
 // The columns of one instructions row; unset fields leave what another file wrote.
 struct InstructionRow {
-  std::optional<std::string> computation, opcode, op_type, op_name, source_file, fusion_kind, custom_call_target;
-  std::optional<int64_t> shape_id, source_line, sequence_index, schedule_time, text_id;
+  std::optional<std::string> computation, opcode, op_type, op_name, fusion_kind, custom_call_target;
+  std::optional<int64_t> shape_id, source_file_id, source_line, sequence_index, text_id;
   std::optional<bool> is_root;
 };
+
+// Binds text without copying it: `text` must stay valid until the statement is stepped.
+void BindText(SQLite::Statement& st, int i, const std::string& text) { st.bindNoCopy(i, text); }
 
 template <typename T>
 void BindOpt(SQLite::Statement& st, int i, const std::optional<T>& v) {
   if (!v) {
     st.bind(i);
   } else if constexpr (std::is_same_v<T, std::string>) {
-    st.bind(i, *v);
+    BindText(st, i, *v);
   } else if constexpr (std::is_same_v<T, bool>) {
     st.bind(i, *v ? 1 : 0);
   } else {
@@ -122,6 +222,47 @@ std::optional<int64_t> NonNegative(int64_t v) {
 
 }  // namespace
 
+// Texts interned in a table of (id INTEGER PRIMARY KEY, text UNIQUE): shapes, source file paths. The ids
+// are cached for the writer's life; those added by a file that is rolled back are forgotten again.
+class InternedTexts {
+ public:
+  InternedTexts(const char* table, const char* id_column, const char* text_column)
+      : find_sql_(std::string("SELECT ") + id_column + " FROM " + table + " WHERE " + text_column + " = ?"),
+        insert_sql_(std::string("INSERT INTO ") + table + "(" + text_column + ") VALUES (?)") {}
+
+  int64_t Id(SQLite::Database& sql, const std::string& text) {
+    auto it = ids_.find(text);
+    if (it != ids_.end()) return it->second;
+    if (!find_) find_ = std::make_unique<SQLite::Statement>(sql, find_sql_);
+    find_->bind(1, text);
+    int64_t id = 0;
+    if (find_->executeStep()) {
+      id = find_->getColumn(0).getInt64();
+    } else {
+      if (!insert_) insert_ = std::make_unique<SQLite::Statement>(sql, insert_sql_);
+      insert_->bind(1, text);
+      insert_->exec();
+      insert_->reset();
+      id = sql.getLastInsertRowid();
+      added_in_file_.push_back(text);
+    }
+    find_->reset();
+    ids_.emplace(text, id);
+    return id;
+  }
+  void CommitFile() { added_in_file_.clear(); }
+  void AbortFile() {
+    for (const auto& text : added_in_file_) ids_.erase(text);
+    added_in_file_.clear();
+  }
+
+ private:
+  std::string find_sql_, insert_sql_;
+  std::unique_ptr<SQLite::Statement> find_, insert_;
+  std::unordered_map<std::string, int64_t> ids_;
+  std::vector<std::string> added_in_file_;
+};
+
 struct RunWriter::Impl {
   explicit Impl(Database* database) : db(database), sql(database->sql()) {}
 
@@ -131,8 +272,8 @@ struct RunWriter::Impl {
   // Statements, prepared on first use and reused for every file.
   std::unique_ptr<SQLite::Statement> insert_allocation, upsert_value, upsert_instruction, insert_text,
       insert_peak, insert_stack_node, insert_report_row, insert_report_total, insert_counter, insert_oom_stat,
-      insert_oom_buffer, insert_issue, find_shape, insert_shape, upsert_computation, upsert_schedule,
-      update_live_range;
+      insert_oom_buffer, insert_issue, upsert_computation, upsert_schedule,
+      upsert_live_range;
 
   SQLite::Statement& Prepare(std::unique_ptr<SQLite::Statement>& st, const char* text) {
     if (!st) st = std::make_unique<SQLite::Statement>(sql, text);
@@ -140,10 +281,8 @@ struct RunWriter::Impl {
   }
 
   // Caches that outlive a file; entries added inside an aborted transaction are dropped again.
-  std::unordered_map<std::string, int64_t> shape_ids;
-  std::unordered_set<int64_t> known_texts;
-  std::vector<std::string> shapes_added_in_file;
-  std::vector<int64_t> texts_added_in_file;
+  InternedTexts shapes{"shapes", "shape_id", "text"};
+  InternedTexts source_files{"source_files", "source_file_id", "path"};
 
   // Per-file state.
   bool in_file = false;
@@ -154,19 +293,11 @@ struct RunWriter::Impl {
   int64_t rows = 0;
   std::vector<IssueRecord> issues;
   int64_t issue_total = 0;
-  std::unordered_map<uint64_t, int64_t> value_by_key;  // ValueKey(instruction, shape_index) -> value id
-  // ` value:` lines waiting for their Used-values block, indexed by value id (ids are dense), with their
-  // names in one arena: a value is written once, complete, when its block arrives.
-  struct PendingAlloc {
-    int64_t allocation_index = -1, offset = -1, size = -1, shape_id = -1, live_start = -1, live_end = -1;
-    uint32_t name_offset = 0, name_length = 0, index_length = 0;
-    int32_t color = -1, cross_color = -1;
-    bool present = false, is_phi = false;
-  };
-  std::vector<PendingAlloc> pending;
-  std::string pending_names;
-  int64_t pending_count = 0;
+  bool module_is_new = false;  // created by this file: no rows of it are stored yet
+  ValueKeyIndex value_keys;     // this file's values (and, once needed, the module's stored ones)
   bool value_keys_loaded = false;
+  PendingValues pending;
+  std::string positions_json, uses_json;  // reused buffers
   std::vector<ingest::PeakBufferRecord> peak_buffers;
   std::vector<ingest::LiveRangeRecord> unmatched_live_ranges;
   std::optional<int64_t> total_bytes, schedule_length, peak_time, stack_peak;
@@ -183,13 +314,10 @@ struct RunWriter::Impl {
     rows = 0;
     issues.clear();
     issue_total = 0;
-    value_by_key.clear();
-    pending.clear();
-    pending.shrink_to_fit();
-    pending_names.clear();
-    pending_names.shrink_to_fit();
-    pending_count = 0;
+    module_is_new = false;
+    value_keys.Clear();
     value_keys_loaded = false;
+    pending.Reset();
     peak_buffers.clear();
     unmatched_live_ranges.clear();
     total_bytes.reset();
@@ -200,8 +328,8 @@ struct RunWriter::Impl {
     value_fingerprint = 0;
     saw_allocated_values = false;
     saw_utilization_counters = false;
-    shapes_added_in_file.clear();
-    texts_added_in_file.clear();
+    shapes.CommitFile();
+    source_files.CommitFile();
   }
 
   // Runs `fn`, turning an exception from SQLiteCpp into the remembered error.
@@ -224,71 +352,34 @@ struct RunWriter::Impl {
     if (issues.size() < kMaxStoredIssuesPerFile) issues.push_back(std::move(r));
   }
 
-  int64_t ShapeId(const std::string& text) {
-    auto it = shape_ids.find(text);
-    if (it != shape_ids.end()) return it->second;
-    auto& find = Prepare(find_shape, "SELECT shape_id FROM shapes WHERE text = ?");
-    find.bind(1, text);
-    int64_t id = 0;
-    if (find.executeStep()) {
-      id = find.getColumn(0).getInt64();
-    } else {
-      auto& ins = Prepare(insert_shape, "INSERT INTO shapes(text) VALUES (?)");
-      ins.bind(1, text);
-      ins.exec();
-      ins.reset();
-      id = sql.getLastInsertRowid();
-      shapes_added_in_file.push_back(text);
-    }
-    find.reset();
-    shape_ids.emplace(text, id);
-    return id;
-  }
+  int64_t ShapeId(const std::string& text) { return shapes.Id(sql, text); }
+  int64_t SourceFileId(const std::string& path) { return source_files.Id(sql, path); }
 
+  // Stores `text` once (by its hash) and returns its text_id.
   int64_t TextId(const std::string& text) {
     auto id = static_cast<int64_t>(XXH3_64bits(text.data(), text.size()));
-    if (known_texts.count(id)) return id;
     auto& ins = Prepare(insert_text, "INSERT INTO long_texts(text_id, text) VALUES (?, ?) ON CONFLICT DO NOTHING");
     ins.bind(1, id);
-    ins.bind(2, text);
-    if (ins.exec() > 0) {
-      ++rows;
-      texts_added_in_file.push_back(id);
-    }
+    BindText(ins, 2, text);
+    rows += ins.exec();
     ins.reset();
-    known_texts.insert(id);
     return id;
-  }
-
-  // The part of a value row a record knows; WriteValue merges it into the row (COALESCE), so a value's
-  // ` value:` line, Used-values block and cross-color listing each write what they know when they are
-  // read and the writer holds no per-value state but the key.
-  PendingValue ValueRow(const ingest::ValueRef& ref) {
-    value_by_key.emplace(ValueKey(ref.instruction, ref.shape_index), ref.id);
-    PendingValue v;
-    v.instruction = ref.instruction;
-    v.shape_index = ref.shape_index;
-    v.is_phi = ref.is_phi;
-    if (ref.color >= 0) v.color = ref.color;
-    return v;
   }
 
   // Finds the value id for (instruction, shape_index): first among this file's values, then (for split
   // files) among the module's stored values.
-  std::optional<int64_t> FindValue(const std::string& instruction, const std::string& shape_index) {
-    uint64_t key = ValueKey(instruction, shape_index);
-    auto it = value_by_key.find(key);
-    if (it != value_by_key.end()) return it->second;
-    if (!value_keys_loaded && module_id != 0) {
+  std::optional<int64_t> FindValue(std::string_view instruction, std::string_view shape_index) {
+    const uint64_t key = ValueKeyIndex::Key(instruction, shape_index);
+    if (auto id = value_keys.Find(key)) return id;
+    if (!value_keys_loaded && !module_is_new && module_id != 0) {
       value_keys_loaded = true;
       SQLite::Statement q(sql, "SELECT value_id, instruction, shape_index FROM buffer_values WHERE module_id = ?");
       q.bind(1, module_id);
       while (q.executeStep()) {
-        value_by_key.emplace(ValueKey(q.getColumn(1).getString(), q.getColumn(2).getString()),
-                             q.getColumn(0).getInt64());
+        value_keys.Add(q.getColumn(0).getInt64(),
+                       ValueKeyIndex::Key(q.getColumn(1).getString(), q.getColumn(2).getString()));
       }
-      it = value_by_key.find(key);
-      if (it != value_by_key.end()) return it->second;
+      return value_keys.Find(key);
     }
     return std::nullopt;
   }
@@ -321,16 +412,18 @@ struct RunWriter::Impl {
     ins.bind(5, key.backend);
     ins.exec();
     module_id = sql.getLastInsertRowid();
+    module_is_new = true;
     SQLite::Statement sum(sql, "INSERT INTO module_summary(module_id) VALUES (?)");
     sum.bind(1, module_id);
     sum.exec();
   }
 
   void DeleteFileRows(int64_t old_file_id) {
-    static const char* kTables[] = {"allocations",    "buffer_values",        "instructions", "computations",
-                                    "peak_buffers",   "stack_trace_nodes",    "memory_report_rows",
+    static const char* kTables[] = {"allocations",        "buffer_values",      "buffer_live_ranges",
+                                    "instructions",       "schedule",           "computations",
+                                    "peak_buffers",       "stack_trace_nodes",  "memory_report_rows",
                                     "memory_report_totals", "utilization_counters", "oom_stats",
-                                    "oom_buffers",    "ingest_issues"};
+                                    "oom_buffers",        "ingest_issues"};
     for (const char* table : kTables) {
       SQLite::Statement del(sql, std::string("DELETE FROM ") + table + " WHERE file_id = ?");
       del.bind(1, old_file_id);
@@ -377,96 +470,81 @@ struct RunWriter::Impl {
   }
 
   // Writes one value row (merging into a row another file wrote).
-  void WriteValue(int64_t id, const PendingValue& v) {
+  void WriteValue(int64_t id, const ValueRow& v) {
     auto& st = Prepare(upsert_value,
                        "INSERT INTO buffer_values(module_id, value_id, instruction, shape_index, is_phi, color, "
-                       "allocation_index, offset_bytes, size_bytes, shape_id, live_start, live_end, positions, uses, "
-                       "uses_state, cross_color, file_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+                       "allocation_index, offset_bytes, size_bytes, shape_id, positions, uses, uses_state, "
+                       "cross_color, file_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
                        "ON CONFLICT(module_id, value_id) DO UPDATE SET "
                        "is_phi = MAX(is_phi, excluded.is_phi), color = COALESCE(excluded.color, color), "
                        "allocation_index = COALESCE(excluded.allocation_index, allocation_index), "
                        "offset_bytes = COALESCE(excluded.offset_bytes, offset_bytes), "
                        "size_bytes = COALESCE(excluded.size_bytes, size_bytes), "
                        "shape_id = COALESCE(excluded.shape_id, shape_id), "
-                       "live_start = COALESCE(excluded.live_start, live_start), "
-                       "live_end = COALESCE(excluded.live_end, live_end), "
                        "positions = COALESCE(excluded.positions, positions), "
                        "uses = COALESCE(excluded.uses, uses), uses_state = COALESCE(excluded.uses_state, uses_state), "
                        "cross_color = COALESCE(excluded.cross_color, cross_color)");
-    {
-      st.bind(1, module_id);
-      st.bind(2, id);
-      st.bind(3, v.instruction);
-      st.bind(4, v.shape_index);
-      st.bind(5, v.is_phi ? 1 : 0);
-      BindOpt(st, 6, v.color);
-      BindOpt(st, 7, v.allocation_index);
-      BindOpt(st, 8, v.offset);
-      BindOpt(st, 9, v.size);
-      BindOpt(st, 10, v.shape_id);
-      BindOpt(st, 11, v.live_start);
-      BindOpt(st, 12, v.live_end);
-      BindOpt(st, 13, v.positions);
-      BindOpt(st, 14, v.uses);
-      BindOpt(st, 15, v.uses_state);
-      BindOpt(st, 16, v.cross_color);
-      st.bind(17, file_id);
-      st.exec();
-      st.reset();
-      ++rows;
-    }
+    st.bind(1, module_id);
+    st.bind(2, id);
+    BindText(st, 3, *v.instruction);
+    BindText(st, 4, *v.shape_index);
+    st.bind(5, v.is_phi ? 1 : 0);
+    BindOpt(st, 6, v.color);
+    BindOpt(st, 7, v.allocation_index);
+    BindOpt(st, 8, v.offset);
+    BindOpt(st, 9, v.size);
+    BindOpt(st, 10, v.shape_id);
+    if (v.positions) BindText(st, 11, *v.positions); else st.bind(11);
+    if (v.uses) BindText(st, 12, *v.uses); else st.bind(12);
+    if (v.uses_state) st.bind(13, v.uses_state); else st.bind(13);
+    BindOpt(st, 14, v.cross_color);
+    st.bind(15, file_id);
+    st.exec();
+    st.reset();
+    ++rows;
   }
 
-  // Sets the live range of a value already written.
-  void UpdateLiveRange(int64_t id, int64_t start, int64_t end) {
-    auto& up = Prepare(update_live_range,
-                       "UPDATE buffer_values SET live_start = ?, live_end = ? WHERE module_id = ? AND value_id = ?");
-    up.bind(1, start);
-    up.bind(2, end);
-    up.bind(3, module_id);
-    up.bind(4, id);
-    up.exec();
-    up.reset();
+  // Writes (or replaces) the live range of value `id`.
+  void WriteLiveRange(int64_t id, int64_t start, int64_t end) {
+    auto& st = Prepare(upsert_live_range,
+                       "INSERT INTO buffer_live_ranges(module_id, value_id, live_start, live_end, file_id) "
+                       "VALUES (?,?,?,?,?) ON CONFLICT(module_id, value_id) DO UPDATE SET "
+                       "live_start = excluded.live_start, live_end = excluded.live_end, file_id = excluded.file_id");
+    st.bind(1, module_id);
+    st.bind(2, id);
+    st.bind(3, start);
+    st.bind(4, end);
+    st.bind(5, file_id);
+    st.exec();
+    st.reset();
+    ++rows;
   }
 
-  // The pending slot of value `id`, or nullptr when ids are too sparse to index (garbage input): such a
-  // value is written at once instead.
-  PendingAlloc* PendingSlot(int64_t id) {
-    if (id < 0 || id > 4 * pending_count + (int64_t{1} << 20)) return nullptr;
-    if (static_cast<size_t>(id) >= pending.size()) pending.resize(static_cast<size_t>(id) + 1 + pending.size() / 2);
-    return &pending[static_cast<size_t>(id)];
-  }
-
-  // Folds a pending ` value:` line into `v` (and frees the slot).
-  void TakePending(int64_t id, PendingValue* v) {
-    if (id < 0 || static_cast<size_t>(id) >= pending.size() || !pending[static_cast<size_t>(id)].present) return;
-    PendingAlloc& p = pending[static_cast<size_t>(id)];
-    v->allocation_index = p.allocation_index;
-    v->offset = p.offset;
-    v->size = p.size;
-    v->shape_id = p.shape_id;
-    if (p.cross_color >= 0) v->cross_color = p.cross_color;
-    if (p.live_start >= 0) {
-      v->live_start = p.live_start;
-      v->live_end = p.live_end;
-    }
-    if (!v->color && p.color >= 0) v->color = p.color;
-    v->is_phi = v->is_phi || p.is_phi;
-    p.present = false;
+  // Folds the pending ` value:` line of `slot` into `v`. The views in `v` stay valid until Take(slot).
+  void FoldPending(const PendingValues::Slot& slot, ValueRow* v) {
+    v->allocation_index = slot.allocation_index;
+    v->offset = slot.offset;
+    v->size = slot.size;
+    v->shape_id = slot.shape_id;
+    if (slot.cross_color >= 0) v->cross_color = slot.cross_color;
+    if (!v->color && slot.color >= 0) v->color = slot.color;
+    v->is_phi = v->is_phi || slot.is_phi;
   }
 
   // Values still pending at the end of the file (no Used-values block in it), and live ranges of values
   // stored by an earlier file (the split format).
   void FlushValues() {
-    for (size_t id = 0; id < pending.size(); ++id) {
-      PendingAlloc& p = pending[id];
-      if (!p.present) continue;
-      PendingValue v;
-      v.instruction = pending_names.substr(p.name_offset, p.name_length);
-      v.shape_index = pending_names.substr(p.name_offset + p.name_length, p.index_length);
-      TakePending(static_cast<int64_t>(id), &v);
-      WriteValue(static_cast<int64_t>(id), v);
-    }
+    std::string name, shape_index;
+    pending.ForEachWaiting([&](int64_t id, const PendingValues::Slot& slot) {
+      ValueRow v;
+      name.assign(pending.Name(slot));
+      shape_index.assign(pending.ShapeIndex(slot));
+      v.instruction = &name;
+      v.shape_index = &shape_index;
+      FoldPending(slot, &v);
+      WriteValue(id, v);
+    });
+    pending.Clear();
     for (const auto& lr : unmatched_live_ranges) {
       auto id = FindValue(lr.instruction, lr.shape_index);
       if (!id) {
@@ -474,7 +552,7 @@ struct RunWriter::Impl {
                  "live range for " + lr.instruction + lr.shape_index + " matches no buffer value of the module");
         continue;
       }
-      UpdateLiveRange(*id, lr.start, lr.end);
+      WriteLiveRange(*id, lr.start, lr.end);
     }
   }
 
@@ -482,50 +560,47 @@ struct RunWriter::Impl {
   void UpsertInstruction(const std::string& name, const InstructionRow& in) {
     auto& st = Prepare(upsert_instruction,
                        "INSERT INTO instructions(module_id, name, computation, opcode, shape_id, op_type, op_name, "
-                       "source_file, source_line, fusion_kind, custom_call_target, is_root, sequence_index, "
-                       "schedule_time, text_id, file_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+                       "source_file_id, source_line, fusion_kind, custom_call_target, is_root, sequence_index, "
+                       "text_id, file_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
                        "ON CONFLICT(module_id, name) DO UPDATE SET "
                        "computation = COALESCE(excluded.computation, computation), "
                        "opcode = COALESCE(excluded.opcode, opcode), shape_id = COALESCE(excluded.shape_id, shape_id), "
                        "op_type = COALESCE(excluded.op_type, op_type), op_name = COALESCE(excluded.op_name, op_name), "
-                       "source_file = COALESCE(excluded.source_file, source_file), "
+                       "source_file_id = COALESCE(excluded.source_file_id, source_file_id), "
                        "source_line = COALESCE(excluded.source_line, source_line), "
                        "fusion_kind = COALESCE(excluded.fusion_kind, fusion_kind), "
                        "custom_call_target = COALESCE(excluded.custom_call_target, custom_call_target), "
                        "is_root = COALESCE(excluded.is_root, is_root), "
                        "sequence_index = COALESCE(excluded.sequence_index, sequence_index), "
-                       "schedule_time = COALESCE(excluded.schedule_time, schedule_time), "
                        "text_id = COALESCE(excluded.text_id, text_id)");
-    {
-      st.bind(1, module_id);
-      st.bind(2, name);
-      BindOpt(st, 3, in.computation);
-      BindOpt(st, 4, in.opcode);
-      BindOpt(st, 5, in.shape_id);
-      BindOpt(st, 6, in.op_type);
-      BindOpt(st, 7, in.op_name);
-      BindOpt(st, 8, in.source_file);
-      BindOpt(st, 9, in.source_line);
-      BindOpt(st, 10, in.fusion_kind);
-      BindOpt(st, 11, in.custom_call_target);
-      BindOpt(st, 12, in.is_root);
-      BindOpt(st, 13, in.sequence_index);
-      BindOpt(st, 14, in.schedule_time);
-      BindOpt(st, 15, in.text_id);
-      st.bind(16, file_id);
-      st.exec();
-      st.reset();
-      ++rows;
-    }
+    st.bind(1, module_id);
+    BindText(st, 2, name);
+    BindOpt(st, 3, in.computation);
+    BindOpt(st, 4, in.opcode);
+    BindOpt(st, 5, in.shape_id);
+    BindOpt(st, 6, in.op_type);
+    BindOpt(st, 7, in.op_name);
+    BindOpt(st, 8, in.source_file_id);
+    BindOpt(st, 9, in.source_line);
+    BindOpt(st, 10, in.fusion_kind);
+    BindOpt(st, 11, in.custom_call_target);
+    BindOpt(st, 12, in.is_root);
+    BindOpt(st, 13, in.sequence_index);
+    BindOpt(st, 14, in.text_id);
+    st.bind(15, file_id);
+    st.exec();
+    st.reset();
+    ++rows;
   }
 
-  void UpsertScheduleTime(const std::string& name, int64_t time) {
+  void WriteScheduleEntry(int64_t time, const std::string& instruction) {
     auto& st = Prepare(upsert_schedule,
-                       "INSERT INTO instructions(module_id, name, schedule_time, file_id) VALUES (?,?,?,?) "
-                       "ON CONFLICT(module_id, name) DO UPDATE SET schedule_time = excluded.schedule_time");
+                       "INSERT INTO schedule(module_id, time, instruction, file_id) VALUES (?,?,?,?) "
+                       "ON CONFLICT(module_id, time) DO UPDATE SET instruction = excluded.instruction, "
+                       "file_id = excluded.file_id");
     st.bind(1, module_id);
-    st.bind(2, name);
-    st.bind(3, time);
+    st.bind(2, time);
+    BindText(st, 3, instruction);
     st.bind(4, file_id);
     rows += st.exec();
     st.reset();
@@ -607,7 +682,7 @@ struct RunWriter::Impl {
         thread_local_bytes = (SELECT COALESCE(SUM(size_bytes), 0) FROM allocations WHERE module_id = :m AND is_thread_local = 1),
         allocation_count   = (SELECT COUNT(*) FROM allocations WHERE module_id = :m),
         value_count        = (SELECT COUNT(*) FROM buffer_values WHERE module_id = :m),
-        live_range_count   = (SELECT COUNT(*) FROM buffer_values WHERE module_id = :m AND live_start IS NOT NULL),
+        live_range_count   = (SELECT COUNT(*) FROM buffer_live_ranges WHERE module_id = :m),
         peak_bytes         = (SELECT COALESCE(MAX(cumulative_bytes), SUM(logical_bytes)) FROM peak_buffers WHERE module_id = :m),
         peak_buffer_count  = (SELECT COUNT(*) FROM peak_buffers WHERE module_id = :m),
         instruction_count  = (SELECT COUNT(*) FROM instructions WHERE module_id = :m)
@@ -790,8 +865,8 @@ Status RunWriter::AbortFile(const FileOutcome& outcome) {
     }
     d.in_file = false;
   }
-  for (const auto& s : d.shapes_added_in_file) d.shape_ids.erase(s);
-  for (int64_t t : d.texts_added_in_file) d.known_texts.erase(t);
+  d.shapes.AbortFile();
+  d.source_files.AbortFile();
   // Keep the issues seen (they explain the error), drop the rows.
   std::vector<IssueRecord> issues = std::move(d.issues);
   int64_t issue_total = d.issue_total;
@@ -883,35 +958,41 @@ void RunWriter::OnAllocation(ingest::AllocationRecord&& r) {
   });
 }
 
+// A ValueRow with what a value-short says.
+static ValueRow RowOf(const ingest::ValueRef& ref) {
+  ValueRow v;
+  v.instruction = &ref.instruction;
+  v.shape_index = &ref.shape_index;
+  v.is_phi = ref.is_phi;
+  if (ref.color >= 0) v.color = ref.color;
+  return v;
+}
+
 void RunWriter::OnAllocatedValue(ingest::AllocatedValueRecord&& r) {
   Impl& d = *impl_;
   if (d.module_id == 0) return;
   d.Guard([&] {
     d.saw_allocated_values = true;
     const int64_t shape_id = d.ShapeId(r.shape);
-    d.value_by_key.emplace(ValueKey(r.value.instruction, r.value.shape_index), r.value.id);
-    Impl::PendingAlloc* slot = d.PendingSlot(r.value.id);
-    if (slot == nullptr || slot->present) {  // sparse ids, or printed twice: write what this line says now
-      PendingValue v = d.ValueRow(r.value);
+    d.value_keys.Add(r.value.id, ValueKeyIndex::Key(r.value.instruction, r.value.shape_index));
+    PendingValues::Slot* slot = PendingValues::Fits(r.allocation_index, shape_id, r.value.color, r.value)
+                                    ? d.pending.Get(r.value.id, /*create=*/true)
+                                    : nullptr;
+    if (slot == nullptr || slot->present) {  // sparse ids, odd values, or printed twice: write it now
+      ValueRow v = RowOf(r.value);
       v.allocation_index = r.allocation_index;
       v.offset = r.offset_bytes;
       v.size = r.size_bytes;
       v.shape_id = shape_id;
       d.WriteValue(r.value.id, v);
     } else {
-      slot->present = true;
-      ++d.pending_count;
-      slot->allocation_index = r.allocation_index;
+      slot->allocation_index = static_cast<int32_t>(r.allocation_index);
       slot->offset = r.offset_bytes;
       slot->size = r.size_bytes;
-      slot->shape_id = shape_id;
-      slot->color = r.value.color;
+      slot->shape_id = static_cast<int32_t>(shape_id);
+      slot->color = static_cast<int8_t>(r.value.color);
       slot->is_phi = r.value.is_phi;
-      slot->name_offset = static_cast<uint32_t>(d.pending_names.size());
-      slot->name_length = static_cast<uint32_t>(r.value.instruction.size());
-      slot->index_length = static_cast<uint32_t>(r.value.shape_index.size());
-      d.pending_names += r.value.instruction;
-      d.pending_names += r.value.shape_index;
+      d.pending.Fill(slot, r.value);
     }
     // Order-independent program fingerprint over (size, shape) of every value.
     uint64_t h = XXH3_64bits_withSeed(r.shape.data(), r.shape.size(), static_cast<uint64_t>(r.size_bytes));
@@ -923,12 +1004,13 @@ void RunWriter::OnCrossColorReuse(ingest::CrossColorReuseRecord&& r) {
   Impl& d = *impl_;
   if (d.module_id == 0) return;
   d.Guard([&] {
-    if (r.value.id >= 0 && static_cast<size_t>(r.value.id) < d.pending.size() &&
-        d.pending[static_cast<size_t>(r.value.id)].present) {
-      d.pending[static_cast<size_t>(r.value.id)].cross_color = r.color;
+    PendingValues::Slot* slot = d.pending.Get(r.value.id, /*create=*/false);
+    if (slot != nullptr && slot->present && r.color >= 0 && r.color <= INT8_MAX) {
+      slot->cross_color = static_cast<int8_t>(r.color);
       return;
     }
-    PendingValue v = d.ValueRow(r.value);
+    d.value_keys.Add(r.value.id, ValueKeyIndex::Key(r.value.instruction, r.value.shape_index));
+    ValueRow v = RowOf(r.value);
     v.cross_color = r.color;
     d.WriteValue(r.value.id, v);
   });
@@ -939,8 +1021,8 @@ void RunWriter::OnTotalBytes(ingest::TotalBytesRecord&& r) { impl_->total_bytes 
 void RunWriter::OnValueDetail(ingest::ValueDetailRecord&& r) {
   Impl& d = *impl_;
   if (d.module_id == 0) return;
-  PendingValue v = d.ValueRow(r.value);
-  std::string positions = "[";
+  std::string& positions = d.positions_json;
+  positions.assign("[");
   for (size_t i = 0; i < r.positions.size(); ++i) {
     if (i) positions.push_back(',');
     positions.push_back('[');
@@ -950,27 +1032,42 @@ void RunWriter::OnValueDetail(ingest::ValueDetailRecord&& r) {
     positions.push_back(']');
   }
   positions.push_back(']');
-  std::string uses = "[";
+  std::string& uses = d.uses_json;
+  uses.assign("[");
   for (size_t i = 0; i < r.uses.size(); ++i) {
     if (i) uses.push_back(',');
     uses.push_back('[');
     AppendJsonString(&uses, r.uses[i].instruction);
     uses.push_back(',');
-    uses.append(std::to_string(r.uses[i].operand));
+    char digits[24];
+    auto [end, ec] = std::to_chars(digits, digits + sizeof digits, r.uses[i].operand);
+    uses.append(digits, static_cast<size_t>(end - digits));
     uses.push_back(',');
     AppendJsonString(&uses, r.uses[i].shape_index);
     uses.push_back(']');
   }
   uses.push_back(']');
-  v.positions = std::move(positions);
-  v.uses = std::move(uses);
+  ValueRow v = RowOf(r.value);
+  // Most values have one position, their own: it is left NULL (value_positions spells it out).
+  const bool only_own_position = r.positions.size() == 1 && r.positions[0].instruction == r.value.instruction &&
+                                 r.positions[0].shape_index == r.value.shape_index;
+  v.positions = only_own_position ? nullptr : &positions;
+  v.uses = &uses;
   switch (r.uses_state) {
     case ingest::ValueDetailRecord::UsesState::kListed: v.uses_state = "listed"; break;
     case ingest::ValueDetailRecord::UsesState::kNone: v.uses_state = "none"; break;
     case ingest::ValueDetailRecord::UsesState::kNotInitialized: v.uses_state = "not_initialized"; break;
   }
-  d.TakePending(r.value.id, &v);  // one complete row: the ` value:` line and this block
+  // One complete row: the ` value:` line and this block.
+  PendingValues::Slot* slot = d.pending.Get(r.value.id, /*create=*/false);
+  const bool was_pending = slot != nullptr && slot->present;
+  if (was_pending) {
+    d.FoldPending(*slot, &v);
+  } else {
+    d.value_keys.Add(r.value.id, ValueKeyIndex::Key(r.value.instruction, r.value.shape_index));
+  }
   d.Guard([&] { d.WriteValue(r.value.id, v); });
+  if (was_pending) d.pending.Take(slot);
 }
 
 void RunWriter::OnInstruction(ingest::InstructionRecord&& r) {
@@ -985,7 +1082,7 @@ void RunWriter::OnInstruction(ingest::InstructionRecord&& r) {
     if (!r.shape.empty()) in.shape_id = d.ShapeId(r.shape);
     Merge(in.op_type, NonEmpty(std::move(r.op_type)));
     Merge(in.op_name, NonEmpty(std::move(r.op_name)));
-    Merge(in.source_file, NonEmpty(std::move(r.source_file)));
+    if (!r.source_file.empty()) in.source_file_id = d.SourceFileId(r.source_file);
     Merge(in.source_line, NonNegative(r.source_line));
     Merge(in.fusion_kind, NonEmpty(std::move(r.fusion_kind)));
     Merge(in.custom_call_target, NonEmpty(std::move(r.custom_call_target)));
@@ -1029,24 +1126,17 @@ void RunWriter::OnLiveRangeHeader(ingest::LiveRangeHeaderRecord&& r) {
 void RunWriter::OnScheduleEntry(ingest::ScheduleEntryRecord&& r) {
   Impl& d = *impl_;
   if (d.module_id == 0) return;
-  d.Guard([&] { d.UpsertScheduleTime(r.instruction, r.time); });
+  d.Guard([&] { d.WriteScheduleEntry(r.time, r.instruction); });
 }
 
 void RunWriter::OnLiveRange(ingest::LiveRangeRecord&& r) {
   Impl& d = *impl_;
   if (d.module_id == 0) return;
-  auto it = d.value_by_key.find(ValueKey(r.instruction, r.shape_index));
-  if (it != d.value_by_key.end()) {
-    const int64_t id = it->second;
-    if (id >= 0 && static_cast<size_t>(id) < d.pending.size() && d.pending[static_cast<size_t>(id)].present) {
-      d.pending[static_cast<size_t>(id)].live_start = r.start;  // not written yet: no Used-values block
-      d.pending[static_cast<size_t>(id)].live_end = r.end;
-      return;
-    }
-    d.Guard([&] { d.UpdateLiveRange(id, r.start, r.end); });
+  if (auto id = d.value_keys.Find(ValueKeyIndex::Key(r.instruction, r.shape_index))) {
+    d.Guard([&] { d.WriteLiveRange(*id, r.start, r.end); });
     return;
   }
-  d.unmatched_live_ranges.push_back(std::move(r));
+  d.unmatched_live_ranges.push_back(std::move(r));  // a value of an earlier file, or of none (FlushValues)
 }
 
 void RunWriter::OnPeakMoment(ingest::PeakMomentRecord&& r) { impl_->peak_time = r.time; }

@@ -1,4 +1,4 @@
--- xladb schema, version 1 (PRAGMA user_version = 1).
+-- xladb schema, version 2 (PRAGMA user_version = 2).
 --
 -- One file holds every run. The tables follow the data as XLA printed it; the views at the end are the
 -- stable interface for analysts (docs/schema.md). Conventions:
@@ -8,6 +8,10 @@
 --   * Every row produced from a dump file carries that file's file_id, so a changed file can be replaced.
 --   * The SQL is kept portable (no SQLite-only functions in tables); WITHOUT ROWID is the one SQLite-specific
 --     storage clause, used on tables keyed by (module_id, …) to store each row once, in key order.
+--   * Write order decides the layout. Tables a dump fills in key order (buffer_values, buffer_live_ranges,
+--     schedule) are keyed by it; tables it fills in an order unrelated to their lookup key (instructions,
+--     long_texts) append rows under a rowid and keep the key in a narrow index. A wide row inserted at a
+--     random key would dirty pages all over the table, and a big file would rewrite the table many times.
 
 -- A run: one dump folder, archive or upload, e.g. one CI job's --xla_dump_to folder.
 CREATE TABLE IF NOT EXISTS runs (
@@ -97,15 +101,24 @@ CREATE TABLE IF NOT EXISTS module_summary (
   stack_trace_peak_bytes INTEGER        -- `Stack trace breakdown for peak usage: N bytes` (2025-07+)
 );
 
+-- Interned `source_file` paths of instruction metadata, shared by all modules (a module's thousands of
+-- instructions come from a handful of Python files).
+CREATE TABLE IF NOT EXISTS source_files (
+  source_file_id INTEGER PRIMARY KEY,   -- surrogate key
+  path           TEXT NOT NULL UNIQUE   -- the path as printed in metadata={… source_file="…"}
+);
+
 -- Interned shape texts (with layout), shared by all modules.
 CREATE TABLE IF NOT EXISTS shapes (
   shape_id INTEGER PRIMARY KEY,         -- surrogate key
   text     TEXT NOT NULL UNIQUE         -- the shape as printed, e.g. 'bf16[8,2048,128]{2,1,0:T(8,128)(2,1)}'
 );
 
--- Long texts stored once (whole instruction lines with backend configs, module headers), keyed by hash.
+-- Long texts stored once (whole instruction lines with backend configs), found by their hash. Rows are
+-- appended in arrival order (the hidden rowid), so a big file's texts fill pages densely; the hash is looked
+-- up through its own narrow index.
 CREATE TABLE IF NOT EXISTS long_texts (
-  text_id INTEGER PRIMARY KEY,          -- XXH3-64 of the text, as a signed 64-bit integer
+  text_id INTEGER NOT NULL UNIQUE,      -- XXH3-64 of the text, as a signed 64-bit integer
   text    TEXT NOT NULL                 -- the text
 );
 
@@ -130,8 +143,8 @@ CREATE TABLE IF NOT EXISTS allocations (
   PRIMARY KEY (module_id, allocation_index)
 ) WITHOUT ROWID;
 
--- HloValues: one row per value, merged from its ` value:` line (allocation, offset, size, shape), its
--- Used-values block (positions, uses) and its BufferLiveRange line (live_start, live_end).
+-- HloValues: one row per value, merged from its ` value:` line (allocation, offset, size, shape) and its
+-- Used-values block (positions, uses). Its live range is in buffer_live_ranges.
 CREATE TABLE IF NOT EXISTS buffer_values (
   module_id        INTEGER NOT NULL,     -- the module
   value_id         INTEGER NOT NULL,     -- HloValue id (unique per module)
@@ -143,9 +156,10 @@ CREATE TABLE IF NOT EXISTS buffer_values (
   offset_bytes     INTEGER,              -- offset within the allocation
   size_bytes       INTEGER,              -- exact, padded bytes
   shape_id         INTEGER,              -- shapes.shape_id of its shape with layout
-  live_start       INTEGER,              -- BufferLiveRange start (schedule time), NULL if none printed
-  live_end         INTEGER,              -- BufferLiveRange end (inclusive)
-  positions        TEXT,                 -- JSON [[instruction, shape_index], …], defining position first
+  positions        TEXT,                 -- JSON [[instruction, shape_index], …], defining position first; NULL
+                                         -- when the block listed only the defining position (the value's own
+                                         -- instruction and shape_index: most values), or had no block
+                                         -- (uses_state NULL). value_positions lists every position.
   uses             TEXT,                 -- JSON [[instruction, operand, shape_index], …]
   uses_state       TEXT,                 -- 'listed', 'none' or 'not_initialized'
   cross_color      INTEGER,              -- color of a `reused by buffers of a different color` listing, else NULL
@@ -153,8 +167,21 @@ CREATE TABLE IF NOT EXISTS buffer_values (
   PRIMARY KEY (module_id, value_id)
 ) WITHOUT ROWID;
 
--- HLO instructions of a module, merged from HLO module text, `from instruction:` lines and the schedule.
+-- BufferLiveRange lines (§4): when each value is live, in schedule time. One row per value that has a line
+-- (thread-local values have none); the value's name and index are on its buffer_values row.
+CREATE TABLE IF NOT EXISTS buffer_live_ranges (
+  module_id  INTEGER NOT NULL,           -- the module
+  value_id   INTEGER NOT NULL,           -- buffer_values.value_id
+  live_start INTEGER NOT NULL,           -- first schedule time the value is live
+  live_end   INTEGER NOT NULL,           -- last schedule time (inclusive)
+  file_id    INTEGER NOT NULL,           -- source file
+  PRIMARY KEY (module_id, value_id)
+) WITHOUT ROWID;
+
+-- HLO instructions of a module, merged from HLO module text and `from instruction:` lines. Rows are appended
+-- in arrival order (instruction_id); (module_id, name) is the key analysts join on.
 CREATE TABLE IF NOT EXISTS instructions (
+  instruction_id     INTEGER PRIMARY KEY, -- surrogate key, in arrival order
   module_id          INTEGER NOT NULL,   -- the module
   name               TEXT NOT NULL,      -- instruction name, without '%'
   computation        TEXT,               -- enclosing computation (from HLO text)
@@ -162,16 +189,24 @@ CREATE TABLE IF NOT EXISTS instructions (
   shape_id           INTEGER,            -- result shape with layout
   op_type            TEXT,               -- metadata op_type
   op_name            TEXT,               -- metadata op_name (the framework's name for the op)
-  source_file        TEXT,               -- metadata source_file
+  source_file_id     INTEGER,            -- source_files.source_file_id of metadata source_file
   source_line        INTEGER,            -- metadata source_line
   fusion_kind        TEXT,               -- kLoop, kInput, kOutput, kCustom…
   custom_call_target TEXT,               -- custom_call_target
   is_root            INTEGER,            -- ROOT of its computation
   sequence_index     INTEGER,            -- position within its computation in the HLO text
-  schedule_time      INTEGER,            -- position in the HloLiveRange InstructionSequence (the flat schedule)
   text_id            INTEGER,            -- long_texts.text_id of the whole printed instruction
   file_id            INTEGER NOT NULL,   -- file that first wrote the row
-  PRIMARY KEY (module_id, name)
+  UNIQUE (module_id, name)
+);
+
+-- The flattened schedule: HloLiveRange InstructionSequence lines (§4), `<time>:<name>`.
+CREATE TABLE IF NOT EXISTS schedule (
+  module_id   INTEGER NOT NULL,          -- the module
+  time        INTEGER NOT NULL,          -- schedule time (0-based position in the sequence)
+  instruction TEXT NOT NULL,             -- instruction name (instructions.name)
+  file_id     INTEGER NOT NULL,          -- source file
+  PRIMARY KEY (module_id, time)
 ) WITHOUT ROWID;
 
 -- Computations of HLO module text.
@@ -382,21 +417,25 @@ FROM kernel_spill_summary k
 JOIN runs r ON r.run_id = k.run_id
 JOIN modules m ON m.module_id = k.module_id;
 
--- BufferLiveRange lines, presented from their columns on buffer_values.
+-- BufferLiveRange lines with the value's name and index, as XLA printed them.
 CREATE VIEW IF NOT EXISTS live_ranges AS
-SELECT module_id, value_id, instruction, shape_index, live_start, live_end
-FROM buffer_values WHERE live_start IS NOT NULL;
+SELECT l.module_id, l.value_id, v.instruction, v.shape_index, l.live_start, l.live_end
+FROM buffer_live_ranges l
+JOIN buffer_values v ON v.module_id = l.module_id AND v.value_id = l.value_id;
 
--- The flattened schedule (HloLiveRange InstructionSequence).
+-- The flattened schedule with each instruction's opcode.
 CREATE VIEW IF NOT EXISTS instruction_sequence AS
-SELECT module_id, schedule_time AS time, name AS instruction, opcode
-FROM instructions WHERE schedule_time IS NOT NULL;
+SELECT s.module_id, s.time, s.instruction, i.opcode
+FROM schedule s
+LEFT JOIN instructions i ON i.module_id = s.module_id AND i.name = s.instruction;
 
 -- Positions and uses of values, unpacked from their JSON columns.
 CREATE VIEW IF NOT EXISTS value_positions AS
 SELECT v.module_id, v.value_id, CAST(p.key AS INTEGER) AS ordinal,
        json_extract(p.value, '$[0]') AS instruction, json_extract(p.value, '$[1]') AS shape_index
-FROM buffer_values v, json_each(v.positions) p;
+FROM buffer_values v,
+     json_each(COALESCE(v.positions, json_array(json_array(v.instruction, v.shape_index)))) p
+WHERE v.uses_state IS NOT NULL;
 
 CREATE VIEW IF NOT EXISTS value_uses AS
 SELECT v.module_id, v.value_id, CAST(u.key AS INTEGER) AS ordinal,
@@ -408,8 +447,21 @@ FROM buffer_values v, json_each(v.uses) u;
 CREATE VIEW IF NOT EXISTS peak_buffer_details AS
 SELECT p.module_id, p.ordinal, p.instruction, p.shape_index, p.logical_bytes, p.cumulative_bytes,
        v.value_id, v.allocation_index, v.size_bytes, v.offset_bytes, sh.text AS shape,
-       i.opcode, i.op_name, i.source_file, i.source_line, v.live_start, v.live_end
+       i.opcode, i.op_name, sf.path AS source_file, i.source_line, l.live_start, l.live_end
 FROM peak_buffers p
 LEFT JOIN buffer_values v ON v.module_id = p.module_id AND v.value_id = p.value_id
+LEFT JOIN buffer_live_ranges l ON l.module_id = p.module_id AND l.value_id = p.value_id
 LEFT JOIN shapes sh ON sh.shape_id = v.shape_id
-LEFT JOIN instructions i ON i.module_id = p.module_id AND i.name = p.instruction;
+LEFT JOIN instructions i ON i.module_id = p.module_id AND i.name = p.instruction
+LEFT JOIN source_files sf ON sf.source_file_id = i.source_file_id;
+
+-- Instructions with their interned parts spelled out: shape text, source file path and the whole printed
+-- instruction.
+CREATE VIEW IF NOT EXISTS instruction_details AS
+SELECT i.module_id, i.name, i.computation, i.opcode, sh.text AS shape, i.op_type, i.op_name,
+       sf.path AS source_file, i.source_line, i.fusion_kind, i.custom_call_target, i.is_root, i.sequence_index,
+       t.text AS text, i.file_id
+FROM instructions i
+LEFT JOIN shapes sh ON sh.shape_id = i.shape_id
+LEFT JOIN source_files sf ON sf.source_file_id = i.source_file_id
+LEFT JOIN long_texts t ON t.text_id = i.text_id;

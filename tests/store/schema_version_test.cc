@@ -1,7 +1,14 @@
 // Schema versions: a database of the current version opens as is; a newer one is refused with a message
-// naming both versions; the schema is applied idempotently (opening twice changes nothing).
+// naming both versions; the schema is applied idempotently (opening twice changes nothing); a version-1 file
+// (built here from tests/fixtures/store/schema_v1.sql, the schema as released) is migrated in place on a
+// read-write open, all or nothing, and refused with a hint on a read-only one.
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "store/database.h"
 #include "tests/store/test_dirs.h"
@@ -49,6 +56,348 @@ TEST(SchemaVersion, ANonDatabaseFileIsAClearError) {
   auto db = Database::Open(tmp / "notes.db");
   ASSERT_FALSE(db.ok());
   EXPECT_NE(db.status().message().find("notes.db"), std::string::npos) << db.status().message();
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Migration from version 1
+
+constexpr int64_t kTextId = -1234567890123456789;  // long_texts.text_id: a signed XXH3-64
+constexpr char kLongText[] =
+    "%fusion.1 = f32[8]{0} fusion(f32[8]{0} %param.0), kind=kLoop, calls=%fused_computation, "
+    "metadata={op_type=\"add\" op_name=\"jit(train_step)/add\" source_file=\"/src/model.py\" source_line=42}";
+
+// A version-1 file as xladb 1 left it: the released schema, user_version 1, and no rows.
+void MakeEmptyVersion1File(const std::string& path) {
+  const std::string schema_v1 = testing::ReadFile(std::string(XLADB_FIXTURE_DIR) + "/store/schema_v1.sql");
+  ASSERT_NE(schema_v1.find("version 1"), std::string::npos) << "tests/fixtures/store/schema_v1.sql missing?";
+  SQLite::Database raw(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+  raw.exec(schema_v1);
+  raw.exec("PRAGMA user_version = 1");
+}
+
+// One run, file and module; value 0 (fusion.1) with a live range [3, 7], value 1 (param.0) without one;
+// instructions fusion.1 (schedule time 0, /src/model.py, whole text in long_texts), param.0 (/src/model.py)
+// and tuple.2 (no metadata); one peak buffer (value 0).
+void MakeVersion1File(const std::string& path) {
+  MakeEmptyVersion1File(path);
+  SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+  raw.exec(R"sql(
+    INSERT INTO runs VALUES (1, 'run-a', '/dumps/run-a', 1700000000000000, 'flag', 1700000000000000,
+                             1700000000000000);
+    INSERT INTO modules(module_id, run_id, xla_module_id, name, stage, backend)
+    VALUES (1, 1, 7, 'jit_train_step', 'after_optimizations', 'gpu');
+    INSERT INTO dump_files(file_id, run_id, path, kind, verdict, size_bytes, content_hash, module_id, line_count,
+                           ingested_at_us)
+    VALUES (1, 1, 'module_0007.jit_train_step.after_optimizations-buffer-assignment.txt', 'buffer_assignment',
+            'ingested', 1234, '0123456789abcdef0123456789abcdef', 1, 40, 1700000000000000);
+    INSERT INTO shapes VALUES (1, 'f32[8]{0}');
+    INSERT INTO buffer_values(module_id, value_id, instruction, shape_index, is_phi, color, allocation_index,
+                              offset_bytes, size_bytes, shape_id, live_start, live_end, positions, uses,
+                              uses_state, file_id)
+    VALUES (1, 0, 'fusion.1', '{}', 0, 0, 0, 0, 32, 1, 3, 7, '[["fusion.1","{}"]]', '[["tuple.2",0,"{}"]]',
+            'listed', 1),
+           (1, 1, 'param.0', '{}', 0, 0, 1, 0, 32, 1, NULL, NULL, '[["param.0","{}"],["tuple.2","{0}"]]',
+            '[["fusion.1",0,"{}"]]', 'listed', 1);
+    INSERT INTO peak_buffers VALUES (1, 0, 'fusion.1', '{}', 32, 32, 0, 1);
+  )sql");
+  SQLite::Statement text(raw, "INSERT INTO long_texts VALUES (?, ?)");
+  text.bind(1, static_cast<int64_t>(kTextId));
+  text.bind(2, kLongText);
+  text.exec();
+  SQLite::Statement ins(raw, R"sql(
+    INSERT INTO instructions(module_id, name, computation, opcode, shape_id, op_type, op_name, source_file,
+                             source_line, fusion_kind, is_root, sequence_index, schedule_time, text_id, file_id)
+    VALUES (1, 'fusion.1', 'main', 'fusion', 1, 'add', 'jit(train_step)/add', '/src/model.py', 42, 'kLoop', 0,
+            1, 0, ?, 1),
+           (1, 'param.0', 'main', 'parameter', 1, NULL, NULL, '/src/model.py', 7, NULL, 0, 0, NULL, NULL, 1),
+           (1, 'tuple.2', 'main', 'tuple', NULL, NULL, NULL, NULL, NULL, NULL, 1, 2, NULL, NULL, 1))sql");
+  ins.bind(1, static_cast<int64_t>(kTextId));
+  ins.exec();
+}
+
+std::vector<std::string> Columns(SQLite::Database& db, const std::string& table) {
+  std::vector<std::string> names;
+  SQLite::Statement q(db, "SELECT name FROM pragma_table_info(?)");
+  q.bind(1, table);
+  while (q.executeStep()) names.push_back(q.getColumn(0).getString());
+  return names;
+}
+
+bool HasColumn(SQLite::Database& db, const std::string& table, const std::string& column) {
+  for (const auto& name : Columns(db, table)) {
+    if (name == column) return true;
+  }
+  return false;
+}
+
+std::string ObjectType(SQLite::Database& db, const std::string& name) {
+  SQLite::Statement q(db, "SELECT type FROM sqlite_schema WHERE name = ?");
+  q.bind(1, name);
+  return q.executeStep() ? q.getColumn(0).getString() : "";
+}
+
+int64_t Count(SQLite::Database& db, const std::string& from) {
+  return db.execAndGet("SELECT COUNT(*) FROM " + from).getInt64();
+}
+
+TEST(SchemaMigration, Version1FixtureIsTheReleasedSchema) {
+  testing::TempDir tmp;
+  ASSERT_NO_FATAL_FAILURE(MakeVersion1File(tmp / "v1.db"));
+  SQLite::Database raw(tmp / "v1.db", SQLite::OPEN_READONLY);
+  EXPECT_EQ(raw.execAndGet("PRAGMA user_version").getInt(), 1);
+  EXPECT_EQ(ObjectType(raw, "live_ranges"), "view");
+  EXPECT_TRUE(HasColumn(raw, "buffer_values", "live_start"));
+  EXPECT_TRUE(HasColumn(raw, "instructions", "schedule_time"));
+  EXPECT_EQ(ObjectType(raw, "schedule"), "");
+  EXPECT_EQ(Count(raw, "live_ranges"), 1);
+  EXPECT_EQ(Count(raw, "instruction_sequence"), 1);
+}
+
+TEST(SchemaMigration, Version1FileIsMigratedInPlace) {
+  testing::TempDir tmp;
+  const std::string path = tmp / "v1.db";
+  ASSERT_NO_FATAL_FAILURE(MakeVersion1File(path));
+  auto db = Database::Open(path);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  SQLite::Database& sql = db.value()->sql();
+
+  EXPECT_EQ(sql.execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
+  EXPECT_EQ(kSchemaVersion, 2);
+  EXPECT_EQ(sql.execAndGet("PRAGMA integrity_check").getString(), "ok");
+  EXPECT_EQ(sql.execAndGet("SELECT COUNT(*) FROM pragma_foreign_key_check").getInt64(), 0);
+
+  // Rows that did not move are all there.
+  EXPECT_EQ(Count(sql, "runs"), 1);
+  EXPECT_EQ(Count(sql, "dump_files"), 1);
+  EXPECT_EQ(Count(sql, "modules"), 1);
+  EXPECT_EQ(Count(sql, "peak_buffers"), 1);
+  EXPECT_EQ(sql.execAndGet("SELECT group_concat(value_id || ':' || instruction || ':' || size_bytes, ' ') "
+                           "FROM (SELECT * FROM buffer_values ORDER BY value_id)")
+                .getString(),
+            "0:fusion.1:32 1:param.0:32");
+
+  // Live ranges: a table of their own now, with the one value that had a range; the columns left
+  // buffer_values, and the view live_ranges keeps its version-1 columns.
+  EXPECT_EQ(ObjectType(sql, "buffer_live_ranges"), "table");
+  EXPECT_EQ(ObjectType(sql, "live_ranges"), "view");
+  EXPECT_FALSE(HasColumn(sql, "buffer_values", "live_start"));
+  EXPECT_FALSE(HasColumn(sql, "buffer_values", "live_end"));
+  EXPECT_EQ(Count(sql, "buffer_live_ranges"), 1);
+  EXPECT_EQ(sql.execAndGet("SELECT module_id || ':' || value_id || ':' || live_start || ':' || live_end || ':' || "
+                           "file_id FROM buffer_live_ranges")
+                .getString(),
+            "1:0:3:7:1");
+
+  // The schedule: a table of its own, with the one instruction that had a schedule time.
+  EXPECT_EQ(ObjectType(sql, "schedule"), "table");
+  EXPECT_FALSE(HasColumn(sql, "instructions", "schedule_time"));
+  EXPECT_EQ(Count(sql, "schedule"), 1);
+  EXPECT_EQ(sql.execAndGet("SELECT module_id || ':' || time || ':' || instruction || ':' || file_id FROM schedule")
+                .getString(),
+            "1:0:fusion.1:1");
+
+  // Instructions: all three, their source file interned once.
+  EXPECT_FALSE(HasColumn(sql, "instructions", "source_file"));
+  EXPECT_TRUE(HasColumn(sql, "instructions", "source_file_id"));
+  EXPECT_TRUE(HasColumn(sql, "instructions", "instruction_id"));
+  EXPECT_EQ(Count(sql, "instructions"), 3);
+  EXPECT_EQ(Count(sql, "source_files"), 1);
+  EXPECT_EQ(sql.execAndGet("SELECT path FROM source_files").getString(), "/src/model.py");
+  EXPECT_EQ(sql.execAndGet("SELECT group_concat(i.name || ':' || IFNULL(sf.path, '-') || ':' || "
+                           "IFNULL(i.source_line, '-'), ' ') FROM (SELECT * FROM instructions ORDER BY name) i "
+                           "LEFT JOIN source_files sf USING (source_file_id)")
+                .getString(),
+            "fusion.1:/src/model.py:42 param.0:/src/model.py:7 tuple.2:-:-");
+  EXPECT_EQ(sql.execAndGet("SELECT COUNT(DISTINCT source_file_id) FROM instructions").getInt64(), 1);
+  EXPECT_EQ(sql.execAndGet("SELECT opcode FROM instructions WHERE module_id = 1 AND name = 'tuple.2'").getString(),
+            "tuple");
+
+  // The long text: still found by its text_id, directly and from its instruction.
+  EXPECT_EQ(Count(sql, "long_texts"), 1);
+  {
+    SQLite::Statement q(sql, "SELECT text FROM long_texts WHERE text_id = ?");
+    q.bind(1, static_cast<int64_t>(kTextId));
+    ASSERT_TRUE(q.executeStep());
+    EXPECT_EQ(q.getColumn(0).getString(), kLongText);
+  }
+  EXPECT_EQ(sql.execAndGet("SELECT t.text FROM instructions i JOIN long_texts t USING (text_id) "
+                           "WHERE i.name = 'fusion.1'")
+                .getString(),
+            kLongText);
+
+  // The views over the moved facts run and give what was inserted.
+  EXPECT_EQ(Count(sql, "live_ranges"), 1);
+  EXPECT_EQ(sql.execAndGet("SELECT value_id || ':' || instruction || ':' || shape_index || ':' || live_start || "
+                           "':' || live_end FROM live_ranges")
+                .getString(),
+            "0:fusion.1:{}:3:7");
+  EXPECT_EQ(Count(sql, "instruction_sequence"), 1);
+  EXPECT_EQ(sql.execAndGet("SELECT time || ':' || instruction || ':' || opcode FROM instruction_sequence")
+                .getString(),
+            "0:fusion.1:fusion");
+  EXPECT_EQ(Count(sql, "peak_buffer_details"), 1);
+  EXPECT_EQ(sql.execAndGet("SELECT value_id || ':' || shape || ':' || opcode || ':' || source_file || ':' || "
+                           "source_line || ':' || live_start || ':' || live_end FROM peak_buffer_details")
+                .getString(),
+            "0:f32[8]{0}:fusion:/src/model.py:42:3:7");
+  EXPECT_EQ(Count(sql, "instruction_details"), 3);
+  EXPECT_EQ(sql.execAndGet("SELECT shape || ':' || source_file || ':' || text FROM instruction_details "
+                           "WHERE name = 'fusion.1'")
+                .getString(),
+            std::string("f32[8]{0}:/src/model.py:") + kLongText);
+  EXPECT_EQ(Count(sql, "value_positions"), 3);  // value 0: its own; value 1: its own and tuple.2 {0}
+  EXPECT_EQ(sql.execAndGet("SELECT group_concat(value_id || ':' || ordinal || ':' || instruction || ':' || "
+                           "shape_index, ' ') FROM (SELECT * FROM value_positions ORDER BY value_id, ordinal)")
+                .getString(),
+            "0:0:fusion.1:{} 1:0:param.0:{} 1:1:tuple.2:{0}");
+  EXPECT_EQ(Count(sql, "value_uses"), 2);
+
+  // The version-1 tables renamed during the migration are gone.
+  EXPECT_EQ(ObjectType(sql, "instructions_v1"), "");
+  EXPECT_EQ(ObjectType(sql, "long_texts_v1"), "");
+}
+
+TEST(SchemaMigration, MigratedFileReopensUnchanged) {
+  testing::TempDir tmp;
+  const std::string path = tmp / "v1.db";
+  ASSERT_NO_FATAL_FAILURE(MakeVersion1File(path));
+  ASSERT_TRUE(Database::Open(path).ok());
+  std::string schema;
+  {
+    SQLite::Database raw(path, SQLite::OPEN_READONLY);
+    schema = raw.execAndGet("SELECT group_concat(type || ' ' || name || ' ' || IFNULL(sql, ''), char(10)) "
+                            "FROM (SELECT * FROM sqlite_schema ORDER BY name)")
+                 .getString();
+  }
+  auto db = Database::Open(path);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  SQLite::Database& sql = db.value()->sql();
+  EXPECT_EQ(sql.execAndGet("SELECT group_concat(type || ' ' || name || ' ' || IFNULL(sql, ''), char(10)) "
+                           "FROM (SELECT * FROM sqlite_schema ORDER BY name)")
+                .getString(),
+            schema);
+  EXPECT_EQ(Count(sql, "buffer_live_ranges"), 1);
+  EXPECT_EQ(Count(sql, "schedule"), 1);
+  EXPECT_EQ(Count(sql, "instructions"), 3);
+  EXPECT_EQ(Count(sql, "source_files"), 1);
+  auto ro = Database::Open(path, Database::Mode::kReadOnly);
+  EXPECT_TRUE(ro.ok()) << ro.status().ToString();
+}
+
+// Each table's columns and each view's and index's SQL, by name.
+std::map<std::string, std::string> SchemaShape(SQLite::Database& db) {
+  std::map<std::string, std::string> shape;
+  SQLite::Statement objects(db, "SELECT type, name, IFNULL(sql, '') FROM sqlite_schema");
+  while (objects.executeStep()) {
+    const std::string type = objects.getColumn(0).getString();
+    const std::string name = objects.getColumn(1).getString();
+    std::string description = type + ": ";
+    if (type == "table") {
+      SQLite::Statement columns(db, "SELECT name, type, \"notnull\", pk FROM pragma_table_info(?) ORDER BY cid");
+      columns.bind(1, name);
+      while (columns.executeStep()) {
+        description += columns.getColumn(0).getString() + " " + columns.getColumn(1).getString() +
+                       (columns.getColumn(2).getInt() ? " NOT NULL" : "") +
+                       (columns.getColumn(3).getInt() ? " PK" + columns.getColumn(3).getString() : "") + ", ";
+      }
+      description += db.execAndGet("SELECT COUNT(*) FROM pragma_index_list('" + name + "')").getString() +
+                     " indexes";
+    } else {
+      description += objects.getColumn(2).getString();
+    }
+    shape[name] = description;
+  }
+  return shape;
+}
+
+// A migrated file must be indistinguishable, in tables, columns, indexes and views, from a file created by
+// this version: writers and queries assume the current schema, whichever way the file got it.
+TEST(SchemaMigration, MigratedFileHasTheSchemaOfANewFile) {
+  testing::TempDir tmp;
+  ASSERT_NO_FATAL_FAILURE(MakeEmptyVersion1File(tmp / "v1.db"));
+  auto migrated = Database::Open(tmp / "v1.db");
+  ASSERT_TRUE(migrated.ok()) << migrated.status().ToString();
+  auto fresh = Database::Open(tmp / "new.db");
+  ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
+  const auto want = SchemaShape(fresh.value()->sql());
+  const auto got = SchemaShape(migrated.value()->sql());
+  for (const auto& [name, description] : want) {
+    auto it = got.find(name);
+    if (it == got.end()) {
+      ADD_FAILURE() << name << " is missing from the migrated file";
+    } else {
+      EXPECT_EQ(it->second, description) << name << " differs in the migrated file";
+    }
+  }
+  for (const auto& [name, description] : got) {
+    EXPECT_TRUE(want.count(name)) << name << " is left over in the migrated file: " << description;
+  }
+}
+
+// Version 2 writes positions = NULL for a value whose only position is its own; value_positions lists such a
+// value all the same. That must hold in a migrated file too, for values written after the migration.
+TEST(SchemaMigration, MigratedFileListsTheOwnPositionOfValuesWrittenAfterIt) {
+  testing::TempDir tmp;
+  const std::string path = tmp / "v1.db";
+  ASSERT_NO_FATAL_FAILURE(MakeVersion1File(path));
+  auto db = Database::Open(path);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  SQLite::Database& sql = db.value()->sql();
+  sql.exec("INSERT INTO buffer_values(module_id, value_id, instruction, shape_index, is_phi, positions, uses, "
+           "uses_state, file_id) VALUES (1, 2, 'tuple.2', '{}', 0, NULL, '[]', 'none', 1)");
+  EXPECT_EQ(sql.execAndGet("SELECT COUNT(*) FROM value_positions WHERE value_id = 2").getInt64(), 1);
+  EXPECT_EQ(Count(sql, "value_positions"), 4);
+}
+
+// A migration that fails part-way (here: a version-1 file whose instructions table was dropped by hand)
+// is an error naming the version it migrates from, and leaves the file exactly as it was.
+TEST(SchemaMigration, FailedMigrationIsRolledBack) {
+  testing::TempDir tmp;
+  const std::string path = tmp / "v1.db";
+  ASSERT_NO_FATAL_FAILURE(MakeVersion1File(path));
+  {
+    SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+    raw.exec("DROP TABLE instructions");
+  }
+  auto db = Database::Open(path);
+  ASSERT_FALSE(db.ok());
+  EXPECT_NE(db.status().message().find("version 1"), std::string::npos) << db.status().message();
+  EXPECT_NE(db.status().message().find("instructions"), std::string::npos) << db.status().message();
+
+  SQLite::Database raw(path, SQLite::OPEN_READONLY);
+  EXPECT_EQ(raw.execAndGet("PRAGMA user_version").getInt(), 1);
+  EXPECT_EQ(ObjectType(raw, "live_ranges"), "view");  // dropped by the migration's first statement
+  EXPECT_EQ(ObjectType(raw, "instruction_sequence"), "view");
+  EXPECT_EQ(ObjectType(raw, "peak_buffer_details"), "view");
+  EXPECT_EQ(ObjectType(raw, "long_texts"), "table");  // not renamed to long_texts_v1
+  EXPECT_EQ(ObjectType(raw, "long_texts_v1"), "");
+  EXPECT_EQ(ObjectType(raw, "schedule"), "");
+  EXPECT_EQ(ObjectType(raw, "source_files"), "");
+  EXPECT_TRUE(HasColumn(raw, "buffer_values", "live_start"));
+  EXPECT_EQ(raw.execAndGet("SELECT COUNT(*) FROM buffer_values WHERE live_start IS NOT NULL").getInt64(), 1);
+  EXPECT_EQ(Count(raw, "long_texts"), 1);
+}
+
+TEST(SchemaMigration, ReadOnlyOpenOfVersion1FileSaysHowToMigrate) {
+  testing::TempDir tmp;
+  const std::string path = tmp / "v1.db";
+  ASSERT_NO_FATAL_FAILURE(MakeVersion1File(path));
+  auto ro = Database::Open(path, Database::Mode::kReadOnly);
+  ASSERT_FALSE(ro.ok());
+  EXPECT_EQ(ro.status().code(), Status::Code::kFailedPrecondition);
+  const std::string& message = ro.status().message();
+  EXPECT_NE(message.find(path), std::string::npos) << message;
+  EXPECT_NE(message.find("version 1"), std::string::npos) << message;
+  EXPECT_NE(message.find("version " + std::to_string(kSchemaVersion)), std::string::npos) << message;
+  EXPECT_NE(message.find("migrates it"), std::string::npos) << message;
+  EXPECT_NE(message.find("xladb ingest"), std::string::npos) << message;
+  {
+    SQLite::Database raw(path, SQLite::OPEN_READONLY);
+    EXPECT_EQ(raw.execAndGet("PRAGMA user_version").getInt(), 1);  // untouched
+  }
+  // Doing what it says (a read-write open) makes the file readable.
+  ASSERT_TRUE(Database::Open(path).ok());
+  EXPECT_TRUE(Database::Open(path, Database::Mode::kReadOnly).ok());
 }
 
 }  // namespace

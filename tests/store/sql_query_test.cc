@@ -65,7 +65,7 @@ TEST_F(SqlQueryTest, ReadsViewsJsonAndIntrospection) {
   EXPECT_TRUE(Run("SELECT * FROM value_uses", {}, &rows).ok());
   EXPECT_GT(rows, 0);
   EXPECT_TRUE(Run("PRAGMA table_info(buffer_values)", {}, &rows).ok());
-  EXPECT_EQ(rows, 17);  // the columns of buffer_values in schema.sql
+  EXPECT_EQ(rows, 15);  // the columns of buffer_values in schema.sql
   EXPECT_TRUE(Run("SELECT name FROM sqlite_schema WHERE type = 'view'", {}, &rows).ok());
   EXPECT_GE(rows, 8);
 }
