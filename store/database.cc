@@ -3,6 +3,7 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <sqlite3.h>
 
+#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -46,7 +47,15 @@ Status ApplySchema(SQLite::Database& db) {
 
 }  // namespace
 
+// Process-wide SQLite settings, applied once before the first connection: no memory-usage statistics
+// (they take a global mutex on every allocation, and the writer allocates per row).
+static void ConfigureSqliteOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] { sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); });
+}
+
 StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path, Mode mode) {
+  ConfigureSqliteOnce();
   try {
     int flags = mode == Mode::kReadOnly ? SQLite::OPEN_READONLY : (SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
     auto db = std::make_unique<SQLite::Database>(path, flags | SQLITE_OPEN_NOMUTEX, /*busy_timeout_ms=*/30000);

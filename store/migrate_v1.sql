@@ -6,7 +6,8 @@
 --   * BufferLiveRange lines moved from buffer_values.live_start/live_end to the table buffer_live_ranges (the
 --     view live_ranges keeps its columns).
 --   * The InstructionSequence moved from instructions.schedule_time to the table schedule.
---   * instructions and long_texts became rowid tables whose key is a UNIQUE index.
+--   * instructions and long_texts became rowid tables whose key is a UNIQUE index; long_texts.text_id is a
+--     small surrogate key and the text's hash moved to long_texts.hash.
 --   * instructions.source_file became source_file_id, interned in source_files.
 --   * buffer_values.positions may be NULL for a value whose only position is its own (value_positions still
 --     lists it); version-1 rows keep their full lists, which mean the same.
@@ -28,15 +29,16 @@ ALTER TABLE buffer_values DROP COLUMN live_end;
 
 INSERT INTO schedule(module_id, time, instruction, file_id)
 SELECT module_id, schedule_time, name, file_id FROM instructions_v1 WHERE schedule_time IS NOT NULL;
+INSERT INTO long_texts(hash, text) SELECT text_id, text FROM long_texts_v1 ORDER BY rowid;
+DROP TABLE long_texts_v1;
+
 INSERT OR IGNORE INTO source_files(path)
 SELECT DISTINCT source_file FROM instructions_v1 WHERE source_file IS NOT NULL;
 INSERT INTO instructions(module_id, name, computation, opcode, shape_id, op_type, op_name, source_file_id,
                          source_line, fusion_kind, custom_call_target, is_root, sequence_index, text_id, file_id)
 SELECT i.module_id, i.name, i.computation, i.opcode, i.shape_id, i.op_type, i.op_name, sf.source_file_id,
-       i.source_line, i.fusion_kind, i.custom_call_target, i.is_root, i.sequence_index, i.text_id, i.file_id
+       i.source_line, i.fusion_kind, i.custom_call_target, i.is_root, i.sequence_index, t.text_id, i.file_id
 FROM instructions_v1 i
-LEFT JOIN source_files sf ON sf.path = i.source_file;
+LEFT JOIN source_files sf ON sf.path = i.source_file
+LEFT JOIN long_texts t ON t.hash = i.text_id;
 DROP TABLE instructions_v1;
-
-INSERT INTO long_texts(text_id, text) SELECT text_id, text FROM long_texts_v1 ORDER BY rowid;
-DROP TABLE long_texts_v1;

@@ -272,7 +272,7 @@ struct RunWriter::Impl {
   // Statements, prepared on first use and reused for every file.
   std::unique_ptr<SQLite::Statement> insert_allocation, upsert_value, upsert_instruction, insert_text,
       insert_peak, insert_stack_node, insert_report_row, insert_report_total, insert_counter, insert_oom_stat,
-      insert_oom_buffer, insert_issue, upsert_computation, upsert_schedule,
+      insert_oom_buffer, insert_issue, upsert_computation, upsert_schedule, find_text,
       upsert_live_range;
 
   SQLite::Statement& Prepare(std::unique_ptr<SQLite::Statement>& st, const char* text) {
@@ -355,14 +355,23 @@ struct RunWriter::Impl {
   int64_t ShapeId(const std::string& text) { return shapes.Id(sql, text); }
   int64_t SourceFileId(const std::string& path) { return source_files.Id(sql, path); }
 
-  // Stores `text` once (by its hash) and returns its text_id.
+  // Stores `text` once (found by its hash) and returns its text_id.
   int64_t TextId(const std::string& text) {
-    auto id = static_cast<int64_t>(XXH3_64bits(text.data(), text.size()));
-    auto& ins = Prepare(insert_text, "INSERT INTO long_texts(text_id, text) VALUES (?, ?) ON CONFLICT DO NOTHING");
-    ins.bind(1, id);
+    const auto hash = static_cast<int64_t>(XXH3_64bits(text.data(), text.size()));
+    auto& ins = Prepare(insert_text, "INSERT INTO long_texts(hash, text) VALUES (?, ?) ON CONFLICT DO NOTHING");
+    ins.bind(1, hash);
     BindText(ins, 2, text);
-    rows += ins.exec();
+    const int inserted = ins.exec();
     ins.reset();
+    if (inserted > 0) {
+      ++rows;
+      return sql.getLastInsertRowid();
+    }
+    auto& find = Prepare(find_text, "SELECT text_id FROM long_texts WHERE hash = ?");  // stored by another file
+    find.bind(1, hash);
+    find.executeStep();
+    const int64_t id = find.getColumn(0).getInt64();
+    find.reset();
     return id;
   }
 

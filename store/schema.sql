@@ -114,11 +114,12 @@ CREATE TABLE IF NOT EXISTS shapes (
   text     TEXT NOT NULL UNIQUE         -- the shape as printed, e.g. 'bf16[8,2048,128]{2,1,0:T(8,128)(2,1)}'
 );
 
--- Long texts stored once (whole instruction lines with backend configs), found by their hash. Rows are
--- appended in arrival order (the hidden rowid), so a big file's texts fill pages densely; the hash is looked
--- up through its own narrow index.
+-- Long texts stored once for all runs (whole instruction lines with backend configs), found by their hash.
+-- Rows are appended in arrival order, so a big file's texts fill pages densely; the hash is looked up
+-- through its own narrow index.
 CREATE TABLE IF NOT EXISTS long_texts (
-  text_id INTEGER NOT NULL UNIQUE,      -- XXH3-64 of the text, as a signed 64-bit integer
+  text_id INTEGER PRIMARY KEY,          -- surrogate key, in arrival order
+  hash    INTEGER NOT NULL UNIQUE,      -- XXH3-64 of the text, as a signed 64-bit integer
   text    TEXT NOT NULL                 -- the text
 );
 

@@ -61,7 +61,7 @@ TEST(SchemaVersion, ANonDatabaseFileIsAClearError) {
 // ---------------------------------------------------------------------------------------------------
 // Migration from version 1
 
-constexpr int64_t kTextId = -1234567890123456789;  // long_texts.text_id: a signed XXH3-64
+constexpr int64_t kTextId = -1234567890123456789;  // version 1 long_texts.text_id: a signed XXH3-64
 constexpr char kLongText[] =
     "%fusion.1 = f32[8]{0} fusion(f32[8]{0} %param.0), kind=kLoop, calls=%fused_computation, "
     "metadata={op_type=\"add\" op_name=\"jit(train_step)/add\" source_file=\"/src/model.py\" source_line=42}";
@@ -212,10 +212,10 @@ TEST(SchemaMigration, Version1FileIsMigratedInPlace) {
   EXPECT_EQ(sql.execAndGet("SELECT opcode FROM instructions WHERE module_id = 1 AND name = 'tuple.2'").getString(),
             "tuple");
 
-  // The long text: still found by its text_id, directly and from its instruction.
+  // The long text: found by its hash (version 1's text_id), and from its instruction through the new text_id.
   EXPECT_EQ(Count(sql, "long_texts"), 1);
   {
-    SQLite::Statement q(sql, "SELECT text FROM long_texts WHERE text_id = ?");
+    SQLite::Statement q(sql, "SELECT text FROM long_texts WHERE hash = ?");
     q.bind(1, static_cast<int64_t>(kTextId));
     ASSERT_TRUE(q.executeStep());
     EXPECT_EQ(q.getColumn(0).getString(), kLongText);
