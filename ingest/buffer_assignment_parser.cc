@@ -501,7 +501,7 @@ void BufferAssignmentParser::ParseFromInstruction(std::string_view line, int64_t
   block_part_ = BlockPart::kFromInstruction;
   block_.defining_instruction = std::string(name);
   last_from_line_no_ = line_no;
-  auto seen = instruction_text_sizes_.find(name);
+  const uint64_t* seen_text_size = instruction_text_sizes_.Find(name);
 
   // 2024-01-16 … 2024-11-01: the next value-short may be glued to the end of the line. Decided by the next
   // line; keep the text only if its instruction still has to be emitted.
@@ -514,20 +514,20 @@ void BufferAssignmentParser::ParseFromInstruction(std::string_view line, int64_t
       glue_pending_ = true;
       glued_value_ = std::move(glued);
       glued_line_no_ = line_no;
-      glued_text_is_new_ = seen == instruction_text_sizes_.end();
+      glued_text_is_new_ = seen_text_size == nullptr;
       if (glued_text_is_new_) {
         glued_text_.assign(text);
         glued_suffix_size_ = text.size() - open;
         glued_name_.assign(name);
       } else {
-        last_from_text_differs_ = seen->second != text.size() && seen->second != open;
+        last_from_text_differs_ = *seen_text_size != text.size() && *seen_text_size != open;
       }
       return;
     }
   }
-  if (seen != instruction_text_sizes_.end()) {
+  if (seen_text_size != nullptr) {
     // A repeat: only its length is looked at, to notice a last line cut short (see Finish).
-    last_from_text_differs_ = seen->second != text.size();
+    last_from_text_differs_ = *seen_text_size != text.size();
     return;
   }
   EmitNewInstruction(name, text, line, line_no);
@@ -549,7 +549,7 @@ void BufferAssignmentParser::ResolveGluedLine(bool split) {
 void BufferAssignmentParser::EmitNewInstruction(std::string_view name, std::string_view text,
                                                 std::string_view line, int64_t line_no) {
   FlushInstruction();
-  instruction_text_sizes_.emplace(name, text.size());
+  instruction_text_sizes_.Insert(name, text.size());
   last_from_text_differs_ = false;
   std::optional<InstructionRecord> record = ParseHloInstructionText(text);
   if (!record) return Unknown(line, line_no, "from instruction");
@@ -585,6 +585,7 @@ void BufferAssignmentParser::StartLiveRange(std::string_view line, int64_t line_
   EmitValueBlock();
   saw_section_header_ = true;
   section_ = Section::kLiveRange;
+  instruction_text_sizes_.Clear();  // every later line goes to live_range_: no from-instruction line follows
   live_range_.ParseLine(line, line_no);
 }
 

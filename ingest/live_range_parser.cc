@@ -183,12 +183,7 @@ void LiveRangeParser::ParseRange(std::string_view line, int64_t line_no) {
   record.start = start;
   record.end = end;
   if (!ranges_frozen_) {
-    StoredRange stored;
-    stored.key = std::string(key);
-    stored.name_size = split->name.size();
-    stored.start = start;
-    stored.end = end;
-    ranges_.push_back(std::move(stored));
+    ranges_.Append({static_cast<uint64_t>(start), static_cast<uint64_t>(end), split->name.size()}, key);
   }
   sink()->OnLiveRange(std::move(record));
 }
@@ -206,30 +201,30 @@ void LiveRangeParser::StartPeak(std::string_view line, int64_t line_no) {
   peak_cursor_ = 0;
   running_sum_ = 0;
   peak_closed_ = false;
-  peak_unmatched_.clear();
+  peak_unmatched_.Clear();
   peak_unmatched_built_ = false;
   ranges_frozen_ = true;
   spanning_.clear();
-  for (size_t i = 0; i < ranges_.size(); ++i) {
-    if (ranges_[i].start <= time && time <= ranges_[i].end) spanning_.push_back(i);
-  }
+  ranges_.ForEach<3>([&](const std::array<uint64_t, 3>& numbers, std::string_view key) {
+    const auto start = static_cast<int64_t>(numbers[0]);
+    const auto end = static_cast<int64_t>(numbers[1]);
+    if (start <= time && time <= end) spanning_.push_back({key, static_cast<size_t>(numbers[2])});
+  });
   PeakMomentRecord record;
   record.time = time;
   sink()->OnPeakMoment(std::move(record));
 }
 
 int64_t LiveRangeParser::AlignPeakLine(std::string_view key, bool compare_index, int64_t line_no) {
-  auto matches = [&](size_t range) {
-    const StoredRange& r = ranges_[range];
-    return compare_index ? std::string_view(r.key) == key
-                         : std::string_view(r.key).substr(0, r.name_size) == key;
+  auto matches = [&](const SpanningRange& r) {
+    return compare_index ? r.key == key : r.key.substr(0, r.name_size) == key;
   };
   if (peak_cursor_ < spanning_.size() && matches(spanning_[peak_cursor_])) {
-    return static_cast<int64_t>(spanning_[peak_cursor_++]);
+    return static_cast<int64_t>(peak_cursor_++);
   }
   size_t found = peak_cursor_;
   while (found < spanning_.size() && !matches(spanning_[found])) ++found;
-  std::string expected = peak_cursor_ < spanning_.size() ? ranges_[spanning_[peak_cursor_]].key
+  std::string expected = peak_cursor_ < spanning_.size() ? std::string(spanning_[peak_cursor_].key)
                                                          : std::string("(end of the spanning live ranges)");
   if (found == spanning_.size()) {
     Report(Severity::kInvariant, line_no,
@@ -243,7 +238,7 @@ int64_t LiveRangeParser::AlignPeakLine(std::string_view key, bool compare_index,
              std::to_string(found - peak_cursor_) +
              " live range(s) spanning t=" + std::to_string(peak_time_) + ", first `" + expected + "`");
   peak_cursor_ = found + 1;
-  return static_cast<int64_t>(spanning_[found]);
+  return static_cast<int64_t>(found);
 }
 
 void LiveRangeParser::ParsePeakLine(std::string_view line, int64_t line_no) {
@@ -287,23 +282,23 @@ void LiveRangeParser::ParsePeakLine(std::string_view line, int64_t line_no) {
 
   if (peak_variant_ == PeakVariant::kV3) {
     if (!peak_unmatched_built_) {
-      for (size_t i : spanning_) ++peak_unmatched_[ranges_[i].key];
+      for (const SpanningRange& r : spanning_) ++*peak_unmatched_.Insert(r.key, 0).first;
       peak_unmatched_built_ = true;
     }
-    auto it = peak_unmatched_.find(key);
-    if (it == peak_unmatched_.end() || it->second == 0) {
+    uint64_t* unmatched = peak_unmatched_.Find(key);
+    if (unmatched == nullptr || *unmatched == 0) {
       Report(Severity::kInvariant, line_no,
              "peak line " + std::to_string(peak_ordinal_) + " `" + std::string(key) +
                  "` is not a live range spanning t=" + std::to_string(peak_time_) +
-                 (it == peak_unmatched_.end() ? std::string() : std::string(" (listed twice)")));
+                 (unmatched == nullptr ? std::string() : std::string(" (listed twice)")));
     } else {
-      --it->second;
+      --*unmatched;
     }
   } else {
     int64_t range = AlignPeakLine(key, /*compare_index=*/peak_variant_ == PeakVariant::kV2, line_no);
     if (!index_printed && range >= 0) {
-      const StoredRange& r = ranges_[static_cast<size_t>(range)];
-      record.shape_index = r.key.substr(r.name_size);
+      const SpanningRange& r = spanning_[static_cast<size_t>(range)];
+      record.shape_index = std::string(r.key.substr(r.name_size));
     }
   }
 
@@ -329,23 +324,26 @@ void LiveRangeParser::ClosePeakList(int64_t line_no) {
   size_t missing = 0;
   std::string first_missing;
   if (peak_variant_ == PeakVariant::kV3) {
-    for (size_t i : spanning_) {
-      auto it = peak_unmatched_.find(ranges_[i].key);
-      if (it != peak_unmatched_.end() && it->second > 0) {
-        if (missing == 0) first_missing = ranges_[i].key;
-        missing += static_cast<size_t>(it->second);
-        it->second = 0;
+    for (const SpanningRange& r : spanning_) {
+      uint64_t* unmatched = peak_unmatched_.Find(r.key);
+      if (unmatched != nullptr && *unmatched > 0) {
+        if (missing == 0) first_missing = std::string(r.key);
+        missing += static_cast<size_t>(*unmatched);
+        *unmatched = 0;
       }
     }
   } else if (peak_cursor_ < spanning_.size()) {
     missing = spanning_.size() - peak_cursor_;
-    first_missing = ranges_[spanning_[peak_cursor_]].key;
+    first_missing = std::string(spanning_[peak_cursor_].key);
   }
   if (missing > 0) {
     Report(Severity::kInvariant, line_no,
            "peak list at t=" + std::to_string(peak_time_) + " lacks " + std::to_string(missing) + " of the " +
                std::to_string(spanning_.size()) + " live ranges spanning t (first `" + first_missing + "`)");
   }
+  // Only a later peak list reads them again, and it builds its own.
+  spanning_ = std::vector<SpanningRange>();
+  peak_unmatched_.Clear();
 }
 
 void LiveRangeParser::StartStackTrace(std::string_view line, int64_t line_no) {
