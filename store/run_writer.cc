@@ -12,8 +12,8 @@
 #include <optional>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 
+#include "ingest/arena_string_map.h"
 #include "store/unix_time.h"
 #include "store/value_key_index.h"
 
@@ -87,33 +87,34 @@ struct ValueRow {
 
 // ` value:` lines waiting for their Used-values block, by value id, so that a value is written once,
 // complete, when its block arrives (the block comes later in the file, in id order, while the value lines
-// come in allocation order). Slots live in fixed chunks and names in 1 MiB blocks: nothing is copied as it
-// grows, and about 40 bytes plus the name are held per value until its block is read.
+// come in allocation order). Slots live in chunks of 65,536 ids, each freed once none of its values waits
+// (blocks arrive in id order, so the chunks empty one after another), and names in a ByteArena: about 40
+// bytes plus the name per value, and nothing is copied as it grows.
 class PendingValues {
  public:
   struct Slot {
     int64_t offset = -1, size = -1;
+    const char* name = nullptr;  // ByteArena record: {instruction size}, instruction + shape index
     int32_t allocation_index = -1, shape_id = -1;
-    uint32_t name_block = 0, name_offset = 0;
-    uint16_t name_length = 0, index_length = 0;
     int8_t color = -1, cross_color = -1;
     bool present = false, is_phi = false;
   };
 
   // True when the values of a line fit a slot; otherwise the writer stores the line at once.
-  static bool Fits(int64_t allocation_index, int64_t shape_id, int32_t color, const ingest::ValueRef& v) {
+  static bool Fits(int64_t allocation_index, int64_t shape_id, int32_t color) {
     return allocation_index >= 0 && allocation_index <= INT32_MAX && shape_id >= 0 && shape_id <= INT32_MAX &&
-           color >= -1 && color <= INT8_MAX && v.instruction.size() <= UINT16_MAX &&
-           v.shape_index.size() <= UINT16_MAX;
+           color >= -1 && color <= INT8_MAX;
   }
 
-  // The slot of `id`, or nullptr when ids are too sparse to index (garbage input).
+  // The slot of `id`, or nullptr when ids are too sparse to index (garbage input) or, unless `create`, when
+  // its chunk holds no waiting value.
   Slot* Get(int64_t id, bool create) {
     if (id < 0 || id > 4 * count_ + (int64_t{1} << 20)) return nullptr;
     const auto chunk = static_cast<size_t>(id) >> kChunkBits;
     if (chunk >= chunks_.size()) {
       if (!create) return nullptr;
       chunks_.resize(chunk + 1);
+      chunk_waiting_.resize(chunk + 1, 0);
     }
     if (!chunks_[chunk]) {
       if (!create) return nullptr;
@@ -122,34 +123,29 @@ class PendingValues {
     return &chunks_[chunk][static_cast<size_t>(id) & ((size_t{1} << kChunkBits) - 1)];
   }
 
-  void Fill(Slot* slot, const ingest::ValueRef& v) {
+  void Fill(int64_t id, Slot* slot, const ingest::ValueRef& v) {
     slot->present = true;
     ++count_;
     ++waiting_;
-    const size_t need = v.instruction.size() + v.shape_index.size();
-    if (blocks_.empty() || blocks_.back().size() + need > blocks_.back().capacity()) {
-      blocks_.emplace_back();
-      blocks_.back().reserve(std::max(kBlockBytes, need));
-    }
-    slot->name_block = static_cast<uint32_t>(blocks_.size() - 1);
-    slot->name_offset = static_cast<uint32_t>(blocks_.back().size());
-    slot->name_length = static_cast<uint16_t>(v.instruction.size());
-    slot->index_length = static_cast<uint16_t>(v.shape_index.size());
-    blocks_.back() += v.instruction;
-    blocks_.back() += v.shape_index;
+    ++chunk_waiting_[static_cast<size_t>(id) >> kChunkBits];
+    std::string& joined = scratch_;
+    joined.assign(v.instruction).append(v.shape_index);
+    slot->name = names_.Append({v.instruction.size()}, joined);
   }
 
-  std::string_view Name(const Slot& slot) const {
-    return std::string_view(blocks_[slot.name_block]).substr(slot.name_offset, slot.name_length);
-  }
-  std::string_view ShapeIndex(const Slot& slot) const {
-    return std::string_view(blocks_[slot.name_block]).substr(slot.name_offset + slot.name_length,
-                                                              slot.index_length);
+  // The instruction and shape index of a filled slot (views into the arena, valid until Clear()).
+  std::pair<std::string_view, std::string_view> Name(const Slot& slot) const {
+    uint64_t instruction_size = 0;
+    std::string_view joined = ingest::ByteArena::Read(slot.name, std::span<uint64_t>(&instruction_size, 1));
+    return {joined.substr(0, instruction_size), joined.substr(instruction_size)};
   }
 
-  // Marks a slot taken; frees everything once no value waits any more.
-  void Take(Slot* slot) {
+  // Marks the slot of `id` taken, freeing its chunk once no value of it waits, and everything once no
+  // value waits at all.
+  void Take(int64_t id, Slot* slot) {
     slot->present = false;
+    const auto chunk = static_cast<size_t>(id) >> kChunkBits;
+    if (--chunk_waiting_[chunk] == 0) chunks_[chunk].reset();
     if (--waiting_ == 0) Clear();
   }
 
@@ -165,7 +161,8 @@ class PendingValues {
 
   void Clear() {
     std::vector<std::unique_ptr<Slot[]>>().swap(chunks_);
-    std::vector<std::string>().swap(blocks_);
+    std::vector<uint32_t>().swap(chunk_waiting_);
+    names_.Clear();
     waiting_ = 0;
   }
   void Reset() {
@@ -175,9 +172,10 @@ class PendingValues {
 
  private:
   static constexpr int kChunkBits = 16;
-  static constexpr size_t kBlockBytes = size_t{1} << 20;
   std::vector<std::unique_ptr<Slot[]>> chunks_;
-  std::vector<std::string> blocks_;
+  std::vector<uint32_t> chunk_waiting_;  // filled, not yet taken slots per chunk
+  ingest::ByteArena names_;
+  std::string scratch_;
   int64_t count_ = 0;    // slots filled in this file (bounds how sparse an id may be)
   int64_t waiting_ = 0;  // slots filled and not taken yet
 };
@@ -197,7 +195,7 @@ void BindOpt(SQLite::Statement& st, int i, const std::optional<T>& v) {
   if (!v) {
     st.bind(i);
   } else if constexpr (std::is_same_v<T, std::string>) {
-    BindText(st, i, *v);
+    st.bind(i, *v);  // copied: callers pass temporaries
   } else if constexpr (std::is_same_v<T, bool>) {
     st.bind(i, *v ? 1 : 0);
   } else {
@@ -263,6 +261,97 @@ class InternedTexts {
   std::vector<std::string> added_in_file_;
 };
 
+// Rows of a table that a dump fills by the million (values, live ranges, the schedule), inserted
+// kBatchRows at a time by one multi-row INSERT: SQLite's cost per statement (binding, stepping, setting up
+// the program) is paid once per batch instead of once per row. Texts are copied in, so a row may be added
+// from a record that is gone before the batch is written.
+class RowBatch {
+ public:
+  static constexpr int kBatchRows = 64;
+  static constexpr size_t kKeptTextBytes = 4096;
+
+  // `head` is `INSERT INTO t(c1, …, cN) VALUES `, `tail` what follows the values (e.g. an ON CONFLICT
+  // clause), `columns` is N.
+  RowBatch(std::string head, std::string tail, int columns)
+      : head_(std::move(head)), tail_(std::move(tail)), columns_(columns) {}
+
+  void Int(int64_t v) { cells_.push_back({v, Kind::kInt}); }
+  void Null() { cells_.push_back({0, Kind::kNull}); }
+  template <typename T>
+  void Opt(const std::optional<T>& v) {
+    if (v) Int(static_cast<int64_t>(*v)); else Null();
+  }
+  void Text(std::string_view v) {
+    if (texts_used_ == texts_.size()) texts_.emplace_back();
+    texts_[texts_used_].assign(v);  // reuses the string's buffer from earlier batches
+    cells_.push_back({static_cast<int64_t>(texts_used_++), Kind::kText});
+  }
+  // Call after the row's `columns` values; writes a full batch. Returns the rows SQLite changed.
+  int64_t EndRow(SQLite::Database& sql) {
+    return cells_.size() >= static_cast<size_t>(kBatchRows * columns_) ? Flush(sql) : 0;
+  }
+  // Writes the rows held; returns the rows SQLite changed.
+  int64_t Flush(SQLite::Database& sql) {
+    const size_t rows = cells_.size() / static_cast<size_t>(columns_);
+    int64_t changed = 0;
+    size_t done = 0;
+    while (done < rows) {
+      const bool full = rows - done >= static_cast<size_t>(kBatchRows);
+      SQLite::Statement& st = Statement(sql, full ? kBatchRows : 1);
+      const size_t n = full ? kBatchRows : 1;
+      for (size_t c = 0; c < n * static_cast<size_t>(columns_); ++c) {
+        const Cell& cell = cells_[done * static_cast<size_t>(columns_) + c];
+        const int index = static_cast<int>(c) + 1;
+        switch (cell.kind) {
+          case Kind::kInt: st.bind(index, cell.value); break;
+          case Kind::kText: st.bindNoCopy(index, texts_[static_cast<size_t>(cell.value)]); break;
+          case Kind::kNull: st.bind(index); break;
+        }
+      }
+      changed += st.exec();
+      st.reset();
+      done += n;
+    }
+    Clear();
+    return changed;
+  }
+  void Clear() {
+    cells_.clear();
+    // Buffers are kept for the next batch, except a rare big one (a value used thousands of times).
+    for (size_t i = 0; i < texts_used_; ++i) {
+      if (texts_[i].capacity() > kKeptTextBytes) std::string().swap(texts_[i]);
+    }
+    texts_used_ = 0;
+  }
+
+ private:
+  enum class Kind : uint8_t { kInt, kText, kNull };
+  struct Cell {
+    int64_t value;  // the integer, or the text's index in texts_
+    Kind kind;
+  };
+
+  SQLite::Statement& Statement(SQLite::Database& sql, int rows) {
+    std::unique_ptr<SQLite::Statement>& st = rows == 1 ? one_ : batch_;
+    if (!st) {
+      std::string text = head_;
+      std::string tuple = "(?";
+      for (int c = 1; c < columns_; ++c) tuple += ",?";
+      tuple += ")";
+      for (int r = 0; r < rows; ++r) text += (r ? "," : "") + tuple;
+      st = std::make_unique<SQLite::Statement>(sql, text + tail_);
+    }
+    return *st;
+  }
+
+  std::string head_, tail_;
+  int columns_;
+  std::vector<Cell> cells_;
+  std::vector<std::string> texts_;
+  size_t texts_used_ = 0;
+  std::unique_ptr<SQLite::Statement> one_, batch_;
+};
+
 struct RunWriter::Impl {
   explicit Impl(Database* database) : db(database), sql(database->sql()) {}
 
@@ -270,10 +359,30 @@ struct RunWriter::Impl {
   SQLite::Database& sql;
 
   // Statements, prepared on first use and reused for every file.
-  std::unique_ptr<SQLite::Statement> insert_allocation, upsert_value, upsert_instruction, insert_text,
+  std::unique_ptr<SQLite::Statement> insert_allocation, upsert_instruction, insert_text,
       insert_peak, insert_stack_node, insert_report_row, insert_report_total, insert_counter, insert_oom_stat,
-      insert_oom_buffer, insert_issue, upsert_computation, upsert_schedule, find_text,
-      upsert_live_range;
+      insert_oom_buffer, insert_issue, upsert_computation, find_text;
+  RowBatch value_rows{"INSERT INTO buffer_values(module_id, value_id, instruction, shape_index, is_phi, color, "
+                      "allocation_index, offset_bytes, size_bytes, shape_id, positions, uses, uses_state, "
+                      "cross_color, file_id) VALUES ",
+                      " ON CONFLICT(module_id, value_id) DO UPDATE SET "
+                      "is_phi = MAX(is_phi, excluded.is_phi), color = COALESCE(excluded.color, color), "
+                      "allocation_index = COALESCE(excluded.allocation_index, allocation_index), "
+                      "offset_bytes = COALESCE(excluded.offset_bytes, offset_bytes), "
+                      "size_bytes = COALESCE(excluded.size_bytes, size_bytes), "
+                      "shape_id = COALESCE(excluded.shape_id, shape_id), "
+                      "positions = COALESCE(excluded.positions, positions), "
+                      "uses = COALESCE(excluded.uses, uses), uses_state = COALESCE(excluded.uses_state, uses_state), "
+                      "cross_color = COALESCE(excluded.cross_color, cross_color)",
+                      15};
+  RowBatch live_range_rows{"INSERT INTO buffer_live_ranges(module_id, value_id, live_start, live_end, file_id) VALUES ",
+                           " ON CONFLICT(module_id, value_id) DO UPDATE SET live_start = excluded.live_start, "
+                           "live_end = excluded.live_end, file_id = excluded.file_id",
+                           5};
+  RowBatch schedule_rows{"INSERT INTO schedule(module_id, time, instruction, file_id) VALUES ",
+                         " ON CONFLICT(module_id, time) DO UPDATE SET instruction = excluded.instruction, "
+                         "file_id = excluded.file_id",
+                         4};
 
   SQLite::Statement& Prepare(std::unique_ptr<SQLite::Statement>& st, const char* text) {
     if (!st) st = std::make_unique<SQLite::Statement>(sql, text);
@@ -315,6 +424,9 @@ struct RunWriter::Impl {
     issues.clear();
     issue_total = 0;
     module_is_new = false;
+    value_rows.Clear();
+    live_range_rows.Clear();
+    schedule_rows.Clear();
     value_keys.Clear();
     value_keys_loaded = false;
     pending.Reset();
@@ -480,53 +592,33 @@ struct RunWriter::Impl {
 
   // Writes one value row (merging into a row another file wrote).
   void WriteValue(int64_t id, const ValueRow& v) {
-    auto& st = Prepare(upsert_value,
-                       "INSERT INTO buffer_values(module_id, value_id, instruction, shape_index, is_phi, color, "
-                       "allocation_index, offset_bytes, size_bytes, shape_id, positions, uses, uses_state, "
-                       "cross_color, file_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
-                       "ON CONFLICT(module_id, value_id) DO UPDATE SET "
-                       "is_phi = MAX(is_phi, excluded.is_phi), color = COALESCE(excluded.color, color), "
-                       "allocation_index = COALESCE(excluded.allocation_index, allocation_index), "
-                       "offset_bytes = COALESCE(excluded.offset_bytes, offset_bytes), "
-                       "size_bytes = COALESCE(excluded.size_bytes, size_bytes), "
-                       "shape_id = COALESCE(excluded.shape_id, shape_id), "
-                       "positions = COALESCE(excluded.positions, positions), "
-                       "uses = COALESCE(excluded.uses, uses), uses_state = COALESCE(excluded.uses_state, uses_state), "
-                       "cross_color = COALESCE(excluded.cross_color, cross_color)");
-    st.bind(1, module_id);
-    st.bind(2, id);
-    BindText(st, 3, *v.instruction);
-    BindText(st, 4, *v.shape_index);
-    st.bind(5, v.is_phi ? 1 : 0);
-    BindOpt(st, 6, v.color);
-    BindOpt(st, 7, v.allocation_index);
-    BindOpt(st, 8, v.offset);
-    BindOpt(st, 9, v.size);
-    BindOpt(st, 10, v.shape_id);
-    if (v.positions) BindText(st, 11, *v.positions); else st.bind(11);
-    if (v.uses) BindText(st, 12, *v.uses); else st.bind(12);
-    if (v.uses_state) st.bind(13, v.uses_state); else st.bind(13);
-    BindOpt(st, 14, v.cross_color);
-    st.bind(15, file_id);
-    st.exec();
-    st.reset();
-    ++rows;
+    RowBatch& b = value_rows;
+    b.Int(module_id);
+    b.Int(id);
+    b.Text(*v.instruction);
+    b.Text(*v.shape_index);
+    b.Int(v.is_phi ? 1 : 0);
+    b.Opt(v.color);
+    b.Opt(v.allocation_index);
+    b.Opt(v.offset);
+    b.Opt(v.size);
+    b.Opt(v.shape_id);
+    if (v.positions) b.Text(*v.positions); else b.Null();
+    if (v.uses) b.Text(*v.uses); else b.Null();
+    if (v.uses_state) b.Text(v.uses_state); else b.Null();
+    b.Opt(v.cross_color);
+    b.Int(file_id);
+    rows += b.EndRow(sql);
   }
 
   // Writes (or replaces) the live range of value `id`.
   void WriteLiveRange(int64_t id, int64_t start, int64_t end) {
-    auto& st = Prepare(upsert_live_range,
-                       "INSERT INTO buffer_live_ranges(module_id, value_id, live_start, live_end, file_id) "
-                       "VALUES (?,?,?,?,?) ON CONFLICT(module_id, value_id) DO UPDATE SET "
-                       "live_start = excluded.live_start, live_end = excluded.live_end, file_id = excluded.file_id");
-    st.bind(1, module_id);
-    st.bind(2, id);
-    st.bind(3, start);
-    st.bind(4, end);
-    st.bind(5, file_id);
-    st.exec();
-    st.reset();
-    ++rows;
+    live_range_rows.Int(module_id);
+    live_range_rows.Int(id);
+    live_range_rows.Int(start);
+    live_range_rows.Int(end);
+    live_range_rows.Int(file_id);
+    rows += live_range_rows.EndRow(sql);
   }
 
   // Folds the pending ` value:` line of `slot` into `v`. The views in `v` stay valid until Take(slot).
@@ -546,8 +638,9 @@ struct RunWriter::Impl {
     std::string name, shape_index;
     pending.ForEachWaiting([&](int64_t id, const PendingValues::Slot& slot) {
       ValueRow v;
-      name.assign(pending.Name(slot));
-      shape_index.assign(pending.ShapeIndex(slot));
+      auto [instruction_view, shape_index_view] = pending.Name(slot);
+      name.assign(instruction_view);
+      shape_index.assign(shape_index_view);
       v.instruction = &name;
       v.shape_index = &shape_index;
       FoldPending(slot, &v);
@@ -603,16 +696,18 @@ struct RunWriter::Impl {
   }
 
   void WriteScheduleEntry(int64_t time, const std::string& instruction) {
-    auto& st = Prepare(upsert_schedule,
-                       "INSERT INTO schedule(module_id, time, instruction, file_id) VALUES (?,?,?,?) "
-                       "ON CONFLICT(module_id, time) DO UPDATE SET instruction = excluded.instruction, "
-                       "file_id = excluded.file_id");
-    st.bind(1, module_id);
-    st.bind(2, time);
-    BindText(st, 3, instruction);
-    st.bind(4, file_id);
-    rows += st.exec();
-    st.reset();
+    schedule_rows.Int(module_id);
+    schedule_rows.Int(time);
+    schedule_rows.Text(instruction);
+    schedule_rows.Int(file_id);
+    rows += schedule_rows.EndRow(sql);
+  }
+
+  // Writes the rows still held in batches; before anything reads their tables, and at commit.
+  void FlushBatches() {
+    rows += value_rows.Flush(sql);
+    rows += live_range_rows.Flush(sql);
+    rows += schedule_rows.Flush(sql);
   }
 
   void FlushPeakBuffers() {
@@ -831,6 +926,7 @@ StatusOr<FileWriteStats> RunWriter::CommitFile(const FileOutcome& outcome) {
   d.Guard([&] {
     if (d.module_id != 0) {
       d.FlushValues();
+      d.FlushBatches();
       d.FlushPeakBuffers();
       d.UpdateModuleFacts();
     }
@@ -984,7 +1080,7 @@ void RunWriter::OnAllocatedValue(ingest::AllocatedValueRecord&& r) {
     d.saw_allocated_values = true;
     const int64_t shape_id = d.ShapeId(r.shape);
     d.value_keys.Add(r.value.id, ValueKeyIndex::Key(r.value.instruction, r.value.shape_index));
-    PendingValues::Slot* slot = PendingValues::Fits(r.allocation_index, shape_id, r.value.color, r.value)
+    PendingValues::Slot* slot = PendingValues::Fits(r.allocation_index, shape_id, r.value.color)
                                     ? d.pending.Get(r.value.id, /*create=*/true)
                                     : nullptr;
     if (slot == nullptr || slot->present) {  // sparse ids, odd values, or printed twice: write it now
@@ -1001,7 +1097,7 @@ void RunWriter::OnAllocatedValue(ingest::AllocatedValueRecord&& r) {
       slot->shape_id = static_cast<int32_t>(shape_id);
       slot->color = static_cast<int8_t>(r.value.color);
       slot->is_phi = r.value.is_phi;
-      d.pending.Fill(slot, r.value);
+      d.pending.Fill(r.value.id, slot, r.value);
     }
     // Order-independent program fingerprint over (size, shape) of every value.
     uint64_t h = XXH3_64bits_withSeed(r.shape.data(), r.shape.size(), static_cast<uint64_t>(r.size_bytes));
@@ -1076,7 +1172,7 @@ void RunWriter::OnValueDetail(ingest::ValueDetailRecord&& r) {
     d.value_keys.Add(r.value.id, ValueKeyIndex::Key(r.value.instruction, r.value.shape_index));
   }
   d.Guard([&] { d.WriteValue(r.value.id, v); });
-  if (was_pending) d.pending.Take(slot);
+  if (was_pending) d.pending.Take(r.value.id, slot);
 }
 
 void RunWriter::OnInstruction(ingest::InstructionRecord&& r) {
