@@ -108,6 +108,9 @@ def run_tool(cmd, *, timeout=3600, stdout_path=None, check=True):
     `stdout_path` when given (and is then not returned). Raises StepError when it exits non-zero (if `check`) or
     runs past `timeout` seconds."""
     cmd = [str(c) for c in cmd]
+    # Dirty pages of an earlier step (a generated input, a database since deleted) are written back first, so
+    # that writeback does not land in this run's own fsyncs.
+    os.sync()
     out = open(stdout_path, "wb") if stdout_path else tempfile.TemporaryFile()
     with out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()

@@ -52,9 +52,15 @@ void RecordPipe::Flush() {
   }
   queue_.push_back(std::move(batch_));
   batch_ = {};
+  if (!spent_.empty()) {
+    batch_ = std::move(spent_.back());
+    spent_.pop_back();
+  }
+  cv_.notify_all();
+  lock.unlock();
+  batch_.clear();  // frees the delivered records' memory here, on the thread that allocated it
   batch_bytes_ = 0;
   batch_.reserve(batch_records_);
-  cv_.notify_all();
 }
 
 void RecordPipe::Close() {
@@ -68,6 +74,7 @@ void RecordPipe::Abort() {
   std::lock_guard<std::mutex> lock(mu_);
   aborted_ = true;
   queue_.clear();
+  spent_.clear();
   cv_.notify_all();
 }
 
@@ -84,6 +91,8 @@ bool RecordPipe::Drain(RecordSink* target) {
       cv_.notify_all();
     }
     for (auto& r : batch) Deliver(std::move(r), target);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (spent_.size() < depth_ && !closed_) spent_.push_back(std::move(batch));  // else freed here
   }
 }
 

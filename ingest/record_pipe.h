@@ -12,6 +12,9 @@
 //     most `depth` batches wait in the queue; the parser blocks when the writer falls behind.
 //   * input() is used by one producer thread, Drain() by one consumer thread. Close() ends the stream
 //     (from the producer); Abort() (from either side) makes both sides stop early.
+//   * Batches the consumer is done with go back to the producer, which destroys their records before it
+//     refills them: the records' strings are freed on the thread that allocated them, where malloc needs
+//     no lock shared with the other thread, and the writer's thread does none of that work.
 #ifndef XLADB_INGEST_RECORD_PIPE_H_
 #define XLADB_INGEST_RECORD_PIPE_H_
 
@@ -101,6 +104,7 @@ class RecordPipe {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::vector<AnyRecord>> queue_;
+  std::vector<std::vector<AnyRecord>> spent_;  // delivered batches, for the producer to clear and reuse
   bool closed_ = false;
   bool aborted_ = false;
 };
