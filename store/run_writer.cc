@@ -389,6 +389,21 @@ struct RunWriter::Impl {
     return *st;
   }
 
+  // The statement for `text`, prepared on first use and kept for the writer's life (a run folder has
+  // thousands of files, each running the same dozen per-file statements), reset and unbound. A SELECT that
+  // is not read to the end must be reset by its caller, so it holds no snapshot.
+  SQLite::Statement& Cached(const std::string& text) {
+    auto& st = cached_statements[text];
+    if (!st) {
+      st = std::make_unique<SQLite::Statement>(sql, text);
+    } else {
+      st->tryReset();
+      st->clearBindings();
+    }
+    return *st;
+  }
+  std::unordered_map<std::string, std::unique_ptr<SQLite::Statement>> cached_statements;
+
   // Caches that outlive a file; entries added inside an aborted transaction are dropped again.
   InternedTexts shapes{"shapes", "shape_id", "text"};
   InternedTexts source_files{"source_files", "source_file_id", "path"};
@@ -507,25 +522,28 @@ struct RunWriter::Impl {
 
   void FindOrCreateModule() {
     const ModuleKey& key = spec.module;
-    SQLite::Statement find(sql,
-                           "SELECT module_id, backend FROM modules WHERE run_id = ? AND name = ? AND stage = ? "
-                           "AND xla_module_id IS ?");
+    SQLite::Statement& find =
+        Cached("SELECT module_id, backend FROM modules WHERE run_id = ? AND name = ? AND stage = ? "
+               "AND xla_module_id IS ?");
     find.bind(1, spec.run_id);
     find.bind(2, key.name);
     find.bind(3, key.stage);
     if (key.xla_module_id >= 0) find.bind(4, key.xla_module_id); else find.bind(4);
     if (find.executeStep()) {
       module_id = find.getColumn(0).getInt64();
-      if (find.getColumn(1).getString().empty() && !key.backend.empty()) {
-        SQLite::Statement up(sql, "UPDATE modules SET backend = ? WHERE module_id = ?");
+      const bool backend_unknown = find.getColumn(1).getString().empty();
+      find.reset();
+      if (backend_unknown && !key.backend.empty()) {
+        SQLite::Statement& up = Cached("UPDATE modules SET backend = ? WHERE module_id = ?");
         up.bind(1, key.backend);
         up.bind(2, module_id);
         up.exec();
       }
       return;
     }
-    SQLite::Statement ins(sql,
-                          "INSERT INTO modules(run_id, xla_module_id, name, stage, backend) VALUES (?, ?, ?, ?, ?)");
+    find.reset();
+    SQLite::Statement& ins =
+        Cached("INSERT INTO modules(run_id, xla_module_id, name, stage, backend) VALUES (?, ?, ?, ?, ?)");
     ins.bind(1, spec.run_id);
     if (key.xla_module_id >= 0) ins.bind(2, key.xla_module_id); else ins.bind(2);
     ins.bind(3, key.name);
@@ -534,7 +552,7 @@ struct RunWriter::Impl {
     ins.exec();
     module_id = sql.getLastInsertRowid();
     module_is_new = true;
-    SQLite::Statement sum(sql, "INSERT INTO module_summary(module_id) VALUES (?)");
+    SQLite::Statement& sum = Cached("INSERT INTO module_summary(module_id) VALUES (?)");
     sum.bind(1, module_id);
     sum.exec();
   }
@@ -546,20 +564,20 @@ struct RunWriter::Impl {
                                     "memory_report_totals", "utilization_counters", "oom_stats",
                                     "oom_buffers",        "ingest_issues"};
     for (const char* table : kTables) {
-      SQLite::Statement del(sql, std::string("DELETE FROM ") + table + " WHERE file_id = ?");
+      SQLite::Statement& del = Cached(std::string("DELETE FROM ") + table + " WHERE file_id = ?");
       del.bind(1, old_file_id);
       del.exec();
     }
-    SQLite::Statement del(sql, "DELETE FROM dump_files WHERE file_id = ?");
+    SQLite::Statement& del = Cached("DELETE FROM dump_files WHERE file_id = ?");
     del.bind(1, old_file_id);
     del.exec();
   }
 
   int64_t InsertFileRow(const FileSpec& s, const FileOutcome& outcome, std::optional<int64_t> module) {
-    SQLite::Statement ins(sql,
-                          "INSERT INTO dump_files(run_id, path, kind, verdict, reason, size_bytes, content_hash, "
-                          "mtime_us, module_id, line_count, unknown_lines, issue_count, rows_written, "
-                          "ingested_at_us) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    SQLite::Statement& ins =
+        Cached("INSERT INTO dump_files(run_id, path, kind, verdict, reason, size_bytes, content_hash, "
+               "mtime_us, module_id, line_count, unknown_lines, issue_count, rows_written, "
+               "ingested_at_us) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     ins.bind(1, s.run_id);
     ins.bind(2, s.path);
     ins.bind(3, s.kind);
@@ -735,10 +753,10 @@ struct RunWriter::Impl {
 
   // Recomputes the module's kernel_spill_summary rows from its counter lines (all of its reports).
   void UpdateKernelSpills() {
-    SQLite::Statement del(sql, "DELETE FROM kernel_spill_summary WHERE module_id = ?");
+    SQLite::Statement& del = Cached("DELETE FROM kernel_spill_summary WHERE module_id = ?");
     del.bind(1, module_id);
     del.exec();
-    SQLite::Statement ins(sql, R"sql(
+    SQLite::Statement& ins = Cached(R"sql(
       INSERT INTO kernel_spill_summary(module_id, kernel, run_id, vmem_spills, vmem_fills, smem_spills, smem_fills,
                                        bundles, vmem_spill_rate, vmem_fill_rate, smem_spill_rate, smem_fill_rate)
       SELECT :m, kernel, :run, vs, vf, ss, sf, vs_den,
@@ -765,10 +783,10 @@ struct RunWriter::Impl {
   void UpdateModuleFacts() {
     if (module_id == 0) return;
     if (saw_utilization_counters) UpdateKernelSpills();
-    SQLite::Statement up(sql,
-                         "UPDATE module_summary SET total_bytes = COALESCE(?, total_bytes), "
-                         "schedule_length = COALESCE(?, schedule_length), peak_time = COALESCE(?, peak_time), "
-                         "stack_trace_peak_bytes = COALESCE(?, stack_trace_peak_bytes) WHERE module_id = ?");
+    SQLite::Statement& up = Cached(
+        "UPDATE module_summary SET total_bytes = COALESCE(?, total_bytes), "
+        "schedule_length = COALESCE(?, schedule_length), peak_time = COALESCE(?, peak_time), "
+        "stack_trace_peak_bytes = COALESCE(?, stack_trace_peak_bytes) WHERE module_id = ?");
     BindOpt(up, 1, total_bytes);
     BindOpt(up, 2, schedule_length);
     BindOpt(up, 3, peak_time);
@@ -776,7 +794,7 @@ struct RunWriter::Impl {
     up.bind(5, module_id);
     up.exec();
     // Aggregates, recomputed from the module's rows (a module can span several files).
-    SQLite::Statement agg(sql, R"sql(
+    SQLite::Statement& agg = Cached(R"sql(
       UPDATE module_summary SET
         allocation_bytes   = (SELECT SUM(size_bytes) FROM allocations WHERE module_id = :m),
         parameter_bytes    = (SELECT COALESCE(SUM(size_bytes), 0) FROM allocations WHERE module_id = :m AND is_parameter = 1),
@@ -795,14 +813,15 @@ struct RunWriter::Impl {
     agg.exec();
     // Fingerprint: the HLO text's when we have it, else one from the buffer assignment's values.
     if (hlo_fingerprint) {
-      SQLite::Statement fp(sql, "UPDATE modules SET fingerprint = ?, fingerprint_source = 'hlo_text' WHERE module_id = ?");
+      SQLite::Statement& fp =
+          Cached("UPDATE modules SET fingerprint = ?, fingerprint_source = 'hlo_text' WHERE module_id = ?");
       fp.bind(1, HexU64(*hlo_fingerprint));
       fp.bind(2, module_id);
       fp.exec();
     } else if (saw_allocated_values) {
-      SQLite::Statement fp(sql,
-                           "UPDATE modules SET fingerprint = ?, fingerprint_source = 'buffer_assignment' "
-                           "WHERE module_id = ? AND (fingerprint_source IS NULL OR fingerprint_source = 'buffer_assignment')");
+      SQLite::Statement& fp = Cached(
+          "UPDATE modules SET fingerprint = ?, fingerprint_source = 'buffer_assignment' "
+          "WHERE module_id = ? AND (fingerprint_source IS NULL OR fingerprint_source = 'buffer_assignment')");
       fp.bind(1, HexU64(value_fingerprint));
       fp.bind(2, module_id);
       fp.exec();
@@ -875,11 +894,16 @@ StatusOr<int64_t> RunWriter::BeginRun(const RunSpec& spec) {
 StatusOr<RunWriter::FileState> RunWriter::CheckFile(int64_t run_id, const std::string& path,
                                                     const std::string& content_hash) {
   try {
-    SQLite::Statement q(impl_->sql, "SELECT content_hash, verdict FROM dump_files WHERE run_id = ? AND path = ?");
+    SQLite::Statement& q =
+        impl_->Cached("SELECT content_hash, verdict FROM dump_files WHERE run_id = ? AND path = ?");
     q.bind(1, run_id);
     q.bind(2, path);
-    if (!q.executeStep()) return FileState::kNew;
-    return q.getColumn(0).getString() == content_hash ? FileState::kUnchanged : FileState::kChanged;
+    FileState state = FileState::kNew;
+    if (q.executeStep()) {
+      state = q.getColumn(0).getString() == content_hash ? FileState::kUnchanged : FileState::kChanged;
+    }
+    q.reset();  // no snapshot held between files
+    return state;
   } catch (const std::exception& e) {
     return Status::IoError(std::string("checking file: ") + e.what());
   }
@@ -894,14 +918,17 @@ Status RunWriter::BeginFile(const FileSpec& spec) {
     d.sql.exec("BEGIN IMMEDIATE");
     d.in_file = true;
     {
-      SQLite::Statement old(d.sql, "SELECT file_id, kind FROM dump_files WHERE run_id = ? AND path = ?");
+      SQLite::Statement& old = d.Cached("SELECT file_id, kind FROM dump_files WHERE run_id = ? AND path = ?");
       old.bind(1, spec.run_id);
       old.bind(2, spec.path);
       if (old.executeStep()) {
         // A replaced utilization report's counters go with it: recompute the module's spill summary.
         if (old.getColumn(1).getString().rfind("tpu_", 0) == 0) d.saw_utilization_counters = true;
-        d.DeleteFileRows(old.getColumn(0).getInt64());
+        const int64_t old_file_id = old.getColumn(0).getInt64();
+        old.reset();
+        d.DeleteFileRows(old_file_id);
       }
+      old.reset();
     }
     if (spec.has_module) d.FindOrCreateModule();
     // Reserve the file id now so rows can reference it; the row is completed at commit.
@@ -931,9 +958,9 @@ StatusOr<FileWriteStats> RunWriter::CommitFile(const FileOutcome& outcome) {
       d.UpdateModuleFacts();
     }
     d.WriteIssues(d.file_id);
-    SQLite::Statement up(d.sql,
-                         "UPDATE dump_files SET verdict = ?, reason = ?, line_count = ?, unknown_lines = ?, "
-                         "issue_count = ?, rows_written = ? WHERE file_id = ?");
+    SQLite::Statement& up =
+        d.Cached("UPDATE dump_files SET verdict = ?, reason = ?, line_count = ?, unknown_lines = ?, "
+                 "issue_count = ?, rows_written = ? WHERE file_id = ?");
     up.bind(1, outcome.verdict);
     if (outcome.reason.empty()) up.bind(2); else up.bind(2, outcome.reason);
     up.bind(3, outcome.line_count);
@@ -942,7 +969,7 @@ StatusOr<FileWriteStats> RunWriter::CommitFile(const FileOutcome& outcome) {
     up.bind(6, d.rows);
     up.bind(7, d.file_id);
     up.exec();
-    SQLite::Statement run(d.sql, "UPDATE runs SET updated_at_us = ? WHERE run_id = ?");
+    SQLite::Statement& run = d.Cached("UPDATE runs SET updated_at_us = ? WHERE run_id = ?");
     run.bind(1, UnixMicrosNow());
     run.bind(2, d.spec.run_id);
     run.exec();
@@ -988,10 +1015,15 @@ Status RunWriter::RecordFileWithoutRows(const FileSpec& spec, const FileOutcome&
   Impl& d = *impl_;
   try {
     d.sql.exec("BEGIN IMMEDIATE");
-    SQLite::Statement old(d.sql, "SELECT file_id FROM dump_files WHERE run_id = ? AND path = ?");
+    SQLite::Statement& old = d.Cached("SELECT file_id FROM dump_files WHERE run_id = ? AND path = ?");
     old.bind(1, spec.run_id);
     old.bind(2, spec.path);
-    if (old.executeStep()) d.DeleteFileRows(old.getColumn(0).getInt64());
+    if (old.executeStep()) {
+      const int64_t old_file_id = old.getColumn(0).getInt64();
+      old.reset();
+      d.DeleteFileRows(old_file_id);
+    }
+    old.reset();
     int64_t fid = d.InsertFileRow(spec, outcome, std::nullopt);
     d.WriteIssues(fid);
     d.sql.exec("COMMIT");
@@ -1126,17 +1158,22 @@ void RunWriter::OnTotalBytes(ingest::TotalBytesRecord&& r) { impl_->total_bytes 
 void RunWriter::OnValueDetail(ingest::ValueDetailRecord&& r) {
   Impl& d = *impl_;
   if (d.module_id == 0) return;
+  // Most values have one position, their own: it is left NULL (value_positions spells it out).
+  const bool only_own_position = r.positions.size() == 1 && r.positions[0].instruction == r.value.instruction &&
+                                 r.positions[0].shape_index == r.value.shape_index;
   std::string& positions = d.positions_json;
-  positions.assign("[");
-  for (size_t i = 0; i < r.positions.size(); ++i) {
-    if (i) positions.push_back(',');
-    positions.push_back('[');
-    AppendJsonString(&positions, r.positions[i].instruction);
-    positions.push_back(',');
-    AppendJsonString(&positions, r.positions[i].shape_index);
+  if (!only_own_position) {
+    positions.assign("[");
+    for (size_t i = 0; i < r.positions.size(); ++i) {
+      if (i) positions.push_back(',');
+      positions.push_back('[');
+      AppendJsonString(&positions, r.positions[i].instruction);
+      positions.push_back(',');
+      AppendJsonString(&positions, r.positions[i].shape_index);
+      positions.push_back(']');
+    }
     positions.push_back(']');
   }
-  positions.push_back(']');
   std::string& uses = d.uses_json;
   uses.assign("[");
   for (size_t i = 0; i < r.uses.size(); ++i) {
@@ -1153,9 +1190,6 @@ void RunWriter::OnValueDetail(ingest::ValueDetailRecord&& r) {
   }
   uses.push_back(']');
   ValueRow v = RowOf(r.value);
-  // Most values have one position, their own: it is left NULL (value_positions spells it out).
-  const bool only_own_position = r.positions.size() == 1 && r.positions[0].instruction == r.value.instruction &&
-                                 r.positions[0].shape_index == r.value.shape_index;
   v.positions = only_own_position ? nullptr : &positions;
   v.uses = &uses;
   switch (r.uses_state) {

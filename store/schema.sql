@@ -62,6 +62,8 @@ CREATE TABLE IF NOT EXISTS ingest_issues (
   reason    TEXT NOT NULL               -- what is wrong, with the values involved
 );
 CREATE INDEX IF NOT EXISTS ingest_issues_by_file ON ingest_issues(file_id);
+-- A run's file counts by verdict (ListRuns, GetRun) come from this index alone, without reading the rows.
+CREATE INDEX IF NOT EXISTS dump_files_by_run_verdict ON dump_files(run_id, verdict);
 
 -- A compiled HLO module of a run, at one stage. The same module across runs is matched by name and
 -- fingerprint, never by xla_module_id (a per-process counter, §1.1).
