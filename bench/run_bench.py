@@ -4,7 +4,8 @@ docs/PERFORMANCE.md.
 
 Run it through scripts/bench.sh, which builds the Release binaries first:
 
-    scripts/bench.sh                     # full size: several minutes, a few GiB under $TMPDIR (deleted after)
+    scripts/bench.sh                     # full size: ~45 min, ~35 GB under $TMPDIR (deleted after)
+    scripts/bench.sh --size quick        # a 100-run query store instead of 1,000: minutes
     scripts/bench.sh --size smoke        # tiny inputs, well under a minute
     /usr/bin/python3 bench/run_bench.py --build-dir build/release --size smoke --no-write
 
@@ -74,12 +75,14 @@ PROFILES = {
     "smoke": Profile(file_sizes=["1M", "2M"], repeat=1, store_runs=5, store_modules=10, store_batch=5,
                      rpc_calls=20, rpc_warmup=5, diff_calls=5, query_rows=10_000, load_seconds=2, load_clients=4,
                      upload_modules=3),
-    # 100 runs, not 1,000: on the 2-core development machine a 500-module run takes about 3 s to ingest
-    # (2,000 files) and 30 MB of database, so 1,000 runs would take about an hour and 30 GB. --store-runs 1000
-    # measures the store where that is affordable.
-    "full": Profile(file_sizes=["10M", "100M", "1G"], repeat=3, store_runs=100, store_modules=500, store_batch=10,
+    # The store: 1,000 runs × 500 modules (2,000,000 files, ~30 GB of database, most of the bench's
+    # time). "quick" is the same with 100 runs, for a check in minutes.
+    "full": Profile(file_sizes=["10M", "100M", "1G"], repeat=3, store_runs=1000, store_modules=500, store_batch=25,
                     rpc_calls=200, rpc_warmup=20, diff_calls=20, query_rows=1_000_000, load_seconds=10,
                     load_clients=8, upload_modules=20),
+    "quick": Profile(file_sizes=["10M", "100M", "1G"], repeat=3, store_runs=100, store_modules=500, store_batch=10,
+                     rpc_calls=200, rpc_warmup=20, diff_calls=20, query_rows=1_000_000, load_seconds=10,
+                     load_clients=8, upload_modules=20),
 }
 
 
@@ -845,7 +848,8 @@ def render(bench, size_name, started, load_before, load_after, seconds):
             f"{big['db_bytes'] / big['bytes']:.2f}×), so its MB/s is an upper bound of what a simple loader does.")
         out.append("")
     out += ["## Reproduce", "", "```sh",
-            "scripts/bench.sh                  # this table (full size; several minutes, a few GiB under $TMPDIR)",
+            "scripts/bench.sh                  # this table (full size: ~45 min, ~35 GB under $TMPDIR)",
+            "scripts/bench.sh --size quick     # the same with a 100-run query store, in minutes",
             "scripts/bench.sh --size smoke     # tiny inputs, well under a minute (a ctest: bench_smoke)",
             "```", ""]
     return "\n".join(out)

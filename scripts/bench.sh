@@ -2,7 +2,8 @@
 # The benchmark: builds the Release binaries into build/release (no tests) and runs bench/run_bench.py, which
 # measures every target of the performance issue beside the Python baseline, prints the tables and writes
 # docs/PERFORMANCE.md.
-#   scripts/bench.sh                   # full size: several minutes, a few GiB under $TMPDIR (deleted afterwards)
+#   scripts/bench.sh                   # full size: ~45 min, ~35 GB under $TMPDIR (deleted afterwards)
+#   scripts/bench.sh --size quick      # the same with a 100-run query store: minutes
 #   scripts/bench.sh --size smoke      # tiny inputs, well under a minute
 #   scripts/bench.sh --size smoke --no-write    # leave docs/PERFORMANCE.md alone
 # Other options go to run_bench.py (/usr/bin/python3 bench/run_bench.py --help). Exits non-zero when a step
