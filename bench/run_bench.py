@@ -618,7 +618,14 @@ class Bench:
         grpc, pb, pb_grpc = load_grpc_stubs(self.path("pystubs"))
         channel = grpc.insecure_channel(addr)
         stub = pb_grpc.QueryServiceStub(channel)
-        runs = sorted(r.name for r in stub.ListRuns(pb.ListRunsRequest(), timeout=30).runs)
+        runs, token = [], ""
+        while True:  # ListRuns pages (at most 100 runs a page)
+            page = stub.ListRuns(pb.ListRunsRequest(page_token=token), timeout=30)
+            runs += [r.name for r in page.runs]
+            token = page.next_page_token
+            if not token:
+                break
+        runs.sort()
         if len(runs) != p.store_runs:
             raise StepError(f"ListRuns returned {len(runs)} runs, expected {p.store_runs}")
         module = "jit_train_step"
