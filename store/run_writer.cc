@@ -10,7 +10,9 @@
 #include <climits>
 #include <cstdio>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 
 #include "ingest/arena_string_map.h"
@@ -72,16 +74,15 @@ std::string HexU64(uint64_t v) {
 }
 
 // The columns of one buffer_values row a record knows; WriteValue merges it into the stored row (COALESCE),
-// so a value's ` value:` line and Used-values block may arrive in different files. The texts point into the
-// record being handled (or the writer's buffers) and are bound without copying; nullptr is NULL.
+// so a value's ` value:` line and Used-values block may arrive in different files. The texts are views of the
+// record being handled (or of the writer's buffers); WriteValue copies them into its batch.
 struct ValueRow {
-  const std::string* instruction = nullptr;
-  const std::string* shape_index = nullptr;
+  std::string_view instruction;
+  std::string_view shape_index;
   bool is_phi = false;
   std::optional<int32_t> color, cross_color;
   std::optional<int64_t> allocation_index, offset, size, shape_id;
-  const std::string* positions = nullptr;  // JSON
-  const std::string* uses = nullptr;       // JSON
+  std::optional<std::string_view> positions, uses;  // JSON
   const char* uses_state = nullptr;
 };
 
@@ -358,10 +359,6 @@ struct RunWriter::Impl {
   Database* db;
   SQLite::Database& sql;
 
-  // Statements, prepared on first use and reused for every file.
-  std::unique_ptr<SQLite::Statement> insert_allocation, upsert_instruction, insert_text,
-      insert_peak, insert_stack_node, insert_report_row, insert_report_total, insert_counter, insert_oom_stat,
-      insert_oom_buffer, insert_issue, upsert_computation, find_text;
   RowBatch value_rows{"INSERT INTO buffer_values(module_id, value_id, instruction, shape_index, is_phi, color, "
                       "allocation_index, offset_bytes, size_bytes, shape_id, positions, uses, uses_state, "
                       "cross_color, file_id) VALUES ",
@@ -384,15 +381,11 @@ struct RunWriter::Impl {
                          "file_id = excluded.file_id",
                          4};
 
-  SQLite::Statement& Prepare(std::unique_ptr<SQLite::Statement>& st, const char* text) {
-    if (!st) st = std::make_unique<SQLite::Statement>(sql, text);
-    return *st;
-  }
-
-  // The statement for `text`, prepared on first use and kept for the writer's life (a run folder has
-  // thousands of files, each running the same dozen per-file statements), reset and unbound. A SELECT that
-  // is not read to the end must be reset by its caller, so it holds no snapshot.
-  SQLite::Statement& Cached(const std::string& text) {
+  // The statement for `text`, prepared on first use and kept for the writer's life (per-row statements run
+  // millions of times a file, per-file ones thousands of times a run), returned reset and unbound. `text`
+  // must be a string literal: its address is the key, so finding a statement costs no hashing of its SQL.
+  // A SELECT that is not read to the end must be reset by its caller, so it holds no snapshot.
+  SQLite::Statement& Cached(const char* text) {
     auto& st = cached_statements[text];
     if (!st) {
       st = std::make_unique<SQLite::Statement>(sql, text);
@@ -402,7 +395,7 @@ struct RunWriter::Impl {
     }
     return *st;
   }
-  std::unordered_map<std::string, std::unique_ptr<SQLite::Statement>> cached_statements;
+  std::unordered_map<const char*, std::unique_ptr<SQLite::Statement>> cached_statements;
 
   // Caches that outlive a file; entries added inside an aborted transaction are dropped again.
   InternedTexts shapes{"shapes", "shape_id", "text"};
@@ -485,7 +478,7 @@ struct RunWriter::Impl {
   // Stores `text` once (found by its hash) and returns its text_id.
   int64_t TextId(const std::string& text) {
     const auto hash = static_cast<int64_t>(XXH3_64bits(text.data(), text.size()));
-    auto& ins = Prepare(insert_text, "INSERT INTO long_texts(hash, text) VALUES (?, ?) ON CONFLICT DO NOTHING");
+    auto& ins = Cached("INSERT INTO long_texts(hash, text) VALUES (?, ?) ON CONFLICT DO NOTHING");
     ins.bind(1, hash);
     BindText(ins, 2, text);
     const int inserted = ins.exec();
@@ -494,7 +487,7 @@ struct RunWriter::Impl {
       ++rows;
       return sql.getLastInsertRowid();
     }
-    auto& find = Prepare(find_text, "SELECT text_id FROM long_texts WHERE hash = ?");  // stored by another file
+    auto& find = Cached("SELECT text_id FROM long_texts WHERE hash = ?");  // stored by another file
     find.bind(1, hash);
     find.executeStep();
     const int64_t id = find.getColumn(0).getInt64();
@@ -558,19 +551,20 @@ struct RunWriter::Impl {
   }
 
   void DeleteFileRows(int64_t old_file_id) {
-    static const char* kTables[] = {"allocations",        "buffer_values",      "buffer_live_ranges",
-                                    "instructions",       "schedule",           "computations",
-                                    "peak_buffers",       "stack_trace_nodes",  "memory_report_rows",
-                                    "memory_report_totals", "utilization_counters", "oom_stats",
-                                    "oom_buffers",        "ingest_issues"};
-    for (const char* table : kTables) {
-      SQLite::Statement& del = Cached(std::string("DELETE FROM ") + table + " WHERE file_id = ?");
+    static const char* const kDeletes[] = {
+        "DELETE FROM allocations WHERE file_id = ?",          "DELETE FROM buffer_values WHERE file_id = ?",
+        "DELETE FROM buffer_live_ranges WHERE file_id = ?",   "DELETE FROM instructions WHERE file_id = ?",
+        "DELETE FROM schedule WHERE file_id = ?",             "DELETE FROM computations WHERE file_id = ?",
+        "DELETE FROM peak_buffers WHERE file_id = ?",         "DELETE FROM stack_trace_nodes WHERE file_id = ?",
+        "DELETE FROM memory_report_rows WHERE file_id = ?",   "DELETE FROM memory_report_totals WHERE file_id = ?",
+        "DELETE FROM utilization_counters WHERE file_id = ?", "DELETE FROM oom_stats WHERE file_id = ?",
+        "DELETE FROM oom_buffers WHERE file_id = ?",          "DELETE FROM ingest_issues WHERE file_id = ?",
+        "DELETE FROM dump_files WHERE file_id = ?"};  // last: the rows above name it
+    for (const char* text : kDeletes) {
+      SQLite::Statement& del = Cached(text);
       del.bind(1, old_file_id);
       del.exec();
     }
-    SQLite::Statement& del = Cached("DELETE FROM dump_files WHERE file_id = ?");
-    del.bind(1, old_file_id);
-    del.exec();
   }
 
   int64_t InsertFileRow(const FileSpec& s, const FileOutcome& outcome, std::optional<int64_t> module) {
@@ -597,7 +591,7 @@ struct RunWriter::Impl {
   }
 
   void WriteIssues(int64_t fid) {
-    auto& st = Prepare(insert_issue, "INSERT INTO ingest_issues(file_id, line, severity, reason) VALUES (?,?,?,?)");
+    auto& st = Cached("INSERT INTO ingest_issues(file_id, line, severity, reason) VALUES (?,?,?,?)");
     for (const auto& issue : issues) {
       st.bind(1, fid);
       st.bind(2, issue.line);
@@ -613,8 +607,8 @@ struct RunWriter::Impl {
     RowBatch& b = value_rows;
     b.Int(module_id);
     b.Int(id);
-    b.Text(*v.instruction);
-    b.Text(*v.shape_index);
+    b.Text(v.instruction);
+    b.Text(v.shape_index);
     b.Int(v.is_phi ? 1 : 0);
     b.Opt(v.color);
     b.Opt(v.allocation_index);
@@ -639,7 +633,7 @@ struct RunWriter::Impl {
     rows += live_range_rows.EndRow(sql);
   }
 
-  // Folds the pending ` value:` line of `slot` into `v`. The views in `v` stay valid until Take(slot).
+  // Folds the pending ` value:` line of `slot` into `v`.
   void FoldPending(const PendingValues::Slot& slot, ValueRow* v) {
     v->allocation_index = slot.allocation_index;
     v->offset = slot.offset;
@@ -653,14 +647,9 @@ struct RunWriter::Impl {
   // Values still pending at the end of the file (no Used-values block in it), and live ranges of values
   // stored by an earlier file (the split format).
   void FlushValues() {
-    std::string name, shape_index;
     pending.ForEachWaiting([&](int64_t id, const PendingValues::Slot& slot) {
       ValueRow v;
-      auto [instruction_view, shape_index_view] = pending.Name(slot);
-      name.assign(instruction_view);
-      shape_index.assign(shape_index_view);
-      v.instruction = &name;
-      v.shape_index = &shape_index;
+      std::tie(v.instruction, v.shape_index) = pending.Name(slot);
       FoldPending(slot, &v);
       WriteValue(id, v);
     });
@@ -678,21 +667,20 @@ struct RunWriter::Impl {
 
   // Writes (or merges into) one instruction row at once: nothing about instructions is held per file.
   void UpsertInstruction(const std::string& name, const InstructionRow& in) {
-    auto& st = Prepare(upsert_instruction,
-                       "INSERT INTO instructions(module_id, name, computation, opcode, shape_id, op_type, op_name, "
-                       "source_file_id, source_line, fusion_kind, custom_call_target, is_root, sequence_index, "
-                       "text_id, file_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
-                       "ON CONFLICT(module_id, name) DO UPDATE SET "
-                       "computation = COALESCE(excluded.computation, computation), "
-                       "opcode = COALESCE(excluded.opcode, opcode), shape_id = COALESCE(excluded.shape_id, shape_id), "
-                       "op_type = COALESCE(excluded.op_type, op_type), op_name = COALESCE(excluded.op_name, op_name), "
-                       "source_file_id = COALESCE(excluded.source_file_id, source_file_id), "
-                       "source_line = COALESCE(excluded.source_line, source_line), "
-                       "fusion_kind = COALESCE(excluded.fusion_kind, fusion_kind), "
-                       "custom_call_target = COALESCE(excluded.custom_call_target, custom_call_target), "
-                       "is_root = COALESCE(excluded.is_root, is_root), "
-                       "sequence_index = COALESCE(excluded.sequence_index, sequence_index), "
-                       "text_id = COALESCE(excluded.text_id, text_id)");
+    auto& st = Cached("INSERT INTO instructions(module_id, name, computation, opcode, shape_id, op_type, op_name, "
+                      "source_file_id, source_line, fusion_kind, custom_call_target, is_root, sequence_index, "
+                      "text_id, file_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+                      "ON CONFLICT(module_id, name) DO UPDATE SET "
+                      "computation = COALESCE(excluded.computation, computation), "
+                      "opcode = COALESCE(excluded.opcode, opcode), shape_id = COALESCE(excluded.shape_id, shape_id), "
+                      "op_type = COALESCE(excluded.op_type, op_type), op_name = COALESCE(excluded.op_name, op_name), "
+                      "source_file_id = COALESCE(excluded.source_file_id, source_file_id), "
+                      "source_line = COALESCE(excluded.source_line, source_line), "
+                      "fusion_kind = COALESCE(excluded.fusion_kind, fusion_kind), "
+                      "custom_call_target = COALESCE(excluded.custom_call_target, custom_call_target), "
+                      "is_root = COALESCE(excluded.is_root, is_root), "
+                      "sequence_index = COALESCE(excluded.sequence_index, sequence_index), "
+                      "text_id = COALESCE(excluded.text_id, text_id)");
     st.bind(1, module_id);
     BindText(st, 2, name);
     BindOpt(st, 3, in.computation);
@@ -729,13 +717,12 @@ struct RunWriter::Impl {
   }
 
   void FlushPeakBuffers() {
-    auto& st = Prepare(insert_peak,
-                       "INSERT INTO peak_buffers(module_id, ordinal, instruction, shape_index, logical_bytes, "
-                       "cumulative_bytes, value_id, file_id) VALUES (?,?,?,?,?,?,?,?) "
-                       "ON CONFLICT(module_id, ordinal) DO UPDATE SET instruction = excluded.instruction, "
-                       "shape_index = excluded.shape_index, logical_bytes = excluded.logical_bytes, "
-                       "cumulative_bytes = excluded.cumulative_bytes, value_id = excluded.value_id, "
-                       "file_id = excluded.file_id");
+    auto& st = Cached("INSERT INTO peak_buffers(module_id, ordinal, instruction, shape_index, logical_bytes, "
+                      "cumulative_bytes, value_id, file_id) VALUES (?,?,?,?,?,?,?,?) "
+                      "ON CONFLICT(module_id, ordinal) DO UPDATE SET instruction = excluded.instruction, "
+                      "shape_index = excluded.shape_index, logical_bytes = excluded.logical_bytes, "
+                      "cumulative_bytes = excluded.cumulative_bytes, value_id = excluded.value_id, "
+                      "file_id = excluded.file_id");
     for (const auto& p : peak_buffers) {
       st.bind(1, module_id);
       st.bind(2, p.ordinal);
@@ -1058,11 +1045,10 @@ void RunWriter::OnAllocation(ingest::AllocationRecord&& r) {
   Impl& d = *impl_;
   if (d.module_id == 0) return;
   d.Guard([&] {
-    auto& st = d.Prepare(d.insert_allocation,
-                         "INSERT INTO allocations(module_id, allocation_index, size_bytes, color, is_parameter, "
-                         "parameter_number, parameter_shape, parameter_shape_index, is_output, output_shape, "
-                         "is_constant, is_thread_local, is_maybe_live_out, is_preallocated_temp, address, file_id) "
-                         "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    auto& st = d.Cached("INSERT INTO allocations(module_id, allocation_index, size_bytes, color, is_parameter, "
+                        "parameter_number, parameter_shape, parameter_shape_index, is_output, output_shape, "
+                        "is_constant, is_thread_local, is_maybe_live_out, is_preallocated_temp, address, file_id) "
+                        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     st.bind(1, d.module_id);
     st.bind(2, r.index);
     st.bind(3, r.size_bytes);
@@ -1098,8 +1084,8 @@ void RunWriter::OnAllocation(ingest::AllocationRecord&& r) {
 // A ValueRow with what a value-short says.
 static ValueRow RowOf(const ingest::ValueRef& ref) {
   ValueRow v;
-  v.instruction = &ref.instruction;
-  v.shape_index = &ref.shape_index;
+  v.instruction = ref.instruction;
+  v.shape_index = ref.shape_index;
   v.is_phi = ref.is_phi;
   if (ref.color >= 0) v.color = ref.color;
   return v;
@@ -1190,8 +1176,8 @@ void RunWriter::OnValueDetail(ingest::ValueDetailRecord&& r) {
   }
   uses.push_back(']');
   ValueRow v = RowOf(r.value);
-  v.positions = only_own_position ? nullptr : &positions;
-  v.uses = &uses;
+  if (!only_own_position) v.positions = positions;
+  v.uses = uses;
   switch (r.uses_state) {
     case ingest::ValueDetailRecord::UsesState::kListed: v.uses_state = "listed"; break;
     case ingest::ValueDetailRecord::UsesState::kNone: v.uses_state = "none"; break;
@@ -1235,11 +1221,10 @@ void RunWriter::OnComputation(ingest::ComputationRecord&& r) {
   Impl& d = *impl_;
   if (d.module_id == 0) return;
   d.Guard([&] {
-    auto& st = d.Prepare(d.upsert_computation,
-                         "INSERT INTO computations(module_id, name, is_entry, instruction_count, execution_thread, "
-                         "file_id) VALUES (?,?,?,?,?,?) ON CONFLICT(module_id, name) DO UPDATE SET "
-                         "is_entry = excluded.is_entry, instruction_count = excluded.instruction_count, "
-                         "execution_thread = excluded.execution_thread");
+    auto& st = d.Cached("INSERT INTO computations(module_id, name, is_entry, instruction_count, execution_thread, "
+                        "file_id) VALUES (?,?,?,?,?,?) ON CONFLICT(module_id, name) DO UPDATE SET "
+                        "is_entry = excluded.is_entry, instruction_count = excluded.instruction_count, "
+                        "execution_thread = excluded.execution_thread");
     st.bind(1, d.module_id);
     st.bind(2, r.name);
     st.bind(3, r.is_entry ? 1 : 0);
@@ -1291,10 +1276,9 @@ void RunWriter::OnStackTraceNode(ingest::StackTraceNodeRecord&& r) {
   Impl& d = *impl_;
   if (d.module_id == 0) return;
   d.Guard([&] {
-    auto& st = d.Prepare(d.insert_stack_node,
-                         "INSERT INTO stack_trace_nodes(module_id, ordinal, depth, name, percent, total_bytes, "
-                         "current_bytes, remaining_bytes, file_id) VALUES (?,?,?,?,?,?,?,?,?) "
-                         "ON CONFLICT(module_id, ordinal) DO NOTHING");
+    auto& st = d.Cached("INSERT INTO stack_trace_nodes(module_id, ordinal, depth, name, percent, total_bytes, "
+                        "current_bytes, remaining_bytes, file_id) VALUES (?,?,?,?,?,?,?,?,?) "
+                        "ON CONFLICT(module_id, ordinal) DO NOTHING");
     st.bind(1, d.module_id);
     st.bind(2, r.ordinal);
     st.bind(3, r.depth);
@@ -1312,9 +1296,8 @@ void RunWriter::OnStackTraceNode(ingest::StackTraceNodeRecord&& r) {
 void RunWriter::OnMemoryReportTotal(ingest::MemoryReportTotalRecord&& r) {
   Impl& d = *impl_;
   d.Guard([&] {
-    auto& st = d.Prepare(d.insert_report_total,
-                         "INSERT INTO memory_report_totals(file_id, memory_space, module_id, total_bytes) "
-                         "VALUES (?,?,?,?) ON CONFLICT(file_id, memory_space) DO NOTHING");
+    auto& st = d.Cached("INSERT INTO memory_report_totals(file_id, memory_space, module_id, total_bytes) "
+                        "VALUES (?,?,?,?) ON CONFLICT(file_id, memory_space) DO NOTHING");
     st.bind(1, d.file_id);
     st.bind(2, r.memory_space);
     if (d.module_id) st.bind(3, d.module_id); else st.bind(3);
@@ -1332,11 +1315,10 @@ void RunWriter::OnMemoryReportTotal(ingest::MemoryReportTotalRecord&& r) {
 void RunWriter::OnMemoryReportRow(ingest::MemoryReportRowRecord&& r) {
   Impl& d = *impl_;
   d.Guard([&] {
-    auto& st = d.Prepare(d.insert_report_row,
-                         "INSERT INTO memory_report_rows(file_id, ordinal, module_id, section, allocation_index, "
-                         "memory_space, memory_space_name, table_ordinal, cumulative_bytes_approx, "
-                         "cumulative_percent, remaining_bytes_approx, size_bytes_approx, offset_bytes, value_count, "
-                         "shapes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(file_id, ordinal) DO NOTHING");
+    auto& st = d.Cached("INSERT INTO memory_report_rows(file_id, ordinal, module_id, section, allocation_index, "
+                        "memory_space, memory_space_name, table_ordinal, cumulative_bytes_approx, "
+                        "cumulative_percent, remaining_bytes_approx, size_bytes_approx, offset_bytes, value_count, "
+                        "shapes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(file_id, ordinal) DO NOTHING");
     const char* section = "allocations_by_size";
     if (r.section == ingest::MemoryReportRowRecord::Section::kAllocationValues) section = "allocation_values";
     if (r.section == ingest::MemoryReportRowRecord::Section::kMemorySpace) section = "memory_space";
@@ -1373,10 +1355,9 @@ void RunWriter::OnUtilizationCounter(ingest::UtilizationCounterRecord&& r) {
   Impl& d = *impl_;
   d.saw_utilization_counters = true;
   d.Guard([&] {
-    auto& st = d.Prepare(d.insert_counter,
-                         "INSERT INTO utilization_counters(file_id, block_ordinal, counter, module_id, kernel, "
-                         "numerator, denominator, ratio, ratio_text) VALUES (?,?,?,?,?,?,?,?,?) "
-                         "ON CONFLICT(file_id, block_ordinal, counter) DO NOTHING");
+    auto& st = d.Cached("INSERT INTO utilization_counters(file_id, block_ordinal, counter, module_id, kernel, "
+                        "numerator, denominator, ratio, ratio_text) VALUES (?,?,?,?,?,?,?,?,?) "
+                        "ON CONFLICT(file_id, block_ordinal, counter) DO NOTHING");
     st.bind(1, d.file_id);
     st.bind(2, r.block_ordinal);
     st.bind(3, r.counter);
@@ -1400,9 +1381,8 @@ void RunWriter::OnUtilizationCounter(ingest::UtilizationCounterRecord&& r) {
 void RunWriter::OnOomStat(ingest::OomStatRecord&& r) {
   Impl& d = *impl_;
   d.Guard([&] {
-    auto& st = d.Prepare(d.insert_oom_stat,
-                         "INSERT INTO oom_stats(file_id, label, bytes_approx, bytes_text, percent) VALUES (?,?,?,?,?) "
-                         "ON CONFLICT(file_id, label) DO NOTHING");
+    auto& st = d.Cached("INSERT INTO oom_stats(file_id, label, bytes_approx, bytes_text, percent) VALUES (?,?,?,?,?) "
+                        "ON CONFLICT(file_id, label) DO NOTHING");
     st.bind(1, d.file_id);
     st.bind(2, r.label);
     st.bind(3, r.bytes_approx);
@@ -1416,10 +1396,9 @@ void RunWriter::OnOomStat(ingest::OomStatRecord&& r) {
 void RunWriter::OnOomBuffer(ingest::OomBufferRecord&& r) {
   Impl& d = *impl_;
   d.Guard([&] {
-    auto& st = d.Prepare(d.insert_oom_buffer,
-                         "INSERT INTO oom_buffers(file_id, buffer_number, module_id, size_bytes_approx, size_text, "
-                         "op_name, source_file, source_line, xla_label, shape, is_entry_parameter) "
-                         "VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(file_id, buffer_number) DO NOTHING");
+    auto& st = d.Cached("INSERT INTO oom_buffers(file_id, buffer_number, module_id, size_bytes_approx, size_text, "
+                        "op_name, source_file, source_line, xla_label, shape, is_entry_parameter) "
+                        "VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(file_id, buffer_number) DO NOTHING");
     st.bind(1, d.file_id);
     st.bind(2, r.buffer_number);
     if (d.module_id) st.bind(3, d.module_id); else st.bind(3);
