@@ -1,7 +1,5 @@
 #include "ingest/dump_ingester.h"
 
-#include <xxhash.h>
-
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -10,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "ingest/content_hash.h"
 #include "ingest/dump_name.h"
 #include "ingest/dump_source.h"
 #include "ingest/file_kind.h"
@@ -23,26 +22,6 @@ namespace xladb::ingest {
 namespace {
 
 constexpr size_t kReadChunk = size_t{1} << 20;
-
-// Streaming XXH3-128 of a file's content.
-class ContentHasher {
- public:
-  ContentHasher() : state_(XXH3_createState()) { XXH3_128bits_reset(state_); }
-  ~ContentHasher() { XXH3_freeState(state_); }
-  ContentHasher(const ContentHasher&) = delete;
-  ContentHasher& operator=(const ContentHasher&) = delete;
-  void Update(const char* data, size_t n) { XXH3_128bits_update(state_, data, n); }
-  std::string HexDigest() const {
-    XXH128_hash_t h = XXH3_128bits_digest(state_);
-    char buf[33];
-    std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(h.high64),
-                  static_cast<unsigned long long>(h.low64));
-    return buf;
-  }
-
- private:
-  XXH3_state_t* state_;
-};
 
 // Passes bytes through while hashing them and counting them.
 class HashingSource : public ByteSource {
@@ -69,9 +48,12 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-// The module a file's rows belong to: from XLA's file naming when present, else from the file's stem.
-ModuleKey ModuleKeyFor(const std::string& file_name, const DumpName& dn, const SniffResult& sr) {
+// The module a file's rows belong to: from XLA's file naming when present, else from the file's stem; and
+// the folder the file is in, since multi-host dumps repeat module numbers per host folder.
+ModuleKey ModuleKeyFor(const std::string& path, const std::string& file_name, const DumpName& dn,
+                       const SniffResult& sr) {
   ModuleKey key;
+  if (size_t slash = path.rfind('/'); slash != std::string::npos) key.folder = path.substr(0, slash);
   if (dn.xla_naming) {
     key.xla_module_id = dn.xla_module_id;
     key.name = dn.module_name;
@@ -197,6 +179,8 @@ StatusOr<IngestSummary> DumpIngester::Ingest(const std::string& path, const Inge
                                                         : options.source_description;
   spec.labels = options.labels;
   spec.time_us = options.time_us;
+  spec.append = options.append;
+  spec.content_digest = options.content_digest;
   if (spec.time_us < 0) {
     for (const auto& [key, value] : options.labels) {
       if (key == "time" || key == "run_time" || key == "commit_time" || key == "date" || key == "timestamp") {
@@ -279,10 +263,23 @@ StatusOr<IngestSummary> DumpIngester::Ingest(const std::string& path, const Inge
 
     DumpName dn = ParseDumpName(entry.name);
     fs.has_module = true;
-    fs.module = ModuleKeyFor(entry.name, dn, sniff);
+    fs.module = ModuleKeyFor(entry.path, entry.name, dn, sniff);
+    // A file the store cannot take (a constraint its rows break, a failed write) is that file's error: its
+    // rows are rolled back, its verdict recorded, and the run goes on. Only a verdict that cannot be recorded
+    // either (the database itself is failing) ends the run.
+    auto file_failed = [&](const std::string& reason, int64_t line_count, int64_t unknown_lines) {
+      FileOutcome failed{"error", reason, line_count, unknown_lines};
+      Status aborted = target_->AbortFile(failed);
+      if (!aborted.ok()) {
+        fatal = aborted;
+        return;
+      }
+      ++summary.files_by_verdict["error"];
+      summary.errors.push_back({fs.path, reason});
+    };
     Status begun = target_->BeginFile(fs);
     if (!begun.ok()) {
-      fatal = begun;
+      file_failed("cannot store this file: " + begun.message(), 0, 0);
       return;
     }
     FileOutcome outcome;
@@ -308,25 +305,22 @@ StatusOr<IngestSummary> DumpIngester::Ingest(const std::string& path, const Inge
     }
     summary.bytes_read += parsed.bytes;
     if (!parse_status.ok()) {
-      outcome.verdict = "error";
-      outcome.reason = parse_status.message();
-      if (outcome.line_count > 0 && outcome.reason.find("line ") == std::string::npos) {
-        outcome.reason += " (after line " + std::to_string(outcome.line_count) + ")";
+      std::string reason = parse_status.message();
+      if (outcome.line_count > 0 && reason.find("line ") == std::string::npos) {
+        reason += " (after line " + std::to_string(outcome.line_count) + ")";
       }
-      Status aborted = target_->AbortFile(outcome);
-      if (!aborted.ok()) fatal = aborted;
-      ++summary.files_by_verdict["error"];
-      summary.errors.push_back({fs.path, outcome.reason});
+      file_failed(reason, outcome.line_count, outcome.unknown_lines);
     } else {
       outcome.verdict = "ingested";
       auto stats = target_->CommitFile(outcome);
-      if (!stats.ok()) {
-        fatal = stats.status();
-        return;
+      if (stats.ok()) {
+        summary.rows += stats->rows;
+        summary.issues += stats->issues;
+        ++summary.files_by_verdict["ingested"];
+      } else {
+        file_failed("cannot store this file: " + stats.status().message(), outcome.line_count,
+                    outcome.unknown_lines);
       }
-      summary.rows += stats->rows;
-      summary.issues += stats->issues;
-      ++summary.files_by_verdict["ingested"];
     }
     ++prog.files_done;
     prog.bytes_done = summary.bytes_read;

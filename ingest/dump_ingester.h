@@ -7,8 +7,9 @@
 //
 // Contract
 //   * Never stops on a bad file: every file gets a verdict (ingested, not_ingested, error, or unchanged) and
-//     the rest of the run is still ingested. Only a failure of the target itself (the database) stops the
-//     run, and that is returned as a non-OK Status together with the summary so far.
+//     the rest of the run is still ingested. A file the target cannot store (a constraint its rows break, a
+//     failed write) is that file's error too. Only a failure to record a verdict at all (the database is
+//     failing) stops the run, and that is returned as a non-OK Status.
 //   * Memory: bounded by the longest line and the parsers' per-module state, never by file size.
 //   * Not thread-safe; one ingester per thread and target.
 #ifndef XLADB_INGEST_DUMP_INGESTER_H_
@@ -31,6 +32,8 @@ struct IngestOptions {
   std::string source_description;  // recorded as the run's source_path; empty: the absolute path
   std::vector<std::pair<std::string, std::string>> labels;
   int64_t time_us = -1;  // -1: from a time label (time=, commit_time=, date=), else the newest file mtime
+  bool append = false;             // may add to a run from another source (RunSpec::append)
+  std::string content_digest;      // uploads: RunSpec::content_digest
   // Asked between files; returning true stops the ingest after the file in hand (the rest of the run is
   // left for a later ingest, which skips what is already stored). Optional.
   std::function<bool()> should_stop;

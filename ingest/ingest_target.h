@@ -6,6 +6,9 @@
 // Contract
 //   * One transaction per file: BeginFile..CommitFile is atomic; AbortFile leaves none of the file's rows
 //     and records the error verdict. Errors are returned as Status, never thrown.
+//   * A failed BeginFile or CommitFile has rolled back that file's rows and recorded nothing: the driver then
+//     records the file's error verdict with AbortFile and goes on with the next file. Only a failure to record
+//     that verdict (the database itself is failing) ends the run.
 //   * CheckFile by content hash: the same content at the same path is kUnchanged and must be skipped.
 //   * Single-threaded.
 #ifndef XLADB_INGEST_INGEST_TARGET_H_
@@ -26,6 +29,11 @@ struct RunSpec {
   std::string source_path;
   std::vector<std::pair<std::string, std::string>> labels;
   int64_t time_us = -1;  // --time; -1: the newest file mtime (FinishRun)
+  // Runs do not merge by accident: BeginRun refuses (kFailedPrecondition, naming the run's source) to add to an
+  // existing run that came from another source_path, or from an upload of other content (content_digest),
+  // unless `append` is set. The same source again (a re-ingest, a grown watched folder) is always allowed.
+  bool append = false;
+  std::string content_digest;  // uploads: XXH3-128 over the uploaded paths and contents; "" otherwise
 };
 
 // Which module a file's rows belong to.
@@ -34,6 +42,8 @@ struct ModuleKey {
   std::string name;
   std::string stage;
   std::string backend;
+  std::string folder;          // the file's folder inside the run ('' = the root): host0, host1, … in
+                               // multi-host dumps, where module numbers repeat per host
 };
 
 struct FileSpec {

@@ -3,19 +3,33 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <sqlite3.h>
 
+#include <iterator>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace xladb::store {
 
 extern const char kSchemaSql[];     // generated from schema.sql
 extern const char kMigrateV1Sql[];  // generated from migrate_v1.sql
+extern const char kMigrateV2Sql[];  // generated from migrate_v2.sql
 
 namespace {
 
-// migrate_v1.sql runs in two parts around schema.sql; this line (a whole line) separates them.
+// migrate_vN.sql (from version N to N+1) runs in two parts around schema.sql; this line (a whole line)
+// separates them. A file of version N gets the first parts of every migration from N up, in order, then
+// schema.sql, then the second parts in order: the first parts drop views and rename or add what schema.sql's
+// CREATE … IF NOT EXISTS statements would otherwise leave as it was; the second parts move data.
 constexpr std::string_view kApplySchemaMarker = "\n-- @apply schema.sql\n";
+constexpr const char* kMigrations[] = {kMigrateV1Sql, kMigrateV2Sql};  // [N-1]: from version N to N+1
+static_assert(std::size(kMigrations) == kSchemaVersion - 1, "one migration per schema version");
+
+std::pair<std::string_view, std::string_view> SplitMigration(std::string_view migration) {
+  const size_t marker = migration.find(kApplySchemaMarker);
+  if (marker == std::string_view::npos) return {migration, {}};
+  return {migration.substr(0, marker), migration.substr(marker)};
+}
 
 Status ApplySchema(SQLite::Database& db) {
   int version = db.execAndGet("PRAGMA user_version").getInt();
@@ -24,22 +38,24 @@ Status ApplySchema(SQLite::Database& db) {
                                       " is newer than this xladb's version " + std::to_string(kSchemaVersion) +
                                       "; upgrade xladb to open it");
   }
-  // A version-1 file is migrated in place. schema.sql runs on every read-write open: every statement in it is
+  // An older file is migrated in place. schema.sql runs on every read-write open: every statement in it is
   // CREATE … IF NOT EXISTS, so indexes and tables added since the file was written appear and nothing else
-  // changes. All of it is one transaction.
-  const bool migrate_v1 = version == 1;
-  std::string_view migration(kMigrateV1Sql);
-  const size_t marker = migration.find(kApplySchemaMarker);
+  // changes. All of it is one transaction. Version 0 is a new, empty file.
+  const int first_migration = version == 0 ? kSchemaVersion : version;
   db.exec("BEGIN IMMEDIATE");
   try {
-    if (migrate_v1) db.exec(std::string(migration.substr(0, marker)));
+    for (int v = first_migration; v < kSchemaVersion; ++v) db.exec(std::string(SplitMigration(kMigrations[v - 1]).first));
     db.exec(kSchemaSql);
-    if (migrate_v1) db.exec(std::string(migration.substr(marker)));
+    for (int v = first_migration; v < kSchemaVersion; ++v) {
+      db.exec(std::string(SplitMigration(kMigrations[v - 1]).second));
+    }
     db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
     db.exec("COMMIT");
   } catch (const std::exception& e) {
     db.exec("ROLLBACK");
-    return Status::Internal(std::string(migrate_v1 ? "migrating schema from version 1: " : "creating schema: ") +
+    return Status::Internal((first_migration < kSchemaVersion
+                                 ? "migrating schema from version " + std::to_string(version) + ": "
+                                 : std::string("creating schema: ")) +
                             e.what());
   }
   return Status::Ok();

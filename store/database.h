@@ -18,7 +18,7 @@
 
 namespace xladb::store {
 
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 class Database {
  public:

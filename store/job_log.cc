@@ -13,7 +13,8 @@ Status JobLog::Insert(const JobRecord& job) {
     for (const auto& [k, v] : job.labels) labels[k] = v;
     SQLite::Statement ins(db_->sql(),
                           "INSERT INTO ingest_jobs(job_id, source, path, run_name, labels, run_time_us, state, "
-                          "message, created_at_us) VALUES (?,?,?,?,?,?,?,?,?)");
+                          "message, created_at_us, append, content_digest, source_description) "
+                          "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
     ins.bind(1, job.job_id);
     ins.bind(2, job.source);
     ins.bind(3, job.path);
@@ -23,6 +24,9 @@ Status JobLog::Insert(const JobRecord& job) {
     ins.bind(7, job.state);
     ins.bind(8, job.message);
     ins.bind(9, job.created_at_us);
+    ins.bind(10, job.append ? 1 : 0);
+    if (job.content_digest.empty()) ins.bind(11); else ins.bind(11, job.content_digest);
+    if (job.source_description.empty()) ins.bind(12); else ins.bind(12, job.source_description);
     ins.exec();
     return Status::Ok();
   } catch (const std::exception& e) {
@@ -50,7 +54,8 @@ StatusOr<std::vector<JobRecord>> JobLog::Unfinished() {
   try {
     std::vector<JobRecord> jobs;
     SQLite::Statement q(db_->sql(),
-                        "SELECT job_id, source, path, run_name, labels, run_time_us, state, created_at_us "
+                        "SELECT job_id, source, path, run_name, labels, run_time_us, state, created_at_us, append, "
+                        "       IFNULL(content_digest, ''), IFNULL(source_description, '') "
                         "FROM ingest_jobs WHERE state IN ('QUEUED', 'RUNNING') ORDER BY created_at_us, job_id");
     while (q.executeStep()) {
       JobRecord j;
@@ -67,6 +72,9 @@ StatusOr<std::vector<JobRecord>> JobLog::Unfinished() {
       j.run_time_us = q.getColumn(5).isNull() ? -1 : q.getColumn(5).getInt64();
       j.state = q.getColumn(6).getString();
       j.created_at_us = q.getColumn(7).getInt64();
+      j.append = q.getColumn(8).getInt() != 0;
+      j.content_digest = q.getColumn(9).getString();
+      j.source_description = q.getColumn(10).getString();
       jobs.push_back(std::move(j));
     }
     return jobs;

@@ -25,6 +25,9 @@ struct JobRecord {
   std::string state;       // 'QUEUED', 'RUNNING', 'SUCCEEDED', 'FAILED'
   std::string message;
   int64_t created_at_us = 0;
+  bool append = false;             // RunSpec::append
+  std::string content_digest;      // RunSpec::content_digest ("" = none)
+  std::string source_description;  // what the run records as its source ("" = `path`)
 };
 
 class JobLog {

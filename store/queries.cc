@@ -490,9 +490,9 @@ StatusOr<std::vector<ModuleMemoryInfo>> ListModules(Database& db, const std::str
         "SELECT m.module_id, m.name, m.xla_module_id, m.stage, m.backend, m.fingerprint, "
         "       EXISTS (SELECT 1 FROM module_memory mm WHERE mm.module_id = m.module_id), "
         "       s.peak_bytes, s.peak_time, s.total_bytes, s.parameter_bytes, s.output_bytes, s.temp_bytes, "
-        "       s.allocation_count, s.value_count, s.instruction_count "
+        "       s.allocation_count, s.value_count, s.instruction_count, m.folder "
         "FROM modules m LEFT JOIN module_summary s ON s.module_id = m.module_id" +
-            where.Where() + " ORDER BY m.name, m.stage, COALESCE(m.xla_module_id, -1), m.module_id");
+            where.Where() + " ORDER BY m.name, m.stage, COALESCE(m.xla_module_id, -1), m.folder, m.module_id");
     BindArgs(q, where.args());
     std::vector<ModuleMemoryInfo> modules;
     while (q.executeStep()) {
@@ -513,6 +513,7 @@ StatusOr<std::vector<ModuleMemoryInfo>> ListModules(Database& db, const std::str
       m.allocation_count = IntOr(q.getColumn(13), 0);
       m.value_count = IntOr(q.getColumn(14), 0);
       m.instruction_count = IntOr(q.getColumn(15), 0);
+      m.folder = TextOf(q.getColumn(16));
       modules.push_back(std::move(m));
     }
     return modules;

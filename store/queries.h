@@ -81,9 +81,10 @@ struct ModuleMemoryInfo {
   int64_t allocation_count = 0;
   int64_t value_count = 0;
   int64_t instruction_count = 0;
+  std::string folder;            // the module's folder inside the run ('' = the root)
 };
 
-// All modules of a run (any stage), ordered by name, stage, xla_module_id. kNotFound for an unknown run.
+// All modules of a run (any stage), ordered by name, stage, xla_module_id, folder. kNotFound for an unknown run.
 StatusOr<std::vector<ModuleMemoryInfo>> ListModules(Database& db, const std::string& run_name,
                                                     const std::string& name_pattern = "");
 

@@ -517,11 +517,12 @@ struct RunWriter::Impl {
     const ModuleKey& key = spec.module;
     SQLite::Statement& find =
         Cached("SELECT module_id, backend FROM modules WHERE run_id = ? AND name = ? AND stage = ? "
-               "AND xla_module_id IS ?");
+               "AND xla_module_id IS ? AND folder = ?");
     find.bind(1, spec.run_id);
     find.bind(2, key.name);
     find.bind(3, key.stage);
     if (key.xla_module_id >= 0) find.bind(4, key.xla_module_id); else find.bind(4);
+    find.bind(5, key.folder);
     if (find.executeStep()) {
       module_id = find.getColumn(0).getInt64();
       const bool backend_unknown = find.getColumn(1).getString().empty();
@@ -536,12 +537,13 @@ struct RunWriter::Impl {
     }
     find.reset();
     SQLite::Statement& ins =
-        Cached("INSERT INTO modules(run_id, xla_module_id, name, stage, backend) VALUES (?, ?, ?, ?, ?)");
+        Cached("INSERT INTO modules(run_id, xla_module_id, name, stage, backend, folder) VALUES (?, ?, ?, ?, ?, ?)");
     ins.bind(1, spec.run_id);
     if (key.xla_module_id >= 0) ins.bind(2, key.xla_module_id); else ins.bind(2);
     ins.bind(3, key.name);
     ins.bind(4, key.stage);
     ins.bind(5, key.backend);
+    ins.bind(6, key.folder);
     ins.exec();
     module_id = sql.getLastInsertRowid();
     module_is_new = true;
@@ -826,6 +828,26 @@ RunWriter::~RunWriter() {
   }
 }
 
+namespace {
+
+// Why `spec` may not add to the existing run whose source and content digest are given, or "" when it may:
+// runs do not merge by accident. The same source again (a re-ingest, a watched folder that grew) is fine;
+// another source path, or an upload of other content, needs RunSpec::append.
+std::string RefuseMerge(const RunSpec& spec, const std::string& source, const std::string& digest) {
+  if (spec.append) return "";
+  if (source != spec.source_path) {
+    return "run '" + spec.name + "' already holds " + source + "; adding " + spec.source_path +
+           " to it needs --append (or name another run with --run)";
+  }
+  if (!digest.empty() && !spec.content_digest.empty() && digest != spec.content_digest) {
+    return "run '" + spec.name + "' was uploaded from " + source +
+           " before, with other content; adding this upload to it needs --append (or name another run with --run)";
+  }
+  return "";
+}
+
+}  // namespace
+
 StatusOr<int64_t> RunWriter::BeginRun(const RunSpec& spec) {
   auto& sql = impl_->sql;
   try {
@@ -836,20 +858,30 @@ StatusOr<int64_t> RunWriter::BeginRun(const RunSpec& spec) {
     int64_t time_us = spec.time_us;
     std::string time_source = time_us >= 0 ? "flag" : "";
     {
-      SQLite::Statement find(sql, "SELECT run_id FROM runs WHERE name = ?");
+      SQLite::Statement find(sql, "SELECT run_id, IFNULL(source_path, ''), IFNULL(content_digest, '') FROM runs "
+                                  "WHERE name = ?");
       find.bind(1, spec.name);
-      if (find.executeStep()) run_id = find.getColumn(0).getInt64();
+      if (find.executeStep()) {
+        run_id = find.getColumn(0).getInt64();
+        std::string refused = RefuseMerge(spec, find.getColumn(1).getString(), find.getColumn(2).getString());
+        if (!refused.empty()) {
+          find.reset();
+          sql.exec("ROLLBACK");
+          return Status::FailedPrecondition(refused);
+        }
+      }
     }
     if (run_id == 0) {
       SQLite::Statement ins(sql,
                             "INSERT INTO runs(name, source_path, run_time_us, run_time_source, created_at_us, "
-                            "updated_at_us) VALUES (?, ?, ?, ?, ?, ?)");
+                            "updated_at_us, content_digest) VALUES (?, ?, ?, ?, ?, ?, ?)");
       ins.bind(1, spec.name);
       ins.bind(2, spec.source_path);
       ins.bind(3, time_us >= 0 ? time_us : now);
       ins.bind(4, time_us >= 0 ? time_source : std::string("ingest_time"));
       ins.bind(5, now);
       ins.bind(6, now);
+      if (spec.content_digest.empty()) ins.bind(7); else ins.bind(7, spec.content_digest);
       ins.exec();
       run_id = sql.getLastInsertRowid();
     } else if (time_us >= 0) {
@@ -964,10 +996,17 @@ StatusOr<FileWriteStats> RunWriter::CommitFile(const FileOutcome& outcome) {
     d.in_file = false;
   });
   if (!d.error.ok()) {
+    // Roll back this file's rows only; the driver records the error verdict with AbortFile (the issues seen
+    // so far are kept for it).
     Status err = d.error;
-    FileOutcome failed{"error", err.message(), outcome.line_count, outcome.unknown_lines};
-    Status abort = AbortFile(failed);
-    (void)abort;
+    if (d.in_file) {
+      try {
+        d.sql.exec("ROLLBACK");
+      } catch (...) {
+      }
+      d.in_file = false;
+    }
+    d.error = Status::Ok();
     return err;
   }
   FileWriteStats stats{d.rows, d.issue_total};

@@ -1,4 +1,4 @@
--- xladb schema, version 2 (PRAGMA user_version = 2).
+-- xladb schema, version 3 (PRAGMA user_version = 3).
 --
 -- One file holds every run. The tables follow the data as XLA printed it; the views at the end are the
 -- stable interface for analysts (docs/schema.md). Conventions:
@@ -21,7 +21,10 @@ CREATE TABLE IF NOT EXISTS runs (
   run_time_us     INTEGER NOT NULL,     -- when the run happened: --time, a time label, else newest file mtime
   run_time_source TEXT NOT NULL,        -- 'flag', 'label:<key>' or 'newest_file_mtime'
   created_at_us   INTEGER NOT NULL,     -- first ingest
-  updated_at_us   INTEGER NOT NULL      -- last ingest that changed rows
+  updated_at_us   INTEGER NOT NULL,     -- last ingest that changed rows
+  content_digest  TEXT                  -- uploads: hex XXH3-128 over the uploaded paths and contents, so a
+                                        -- second upload of other content under the same name is noticed
+                                        -- (it needs --append); NULL for folders read in place (version 3)
 );
 
 -- Free-form key=value labels of a run (--label commit=abc123).
@@ -76,8 +79,11 @@ CREATE TABLE IF NOT EXISTS modules (
   backend       TEXT NOT NULL,          -- 'cuda', 'rocm', 'gpu', 'cpu', 'tpu' or '' (unknown)
   fingerprint   TEXT,                   -- program fingerprint (hex XXH3-64); equal fingerprints of the same
                                         -- source = the same program, whatever XLA numbered it
-  fingerprint_source TEXT               -- 'hlo_text' (HLO module text, preferred) or 'buffer_assignment'
+  fingerprint_source TEXT,              -- 'hlo_text' (HLO module text, preferred) or 'buffer_assignment'
                                         -- (allocated value sizes and shapes); compare only like with like
+  folder        TEXT NOT NULL DEFAULT ''  -- the folder of the module's files inside the run, '/'-separated
+                                        -- ('' = the run root). Part of the module's key: multi-host TPU jobs
+                                        -- write host0/module_0001…, host1/module_0001… (version 3)
 );
 CREATE INDEX IF NOT EXISTS modules_by_run ON modules(run_id, name);
 CREATE INDEX IF NOT EXISTS modules_by_name ON modules(name);
@@ -329,7 +335,10 @@ CREATE TABLE IF NOT EXISTS ingest_jobs (
   state          TEXT NOT NULL,          -- 'QUEUED', 'RUNNING', 'SUCCEEDED' or 'FAILED'
   message        TEXT,                   -- why it failed, or a note
   created_at_us  INTEGER NOT NULL,       -- when it was queued
-  finished_at_us INTEGER                 -- when it ended
+  finished_at_us INTEGER,                -- when it ended
+  append         INTEGER NOT NULL DEFAULT 0,  -- 1: may add to a run that came from another source (version 3)
+  content_digest TEXT,                   -- uploads: the digest the run records (runs.content_digest) (version 3)
+  source_description TEXT                -- what the run records as its source, NULL = `path` (version 3)
 );
 
 -- Indexes for the cross-run queries (store/queries.cc; plans checked with EXPLAIN QUERY PLAN).
@@ -387,7 +396,8 @@ SELECT r.name               AS run_name,
        r.run_id             AS run_id,
        m.module_id          AS module_id,
        m.fingerprint        AS fingerprint,
-       s.schedule_length    AS schedule_length
+       s.schedule_length    AS schedule_length,
+       m.folder             AS folder
 FROM module_summary s
 JOIN modules m ON m.module_id = s.module_id
 JOIN runs r ON r.run_id = m.run_id

@@ -162,7 +162,7 @@ TEST(SchemaMigration, Version1FileIsMigratedInPlace) {
   SQLite::Database& sql = db.value()->sql();
 
   EXPECT_EQ(sql.execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
-  EXPECT_EQ(kSchemaVersion, 2);
+  EXPECT_EQ(kSchemaVersion, 3);
   EXPECT_EQ(sql.execAndGet("PRAGMA integrity_check").getString(), "ok");
   EXPECT_EQ(sql.execAndGet("SELECT COUNT(*) FROM pragma_foreign_key_check").getInt64(), 0);
 
@@ -398,6 +398,61 @@ TEST(SchemaMigration, ReadOnlyOpenOfVersion1FileSaysHowToMigrate) {
   // Doing what it says (a read-write open) makes the file readable.
   ASSERT_TRUE(Database::Open(path).ok());
   EXPECT_TRUE(Database::Open(path, Database::Mode::kReadOnly).ok());
+}
+
+
+// ---------------------------------------------------------------------------------------------------
+// Migration from version 2
+
+// A version-2 file as xladb 2 left it (tests/fixtures/store/schema_v2.sql, the schema as released), with one
+// run, one module and one allocation.
+void MakeVersion2File(const std::string& path) {
+  const std::string schema_v2 = testing::ReadFile(std::string(XLADB_FIXTURE_DIR) + "/store/schema_v2.sql");
+  ASSERT_NE(schema_v2.find("version 2"), std::string::npos) << "tests/fixtures/store/schema_v2.sql missing?";
+  SQLite::Database raw(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+  raw.exec(schema_v2);
+  raw.exec("PRAGMA user_version = 2");
+  raw.exec(R"sql(
+    INSERT INTO runs(run_id, name, source_path, run_time_us, run_time_source, created_at_us, updated_at_us)
+      VALUES (1, 'run-a', '/dumps/run-a', 1700000000000000, 'flag', 1700000000000000, 1700000000000000);
+    INSERT INTO modules(module_id, run_id, xla_module_id, name, stage, backend)
+      VALUES (1, 1, 7, 'jit_train_step', 'after_optimizations', 'tpu');
+    INSERT INTO module_summary(module_id) VALUES (1);
+    INSERT INTO dump_files(file_id, run_id, path, kind, verdict, size_bytes, content_hash, module_id, line_count,
+                           unknown_lines, issue_count, rows_written, ingested_at_us)
+      VALUES (1, 1, 'module_0007.jit_train_step.after_optimizations-buffer-assignment.txt', 'buffer_assignment',
+              'ingested', 10, 'abc', 1, 3, 0, 0, 1, 1700000000000000);
+    INSERT INTO allocations(module_id, allocation_index, size_bytes, color, is_parameter, is_output, is_constant,
+                            is_thread_local, is_maybe_live_out, is_preallocated_temp, file_id)
+      VALUES (1, 0, 4096, 0, 0, 0, 0, 0, 0, 1, 1);
+  )sql");
+}
+
+TEST(SchemaMigration, Version2FileGainsModuleFoldersAndUploadDigests) {
+  testing::TempDir tmp;
+  const std::string path = tmp / "v2.db";
+  ASSERT_NO_FATAL_FAILURE(MakeVersion2File(path));
+  auto db = Database::Open(path);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  SQLite::Database& sql = db.value()->sql();
+  EXPECT_EQ(sql.execAndGet("PRAGMA user_version").getInt(), 3);
+  EXPECT_EQ(sql.execAndGet("PRAGMA integrity_check").getString(), "ok");
+  // Every module ingested before version 3 was keyed without its folder: the run root.
+  EXPECT_EQ(sql.execAndGet("SELECT folder FROM modules WHERE module_id = 1").getString(), "");
+  EXPECT_TRUE(sql.execAndGet("SELECT content_digest FROM runs WHERE run_id = 1").isNull());
+  EXPECT_EQ(sql.execAndGet("SELECT COUNT(*) FROM pragma_table_info('module_memory') WHERE name = 'folder'").getInt(),
+            1);
+  EXPECT_EQ(Count(sql, "allocations"), 1);
+}
+
+TEST(SchemaMigration, MigratedVersion2FileHasTheSchemaOfANewFile) {
+  testing::TempDir tmp;
+  ASSERT_NO_FATAL_FAILURE(MakeVersion2File(tmp / "v2.db"));
+  auto migrated = Database::Open(tmp / "v2.db");
+  ASSERT_TRUE(migrated.ok()) << migrated.status().ToString();
+  auto fresh = Database::Open(tmp / "new.db");
+  ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
+  EXPECT_EQ(SchemaShape(migrated.value()->sql()), SchemaShape(fresh.value()->sql()));
 }
 
 }  // namespace
