@@ -9,6 +9,8 @@
 #include <string_view>
 #include <utility>
 
+#include "store/query_temp_storage.h"
+
 namespace xladb::store {
 
 extern const char kSchemaSql[];     // generated from schema.sql
@@ -74,7 +76,14 @@ StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path, Mode
   ConfigureSqliteOnce();
   try {
     int flags = mode == Mode::kReadOnly ? SQLite::OPEN_READONLY : (SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-    auto db = std::make_unique<SQLite::Database>(path, flags | SQLITE_OPEN_NOMUTEX, /*busy_timeout_ms=*/30000);
+    // Read-only connections serve queries: their temp files count against the process-wide cap.
+    const char* vfs = nullptr;
+    if (mode == Mode::kReadOnly) {
+      vfs = QueryTempStorageVfs();
+      if (vfs == nullptr) return Status::Internal("SQLite has no default VFS to count query temp files with");
+    }
+    auto db = std::make_unique<SQLite::Database>(path.c_str(), flags | SQLITE_OPEN_NOMUTEX,
+                                                 /*busy_timeout_ms=*/30000, vfs);
     if (mode == Mode::kReadWrite) {
       db->exec("PRAGMA journal_mode = WAL");
       db->exec("PRAGMA synchronous = NORMAL");
@@ -84,6 +93,11 @@ StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path, Mode
       if (!st.ok()) return st;
     } else {
       db->exec("PRAGMA cache_size = -16384");  // 16 MiB per reader: repeated queries stay in memory
+      // Sorts, temp indexes and materialized subqueries spill to temp files (counted by the query VFS)
+      // once they outgrow the cache_size above, so a query's memory stays near that size. The sorter runs
+      // in the calling thread, where the VFS reports a refusal.
+      db->exec("PRAGMA temp_store = FILE");
+      db->exec("PRAGMA threads = 0");
       int version = db->execAndGet("PRAGMA user_version").getInt();
       if (version != kSchemaVersion) {
         return Status::FailedPrecondition("database " + path + " has schema version " + std::to_string(version) +

@@ -5,6 +5,9 @@
 //     newer one with a message naming both versions. Errors are returned, never thrown.
 //   * Writers use WAL with synchronous=NORMAL: a crash loses at most the last committed transactions of the
 //     OS buffer, never consistency; readers never block writers.
+//   * Readers (kReadOnly) serve queries: they open through the VFS of store/query_temp_storage.h, so their
+//     temp files count against the process-wide temp-storage cap, keep temp data in files (temp_store=FILE)
+//     and sort in the calling thread; their memory stays near their 16 MiB page cache.
 //   * A Database is one SQLite connection: use it from one thread at a time. Open one per thread.
 #ifndef XLADB_STORE_DATABASE_H_
 #define XLADB_STORE_DATABASE_H_
