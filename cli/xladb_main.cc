@@ -106,6 +106,19 @@ int RunIngest(const std::vector<std::string>& paths, const std::string& db_path,
   return exit_code;
 }
 
+// A BLOB as SQL writes it: x'00ff…'.
+std::string BlobLiteral(const std::string& bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "x'";
+  out.reserve(bytes.size() * 2 + 3);
+  for (unsigned char byte : bytes) {
+    out += kHex[byte >> 4];
+    out += kHex[byte & 0xf];
+  }
+  out += '\'';
+  return out;
+}
+
 int RunSql(const std::string& sql, const std::string& db_path, const std::string& format_name) {
   auto format = ParseOutputFormat(format_name);
   if (!format) {
@@ -137,8 +150,13 @@ int RunSql(const std::string& sql, const std::string& db_path, const std::string
             char buf[32];
             std::snprintf(buf, sizeof buf, "%.17g", *d);
             c.text = buf;
-          } else if (auto* s = std::get_if<std::string>(&row[i])) c.text = *s;
-          else c.text.clear();
+          } else if (auto* s = std::get_if<std::string>(&row[i])) {
+            c.text = *s;
+          } else if (auto* b = std::get_if<store::SqlBlob>(&row[i])) {
+            c.text = BlobLiteral(b->bytes);
+          } else {
+            c.text.clear();
+          }
         }
         printer.AddRow(cells);
         return true;

@@ -320,6 +320,7 @@ grpc::Status QueryServiceImpl::Query(grpc::ServerContext* ctx, const v1::QueryRe
           if (auto* i = std::get_if<int64_t>(&v)) value->set_int_value(*i);
           else if (auto* d = std::get_if<double>(&v)) value->set_real_value(*d);
           else if (auto* s = std::get_if<std::string>(&v)) value->set_text_value(*s);
+          else if (auto* b = std::get_if<store::SqlBlob>(&v)) value->set_text_value(b->bytes);
         }
         if (batch.rows_size() >= kRowsPerMessage) {
           if (ctx->IsCancelled() || !writer->Write(batch)) {

@@ -1,16 +1,28 @@
 // SqlQuery: runs one read-only SQL statement against a Database and streams the rows, inside limits.
 //
 // Contract
-//   * Only a single statement is accepted. While it is prepared and run, an SQLite authorizer refuses
-//     everything but reading: writes, schema changes, ATTACH/DETACH, transactions, PRAGMAs other than a few
-//     read-only ones, and the functions load_extension, readfile, writefile, edit and fts3_tokenizer.
+//   * Only a single statement is accepted; what follows it may only be comments, spaces and semicolons.
+//     While it is prepared and run, an SQLite authorizer refuses everything but reading: writes, schema
+//     changes, ATTACH/DETACH, transactions, PRAGMAs other than a few read-only ones (also allowed as
+//     table-valued functions: pragma_table_info('runs')), and the functions load_extension, readfile,
+//     writefile, edit and fts3_tokenizer.
 //     sqlite3_stmt_readonly is checked too. Refusals are kPermissionDenied naming what was refused.
-//   * Limits: after `max_rows` rows the query stops and *truncated is set (not an error); past `max_bytes`
-//     of result text or `timeout_ms` of run time it stops with kResourceExhausted naming the limit.
-//   * Values are passed as SqlValue; columns are named before the first row. The row callback returns false
-//     to stop early (e.g. the client went away).
+//   * Limits (each -1 for none; below -1 is kInvalidArgument naming the limit):
+//     - `max_rows`: after that many rows the query stops and *truncated is set (not an error).
+//     - `max_value_bytes`: no single TEXT or BLOB value may be longer. It is SQLite's SQLITE_LIMIT_LENGTH for
+//       the duration of the call, so SQLite refuses such a value before it builds it (a row being sorted or
+//       grouped counts as one value). kResourceExhausted naming the per-value limit.
+//     - `max_bytes`: the total size of the values passed to on_row (TEXT and BLOB by length, numbers 8),
+//       checked before a value is copied. kResourceExhausted naming the per-response limit.
+//     - `timeout_ms` of run time: kResourceExhausted naming the time limit.
+//     - Temp files (sorts, temp indexes) count against the process-wide cap of store/query_temp_storage.h
+//       when `db` is read-only; reaching it is kResourceExhausted naming that cap.
+//   * Values are passed as SqlValue: TEXT as std::string with SQLite's bytes unchanged (not necessarily
+//     UTF-8), BLOB as SqlBlob. Columns are named before the first row. The row callback returns false to
+//     stop early (e.g. the client went away).
 //   * Errors (syntax, unknown table) come back as kInvalidArgument with SQLite's message.
-//   * Uses the caller's connection and restores its authorizer and progress handler; one thread at a time.
+//   * Uses the caller's connection and restores its authorizer, progress handler and length limit; one thread
+//     at a time.
 #ifndef XLADB_STORE_SQL_QUERY_H_
 #define XLADB_STORE_SQL_QUERY_H_
 
@@ -25,7 +37,14 @@
 
 namespace xladb::store {
 
-using SqlValue = std::variant<std::monostate, int64_t, double, std::string>;
+// A BLOB value: arbitrary bytes, kept apart from TEXT so callers can tell them apart.
+struct SqlBlob {
+  std::string bytes;
+  bool operator==(const SqlBlob&) const = default;
+};
+
+// NULL, INTEGER, REAL, TEXT (bytes as stored), BLOB.
+using SqlValue = std::variant<std::monostate, int64_t, double, std::string, SqlBlob>;
 
 struct SqlColumn {
   std::string name;
@@ -33,9 +52,10 @@ struct SqlColumn {
 };
 
 struct SqlLimits {
-  int64_t max_rows = -1;      // -1: no limit
-  int64_t max_bytes = -1;     // -1: no limit
-  int64_t timeout_ms = -1;    // -1: no limit
+  int64_t max_rows = -1;         // rows passed to on_row
+  int64_t max_bytes = -1;        // per response: value bytes passed to on_row, in total
+  int64_t max_value_bytes = -1;  // per TEXT or BLOB value; SQLite's own limit (1e9 here) applies regardless
+  int64_t timeout_ms = -1;       // run time
 };
 
 Status RunReadOnlySql(Database& db, const std::string& sql, const SqlLimits& limits,
