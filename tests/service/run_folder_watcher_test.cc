@@ -153,13 +153,16 @@ TEST(RunFolderWatcherTest, CatchUpReportsExistingRunsAtStart) {
   EXPECT_EQ(watcher->watch_failures(), 0);
 }
 
-TEST(RunFolderWatcherTest, NewRunIsReportedOnceAfterItGoesQuiet) {
+// One try of NewRunIsReportedOnceAfterItGoesQuiet: files keep arriving every 50 ms for 500 ms, never quiet for
+// 200 ms, so the run must not be reported meanwhile, and once after. Returns the longest gap between two
+// writes; when that reached the quiet period this machine stalled the writer, a report meanwhile would be
+// legitimate, and the try stops there without checking: the caller tries again.
+milliseconds WriteARunSlowlyAndExpectOneReport() {
   TempDir root;
   Recorder recorder;
   auto watcher = StartOrDie({root.path().string()}, kQuiet, &recorder);
-  ASSERT_NE(watcher, nullptr);
+  if (watcher == nullptr) return milliseconds(0);  // StartOrDie reported the failure
 
-  // Files keep arriving every 50 ms for 500 ms: never quiet for 200 ms, so never reported meanwhile.
   fs::create_directory(root / "run_1");
   Clock::time_point last_write = Clock::now();
   milliseconds longest_gap{0};
@@ -169,23 +172,31 @@ TEST(RunFolderWatcherTest, NewRunIsReportedOnceAfterItGoesQuiet) {
     Clock::time_point now = Clock::now();
     longest_gap = std::max(longest_gap, std::chrono::duration_cast<milliseconds>(now - last_write));
     last_write = now;
-    if (longest_gap < kQuiet) {
-      EXPECT_EQ(recorder.Count(), 0u) << "reported while files kept arriving, after file " << i;
-    } else {  // this machine stalled the writer for a whole quiet period: a report would be legitimate
-      std::printf("writer stalled %lld ms; not checking for early reports\n",
-                  static_cast<long long>(longest_gap.count()));
-    }
+    if (longest_gap >= kQuiet) return longest_gap;
+    EXPECT_EQ(recorder.Count(), 0u) << "reported while files kept arriving, after file " << i;
   }
 
-  ASSERT_TRUE(recorder.WaitForCount(1));
+  EXPECT_TRUE(recorder.WaitForCount(1)) << "the run was not reported within " << kWaitLimit.count() << " ms";
   std::vector<Report> reports = recorder.Reports();
+  if (reports.empty()) return longest_gap;
   EXPECT_EQ(reports.back().path, root / "run_1");
   EXPECT_EQ(reports.back().name, "run_1");
   EXPECT_GE(reports.back().at - last_write, kQuiet);
   SleepThreeQuietPeriods();
-  if (longest_gap < kQuiet) {
-    EXPECT_EQ(recorder.Count(), 1u);
+  EXPECT_EQ(recorder.Count(), 1u);
+  return longest_gap;
+}
+
+TEST(RunFolderWatcherTest, NewRunIsReportedOnceAfterItGoesQuiet) {
+  constexpr int kTries = 3;
+  std::string stalls;
+  for (int t = 0; t < kTries; ++t) {
+    const milliseconds gap = WriteARunSlowlyAndExpectOneReport();
+    if (gap < kQuiet) return;  // checked, whatever the outcome
+    stalls += " " + std::to_string(gap.count()) + " ms";
   }
+  FAIL() << "the writer stalled for a whole quiet period (" << kQuiet.count() << " ms) in each of " << kTries
+         << " tries (longest gaps:" << stalls << "): nothing could be checked";
 }
 
 TEST(RunFolderWatcherTest, MarkerFileReportsAtOnce) {
