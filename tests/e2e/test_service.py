@@ -3,8 +3,10 @@
 Run by ctest (tests/CMakeLists.txt sets XLADBD, XLADB, XLADB_PY_STUBS, XLADB_SOURCE_DIR, XLADB_CORPUS_DIR).
 Every server listens on a free port (--listen 127.0.0.1:0; the daemon prints the port it got).
 """
+import fnmatch
 import json
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -50,6 +52,45 @@ def make_run(folder, copies=1):
             folder, f"module_{3 * i + 3:04d}.SyncTensorsGraph.{105 + i}.sm_8.0_gpu_after_optimizations-buffer-assignment.txt"))
     shutil.copy(seed("001"), os.path.join(folder, "1766453541-jit_splash_attention_kernel-00-hlo-static-bundle-profile.txt"))
     shutil.copy(seed("003"), os.path.join(folder, "module_0001.jit_splash_attention_kernel.after_optimizations.txt"))
+
+
+def read_text(path):
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return f.read()
+
+
+def total_bytes_used(dump_text):
+    """`Total bytes used: N` of a buffer-assignment dump."""
+    return int(re.search(r"^Total bytes used: (\d+)", dump_text, re.MULTILINE).group(1))
+
+
+def peak_list_bytes(dump_text):
+    """The peak of a buffer-assignment dump, from its text: the sum of the sizes listed under
+    `Live ranges at N (peak):` (`name: 4194304 bytes (cumulative: ...)` on TPU, `name: 4194304 bytes` on GPU)."""
+    total = 0
+    for line in dump_text.split("(peak):\n", 1)[1].splitlines():
+        if not line.startswith("    "):
+            break
+        total += int(re.search(r": (\d+) bytes", line).group(1))
+    return total
+
+
+def corpus_buffer_assignments(run):
+    """{module name: [(xla id, total bytes, peak bytes)]} of a corpus run, read from its buffer-assignment dumps
+    (named `module_NNNN.<module>.sm_8.0_gpu_after_optimizations-buffer-assignment.txt`), ids ascending."""
+    modules = {}
+    for folder, _, files in os.walk(os.path.join(RUNS_DIR, run)):
+        for name in files:
+            if not name.endswith("-buffer-assignment.txt"):
+                continue
+            parts = re.fullmatch(r"module_(\d{4})\.(.+)\.sm_8\.0_gpu_after_optimizations-buffer-assignment\.txt", name)
+            assert parts, name
+            text = read_text(os.path.join(folder, name))
+            modules.setdefault(parts.group(2), []).append(
+                (int(parts.group(1)), total_bytes_used(text), peak_list_bytes(text)))
+    for points in modules.values():
+        points.sort()
+    return modules
 
 
 class Daemon:
@@ -164,31 +205,27 @@ class ServiceTest(unittest.TestCase):
         wait_for(lambda: any(r["run"] == "arrived-while-down" for r in d.cli_json("runs")), what="catch-up")
 
     @unittest.skipUnless(HAVE_CORPUS, "shared corpus not present")
-    def test_trend_over_two_corpus_runs_agrees_with_sql(self):
+    def test_trend_over_two_corpus_runs_matches_the_dump_files(self):
+        runs = ("21_lorrax_scan_C", "22_lorrax_scan_cached_C")  # oldest first
         d = self.start("--allow-root", RUNS_DIR)
-        for day, run in (("2026-07-01", "21_lorrax_scan_C"), ("2026-07-02", "22_lorrax_scan_cached_C")):
+        for day, run in zip(("2026-07-01", "2026-07-02"), runs):
             out = d.cli("ingest", os.path.join(RUNS_DIR, run), "--server-path", "--time", day)
             self.assertIn("SUCCEEDED", out.stdout)
+        dumps = {run: corpus_buffer_assignments(run) for run in runs}
         # The largest module compiled once in each run (the two runs compile the same programs; modules that
         # are compiled several times per run give several points per run and are checked below).
-        rows = d.cli_json("sql", "SELECT module_name FROM module_memory GROUP BY module_name, stage "
-                                 "HAVING COUNT(DISTINCT run_name) = 2 AND COUNT(*) = 2 "
-                                 "ORDER BY MAX(peak_bytes) DESC, module_name LIMIT 1")
-        self.assertEqual(len(rows), 1)
-        module = rows[0]["module_name"]
+        once = [name for name in dumps[runs[0]] if all(len(dumps[run].get(name, [])) == 1 for run in runs)]
+        module = min(once, key=lambda name: (-max(dumps[run][name][0][2] for run in runs), name))
         trend = d.cli_json("trend", module)
-        sql = d.cli_json("sql", f"SELECT run_name, peak_bytes FROM module_memory WHERE module_name = '{module}' "
-                                "ORDER BY run_time_us")
-        self.assertEqual([(p["run"], p["peak_bytes"]) for p in trend], [(r["run_name"], r["peak_bytes"]) for r in sql])
-        self.assertEqual([p["run"] for p in trend], ["21_lorrax_scan_C", "22_lorrax_scan_cached_C"])
+        self.assertEqual([(p["run"], p["peak_bytes"]) for p in trend],
+                         [(run, dumps[run][module][0][2]) for run in runs])
         self.assertGreater(trend[0]["peak_bytes"], 0)
         # A pattern over modules compiled several times: every (run, module, xla id) point, oldest run first.
         pattern_trend = d.cli_json("trend", "jit__compute_P*", "--metric", "total")
-        sql = d.cli_json("sql", "SELECT run_name, xla_module_id, total_bytes FROM module_memory "
-                                "WHERE module_name GLOB 'jit__compute_P*' ORDER BY run_time_us, module_name, xla_module_id")
-        self.assertEqual([(p["run"], p["xla_id"], p["total_bytes"]) for p in pattern_trend],
-                         [(r["run_name"], r["xla_module_id"], r["total_bytes"]) for r in sql])
-        self.assertGreater(len(sql), 2)
+        expected = [(run, xla_id, total) for run in runs for name in sorted(dumps[run])
+                    if fnmatch.fnmatchcase(name, "jit__compute_P*") for xla_id, total, _ in dumps[run][name]]
+        self.assertEqual([(p["run"], p["xla_id"], p["total_bytes"]) for p in pattern_trend], expected)
+        self.assertGreater(len(expected), 2)
 
     def test_upload_and_ingest_path_store_the_same_rows(self):
         folder = os.path.join(self.tmp, "dumps", "nightly")
@@ -200,6 +237,8 @@ class ServiceTest(unittest.TestCase):
         self.assertIn("SUCCEEDED", ip.stdout)
         self.assertEqual(table_counts(d.db, "via-upload"), table_counts(d.db, "via-path"))
         self.assertEqual(table_counts(d.db, "via-upload")["allocations"], 8 + 14 + 26)
+        self.assertEqual(table_counts(d.db, "via-upload")["peak_sum"],
+                         sum(peak_list_bytes(read_text(seed(n))) for n in ("000", "002", "004")))
         runs = {r["run"]: r for r in d.cli_json("runs", "--label", "branch=main")}
         self.assertEqual(list(runs), ["via-upload"])
         # The same upload again adds nothing.

@@ -6,9 +6,13 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
+#include <set>
+#include <sstream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -56,6 +60,25 @@ std::unique_ptr<store::Database> OpenOrDie(const std::string& path) {
   auto db = store::Database::Open(path, store::Database::Mode::kReadOnly);
   EXPECT_TRUE(db.ok()) << db.status().ToString();
   return db.ok() ? std::move(db.value()) : nullptr;
+}
+
+// The peak of a buffer-assignment dump, read from its text: the sum of the sizes listed under
+// `Live ranges at N (peak):` (`name: 4194304 bytes (cumulative: …)` on TPU, `name: 4194304 bytes` on GPU), the
+// way docs/schema.md defines peak_bytes; -1 when the dump has no such list.
+int64_t PeakListBytes(const std::string& dump_text) {
+  const std::string heading = "(peak):\n";
+  const size_t at = dump_text.find(heading);
+  if (at == std::string::npos) return -1;
+  std::istringstream lines(dump_text.substr(at + heading.size()));
+  int64_t sum = 0;
+  for (std::string line; std::getline(lines, line) && line.starts_with("    ");) {
+    const size_t bytes = line.find(" bytes");
+    const size_t colon = line.rfind(": ", bytes);
+    EXPECT_TRUE(bytes != std::string::npos && colon != std::string::npos) << line;
+    if (bytes == std::string::npos || colon == std::string::npos) return -1;
+    sum += std::stoll(line.substr(colon + 2, bytes - colon - 2));
+  }
+  return sum;
 }
 
 template <typename T>
@@ -380,35 +403,57 @@ TEST_F(SeedRunQueries, TrendLastNLabelsStageAndPatterns) {
   EXPECT_EQ(store::PeakMemoryTrend(*db_, none).status().code(), Status::Code::kInvalidArgument);
 }
 
-// Every module's trend is exactly what a direct SELECT over the module_memory view gives.
-void ExpectTrendsMatchModuleMemory(store::Database& db, const std::string& db_path) {
-  SQLite::Database sql(db_path, SQLite::OPEN_READONLY);
-  SQLite::Statement names(sql, "SELECT DISTINCT module_name FROM module_memory ORDER BY 1");
-  int modules = 0;
-  while (names.executeStep()) {
-    const std::string name = names.getColumn(0).getString();
-    SQLite::Statement direct(sql,
-                             "SELECT run_name, peak_bytes, xla_module_id FROM module_memory "
-                             "WHERE module_name = ? AND peak_bytes IS NOT NULL "
-                             "ORDER BY run_time_us, run_id, xla_module_id");
-    direct.bind(1, name);
-    std::vector<std::tuple<std::string, int64_t, int64_t>> expected, got;
-    while (direct.executeStep()) {
-      expected.emplace_back(direct.getColumn(0).getString(), direct.getColumn(1).getInt64(),
-                            direct.getColumn(2).isNull() ? -1 : direct.getColumn(2).getInt64());
-    }
-    store::TrendQuery query;
-    query.module = name;
-    auto trend = store::PeakMemoryTrend(db, query);
-    ASSERT_TRUE(trend.ok()) << trend.status().ToString();
-    for (const auto& p : *trend) got.emplace_back(p.run_name, p.value, p.xla_module_id);
-    EXPECT_EQ(got, expected) << name;
-    ++modules;
+// A trend point as compared here: run, module, xla_module_id, value.
+using TrendPoint = std::tuple<std::string, std::string, int64_t, int64_t>;
+
+std::vector<TrendPoint> TrendPoints(store::Database& db, const std::string& module) {
+  store::TrendQuery query;
+  query.module = module;
+  auto trend = store::PeakMemoryTrend(db, query);
+  EXPECT_TRUE(trend.ok()) << module << ": " << trend.status().ToString();
+  std::vector<TrendPoint> points;
+  if (trend.ok()) {
+    for (const auto& p : *trend) points.emplace_back(p.run_name, p.module_name, p.xla_module_id, p.value);
   }
-  EXPECT_GT(modules, 0);
+  return points;
 }
 
-TEST_F(SeedRunQueries, TrendAgreesWithModuleMemoryView) { ExpectTrendsMatchModuleMemory(*db_, db_path_); }
+// The points of `all` whose module is `module`, in their order.
+std::vector<TrendPoint> PointsOf(const std::vector<TrendPoint>& all, const std::string& module) {
+  std::vector<TrendPoint> points;
+  for (const auto& p : all) {
+    if (std::get<1>(p) == module) points.push_back(p);
+  }
+  return points;
+}
+
+// Every module's trend, by its name and with the pattern `*`, is `expected`: one point per buffer-assignment
+// dump, ordered by run time, module name, xla_module_id.
+void ExpectTrendsAre(store::Database& db, const std::vector<TrendPoint>& expected) {
+  ASSERT_FALSE(expected.empty());
+  EXPECT_EQ(TrendPoints(db, "*"), expected);
+  std::set<std::string> names;
+  for (const auto& p : expected) names.insert(std::get<1>(p));
+  for (const auto& name : names) EXPECT_EQ(TrendPoints(db, name), PointsOf(expected, name)) << name;
+}
+
+// The seeds' peaks, read from the dump text (PeakListBytes): seed 000 under the splash kernel's name in
+// nightly-1 and nightly-3 and as jit_flash_kernel in nightly-2, seed 002 as jit_train_step in every run and
+// under the splash kernel's name in nightly-2, seed 004 in nightly-1 and nightly-3. The splash kernel's HLO
+// text and bundle profile have no peak list, so no point.
+TEST_F(SeedRunQueries, TrendOfEveryModuleIsThePeakListOfItsDump) {
+  const int64_t seed000 = PeakListBytes(ReadFile(SeedFile("000")));
+  const int64_t seed002 = PeakListBytes(ReadFile(SeedFile("002")));
+  const int64_t seed004 = PeakListBytes(ReadFile(SeedFile("004")));
+  EXPECT_EQ(seed000, 18612288);  // the last `cumulative:` of seed 000's peak list
+  const std::vector<TrendPoint> expected = {
+      {"nightly-1", "SyncTensorsGraph.105", 3, seed004}, {"nightly-1", kSplash, 1, seed000},
+      {"nightly-1", "jit_train_step", 2, seed002},        {"nightly-2", "jit_flash_kernel", 5, seed000},
+      {"nightly-2", kSplash, 1, seed002},                 {"nightly-2", "jit_train_step", 2, seed002},
+      {"nightly-3", "SyncTensorsGraph.105", 3, seed004}, {"nightly-3", kSplash, 1, seed000},
+      {"nightly-3", "jit_train_step", 2, seed002}};
+  ExpectTrendsAre(*db_, expected);
+}
 
 // --- SpillRates ----------------------------------------------------------------------------------------
 
@@ -840,7 +885,28 @@ TEST_F(CorpusRunQueries, TrendOfAModuleInBothRuns) {
   EXPECT_LT((*trend)[0].xla_module_id, (*trend)[1].xla_module_id);
 }
 
-TEST_F(CorpusRunQueries, TrendAgreesWithModuleMemoryView) { ExpectTrendsMatchModuleMemory(*db_, db_path_); }
+// Every buffer-assignment dump of both runs is one trend point, its peak read from the dump's text. The
+// corpus runs name them `module_NNNN.<module>.sm_8.0_gpu_after_optimizations-buffer-assignment.txt`.
+TEST_F(CorpusRunQueries, TrendOfEveryModuleIsThePeakListOfItsDump) {
+  const std::string suffix = ".sm_8.0_gpu_after_optimizations-buffer-assignment.txt";
+  std::vector<TrendPoint> expected;
+  for (const char* run : {kRunA, kRunB}) {  // kRunA is the older run
+    std::vector<TrendPoint> points;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(testing::CorpusDir() + "/runs/" + run)) {
+      const std::string file = e.path().filename().string();
+      if (!e.is_regular_file() || !file.ends_with("-buffer-assignment.txt")) continue;
+      ASSERT_TRUE(file.starts_with("module_") && file.ends_with(suffix) && file[11] == '.') << file;
+      const int64_t peak = PeakListBytes(ReadFile(e.path().string()));
+      ASSERT_GT(peak, 0) << e.path();
+      points.emplace_back(run, file.substr(12, file.size() - 12 - suffix.size()), std::stoll(file.substr(7, 4)),
+                          peak);
+    }
+    EXPECT_EQ(points.size(), 493u) << run;
+    std::sort(points.begin(), points.end());  // by module name, then xla_module_id: the trend's order in a run
+    expected.insert(expected.end(), points.begin(), points.end());
+  }
+  ExpectTrendsAre(*db_, expected);
+}
 
 TEST_F(CorpusRunQueries, DiffFindsTheThreeRecompiledModules) {
   store::DiffQuery query;
