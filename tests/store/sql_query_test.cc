@@ -5,41 +5,18 @@
 #include <sqlite3.h>
 
 #include <cstdio>
-#include <fstream>
 #include <limits>
 
 #include "ingest/dump_ingester.h"
 #include "store/query_temp_storage.h"
 #include "store/run_writer.h"
+#include "tests/store/peak_rss.h"
 #include "tests/store/test_dirs.h"
 
 namespace xladb::store {
 namespace {
 
-// This process's resident memory in bytes as /proc/self/status reports it: "VmRSS" now, "VmHWM" at its peak.
-int64_t ProcStatusBytes(const std::string& key) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(key + ":", 0) == 0) return std::stoll(line.substr(key.size() + 1)) * 1024;
-  }
-  return -1;
-}
-
-// Measures how far the peak RSS rises above the RSS at construction: the kernel's peak mark is set back to
-// the current RSS first (clear_refs "5"). valid() is false when that did not happen.
-class PeakRssProbe {
- public:
-  PeakRssProbe() {
-    std::ofstream("/proc/self/clear_refs") << "5";
-    start_ = ProcStatusBytes("VmRSS");
-  }
-  bool valid() const { return start_ > 0 && ProcStatusBytes("VmHWM") - start_ < (8 << 20); }
-  int64_t growth() const { return ProcStatusBytes("VmHWM") - start_; }
-
- private:
-  int64_t start_ = -1;
-};
+using testing::PeakRssProbe;
 
 // Sets the process-wide temp-storage limit for one test, and its high-water mark back to what is in use.
 class TempStorageLimitScope {
@@ -138,6 +115,7 @@ TEST_F(SqlQueryTest, PerValueCapRefusesAValueBeforeSqliteBuildsIt) {
   EXPECT_EQ(st.code(), Status::Code::kResourceExhausted) << st.ToString();
   EXPECT_NE(st.message().find("per-value limit of 1048576 bytes"), std::string::npos) << st.message();
   EXPECT_LT(growth, 16 << 20);  // building the blob takes 499 MB, its hex 998 MB
+  RecordProperty("peak_rss_growth_bytes", std::to_string(growth));
   std::printf("peak RSS growth for hex(zeroblob(499000000)) under a 1 MiB value cap: %lld bytes\n",
               static_cast<long long>(growth));
   EXPECT_EQ(sqlite3_limit(handle, SQLITE_LIMIT_LENGTH, -1), length_before);  // restored after the error
@@ -228,7 +206,16 @@ TEST_F(SqlQueryTest, SortWithinTheTempCapSucceedsWithBoundedMemoryAndGivesTheByt
   EXPECT_GT(in_use_while_streaming, 16 << 20);  // the part of 44 MB past the 16 MiB cache, charged while open
   EXPECT_GE(QueryTempStorageHighWater(), in_use_while_streaming);
   EXPECT_EQ(QueryTempStorageInUse(), 0);  // closing the sort's files gave every byte back
-  EXPECT_LT(growth, 64 << 20);
+  // The sorter holds at most the reader's 16 MiB cache_size in memory: about 13 MB of growth measured here,
+  // against 54 MB when the same sort stays in memory (temp_store=MEMORY, run alone). Under ASan the
+  // quarantine of freed blocks (256 MiB by default) counts as resident too.
+#if defined(__SANITIZE_ADDRESS__)
+  constexpr int64_t kPeakRssBound = int64_t{320} << 20;
+#else
+  constexpr int64_t kPeakRssBound = int64_t{32} << 20;
+#endif
+  EXPECT_LT(growth, kPeakRssBound);
+  RecordProperty("peak_rss_growth_bytes", std::to_string(growth));
   std::printf("peak RSS growth for sorting %lld rows (%lld bytes spilled): %lld bytes\n",
               static_cast<long long>(kRows), static_cast<long long>(QueryTempStorageHighWater()),
               static_cast<long long>(growth));
