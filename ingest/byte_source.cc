@@ -5,22 +5,33 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
 namespace xladb::ingest {
 namespace {
 
+// Reads with pread(2) from its own offset, so that dup()s of one descriptor can be read independently;
+// with read(2) where the descriptor cannot seek.
 class FileSource : public ByteSource {
  public:
   FileSource(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
   ~FileSource() override { ::close(fd_); }
   StatusOr<size_t> Read(char* buffer, size_t capacity) override {
     for (;;) {
-      ssize_t n = ::read(fd_, buffer, capacity);
-      if (n >= 0) return static_cast<size_t>(n);
+      ssize_t n = seekable_ ? ::pread(fd_, buffer, capacity, offset_) : ::read(fd_, buffer, capacity);
+      if (n >= 0) {
+        offset_ += n;
+        return static_cast<size_t>(n);
+      }
       if (errno == EINTR) continue;
+      if (errno == ESPIPE && seekable_) {
+        seekable_ = false;
+        continue;
+      }
       return Status::IoError("read " + path_ + ": " + std::strerror(errno));
     }
   }
@@ -28,6 +39,8 @@ class FileSource : public ByteSource {
  private:
   int fd_;
   std::string path_;
+  off_t offset_ = 0;
+  bool seekable_ = true;
 };
 
 class MemorySource : public ByteSource {
@@ -139,12 +152,82 @@ class ZstdSource : public ByteSource {
   bool frame_done_ = true;
 };
 
+// Counts the compressed bytes a decompressor pulls through it, for the ratio check.
+class CountingSource : public ByteSource {
+ public:
+  CountingSource(std::unique_ptr<ByteSource> inner, int64_t* count) : inner_(std::move(inner)), count_(count) {}
+  StatusOr<size_t> Read(char* buffer, size_t capacity) override {
+    auto n = inner_->Read(buffer, capacity);
+    if (n.ok()) *count_ += static_cast<int64_t>(*n);
+    return n;
+  }
+
+ private:
+  std::unique_ptr<ByteSource> inner_;
+  int64_t* count_;
+};
+
+class LimitedDecompressor : public ByteSource {
+ public:
+  LimitedDecompressor(std::unique_ptr<ByteSource> compressed, Decompressor decompress, const ExpansionLimits& limits,
+                      std::string name)
+      : inner_(decompress(std::make_unique<CountingSource>(std::move(compressed), &compressed_bytes_))),
+        limits_(limits),
+        name_(std::move(name)) {}
+
+  StatusOr<size_t> Read(char* buffer, size_t capacity) override {
+    if (limits_.max_bytes >= 0) {
+      // Ask for one byte more than the cap allows, so that passing it shows without returning it.
+      capacity = static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(capacity),
+                                                       limits_.max_bytes - expanded_bytes_ + 1));
+    }
+    auto n = inner_->Read(buffer, capacity);
+    if (!n.ok() || *n == 0) return n;
+    expanded_bytes_ += static_cast<int64_t>(*n);
+    if (limits_.max_bytes >= 0 && expanded_bytes_ > limits_.max_bytes) {
+      return ExpansionCapError(name_, "member", limits_.max_bytes);
+    }
+    if (Status st = CheckExpansionRatio(name_, expanded_bytes_, compressed_bytes_, limits_.max_ratio); !st.ok()) {
+      return st;
+    }
+    return n;
+  }
+
+ private:
+  int64_t compressed_bytes_ = 0;  // declared before inner_, which holds a pointer to it
+  std::unique_ptr<ByteSource> inner_;
+  ExpansionLimits limits_;
+  std::string name_;
+  int64_t expanded_bytes_ = 0;
+};
+
 }  // namespace
+
+Status ExpansionCapError(const std::string& what, const char* cap_name, int64_t cap) {
+  return Status::ResourceExhausted(what + " expands past the " + cap_name + " cap of " + std::to_string(cap) +
+                                   " bytes: not read further");
+}
+
+Status CheckExpansionRatio(const std::string& what, int64_t expanded, int64_t compressed, double max_ratio) {
+  if (max_ratio <= 0 || expanded <= kRatioCheckAfterBytes ||
+      static_cast<double>(expanded) <= max_ratio * static_cast<double>(compressed)) {
+    return Status::Ok();
+  }
+  char ratio[32];
+  std::snprintf(ratio, sizeof ratio, "%g", max_ratio);
+  return Status::ResourceExhausted(what + " expands to " + std::to_string(expanded) + " bytes from " +
+                                   std::to_string(compressed) + " compressed, past the ratio cap of " + ratio +
+                                   ": refused as a likely decompression bomb");
+}
 
 StatusOr<std::unique_ptr<ByteSource>> OpenFileSource(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status::IoError("open " + path + ": " + std::strerror(errno));
   return std::unique_ptr<ByteSource>(new FileSource(fd, path));
+}
+
+std::unique_ptr<ByteSource> MakeFdSource(int fd, std::string name) {
+  return std::make_unique<FileSource>(fd, std::move(name));
 }
 
 std::unique_ptr<ByteSource> MakeMemorySource(std::string_view data) {
@@ -157,6 +240,11 @@ std::unique_ptr<ByteSource> MakeGzipSource(std::unique_ptr<ByteSource> inner) {
 
 std::unique_ptr<ByteSource> MakeZstdSource(std::unique_ptr<ByteSource> inner) {
   return std::make_unique<ZstdSource>(std::move(inner));
+}
+
+std::unique_ptr<ByteSource> MakeLimitedDecompressor(std::unique_ptr<ByteSource> compressed, Decompressor decompress,
+                                                    const ExpansionLimits& limits, std::string name) {
+  return std::make_unique<LimitedDecompressor>(std::move(compressed), decompress, limits, std::move(name));
 }
 
 }  // namespace xladb::ingest
