@@ -16,6 +16,7 @@
 #include "ingest/parser_registry.h"
 #include "ingest/printed_number.h"
 #include "ingest/record_pipe.h"
+#include "ingest/run_name.h"
 #include "ingest/sniff.h"
 
 namespace xladb::ingest {
@@ -168,12 +169,18 @@ StatusOr<int64_t> ParseTimeToUs(const std::string& text) {
 
 StatusOr<IngestSummary> DumpIngester::Ingest(const std::string& path, const IngestOptions& options,
                                              const std::function<void(const IngestProgress&)>& progress) {
-  auto start = std::chrono::steady_clock::now();
-  auto source = DumpSource::Open(path);
+  auto source = DumpSource::Open(path, options.source_limits);
   if (!source.ok()) return source.status();
+  return Ingest(*source.value(), path, options, progress);
+}
 
+StatusOr<IngestSummary> DumpIngester::Ingest(DumpSource& source, const std::string& path,
+                                             const IngestOptions& options,
+                                             const std::function<void(const IngestProgress&)>& progress) {
+  auto start = std::chrono::steady_clock::now();
   RunSpec spec;
-  spec.name = options.run_name.empty() ? source.value()->DefaultRunName() : options.run_name;
+  spec.name = options.run_name.empty() ? source.DefaultRunName() : options.run_name;
+  if (Status named = ValidateRunName(spec.name); !named.ok()) return named;
   std::error_code ec;
   spec.source_path = options.source_description.empty() ? std::filesystem::absolute(path, ec).string()
                                                         : options.source_description;
@@ -209,7 +216,7 @@ StatusOr<IngestSummary> DumpIngester::Ingest(const std::string& path, const Inge
     if (outcome.verdict == "error") summary.errors.push_back({fs.path, outcome.reason});
   };
 
-  Status walk = source.value()->ForEach([&](DumpEntry& entry) {
+  Status walk = source.ForEach([&](DumpEntry& entry) {
     if (!fatal.ok() || summary.interrupted) return;
     if (options.should_stop && options.should_stop()) {
       summary.interrupted = true;

@@ -22,13 +22,14 @@
 #include <utility>
 #include <vector>
 
+#include "ingest/dump_source.h"
 #include "ingest/ingest_target.h"
 #include "ingest/status.h"
 
 namespace xladb::ingest {
 
 struct IngestOptions {
-  std::string run_name;  // empty: DumpSource::DefaultRunName()
+  std::string run_name;  // empty: DumpSource::DefaultRunName(); either must pass ValidateRunName()
   std::string source_description;  // recorded as the run's source_path; empty: the absolute path
   std::vector<std::pair<std::string, std::string>> labels;
   int64_t time_us = -1;  // -1: from a time label (time=, commit_time=, date=), else the newest file mtime
@@ -37,6 +38,7 @@ struct IngestOptions {
   // Asked between files; returning true stops the ingest after the file in hand (the rest of the run is
   // left for a later ingest, which skips what is already stored). Optional.
   std::function<bool()> should_stop;
+  SourceLimits source_limits;      // expansion caps and spool folder for Ingest(path, …)
 };
 
 struct IngestSummary {
@@ -67,8 +69,14 @@ class DumpIngester {
  public:
   explicit DumpIngester(IngestTarget* target) : target_(target) {}
 
+  // Opens `path` with DumpSource::Open(path, options.source_limits) and ingests it as below.
   // `progress` (optional) is called after each file.
   StatusOr<IngestSummary> Ingest(const std::string& path, const IngestOptions& options,
+                                 const std::function<void(const IngestProgress&)>& progress = {});
+  // Ingests an opened source (e.g. DumpSource::OpenBeneath()); `source_path` is what the run records as its
+  // source_path (made absolute) when options.source_description is empty, and names the source in errors.
+  // An invalid run name (explicit or default: ValidateRunName()) is returned before the target is touched.
+  StatusOr<IngestSummary> Ingest(DumpSource& source, const std::string& source_path, const IngestOptions& options,
                                  const std::function<void(const IngestProgress&)>& progress = {});
 
  private:

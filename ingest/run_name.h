@@ -1,0 +1,47 @@
+// Run names: the default one for a dump path, and the rule every run name must follow.
+//
+// Default names. A folder is named by itself, an archive by its name without .tar.gz / .tar.zst / .tgz /
+// .tar / .zip, a single file by its name without .gz / .zst and then .txt. XLA users often leave the dump
+// folder under a generic name (--xla_dump_to=/ci/run-123/xla_dump), and two such runs ingested without an
+// explicit name would otherwise share one run. So when the name is one of these, compared ignoring case,
+//     xla_dump  xla_dumps  xla-dump  xla-dumps  xladump  xladumps  xla_dump_to
+//     hlo_dump  hlo_dumps  hlo-dump  hlo-dumps  xla_hlo_dump  xla_hlo_dumps
+//     dump  dumps  dump_dir  dumps_dir
+// the parent folder's name is used instead, going up while that is generic too:
+//     /ci/run-123/xla_dump        -> run-123
+//     a/xla_dump.tar.zst          -> a
+//     /ci/run-7/dumps/xla_dump    -> run-7
+// Relative paths are made absolute against the working folder first (lexically; symlinks are not resolved).
+// When no folder above is left (/xla_dump), the generic name itself is kept.
+//
+// Pure functions, thread-safe; DefaultRunNameForPath() alone looks at the file system (one stat()).
+#ifndef XLADB_INGEST_RUN_NAME_H_
+#define XLADB_INGEST_RUN_NAME_H_
+
+#include <string>
+#include <string_view>
+
+#include "ingest/status.h"
+
+namespace xladb::ingest {
+
+inline constexpr size_t kMaxRunNameBytes = 200;
+
+// The default run name for `path`; whether it is a folder is asked of the file system (a path that cannot be
+// stat()ed is named as a file or archive by its name).
+std::string DefaultRunNameForPath(const std::string& path);
+
+// The same, for a path already known to be a folder or not.
+std::string DefaultRunNameFor(const std::string& path, bool is_folder);
+
+// True for the generic dump folder names listed above (ignoring case).
+bool IsGenericDumpFolderName(std::string_view name);
+
+// OK, or kInvalidArgument naming the problem: blank (empty or only white space), a control character (a byte
+// below 0x20, or 0x7f; named as \xNN with its offset), or longer than kMaxRunNameBytes bytes. Bytes that are
+// not UTF-8 are allowed (the service shows them with U+FFFD).
+Status ValidateRunName(std::string_view name);
+
+}  // namespace xladb::ingest
+
+#endif  // XLADB_INGEST_RUN_NAME_H_
