@@ -72,8 +72,10 @@ grpc::Status UploadFolder(v1::IngestService::Stub* stub, const std::string& dir,
   v1::UploadChunk header;
   header.mutable_header()->set_run_name(run_name);
   header.mutable_header()->set_wait(true);
-  writer->Write(header);
+  bool ok = writer->Write(header);
+  int64_t files = 0, bytes = 0;
   for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    if (!ok) break;
     if (!e.is_regular_file()) continue;
     std::ifstream in(e.path(), std::ios::binary);
     std::stringstream ss;
@@ -81,9 +83,14 @@ grpc::Status UploadFolder(v1::IngestService::Stub* stub, const std::string& dir,
     v1::UploadChunk chunk;
     chunk.mutable_file()->set_path(std::filesystem::relative(e.path(), dir).generic_string());
     chunk.mutable_file()->set_data(ss.str());
-    if (!writer->Write(chunk)) break;
+    ++files;
+    bytes += static_cast<int64_t>(chunk.file().data().size());
+    ok = writer->Write(chunk);
   }
-  writer->WritesDone();
+  v1::UploadChunk trailer;  // an upload is stored only when its trailer agrees with what arrived
+  trailer.mutable_trailer()->set_files(files);
+  trailer.mutable_trailer()->set_bytes(bytes);
+  if (ok && writer->Write(trailer)) writer->WritesDone();
   return writer->Finish();
 }
 

@@ -3,8 +3,14 @@
 // Contract
 //   * CheckToken: when a token is configured, every call must carry `authorization: Bearer <token>`;
 //     the comparison takes the same time whatever the bytes (no timing oracle). kPermissionDenied otherwise.
-//   * ResolveAllowedPath: resolves symlinks and `..` (realpath) and accepts the path only when the result
-//     lies inside one of the allowed roots (themselves resolved). No roots configured: nothing is allowed.
+//   * ResolveAllowedPath: accepts an absolute path only when it lies beneath one of the allowed roots
+//     (themselves resolved with realpath at start): lexically (`..` cannot climb out), then opened beneath the
+//     root with openat2(RESOLVE_BENEATH), so a symlink may be followed only while it stays inside. Returns the
+//     resolved path. Outside the roots and "does not exist" outside them are one answer (kPermissionDenied,
+//     no resolved path echoed), so callers cannot probe the server's disk; kNotFound only for a path beneath
+//     a root. No roots configured: nothing is allowed.
+//   * FindRoot: the lexical half: which root a path is beneath, and the rest of it. The ingest queue uses it
+//     to open the path beneath that root again when the job runs (ingest/dump_source.h OpenBeneath).
 //   * Immutable after construction; thread-safe.
 #ifndef XLADB_SERVICE_ACCESS_POLICY_H_
 #define XLADB_SERVICE_ACCESS_POLICY_H_
@@ -16,6 +22,11 @@
 
 namespace xladb::service {
 
+struct AllowedPath {
+  std::string root;      // an allowed root, resolved, without trailing '/'
+  std::string relative;  // the path beneath it, '/'-separated, no `..`; "" = the root itself
+};
+
 class AccessPolicy {
  public:
   // `token` empty: no authentication. Roots that do not exist are an error naming them.
@@ -23,6 +34,7 @@ class AccessPolicy {
 
   Status CheckToken(const std::string& authorization_header) const;
   StatusOr<std::string> ResolveAllowedPath(const std::string& path) const;
+  StatusOr<AllowedPath> FindRoot(const std::string& path) const;
   bool token_required() const { return !token_.empty(); }
   const std::vector<std::string>& roots() const { return roots_; }
 

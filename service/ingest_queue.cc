@@ -4,6 +4,7 @@
 #include <random>
 
 #include "ingest/dump_ingester.h"
+#include "ingest/run_name.h"
 #include "store/run_writer.h"
 #include "store/unix_time.h"
 
@@ -17,9 +18,12 @@ std::string NewRandomId(const std::string& prefix) {
   return prefix + buf;
 }
 
-StatusOr<std::unique_ptr<IngestQueue>> IngestQueue::Start(const std::string& db_path) {
+StatusOr<std::unique_ptr<IngestQueue>> IngestQueue::Start(const std::string& db_path, const AccessPolicy* access,
+                                                          ingest::SourceLimits limits) {
   std::unique_ptr<IngestQueue> q(new IngestQueue());
   q->db_path_ = db_path;
+  q->access_ = access;
+  q->source_limits_ = std::move(limits);
   auto jobs_db = store::Database::Open(db_path);
   if (!jobs_db.ok()) return jobs_db.status();
   q->jobs_db_ = std::move(jobs_db.value());
@@ -27,7 +31,8 @@ StatusOr<std::unique_ptr<IngestQueue>> IngestQueue::Start(const std::string& db_
   auto unfinished = q->job_log_->Unfinished();
   if (!unfinished.ok()) return unfinished.status();
   for (auto& job : unfinished.value()) {
-    IngestRequest r{job.source, job.path, job.run_name, job.labels, job.run_time_us};
+    IngestRequest r{job.source, job.path, job.run_name, job.labels, job.run_time_us, job.append,
+                    job.content_digest, job.source_description};
     JobStatus st;
     st.job_id = job.job_id;
     st.run_name = job.run_name;
@@ -58,6 +63,9 @@ StatusOr<std::string> IngestQueue::Submit(IngestRequest request) {
   rec.run_name = request.run_name;
   rec.labels = request.labels;
   rec.run_time_us = request.run_time_us;
+  rec.append = request.append;
+  rec.content_digest = request.content_digest;
+  rec.source_description = request.source_description;
   rec.state = "QUEUED";
   rec.created_at_us = store::UnixMicrosNow();
   Status st = job_log_->Insert(rec);
@@ -67,6 +75,7 @@ StatusOr<std::string> IngestQueue::Submit(IngestRequest request) {
   js.run_name = request.run_name;
   js.source = request.source;
   js.created_at_us = rec.created_at_us;
+  js.files_received = std::max<int64_t>(request.files_received, 0);
   jobs_[rec.job_id] = js;
   queue_.emplace_back(rec.job_id, std::move(request));
   changed_.notify_all();
@@ -100,6 +109,16 @@ void IngestQueue::Shutdown() {
     changed_.notify_all();
   }
   if (thread_.joinable()) thread_.join();
+}
+
+std::vector<std::string> IngestQueue::PendingUploadPaths() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> paths;
+  for (const auto& [id, request] : queue_) {
+    if (request.source == "upload") paths.push_back(request.path);
+  }
+  if (!running_upload_.empty()) paths.push_back(running_upload_);
+  return paths;
 }
 
 int64_t IngestQueue::jobs_finished() const {
@@ -136,6 +155,7 @@ void IngestQueue::Run() {
       if (stopping_) return;  // queued jobs stay QUEUED in ingest_jobs and resume on the next start
       next = std::move(queue_.front());
       queue_.pop_front();
+      if (next.second.source == "upload") running_upload_ = next.second.path;
       job_log_->SetState(next.first, "RUNNING", "");
     }
     const std::string& job_id = next.first;
@@ -147,7 +167,9 @@ void IngestQueue::Run() {
     options.run_name = request.run_name;
     options.labels = request.labels;
     options.time_us = request.run_time_us;
-    if (request.source == "upload") options.source_description = "upload";
+    options.source_description = request.source_description;
+    options.append = request.append;
+    options.content_digest = request.content_digest;
     options.should_stop = [this] {
       std::lock_guard<std::mutex> lock(mu_);
       return stopping_;
@@ -158,7 +180,23 @@ void IngestQueue::Run() {
         js.bytes_done = p.bytes_done;
       });
     };
-    auto summary = ingester.Ingest(request.path, options, progress);
+    options.source_limits = source_limits_;
+    if (options.run_name.empty()) options.run_name = ingest::DefaultRunNameForPath(request.path);
+    StatusOr<ingest::IngestSummary> summary = Status::Internal("not run");
+    if (request.source == "path") {
+      // Checked when asked, and opened beneath its root now: a symlink swapped in while the job waited is refused.
+      StatusOr<std::unique_ptr<ingest::DumpSource>> source =
+          Status::PermissionDenied("IngestPath is disabled: the server has no --allow-root");
+      if (access_ != nullptr) {
+        auto allowed = access_->FindRoot(request.path);
+        source = allowed.ok() ? ingest::DumpSource::OpenBeneath(allowed->root, allowed->relative, source_limits_)
+                              : StatusOr<std::unique_ptr<ingest::DumpSource>>(allowed.status());
+      }
+      if (source.ok()) summary = ingester.Ingest(*source.value(), request.path, options, progress);
+      else summary = source.status();
+    } else {
+      summary = ingester.Ingest(request.path, options, progress);
+    }
     std::string state = "SUCCEEDED", message;
     if (!summary.ok()) {
       state = "FAILED";
@@ -166,14 +204,22 @@ void IngestQueue::Run() {
     } else if (summary->interrupted) {
       state = "QUEUED";  // resumed on the next start
       message = "interrupted by shutdown after " + std::to_string(summary->files) + " files";
+    } else if (request.files_received >= 0 && summary->files != request.files_received) {
+      state = "FAILED";
+      message = "received " + std::to_string(request.files_received) + " files but the ingest found " +
+                std::to_string(summary->files) + " of them";
     }
     {
       std::lock_guard<std::mutex> lock(mu_);
       job_log_->SetState(job_id, state, message);
     }
-    if (state == "SUCCEEDED" && request.source == "upload") {
-      std::error_code ec;  // staged uploads are ours to remove once stored
+    if (state != "QUEUED" && request.source == "upload") {
+      std::error_code ec;  // staged uploads are ours to remove once the job has ended, either way
       std::filesystem::remove_all(request.path, ec);
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      running_upload_.clear();
     }
     Update(job_id, [&](JobStatus& js) {
       if (summary.ok()) {

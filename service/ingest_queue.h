@@ -6,6 +6,9 @@
 //   * Submit() records the job in the database (ingest_jobs) before returning its id, so a job accepted is
 //     never lost: Start() resumes jobs a crash or shutdown left QUEUED or RUNNING.
 //   * A watched folder already waiting in the queue is not queued twice.
+//   * An upload's staged folder (source 'upload') belongs to the queue once submitted: it is removed when the
+//     job ends, SUCCEEDED or FAILED; an upload job whose ingest saw another number of files than were
+//     received FAILS saying so.
 //   * Shutdown(): stop accepting (Submit returns kUnavailable), let the running job finish the file in hand
 //     and stop there (the rest is resumed on the next start), then join. Idempotent.
 //   * All methods are thread-safe.
@@ -26,7 +29,9 @@
 #include <utility>
 #include <vector>
 
+#include "ingest/dump_source.h"
 #include "ingest/status.h"
+#include "service/access_policy.h"
 #include "store/database.h"
 #include "store/job_log.h"
 
@@ -38,6 +43,10 @@ struct IngestRequest {
   std::string run_name;    // "" = named after the folder
   std::vector<std::pair<std::string, std::string>> labels;
   int64_t run_time_us = -1;
+  bool append = false;              // may add to a run from another source (RunSpec::append)
+  std::string content_digest;       // uploads: what was uploaded (RunSpec::content_digest)
+  std::string source_description;   // the run's recorded source; "" = `path`
+  int64_t files_received = -1;      // uploads: files staged, checked against the files the ingest saw
 };
 
 struct JobStatus {
@@ -55,6 +64,7 @@ struct JobStatus {
   std::string message;
   double seconds = 0;
   int64_t created_at_us = 0;
+  int64_t files_received = 0;  // uploads: files received and staged
   uint64_t version = 0;    // increases on every change
   bool finished() const { return state == State::kSucceeded || state == State::kFailed; }
 };
@@ -64,8 +74,11 @@ std::string NewRandomId(const std::string& prefix);
 
 class IngestQueue {
  public:
-  // Opens the read-write connection, resumes unfinished jobs, starts the writer thread.
-  static StatusOr<std::unique_ptr<IngestQueue>> Start(const std::string& db_path);
+  // Opens the read-write connection, resumes unfinished jobs, starts the writer thread. Jobs of source 'path'
+  // are opened beneath the `access` root they lie under when they run (nullptr: no such jobs allowed);
+  // `limits` bound what archives and compressed files may expand to.
+  static StatusOr<std::unique_ptr<IngestQueue>> Start(const std::string& db_path, const AccessPolicy* access,
+                                                      ingest::SourceLimits limits);
   ~IngestQueue();
 
   StatusOr<std::string> Submit(IngestRequest request);
@@ -76,6 +89,8 @@ class IngestQueue {
   void Shutdown();
 
   int64_t jobs_finished() const;
+  // The staged folders of upload jobs not finished yet (queued, running, or waiting to be resumed).
+  std::vector<std::string> PendingUploadPaths() const;
 
  private:
   IngestQueue() = default;
@@ -84,6 +99,8 @@ class IngestQueue {
   void Update(const std::string& job_id, const std::function<void(JobStatus&)>& change);
 
   std::string db_path_;
+  const AccessPolicy* access_ = nullptr;
+  ingest::SourceLimits source_limits_;
   std::unique_ptr<store::Database> jobs_db_;   // job bookkeeping, used under mu_
   std::unique_ptr<store::JobLog> job_log_;     // on jobs_db_
   mutable std::mutex mu_;
@@ -91,6 +108,7 @@ class IngestQueue {
   std::deque<std::pair<std::string, IngestRequest>> queue_;
   std::map<std::string, JobStatus> jobs_;
   bool stopping_ = false;
+  std::string running_upload_;  // the staged folder of the upload being ingested, or ""
   int64_t jobs_finished_ = 0;
   std::thread thread_;
 };

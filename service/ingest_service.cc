@@ -4,11 +4,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
+#include "ingest/content_hash.h"
+#include "ingest/run_name.h"
+#include "proto/wire_text.h"
 #include "service/query_service.h"
 
 namespace xladb::service {
@@ -23,19 +31,46 @@ std::vector<std::pair<std::string, std::string>> FromProto(const google::protobu
   return out;
 }
 
-// A relative, '/'-separated path with no empty, "." or ".." component and no NUL.
-bool IsSafeRelativePath(const std::string& p) {
-  if (p.empty() || p.front() == '/' || p.find('\0') != std::string::npos || p.size() > 4096) return false;
+// Why `p` is not a relative, '/'-separated path with parts of at most NAME_MAX bytes and no empty, "." or ".."
+// part or NUL, or "" when it is one.
+std::string UnsafeRelativePath(const std::string& p) {
+  if (p.empty()) return "is empty";
+  if (p.front() == '/') return "is absolute";
+  if (p.find('\0') != std::string::npos) return "holds a NUL byte";
+  if (p.size() > 4096) return "is longer than 4096 bytes";
   size_t start = 0;
   while (start <= p.size()) {
     size_t end = p.find('/', start);
     if (end == std::string::npos) end = p.size();
-    std::string part = p.substr(start, end - start);
-    if (part.empty() || part == "." || part == "..") return false;
+    const size_t len = end - start;
+    if (len == 0) return "has an empty part";
+    if ((len == 1 && p[start] == '.') || (len == 2 && p.compare(start, 2, "..") == 0)) return "has a '.' or '..' part";
+    if (len > 255) return "has a part longer than 255 bytes";
     start = end + 1;
   }
-  return true;
+  return "";
 }
+
+// A staged upload folder that is removed when this goes out of scope, unless Release()d to the queue.
+class StagedUpload {
+ public:
+  explicit StagedUpload(fs::path dir) : dir_(std::move(dir)) {}
+  ~StagedUpload() {
+    if (dir_.empty()) return;
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  StagedUpload(const StagedUpload&) = delete;
+  StagedUpload& operator=(const StagedUpload&) = delete;
+  const fs::path& dir() const { return dir_; }
+  void Release() { dir_.clear(); }
+
+ private:
+  fs::path dir_;
+};
+
+// Quotes a path for a message: valid UTF-8 as it is, other bytes as U+FFFD.
+std::string Quoted(const std::string& path) { return "'" + wire::ToValidUtf8(path) + "'"; }
 
 }  // namespace
 
@@ -64,6 +99,24 @@ void ToProto(const JobStatus& s, v1::IngestJob* out) {
   out->set_message(s.message);
   out->set_seconds(s.seconds);
   out->set_created_at_us(s.created_at_us);
+  out->set_files_received(s.files_received);
+  wire::MakeStringsValidUtf8(out);  // run names and file paths are bytes
+}
+
+int RemoveAbandonedUploads(const std::string& spool_dir, const IngestQueue& queue) {
+  std::error_code ec;
+  std::vector<std::string> pending = queue.PendingUploadPaths();
+  for (auto& p : pending) p = fs::path(p).lexically_normal().string();
+  int removed = 0;
+  for (fs::directory_iterator it(spool_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::path path = it->path();
+    if (path.filename().string().rfind(kUploadStagePrefix, 0) != 0) continue;
+    if (std::find(pending.begin(), pending.end(), path.lexically_normal().string()) != pending.end()) continue;
+    std::error_code rm;
+    fs::remove_all(path, rm);
+    if (!rm) ++removed;
+  }
+  return removed;
 }
 
 grpc::Status IngestServiceImpl::WaitAndReport(grpc::ServerContext* ctx, const std::string& job_id,
@@ -83,91 +136,157 @@ grpc::Status IngestServiceImpl::IngestPath(grpc::ServerContext* ctx, const v1::I
                                            v1::IngestJob* resp) {
   if (Status auth = access_->CheckToken(AuthorizationHeader(ctx)); !auth.ok()) return ToGrpc(auth);
   if (req->path().empty()) return {grpc::StatusCode::INVALID_ARGUMENT, "path is required"};
+  if (!req->run_name().empty()) {
+    if (Status valid = ingest::ValidateRunName(req->run_name()); !valid.ok()) return ToGrpc(valid);
+  }
+  if (req->run_time_us() < 0) return {grpc::StatusCode::INVALID_ARGUMENT, "run_time_us must not be negative"};
+  // Checked now for a prompt answer, and again when the job runs (the path is opened beneath its root then).
   auto resolved = access_->ResolveAllowedPath(req->path());
   if (!resolved.ok()) return ToGrpc(resolved.status());
-  IngestRequest r{"path", resolved.value(), req->run_name(), FromProto(req->labels()),
-                  req->run_time_us() > 0 ? req->run_time_us() : -1};
+  IngestRequest r;
+  r.source = "path";
+  r.path = resolved.value();
+  r.run_name = req->run_name();
+  r.labels = FromProto(req->labels());
+  r.run_time_us = req->run_time_us() > 0 ? req->run_time_us() : -1;
+  r.append = req->append();
   auto id = queue_->Submit(std::move(r));
   if (!id.ok()) return {grpc::StatusCode::UNAVAILABLE, id.status().message()};
   if (req->wait()) return WaitAndReport(ctx, id.value(), resp);
   auto st = queue_->Get(id.value());
   if (st) ToProto(*st, resp);
-  return grpc::Status::OK;
+  return Answer(resp);
 }
 
 grpc::Status IngestServiceImpl::Upload(grpc::ServerContext* ctx, grpc::ServerReader<v1::UploadChunk>* reader,
                                        v1::IngestJob* resp) {
   if (Status auth = access_->CheckToken(AuthorizationHeader(ctx)); !auth.ok()) return ToGrpc(auth);
+  try {
+    return ReceiveUpload(ctx, reader, resp);
+  } catch (const std::exception& e) {  // nothing escapes a handler; the staged folder went with the stack
+    return {grpc::StatusCode::INTERNAL, std::string("upload failed: ") + e.what()};
+  }
+}
+
+grpc::Status IngestServiceImpl::ReceiveUpload(grpc::ServerContext* ctx, grpc::ServerReader<v1::UploadChunk>* reader,
+                                              v1::IngestJob* resp) {
   v1::UploadChunk chunk;
   if (!reader->Read(&chunk) || !chunk.has_header()) {
     return {grpc::StatusCode::INVALID_ARGUMENT, "an upload starts with an UploadHeader"};
   }
   const v1::UploadHeader header = chunk.header();
   if (header.run_name().empty()) return {grpc::StatusCode::INVALID_ARGUMENT, "UploadHeader.run_name is required"};
+  if (Status valid = ingest::ValidateRunName(header.run_name()); !valid.ok()) return ToGrpc(valid);
 
   std::error_code ec;
   fs::create_directories(spool_dir_, ec);
-  fs::path stage = fs::path(spool_dir_) / NewRandomId("upload-");
-  if (::mkdir(stage.c_str(), 0700) != 0) {
-    return {grpc::StatusCode::INTERNAL, "cannot create upload staging folder " + stage.string()};
+  StagedUpload stage(fs::path(spool_dir_) / NewRandomId(std::string(kUploadStagePrefix)));
+  if (::mkdir(stage.dir().c_str(), 0700) != 0) {
+    return {grpc::StatusCode::INTERNAL, "cannot create upload staging folder " + stage.dir().string() + ": " +
+                                            std::strerror(errno)};
   }
-  auto fail = [&](grpc::StatusCode code, std::string message) {
-    std::error_code rm;
-    fs::remove_all(stage, rm);
-    return grpc::Status(code, std::move(message));
-  };
 
   int64_t total_bytes = 0, files = 0;
   std::string current_path;
   std::ofstream out;
+  std::unique_ptr<ingest::ContentHasher> file_hash;
+  std::vector<std::pair<std::string, std::string>> file_hashes;  // (path, content hash): the upload's digest
   std::vector<std::pair<fs::path, int64_t>> mtimes;
+  auto finish_file = [&]() -> bool {
+    if (current_path.empty()) return true;
+    out.close();
+    file_hashes.emplace_back(current_path, file_hash->HexDigest());
+    return !out.fail();
+  };
+  bool trailer_seen = false;
+  v1::UploadTrailer trailer;
   while (reader->Read(&chunk)) {
-    if (!chunk.has_file()) return fail(grpc::StatusCode::INVALID_ARGUMENT, "only one UploadHeader per upload");
+    if (trailer_seen) {
+      return {grpc::StatusCode::INVALID_ARGUMENT, "chunks after the UploadTrailer (it must come last)"};
+    }
+    if (chunk.has_trailer()) {
+      trailer_seen = true;
+      trailer = chunk.trailer();
+      continue;
+    }
+    if (!chunk.has_file()) return {grpc::StatusCode::INVALID_ARGUMENT, "only one UploadHeader per upload"};
     const v1::FileChunk& f = chunk.file();
-    if (f.path() != current_path) {
-      if (!IsSafeRelativePath(f.path())) {
-        return fail(grpc::StatusCode::INVALID_ARGUMENT,
-                    "upload path '" + f.path() + "' must be relative, without '..' or empty parts");
+    const std::string& path = f.raw_path().empty() ? f.path() : f.raw_path();
+    if (path != current_path) {
+      if (std::string why = UnsafeRelativePath(path); !why.empty()) {
+        return {grpc::StatusCode::INVALID_ARGUMENT,
+                "upload path " + Quoted(path) + " " + why + " (paths are relative, '/'-separated, without '..')"};
       }
       if (++files > limits_.max_files) {
-        return fail(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                    "upload has more than " + std::to_string(limits_.max_files) + " files (server --max-upload-files)");
+        return {grpc::StatusCode::RESOURCE_EXHAUSTED,
+                "upload has more than " + std::to_string(limits_.max_files) + " files (server --max-upload-files)"};
       }
-      out.close();
-      current_path = f.path();
-      fs::path target = stage / current_path;
+      if (!finish_file()) return {grpc::StatusCode::RESOURCE_EXHAUSTED, "cannot write staged upload (disk full?)"};
+      current_path = path;
+      file_hash = std::make_unique<ingest::ContentHasher>();
+      fs::path target = stage.dir() / current_path;
       fs::create_directories(target.parent_path(), ec);
-      if (fs::exists(target)) {
-        return fail(grpc::StatusCode::INVALID_ARGUMENT, "file '" + f.path() + "' sent twice (send its chunks together)");
+      if (ec) {
+        return {grpc::StatusCode::INVALID_ARGUMENT,
+                "cannot stage " + Quoted(path) + ": " + ec.message() + " (a file and a folder of the same name?)"};
+      }
+      if (fs::symlink_status(target, ec).type() != fs::file_type::not_found) {
+        return {grpc::StatusCode::INVALID_ARGUMENT,
+                "file " + Quoted(path) + " sent twice (send its chunks together), or also a folder"};
       }
       out.open(target, std::ios::binary);
-      if (!out) return fail(grpc::StatusCode::INTERNAL, "cannot stage " + f.path());
+      if (!out) return {grpc::StatusCode::INTERNAL, "cannot stage " + Quoted(path) + ": " + std::strerror(errno)};
       if (f.mtime_us() > 0) mtimes.emplace_back(target, f.mtime_us());
     }
     total_bytes += static_cast<int64_t>(f.data().size());
     if (total_bytes > limits_.max_bytes) {
-      return fail(grpc::StatusCode::RESOURCE_EXHAUSTED,
-                  "upload exceeds " + std::to_string(limits_.max_bytes) + " bytes (server --max-upload-bytes)");
+      return {grpc::StatusCode::RESOURCE_EXHAUSTED,
+              "upload exceeds " + std::to_string(limits_.max_bytes) + " bytes (server --max-upload-bytes)"};
     }
+    file_hash->Update(f.data());
     out.write(f.data().data(), static_cast<std::streamsize>(f.data().size()));
-    if (!out) return fail(grpc::StatusCode::RESOURCE_EXHAUSTED, "cannot write staged upload (disk full?)");
+    if (!out) return {grpc::StatusCode::RESOURCE_EXHAUSTED, "cannot write staged upload (disk full?)"};
   }
-  out.close();
-  if (ctx->IsCancelled()) return fail(grpc::StatusCode::CANCELLED, "upload cancelled");
+  if (!finish_file()) return {grpc::StatusCode::RESOURCE_EXHAUSTED, "cannot write staged upload (disk full?)"};
+  if (ctx->IsCancelled()) return {grpc::StatusCode::CANCELLED, "upload cancelled"};
+  // All or nothing: a chunk the server could not read (e.g. a file name that is not UTF-8 in `path`) ends
+  // the stream as if the client had finished; only the trailer tells the two apart.
+  if (!trailer_seen) {
+    return {grpc::StatusCode::INVALID_ARGUMENT,
+            "the upload ended without its UploadTrailer after " + std::to_string(files) + " files" +
+                (current_path.empty() ? std::string() : " (the last one received: " + Quoted(current_path) + ")") +
+                ": a chunk could not be read, or the client stopped early. Nothing was ingested. File names that "
+                "are not valid UTF-8 go in FileChunk.raw_path"};
+  }
+  if (trailer.files() != files || trailer.bytes() != total_bytes) {
+    return {grpc::StatusCode::INVALID_ARGUMENT,
+            "the client sent " + std::to_string(trailer.files()) + " files and " + std::to_string(trailer.bytes()) +
+                " bytes, the server received " + std::to_string(files) + " files and " +
+                std::to_string(total_bytes) + " bytes. Nothing was ingested"};
+  }
   for (const auto& [path, us] : mtimes) {
     struct timespec times[2];
     times[0].tv_sec = times[1].tv_sec = us / 1000000;
     times[0].tv_nsec = times[1].tv_nsec = (us % 1000000) * 1000;
     ::utimensat(AT_FDCWD, path.c_str(), times, 0);
   }
-  IngestRequest r{"upload", stage.string(), header.run_name(), FromProto(header.labels()),
-                  header.run_time_us() > 0 ? header.run_time_us() : -1};
+  IngestRequest r;
+  r.source = "upload";
+  r.path = stage.dir().string();
+  r.run_name = header.run_name();
+  r.labels = FromProto(header.labels());
+  r.run_time_us = header.run_time_us() > 0 ? header.run_time_us() : -1;
+  r.append = header.append();
+  r.content_digest = ingest::SetDigest(std::move(file_hashes));
+  r.source_description = "upload:" + (header.source().empty() ? header.run_name() : header.source());
+  r.files_received = files;
   auto id = queue_->Submit(std::move(r));
-  if (!id.ok()) return fail(grpc::StatusCode::UNAVAILABLE, id.status().message());
+  if (!id.ok()) return {grpc::StatusCode::UNAVAILABLE, id.status().message()};
+  stage.Release();  // the queue owns the staged folder now
   if (header.wait()) return WaitAndReport(ctx, id.value(), resp);
   auto st = queue_->Get(id.value());
   if (st) ToProto(*st, resp);
-  return grpc::Status::OK;
+  return Answer(resp);
 }
 
 grpc::Status IngestServiceImpl::GetIngestJob(grpc::ServerContext* ctx, const v1::GetIngestJobRequest* req,
@@ -182,15 +301,21 @@ grpc::Status IngestServiceImpl::GetIngestJob(grpc::ServerContext* ctx, const v1:
 grpc::Status IngestServiceImpl::WatchIngestJob(grpc::ServerContext* ctx, const v1::GetIngestJobRequest* req,
                                                grpc::ServerWriter<v1::IngestJob>* writer) {
   if (Status auth = access_->CheckToken(AuthorizationHeader(ctx)); !auth.ok()) return ToGrpc(auth);
+  // A message on every change, and at least every kWatchHeartbeat while nothing changes (one big file), so
+  // a client can tell a busy job from a dead server.
+  constexpr auto kWatchHeartbeat = std::chrono::seconds(5);
   uint64_t version = 0;
   bool first = true;
+  auto last_sent = std::chrono::steady_clock::now();
   for (;;) {
     auto st = queue_->WaitForChange(req->job_id(), first ? 0 : version, std::chrono::milliseconds(500));
-    if (!st) return {grpc::StatusCode::NOT_FOUND, "no ingest job " + req->job_id()};
-    if (first || st->version != version || st->finished()) {
+    if (!st) return {grpc::StatusCode::NOT_FOUND, "no ingest job " + wire::ToValidUtf8(req->job_id())};
+    const auto now = std::chrono::steady_clock::now();
+    if (first || st->version != version || st->finished() || now - last_sent >= kWatchHeartbeat) {
       v1::IngestJob msg;
       ToProto(*st, &msg);
       if (!writer->Write(msg)) return grpc::Status::OK;
+      last_sent = now;
     }
     first = false;
     version = st->version;

@@ -2,16 +2,23 @@
 // IngestQueue (the single writer) and report its jobs.
 //
 // Contract
-//   * IngestPath reads only under the AccessPolicy's allowed roots (resolved: no `..`, no symlink escape).
-//   * Upload stages the streamed files under `spool_dir` (one fresh folder per upload, created 0700), never
-//     outside it: paths must be relative without `..` components. Limits on total bytes and file count end
-//     the call with RESOURCE_EXHAUSTED and remove what was staged. The staged folder is removed once ingested.
+//   * IngestPath reads only under the AccessPolicy's allowed roots: checked when asked, and the path is opened
+//     beneath its root again when the job runs (a symlink swapped in meanwhile is refused).
+//   * Upload is all or nothing. It stages the streamed files under `spool_dir` (one fresh folder per upload,
+//     created 0700, named kUploadStagePrefix…), never outside it: paths (FileChunk.path, or raw_path for names
+//     that are not UTF-8) must be relative, without `.`/`..` or empty parts, parts of at most 255 bytes. The
+//     stream must end with an UploadTrailer that matches what arrived; a missing or wrong trailer, a bad
+//     path or a limit ends the call with INVALID_ARGUMENT or RESOURCE_EXHAUSTED and removes what was staged.
+//     Once submitted the staged folder is the queue's (removed when the job ends); RemoveAbandonedUploads()
+//     clears folders a killed daemon left.
+//   * No handler lets an exception escape (INTERNAL instead); every string sent is valid UTF-8.
 //   * Thread-safe.
 #ifndef XLADB_SERVICE_INGEST_SERVICE_H_
 #define XLADB_SERVICE_INGEST_SERVICE_H_
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include <grpcpp/grpcpp.h>
 
@@ -26,8 +33,16 @@ struct UploadLimits {
   int64_t max_files = 100000;             // per upload
 };
 
-// Fills an IngestJob message from a JobStatus.
+// Staged upload folders are named with this prefix inside the spool folder.
+inline constexpr std::string_view kUploadStagePrefix = "upload-";
+
+// Fills an IngestJob message from a JobStatus (strings made valid UTF-8).
 void ToProto(const JobStatus& status, v1::IngestJob* out);
+
+// Removes the staged upload folders in `spool_dir` that no unfinished job of `queue` will ingest (a daemon
+// killed during an upload leaves them). Returns how many it removed. Call once at start, after the queue has
+// loaded its unfinished jobs and before the server accepts uploads.
+int RemoveAbandonedUploads(const std::string& spool_dir, const IngestQueue& queue);
 
 class IngestServiceImpl final : public xladb::v1::IngestService::Service {
  public:
@@ -43,6 +58,9 @@ class IngestServiceImpl final : public xladb::v1::IngestService::Service {
  private:
   // Waits (while the client is there) until the job finishes; fills `out` with its last state.
   grpc::Status WaitAndReport(grpc::ServerContext* ctx, const std::string& job_id, v1::IngestJob* out);
+  // Upload's body: receives, checks and stages the stream, then submits the job.
+  grpc::Status ReceiveUpload(grpc::ServerContext* ctx, grpc::ServerReader<v1::UploadChunk>* reader,
+                             v1::IngestJob* resp);
 
   IngestQueue* queue_;
   const AccessPolicy* access_;

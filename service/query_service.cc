@@ -3,6 +3,7 @@
 #include <map>
 #include <memory>
 
+#include "proto/wire_text.h"
 #include "store/queries.h"
 #include "store/sql_query.h"
 
@@ -12,16 +13,23 @@ namespace v1 = xladb::v1;
 
 grpc::Status ToGrpc(const Status& status) {
   using C = Status::Code;
+  grpc::StatusCode code;
   switch (status.code()) {
     case C::kOk: return grpc::Status::OK;
-    case C::kNotFound: return {grpc::StatusCode::NOT_FOUND, status.message()};
-    case C::kInvalidArgument: return {grpc::StatusCode::INVALID_ARGUMENT, status.message()};
-    case C::kPermissionDenied: return {grpc::StatusCode::PERMISSION_DENIED, status.message()};
-    case C::kResourceExhausted: return {grpc::StatusCode::RESOURCE_EXHAUSTED, status.message()};
-    case C::kFailedPrecondition: return {grpc::StatusCode::FAILED_PRECONDITION, status.message()};
-    case C::kDataLoss: return {grpc::StatusCode::DATA_LOSS, status.message()};
-    default: return {grpc::StatusCode::INTERNAL, status.message()};
+    case C::kNotFound: code = grpc::StatusCode::NOT_FOUND; break;
+    case C::kInvalidArgument: code = grpc::StatusCode::INVALID_ARGUMENT; break;
+    case C::kPermissionDenied: code = grpc::StatusCode::PERMISSION_DENIED; break;
+    case C::kResourceExhausted: code = grpc::StatusCode::RESOURCE_EXHAUSTED; break;
+    case C::kFailedPrecondition: code = grpc::StatusCode::FAILED_PRECONDITION; break;
+    case C::kDataLoss: code = grpc::StatusCode::DATA_LOSS; break;
+    default: code = grpc::StatusCode::INTERNAL; break;
   }
+  return {code, wire::ToValidUtf8(status.message())};
+}
+
+grpc::Status Answer(google::protobuf::Message* response) {
+  wire::MakeStringsValidUtf8(response);
+  return grpc::Status::OK;
 }
 
 std::string AuthorizationHeader(const grpc::ServerContext* context) {
@@ -42,6 +50,19 @@ StatusOr<store::Database*> ThreadReadConnection(const std::string& db_path) {
   return raw;
 }
 
+bool ConcurrencyGate::Enter(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!freed_.wait_for(lock, timeout, [&] { return held_ < limit_; })) return false;
+  ++held_;
+  return true;
+}
+
+void ConcurrencyGate::Leave() {
+  std::lock_guard<std::mutex> lock(mu_);
+  --held_;
+  freed_.notify_one();
+}
+
 StatusOr<store::Database*> QueryServiceImpl::Begin(grpc::ServerContext* context) {
   Status auth = access_->CheckToken(AuthorizationHeader(context));
   if (!auth.ok()) return auth;
@@ -49,6 +70,16 @@ StatusOr<store::Database*> QueryServiceImpl::Begin(grpc::ServerContext* context)
 }
 
 namespace {
+
+// A count or limit from a request: 0 means "the default", negative or over `max` is refused.
+Status CheckCount(const char* field, int64_t value, int64_t max) {
+  if (value < 0) return Status::InvalidArgument(std::string(field) + " must not be negative (0 = the default)");
+  if (value > max) {
+    return Status::InvalidArgument(std::string(field) + " is at most " + std::to_string(max) + " (got " +
+                                   std::to_string(value) + ")");
+  }
+  return Status::Ok();
+}
 
 store::Labels FromProto(const google::protobuf::RepeatedPtrField<v1::Label>& labels) {
   store::Labels out;
@@ -100,6 +131,10 @@ grpc::Status QueryServiceImpl::ListRuns(grpc::ServerContext* ctx, const v1::List
                                         v1::ListRunsResponse* resp) {
   auto db = Begin(ctx);
   if (!db.ok()) return ToGrpc(db.status());
+  if (Status c = CheckCount("page_size", req->page_size(), 1000); !c.ok()) return ToGrpc(c);
+  if (req->since_us() < 0 || req->until_us() < 0) {
+    return {grpc::StatusCode::INVALID_ARGUMENT, "since_us and until_us are Unix microseconds (0 = no bound)"};
+  }
   store::RunFilter f;
   f.labels = FromProto(req->labels());
   f.since_us = req->since_us() > 0 ? req->since_us() : -1;
@@ -111,22 +146,24 @@ grpc::Status QueryServiceImpl::ListRuns(grpc::ServerContext* ctx, const v1::List
   if (!page.ok()) return ToGrpc(page.status());
   for (const auto& r : page->runs) ToProto(r, resp->add_runs());
   resp->set_next_page_token(page->next_page_token);
-  return grpc::Status::OK;
+  return Answer(resp);
 }
 
 grpc::Status QueryServiceImpl::GetRun(grpc::ServerContext* ctx, const v1::GetRunRequest* req, v1::Run* resp) {
   auto db = Begin(ctx);
   if (!db.ok()) return ToGrpc(db.status());
+  if (req->run_name().empty()) return {grpc::StatusCode::INVALID_ARGUMENT, "run_name is required"};
   auto run = store::GetRun(**db, req->run_name());
   if (!run.ok()) return ToGrpc(run.status());
   ToProto(run.value(), resp);
-  return grpc::Status::OK;
+  return Answer(resp);
 }
 
 grpc::Status QueryServiceImpl::ListModules(grpc::ServerContext* ctx, const v1::ListModulesRequest* req,
                                            v1::ListModulesResponse* resp) {
   auto db = Begin(ctx);
   if (!db.ok()) return ToGrpc(db.status());
+  if (req->run_name().empty()) return {grpc::StatusCode::INVALID_ARGUMENT, "run_name is required"};
   auto modules = store::ListModules(**db, req->run_name(), req->name_pattern());
   if (!modules.ok()) return ToGrpc(modules.status());
   for (const auto& m : modules.value()) {
@@ -146,8 +183,9 @@ grpc::Status QueryServiceImpl::ListModules(grpc::ServerContext* ctx, const v1::L
     out->set_allocation_count(m.allocation_count);
     out->set_value_count(m.value_count);
     out->set_instruction_count(m.instruction_count);
+    out->set_folder(m.folder);
   }
-  return grpc::Status::OK;
+  return Answer(resp);
 }
 
 grpc::Status QueryServiceImpl::PeakMemoryTrend(grpc::ServerContext* ctx, const v1::PeakMemoryTrendRequest* req,
@@ -155,6 +193,10 @@ grpc::Status QueryServiceImpl::PeakMemoryTrend(grpc::ServerContext* ctx, const v
   auto db = Begin(ctx);
   if (!db.ok()) return ToGrpc(db.status());
   if (req->module().empty()) return {grpc::StatusCode::INVALID_ARGUMENT, "module is required (a name or pattern)"};
+  if (Status c = CheckCount("last_n", req->last_n(), 1000000); !c.ok()) return ToGrpc(c);
+  if (!v1::TrendMetric_IsValid(req->metric())) {
+    return {grpc::StatusCode::INVALID_ARGUMENT, "metric " + std::to_string(req->metric()) + " is not a TrendMetric"};
+  }
   store::TrendQuery q;
   q.module = req->module();
   switch (req->metric()) {
@@ -180,13 +222,14 @@ grpc::Status QueryServiceImpl::PeakMemoryTrend(grpc::ServerContext* ctx, const v
     out->set_total_bytes(p.total_bytes);
     out->set_temp_bytes(p.temp_bytes);
   }
-  return grpc::Status::OK;
+  return Answer(resp);
 }
 
 grpc::Status QueryServiceImpl::SpillRates(grpc::ServerContext* ctx, const v1::SpillRatesRequest* req,
                                           v1::SpillRatesResponse* resp) {
   auto db = Begin(ctx);
   if (!db.ok()) return ToGrpc(db.status());
+  if (Status c = CheckCount("limit", req->limit(), 1000000); !c.ok()) return ToGrpc(c);
   store::SpillQuery q;
   q.kernel_pattern = req->kernel_pattern();
   q.run = req->run_name();
@@ -209,13 +252,18 @@ grpc::Status QueryServiceImpl::SpillRates(grpc::ServerContext* ctx, const v1::Sp
     out->set_smem_spill_rate(r.smem_spill_rate);
     out->set_smem_fill_rate(r.smem_fill_rate);
   }
-  return grpc::Status::OK;
+  return Answer(resp);
 }
 
 grpc::Status QueryServiceImpl::TopBuffers(grpc::ServerContext* ctx, const v1::TopBuffersRequest* req,
                                           v1::TopBuffersResponse* resp) {
   auto db = Begin(ctx);
   if (!db.ok()) return ToGrpc(db.status());
+  if (Status c = CheckCount("n", req->n(), 100000); !c.ok()) return ToGrpc(c);
+  if (req->xla_module_id() < 0) return {grpc::StatusCode::INVALID_ARGUMENT, "xla_module_id must not be negative"};
+  if (req->run_name().empty() || req->module().empty()) {
+    return {grpc::StatusCode::INVALID_ARGUMENT, "run_name and module are required"};
+  }
   int64_t n = req->n() > 0 ? req->n() : 20;
   auto buffers = store::TopBuffers(**db, req->run_name(), req->module(), n, req->stage(),
                                    req->xla_module_id() > 0 ? req->xla_module_id() : -1);
@@ -238,13 +286,17 @@ grpc::Status QueryServiceImpl::TopBuffers(grpc::ServerContext* ctx, const v1::To
     out->set_live_start(b.live_start);
     out->set_live_end(b.live_end);
   }
-  return grpc::Status::OK;
+  return Answer(resp);
 }
 
 grpc::Status QueryServiceImpl::DiffRuns(grpc::ServerContext* ctx, const v1::DiffRunsRequest* req,
                                         v1::DiffRunsResponse* resp) {
   auto db = Begin(ctx);
   if (!db.ok()) return ToGrpc(db.status());
+  if (Status c = CheckCount("max_buffers", req->max_buffers(), 100000); !c.ok()) return ToGrpc(c);
+  if (req->run_a().empty() || req->run_b().empty()) {
+    return {grpc::StatusCode::INVALID_ARGUMENT, "run_a and run_b are required"};
+  }
   store::DiffQuery q;
   q.run_a = req->run_a();
   q.run_b = req->run_b();
@@ -288,20 +340,33 @@ grpc::Status QueryServiceImpl::DiffRuns(grpc::ServerContext* ctx, const v1::Diff
   resp->set_removed(diff->removed);
   resp->set_changed(diff->changed);
   resp->set_unchanged(diff->unchanged);
-  return grpc::Status::OK;
+  return Answer(resp);
 }
 
 grpc::Status QueryServiceImpl::Query(grpc::ServerContext* ctx, const v1::QueryRequest* req,
                                      grpc::ServerWriter<v1::QueryResponse>* writer) {
   auto db = Begin(ctx);
   if (!db.ok()) return ToGrpc(db.status());
+  if (req->max_rows() < 0) return {grpc::StatusCode::INVALID_ARGUMENT, "max_rows must not be negative (0 = the server's limit)"};
+  if (req->sql().empty()) return {grpc::StatusCode::INVALID_ARGUMENT, "sql is required"};
+  if (!query_gate_.Enter(std::chrono::milliseconds(limits_.queue_wait_ms))) {
+    return {grpc::StatusCode::RESOURCE_EXHAUSTED,
+            "too many SQL queries at once (the server runs " + std::to_string(limits_.max_concurrent) +
+                ", --query-max-concurrent); retry shortly"};
+  }
+  struct Slot {
+    ConcurrencyGate* gate;
+    ~Slot() { gate->Leave(); }
+  } slot{&query_gate_};
+
   store::SqlLimits limits;
   limits.max_rows = limits_.max_rows;
   if (req->max_rows() > 0 && req->max_rows() < limits.max_rows) limits.max_rows = req->max_rows();
   limits.max_bytes = limits_.max_bytes;
+  limits.max_value_bytes = limits_.max_value_bytes;
   limits.timeout_ms = limits_.timeout_ms;
-  constexpr int kRowsPerMessage = 512;
   v1::QueryResponse batch;
+  size_t batch_bytes = 0;
   bool client_gone = false;
   bool truncated = false;
   Status st = store::RunReadOnlySql(
@@ -309,7 +374,7 @@ grpc::Status QueryServiceImpl::Query(grpc::ServerContext* ctx, const v1::QueryRe
       [&](const std::vector<store::SqlColumn>& cols) {
         for (const auto& c : cols) {
           auto* col = batch.add_columns();
-          col->set_name(c.name);
+          col->set_name(wire::ToValidUtf8(c.name));
           col->set_type(c.declared_type);
         }
       },
@@ -317,17 +382,28 @@ grpc::Status QueryServiceImpl::Query(grpc::ServerContext* ctx, const v1::QueryRe
         auto* r = batch.add_rows();
         for (const auto& v : row) {
           auto* value = r->add_values();
-          if (auto* i = std::get_if<int64_t>(&v)) value->set_int_value(*i);
-          else if (auto* d = std::get_if<double>(&v)) value->set_real_value(*d);
-          else if (auto* s = std::get_if<std::string>(&v)) value->set_text_value(*s);
-          else if (auto* b = std::get_if<store::SqlBlob>(&v)) value->set_text_value(b->bytes);
+          if (auto* i = std::get_if<int64_t>(&v)) {
+            value->set_int_value(*i);
+          } else if (auto* d = std::get_if<double>(&v)) {
+            value->set_real_value(*d);
+          } else if (auto* text = std::get_if<std::string>(&v)) {
+            // TEXT as stored: a string when it is UTF-8, else its bytes (a proto string must be UTF-8).
+            if (wire::IsValidUtf8(*text)) value->set_text_value(*text);
+            else value->set_bytes_value(*text);
+            batch_bytes += text->size();
+          } else if (auto* blob = std::get_if<store::SqlBlob>(&v)) {
+            value->set_bytes_value(blob->bytes);
+            batch_bytes += blob->bytes.size();
+          }
+          batch_bytes += 8;
         }
-        if (batch.rows_size() >= kRowsPerMessage) {
+        if (batch_bytes >= kQueryMessageBytes || batch.rows_size() >= 8192) {
           if (ctx->IsCancelled() || !writer->Write(batch)) {
             client_gone = true;
             return false;
           }
           batch.Clear();
+          batch_bytes = 0;
         }
         return true;
       },
@@ -335,6 +411,7 @@ grpc::Status QueryServiceImpl::Query(grpc::ServerContext* ctx, const v1::QueryRe
   if (!st.ok()) return ToGrpc(st);
   if (client_gone) return {grpc::StatusCode::CANCELLED, "client cancelled"};
   batch.set_truncated(truncated);
+  batch.set_last(true);
   writer->Write(batch);
   return grpc::Status::OK;
 }

@@ -3,14 +3,23 @@
 //
 // Contract
 //   * Read-only: every call uses a connection opened SQLITE_OPEN_READONLY; Query additionally refuses
-//     statements that would write and stops at the configured row, byte and time limits.
+//     statements that would write and stops at the configured row, byte, per-value and time limits. At most
+//     QueryLimits::max_concurrent Query calls run at once; the rest wait briefly, then RESOURCE_EXHAUSTED.
+//     Query answers in messages of at most about kQueryMessageBytes (1 MiB), far under gRPC's default 4 MiB
+//     receive limit; the last message has `last` set.
+//   * Every string sent is valid UTF-8 (proto/wire_text.h): names carry U+FFFD for bytes that are not, and
+//     Query sends such text (and BLOBs) as bytes_value.
+//   * Requests with negative counts or limits, or over their documented maximum, are INVALID_ARGUMENT.
 //   * Errors map to gRPC codes: kNotFound → NOT_FOUND, kInvalidArgument → INVALID_ARGUMENT,
 //     kPermissionDenied → PERMISSION_DENIED, kResourceExhausted → RESOURCE_EXHAUSTED, others → INTERNAL.
 //   * Thread-safe: gRPC calls handlers concurrently; connections are per thread.
 #ifndef XLADB_SERVICE_QUERY_SERVICE_H_
 #define XLADB_SERVICE_QUERY_SERVICE_H_
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <string>
 
 #include <grpcpp/grpcpp.h>
@@ -23,13 +32,39 @@
 namespace xladb::service {
 
 struct QueryLimits {
-  int64_t max_rows = 1000000;          // rows per Query call
-  int64_t max_bytes = int64_t{1} << 30;  // result bytes per Query call
-  int64_t timeout_ms = 30000;          // per Query call
+  int64_t max_rows = 1000000;                // rows per Query call
+  int64_t max_bytes = int64_t{256} << 20;    // result bytes per Query call (all values together)
+  int64_t max_value_bytes = int64_t{1} << 20;  // one value (checked by SQLite before the value is made)
+  int64_t timeout_ms = 30000;                // per Query call
+  int max_concurrent = 4;                    // Query calls running at once; more wait up to queue_wait_ms
+  int64_t queue_wait_ms = 5000;              // then get RESOURCE_EXHAUSTED
 };
 
-// Maps a Status to a grpc::Status with the same message.
+// Query's messages are cut at about this many value bytes (a single larger row goes alone; rows are bounded by
+// the per-value cap times the columns).
+inline constexpr size_t kQueryMessageBytes = size_t{1} << 20;
+
+// At most `limit` holders at once. Thread-safe.
+class ConcurrencyGate {
+ public:
+  explicit ConcurrencyGate(int limit) : limit_(limit) {}
+  // Waits up to `timeout` for a slot; false when none came.
+  bool Enter(std::chrono::milliseconds timeout);
+  void Leave();
+
+ private:
+  std::mutex mu_;
+  std::condition_variable freed_;
+  int limit_;
+  int held_ = 0;
+};
+
+// Maps a Status to a grpc::Status with the same message (made valid UTF-8: it may quote names).
 grpc::Status ToGrpc(const Status& status);
+
+// The response is complete: makes every string in it valid UTF-8 (names may hold any bytes; see
+// proto/wire_text.h) and answers OK. Every unary handler ends with it.
+grpc::Status Answer(google::protobuf::Message* response);
 
 // The calling thread's read-only connection to `db_path` (opened on first use).
 StatusOr<store::Database*> ThreadReadConnection(const std::string& db_path);
@@ -37,7 +72,7 @@ StatusOr<store::Database*> ThreadReadConnection(const std::string& db_path);
 class QueryServiceImpl final : public xladb::v1::QueryService::Service {
  public:
   QueryServiceImpl(std::string db_path, const AccessPolicy* access, QueryLimits limits)
-      : db_path_(std::move(db_path)), access_(access), limits_(limits) {}
+      : db_path_(std::move(db_path)), access_(access), limits_(limits), query_gate_(limits.max_concurrent) {}
 
   grpc::Status ListRuns(grpc::ServerContext*, const v1::ListRunsRequest*, v1::ListRunsResponse*) override;
   grpc::Status GetRun(grpc::ServerContext*, const v1::GetRunRequest*, v1::Run*) override;
@@ -57,6 +92,7 @@ class QueryServiceImpl final : public xladb::v1::QueryService::Service {
   std::string db_path_;
   const AccessPolicy* access_;
   QueryLimits limits_;
+  ConcurrencyGate query_gate_;
 };
 
 // The `authorization` metadata of a call, or "".

@@ -2,11 +2,21 @@
 // at, and watches artifact folders.
 //
 //   xladbd --db FILE [--listen 127.0.0.1:50051] [--watch DIR]... [--allow-root DIR]... [--quiet-seconds N]
-//          [--token-file F] [--tls-cert F --tls-key F] [--log-level info]
+//          [--token-file F] [--tls-cert F --tls-key F] [--insecure-listen] [--log-level info] [limits…]
+//   (`xladbd --help` lists every option with its default.)
+//
+// The port is ours or we exit: port sharing (SO_REUSEPORT) is off, so a second daemon on a busy port exits 1
+// with "address in use" instead of splitting the clients between two databases. A --listen address that is
+// not loopback needs both TLS and a token, unless --insecure-listen says otherwise (logged as a warning).
 //
 // SIGTERM / SIGINT: stop accepting, let the ingest in hand finish its file, exit 0. Jobs not finished are
 // kept in the database and resumed on the next start; watched folders are caught up on start.
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
@@ -16,6 +26,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -27,6 +38,7 @@
 #include "service/ingest_service.h"
 #include "service/query_service.h"
 #include "service/run_folder_watcher.h"
+#include "store/query_temp_storage.h"
 
 namespace {
 
@@ -40,6 +52,41 @@ void Log(LogLevel level, const char* fmt, Args... args) {
   std::fprintf(stderr, "xladbd %s: ", kNames[static_cast<int>(level)]);
   std::fprintf(stderr, fmt, args...);
   std::fputc('\n', stderr);
+}
+
+// True for 127.0.0.0/8, ::1 and "localhost": the only listen addresses that need no TLS and token.
+bool IsLoopbackHost(std::string host) {
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host == "localhost") return true;
+  in_addr v4{};
+  if (inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  if (inet_pton(AF_INET6, host.c_str(), &v6) == 1) return IN6_IS_ADDR_LOOPBACK(&v6);
+  return false;
+}
+
+// Why binding `host:port` fails, from the kernel: gRPC only says that it did. "" when a plain bind works.
+std::string BindFailure(const std::string& host, const std::string& port) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  std::string h = host;
+  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
+  if (int rc = getaddrinfo(h.empty() ? nullptr : h.c_str(), port.c_str(), &hints, &found); rc != 0) {
+    return std::string("cannot resolve the address: ") + gai_strerror(rc);
+  }
+  std::string why;
+  for (addrinfo* a = found; a != nullptr && why.empty(); a = a->ai_next) {
+    int fd = ::socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+    if (fd < 0) continue;
+    int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);  // as gRPC does: TIME_WAIT is not "in use"
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) != 0) why = errno == EADDRINUSE ? "address in use" : std::strerror(errno);
+    ::close(fd);
+  }
+  freeaddrinfo(found);
+  return why;
 }
 
 std::string ReadWholeFile(const std::string& path) {
@@ -58,7 +105,11 @@ int main(int argc, char** argv) {
   std::vector<std::string> watch_dirs, allow_roots;
   double quiet_seconds = 5;
   int64_t max_upload_bytes = int64_t{16} << 30, max_upload_files = 100000;
-  int64_t query_timeout_ms = 30000, query_max_rows = 1000000;
+  bool insecure_listen = false;
+  service::QueryLimits query_limits;
+  int64_t query_max_temp_bytes = int64_t{1} << 30;
+  ingest::SourceLimits source_limits;
+  app.option_defaults()->always_capture_default();
   app.add_option("--db", db_path, "SQLite database file (created if missing)")->required();
   app.add_option("--listen", listen, "Address to serve on (host:port; port 0 picks a free one)");
   app.add_option("--watch", watch_dirs, "Folder whose subfolders (or archives) are runs to ingest (repeatable)");
@@ -70,8 +121,21 @@ int main(int argc, char** argv) {
   app.add_option("--spool-dir", spool_dir, "Where uploads are staged (default: <db>.uploads)");
   app.add_option("--max-upload-bytes", max_upload_bytes, "Largest accepted upload");
   app.add_option("--max-upload-files", max_upload_files, "Most files in one upload");
-  app.add_option("--query-timeout-ms", query_timeout_ms, "Time limit of one SQL Query");
-  app.add_option("--query-max-rows", query_max_rows, "Most rows one SQL Query returns");
+  app.add_flag("--insecure-listen", insecure_listen,
+               "Allow a --listen address that is not loopback without TLS and a token (logged as a warning)");
+  app.add_option("--query-timeout-ms", query_limits.timeout_ms, "Time limit of one SQL Query");
+  app.add_option("--query-max-rows", query_limits.max_rows, "Most rows one SQL Query returns");
+  app.add_option("--query-max-bytes", query_limits.max_bytes, "Most bytes one SQL Query returns (all values)");
+  app.add_option("--query-max-value-bytes", query_limits.max_value_bytes,
+                 "Largest single value an SQL Query may make (refused before it is made)");
+  app.add_option("--query-max-concurrent", query_limits.max_concurrent, "SQL Queries run at once (more wait 5 s)");
+  app.add_option("--query-max-temp-bytes", query_max_temp_bytes,
+                 "SQLite temp files (sorts, temp tables) of all queries together");
+  app.add_option("--archive-max-member-bytes", source_limits.max_member_bytes,
+                 "Largest expanded archive member or .gz/.zst file");
+  app.add_option("--archive-max-bytes", source_limits.max_archive_bytes, "Most expanded bytes of one archive");
+  app.add_option("--archive-max-ratio", source_limits.max_ratio,
+                 "Highest expanded/compressed ratio (checked past 64 MiB expanded)");
   app.add_option("--log-level", log_level, "error, warn, info or debug")
       ->check(CLI::IsMember({"error", "warn", "info", "debug"}));
   try {
@@ -89,6 +153,35 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (spool_dir.empty()) spool_dir = db_path + ".uploads";
+  if (query_limits.max_rows <= 0 || query_limits.max_bytes <= 0 || query_limits.max_value_bytes <= 0 ||
+      query_limits.timeout_ms <= 0 || query_limits.max_concurrent <= 0 || query_max_temp_bytes <= 0 ||
+      max_upload_bytes <= 0 || max_upload_files <= 0 || source_limits.max_member_bytes <= 0 ||
+      source_limits.max_archive_bytes <= 0 || source_limits.max_ratio < 1 || quiet_seconds < 0) {
+    std::fprintf(stderr, "xladbd: limits must be positive (see xladbd --help)\n");
+    return 2;
+  }
+  const std::string listen_host = listen.substr(0, listen.rfind(':'));
+  const std::string listen_port = listen.rfind(':') == std::string::npos ? "" : listen.substr(listen.rfind(':') + 1);
+  if (!IsLoopbackHost(listen_host)) {
+    const bool protected_listen = !tls_cert.empty() && !token_file.empty();
+    if (!protected_listen && !insecure_listen) {
+      std::fprintf(stderr,
+                   "xladbd: refusing to listen on %s without TLS and a token: anyone who can reach it could read "
+                   "every run and ingest server paths. Give --tls-cert/--tls-key and --token-file, listen on "
+                   "127.0.0.1, or pass --insecure-listen\n",
+                   listen.c_str());
+      return 2;
+    }
+    if (!protected_listen) {
+      Log(LogLevel::kWarn, "listening on %s without %s (--insecure-listen): anyone who can reach it can use it",
+          listen.c_str(), tls_cert.empty() && token_file.empty() ? "TLS or a token" : tls_cert.empty() ? "TLS" : "a token");
+    }
+  }
+  source_limits.spool_dir = spool_dir;
+  store::SetQueryTempStorageLimit(query_max_temp_bytes);
+  // SQLite's temp files (query sorts, within the cap above) go to the daemon's own folder, not /var/tmp. Set
+  // before any connection is opened: SQLite reads it when it first needs a temp folder.
+  ::setenv("SQLITE_TMPDIR", spool_dir.c_str(), 1);
 
   // Signals are taken by one thread with sigwait; block them everywhere else before any thread starts.
   sigset_t signals;
@@ -111,14 +204,18 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "xladbd: %s\n", access.status().message().c_str());
     return 2;
   }
-  auto queue = service::IngestQueue::Start(db_path);
+  std::error_code spool_ec;
+  std::filesystem::create_directories(spool_dir, spool_ec);
+  auto queue = service::IngestQueue::Start(db_path, &access.value(), source_limits);
   if (!queue.ok()) {
     std::fprintf(stderr, "xladbd: %s\n", queue.status().message().c_str());
     return 1;
   }
 
-  service::QueryServiceImpl query_service(db_path, &access.value(),
-                                          service::QueryLimits{query_max_rows, int64_t{1} << 30, query_timeout_ms});
+  if (int removed = service::RemoveAbandonedUploads(spool_dir, *queue.value()); removed > 0) {
+    Log(LogLevel::kInfo, "removed %d staged uploads a previous run left unfinished", removed);
+  }
+  service::QueryServiceImpl query_service(db_path, &access.value(), query_limits);
   service::IngestServiceImpl ingest_service(queue.value().get(), &access.value(), spool_dir,
                                             service::UploadLimits{max_upload_bytes, max_upload_files});
 
@@ -132,18 +229,19 @@ int main(int argc, char** argv) {
     creds = grpc::SslServerCredentials(ssl);
   }
   int port = 0;
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);  // the port is ours or we exit
   builder.AddListeningPort(listen, creds, &port);
   builder.SetMaxReceiveMessageSize(64 << 20);
   builder.RegisterService(&query_service);
   builder.RegisterService(&ingest_service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) {
-    std::fprintf(stderr, "xladbd: cannot listen on %s (in use, or not a host:port?)\n", listen.c_str());
+    std::string why = listen_port.empty() ? "not a host:port" : BindFailure(listen_host, listen_port);
+    std::fprintf(stderr, "xladbd: cannot listen on %s: %s\n", listen.c_str(), why.empty() ? "refused" : why.c_str());
     queue.value()->Shutdown();
     return 1;
   }
-  std::string host = listen.substr(0, listen.rfind(':'));
-  std::printf("xladbd listening on %s:%d (database %s)\n", host.c_str(), port, db_path.c_str());
+  std::printf("xladbd listening on %s:%d (database %s)\n", listen_host.c_str(), port, db_path.c_str());
   std::fflush(stdout);
 
   std::unique_ptr<service::RunFolderWatcher> watcher;
