@@ -2,16 +2,20 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "ingest/dump_ingester.h"
-#include "ingest/dump_source.h"
+#include "proto/wire_text.h"
 #include "xladb/v1/xladb.grpc.pb.h"
 
 namespace xladb::cli {
@@ -19,18 +23,23 @@ namespace {
 
 namespace v1 = xladb::v1;
 
+}  // namespace
+
 std::shared_ptr<grpc::Channel> Connect(const ClientOptions& o) {
-  if (o.tls_ca.empty()) return grpc::CreateChannel(o.addr, grpc::InsecureChannelCredentials());
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(64 << 20);  // the server sends ~1 MiB messages; one large row may be more
+  if (o.tls_ca.empty()) return grpc::CreateCustomChannel(o.addr, grpc::InsecureChannelCredentials(), args);
   std::ifstream in(o.tls_ca);
   std::stringstream ss;
   ss << in.rdbuf();
   grpc::SslCredentialsOptions ssl;
   ssl.pem_root_certs = ss.str();
-  return grpc::CreateChannel(o.addr, grpc::SslCredentials(ssl));
+  return grpc::CreateCustomChannel(o.addr, grpc::SslCredentials(ssl), args);
 }
 
-void Prepare(const ClientOptions& o, grpc::ClientContext* ctx) {
+void Prepare(const ClientOptions& o, grpc::ClientContext* ctx, bool deadline) {
   if (!o.token.empty()) ctx->AddMetadata("authorization", "Bearer " + o.token);
+  if (deadline) ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(o.timeout_s));
 }
 
 int Fail(const ClientOptions& o, const grpc::Status& st) {
@@ -40,15 +49,23 @@ int Fail(const ClientOptions& o, const grpc::Status& st) {
                            "--listen %s (or pass --addr)\n",
                    o.addr.c_str(), st.error_message().c_str(), o.addr.c_str());
       break;
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      std::fprintf(stderr, "xladb: xladbd at %s did not answer in %lld s (--timeout)\n", o.addr.c_str(),
+                   static_cast<long long>(o.timeout_s));
+      break;
     case grpc::StatusCode::PERMISSION_DENIED:
-      std::fprintf(stderr, "xladb: refused: %s\n  (a server started with --token-file needs --token-file here too)\n",
-                   st.error_message().c_str());
+      std::fprintf(stderr, "xladb: refused: %s\n", st.error_message().c_str());
+      if (st.error_message().find("token") != std::string::npos) {
+        std::fprintf(stderr, "  (a server started with --token-file needs --token-file here too)\n");
+      }
       break;
     default:
       std::fprintf(stderr, "xladb: %s\n", st.error_message().c_str());
   }
   return kExitFailure;
 }
+
+namespace {
 
 Cell Num(int64_t v) { return Cell{std::to_string(v), false, true}; }
 Cell Opt(int64_t v) { return v < 0 ? Cell{"", true, false} : Num(v); }
@@ -95,26 +112,28 @@ int64_t TimeOrDie(const std::string& text, bool* ok) {
   return *t;
 }
 
-void PrintJob(const v1::IngestJob& job) {
-  std::string verdicts;
-  for (const char* v : {"ingested", "unchanged", "not_ingested", "error"}) {
-    auto it = job.files_by_verdict().find(v);
-    if (!verdicts.empty()) verdicts += ", ";
-    verdicts += std::to_string(it == job.files_by_verdict().end() ? 0 : it->second) + " " + v;
+// Finish() of a stream whose reading stopped early, cancelling the call when the server's status has not
+// come within two seconds; *cancelled says that happened.
+template <typename Reader>
+grpc::Status FinishOrCancel(Reader* reader, grpc::ClientContext* ctx, bool* cancelled) {
+  std::mutex mu;
+  std::condition_variable done_cv;
+  bool done = false;
+  std::thread watchdog([&] {
+    std::unique_lock<std::mutex> lock(mu);
+    if (!done_cv.wait_for(lock, std::chrono::seconds(2), [&] { return done; })) {
+      *cancelled = true;
+      ctx->TryCancel();
+    }
+  });
+  grpc::Status st = reader->Finish();
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    done = true;
   }
-  double mb = static_cast<double>(job.bytes_done()) / 1e6;
-  std::printf("run %s: %lld files (%s); %lld rows, %.1f MB in %.2f s, %lld issues [%s]\n", job.run_name().c_str(),
-              static_cast<long long>(job.files_done()), verdicts.c_str(), static_cast<long long>(job.rows()), mb,
-              job.seconds(), static_cast<long long>(job.issues()), v1::IngestJob::State_Name(job.state()).c_str());
-  for (int i = 0; i < job.errors_size() && i < 20; ++i) {
-    std::fprintf(stderr, "  error: %s: %s\n", job.errors(i).path().c_str(), job.errors(i).reason().c_str());
-  }
-  if (!job.message().empty()) std::fprintf(stderr, "  %s\n", job.message().c_str());
-}
-
-int JobExitCode(const v1::IngestJob& job) {
-  if (job.state() != v1::IngestJob::SUCCEEDED) return kExitFailure;
-  return job.errors_size() > 0 ? kExitFailure : kExitOk;
+  done_cv.notify_one();
+  watchdog.join();
+  return st;
 }
 
 }  // namespace
@@ -161,11 +180,11 @@ int CmdModules(const ClientOptions& o, const std::string& run, const std::string
   if (!st.ok()) return Fail(o, st);
   ResultPrinter p(o.format, stdout);
   p.SetColumns({"module", "xla_id", "stage", "backend", "peak_bytes", "total_bytes", "temp_bytes", "allocations",
-                "values", "instructions"});
+                "values", "instructions", "folder"});
   for (const auto& m : resp.modules()) {
     p.AddRow({Txt(m.name()), Opt(m.xla_module_id()), Txt(m.stage()), Txt(m.backend()), Opt(m.peak_bytes()),
               Opt(m.total_bytes()), Opt(m.temp_bytes()), Num(m.allocation_count()), Num(m.value_count()),
-              Num(m.instruction_count())});
+              Num(m.instruction_count()), Txt(m.folder())});
   }
   p.Finish();
   return kExitOk;
@@ -296,7 +315,7 @@ int CmdRemoteSql(const ClientOptions& o, const std::string& sql, int64_t max_row
   auto reader = v1::QueryService::NewStub(Connect(o))->Query(&ctx, req);
   v1::QueryResponse msg;
   ResultPrinter p(o.format, stdout);
-  bool columns_set = false, truncated = false;
+  bool columns_set = false, truncated = false, last_seen = false;
   std::vector<Cell> cells;
   while (reader->Read(&msg)) {
     if (!columns_set) {
@@ -321,101 +340,37 @@ int CmdRemoteSql(const ClientOptions& o, const std::string& sql, int64_t max_row
             break;
           }
           case v1::Value::kTextValue: c.text = v.text_value(); break;
+          case v1::Value::kBytesValue: c.text = wire::EscapeInvalidUtf8(v.bytes_value()); break;
           default: c.text.clear();
         }
       }
       p.AddRow(cells);
     }
     truncated = truncated || msg.truncated();
+    last_seen = last_seen || msg.last();
   }
-  grpc::Status st = reader->Finish();
+  // A stream that ends without its last message either failed on the server (Finish brings its status at
+  // once) or was cut here (a message this client could not read) while the server goes on sending: then
+  // Finish would wait for it. Cancel the call if Finish has not returned shortly.
+  bool cancelled_here = false;
+  grpc::Status st = last_seen ? reader->Finish() : FinishOrCancel(reader.get(), &ctx, &cancelled_here);
+  if (cancelled_here) {
+    std::fprintf(stderr, "xladb: the answer from xladbd at %s was cut short after %lld rows (a message could "
+                         "not be read); nothing more was printed\n",
+                 o.addr.c_str(), static_cast<long long>(p.rows()));
+    return kExitFailure;
+  }
   if (!st.ok()) return Fail(o, st);
+  if (!last_seen) {
+    std::fprintf(stderr, "xladb: the answer from xladbd at %s ended without its last message after %lld rows\n",
+                 o.addr.c_str(), static_cast<long long>(p.rows()));
+    return kExitFailure;
+  }
   if (!columns_set) p.SetColumns({});
   p.Finish();
   if (truncated) std::fprintf(stderr, "xladb: result truncated at %lld rows (raise --max-rows)\n",
                               static_cast<long long>(p.rows()));
   return kExitOk;
-}
-
-int CmdRemoteIngest(const ClientOptions& o, const RemoteIngestArgs& a) {
-  auto stub = v1::IngestService::NewStub(Connect(o));
-  int exit_code = kExitOk;
-  for (const auto& path : a.paths) {
-    v1::IngestJob job;
-    if (a.server_path) {
-      v1::IngestPathRequest req;
-      req.set_path(path);
-      req.set_run_name(a.run_name);
-      AddLabels(a.labels, req.mutable_labels());
-      req.set_run_time_us(a.time_us > 0 ? a.time_us : 0);
-      req.set_wait(true);
-      grpc::ClientContext ctx;
-      Prepare(o, &ctx);
-      grpc::Status st = stub->IngestPath(&ctx, req, &job);
-      if (!st.ok()) return Fail(o, st);
-    } else {
-      // Upload: the files of the folder (or archive, or file) as the ingester would see them.
-      auto source = ingest::DumpSource::Open(path);
-      if (!source.ok()) {
-        std::fprintf(stderr, "xladb: %s\n", source.status().message().c_str());
-        return kExitFailure;
-      }
-      grpc::ClientContext ctx;
-      Prepare(o, &ctx);
-      auto writer = stub->Upload(&ctx, &job);
-      v1::UploadChunk header;
-      header.mutable_header()->set_run_name(a.run_name.empty() ? source.value()->DefaultRunName() : a.run_name);
-      AddLabels(a.labels, header.mutable_header()->mutable_labels());
-      header.mutable_header()->set_run_time_us(a.time_us > 0 ? a.time_us : 0);
-      header.mutable_header()->set_wait(true);
-      bool stream_ok = writer->Write(header);
-      std::vector<char> buf(size_t{4} << 20);
-      int64_t files = 0;
-      Status walk = source.value()->ForEach([&](ingest::DumpEntry& entry) {
-        if (!stream_ok) return;
-        std::string rel = entry.path;
-        size_t slash = rel.rfind('/');
-        rel = (slash == std::string::npos ? "" : rel.substr(0, slash + 1)) + entry.name;  // .gz/.zst removed
-        auto content = entry.Open();
-        if (!content.ok()) {
-          std::fprintf(stderr, "xladb: skipping %s: %s\n", entry.path.c_str(), content.status().message().c_str());
-          exit_code = kExitFailure;
-          return;
-        }
-        v1::UploadChunk chunk;
-        chunk.mutable_file()->set_path(rel);
-        chunk.mutable_file()->set_mtime_us(entry.mtime_us > 0 ? entry.mtime_us : 0);
-        bool sent_any = false;
-        for (;;) {
-          auto n = content.value()->Read(buf.data(), buf.size());
-          if (!n.ok()) {
-            std::fprintf(stderr, "xladb: reading %s: %s\n", entry.path.c_str(), n.status().message().c_str());
-            exit_code = kExitFailure;
-            break;
-          }
-          if (*n == 0 && sent_any) break;
-          chunk.mutable_file()->set_data(buf.data(), *n);
-          if (!writer->Write(chunk)) {
-            stream_ok = false;
-            break;
-          }
-          sent_any = true;
-          if (*n == 0) break;  // an empty file is sent as one empty chunk
-        }
-        ++files;
-      });
-      writer->WritesDone();
-      grpc::Status st = writer->Finish();
-      if (!st.ok()) return Fail(o, st);
-      if (!walk.ok()) {
-        std::fprintf(stderr, "xladb: %s: %s\n", path.c_str(), walk.message().c_str());
-        exit_code = kExitFailure;
-      }
-    }
-    PrintJob(job);
-    if (JobExitCode(job) != kExitOk) exit_code = kExitFailure;
-  }
-  return exit_code;
 }
 
 }  // namespace xladb::cli

@@ -2,10 +2,11 @@
 // and sql.
 //
 //   xladb runs | modules RUN | trend MODULE | spills | top RUN MODULE | diff RUN_A RUN_B | sql "…"
-//   xladb ingest PATH... [--run NAME] [--label key=value]... [--time T] [--server-path | --db FILE]
-//   common: [--addr 127.0.0.1:50051] [--format table|csv|json] [--token-file F] [--tls-ca F]
+//   xladb ingest PATH... [--run NAME] [--label key=value]... [--time T] [--append] [--server-path | --db FILE]
+//   common: [--addr 127.0.0.1:50051] [--format table|csv|json] [--token-file F] [--tls-ca F] [--timeout 30]
 //
-// Exit codes: 0 success, 1 failure (including files that could not be ingested), 2 usage error.
+// Exit codes: 0 success, 1 failure (including files that could not be ingested, and a server that does not
+// answer within --timeout), 2 usage error.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -18,6 +19,7 @@
 #include "cli/output.h"
 #include "cli/remote_commands.h"
 #include "ingest/dump_ingester.h"
+#include "proto/wire_text.h"
 #include "store/database.h"
 #include "store/run_writer.h"
 #include "store/sql_query.h"
@@ -49,9 +51,10 @@ std::string FormatVerdicts(const std::map<std::string, int64_t>& by_verdict) {
 }
 
 int RunIngest(const std::vector<std::string>& paths, const std::string& db_path, const std::string& run_name,
-              const std::vector<std::string>& raw_labels, const std::string& time) {
+              const std::vector<std::string>& raw_labels, const std::string& time, bool append) {
   ingest::IngestOptions options;
   options.run_name = run_name;
+  options.append = append;
   if (!ParseLabels(raw_labels, &options.labels)) return kExitUsage;
   if (!time.empty()) {
     auto t = ingest::ParseTimeToUs(time);
@@ -85,7 +88,7 @@ int RunIngest(const std::vector<std::string>& paths, const std::string& db_path,
     if (tty) std::fprintf(stderr, "\r\033[K");
     if (!summary.ok()) {
       std::fprintf(stderr, "xladb: ingest %s failed: %s\n", path.c_str(), summary.status().message().c_str());
-      return kExitFailure;
+      return summary.status().code() == Status::Code::kInvalidArgument ? kExitUsage : kExitFailure;
     }
     const auto& s = summary.value();
     double mb = static_cast<double>(s.bytes_read) / 1e6;
@@ -104,19 +107,6 @@ int RunIngest(const std::vector<std::string>& paths, const std::string& db_path,
     if (!s.errors.empty()) exit_code = kExitFailure;
   }
   return exit_code;
-}
-
-// A BLOB as SQL writes it: x'00ff…'.
-std::string BlobLiteral(const std::string& bytes) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out = "x'";
-  out.reserve(bytes.size() * 2 + 3);
-  for (unsigned char byte : bytes) {
-    out += kHex[byte >> 4];
-    out += kHex[byte & 0xf];
-  }
-  out += '\'';
-  return out;
 }
 
 int RunSql(const std::string& sql, const std::string& db_path, const std::string& format_name) {
@@ -151,9 +141,9 @@ int RunSql(const std::string& sql, const std::string& db_path, const std::string
             std::snprintf(buf, sizeof buf, "%.17g", *d);
             c.text = buf;
           } else if (auto* s = std::get_if<std::string>(&row[i])) {
-            c.text = *s;
+            c.text = wire::EscapeInvalidUtf8(*s);  // as `xladb sql` through xladbd prints it
           } else if (auto* b = std::get_if<store::SqlBlob>(&row[i])) {
-            c.text = BlobLiteral(b->bytes);
+            c.text = wire::EscapeInvalidUtf8(b->bytes);
           } else {
             c.text.clear();
           }
@@ -176,6 +166,7 @@ int main(int argc, char** argv) {
   using namespace xladb::cli;
   CLI::App app{"xladb: XLA memory dumps across runs (a client of xladbd; --db FILE works offline)"};
   app.require_subcommand(1);
+  app.option_defaults()->always_capture_default();
   app.fallthrough();  // common options may follow the subcommand: `xladb runs --format csv`
 
   ClientOptions client;
@@ -185,6 +176,10 @@ int main(int argc, char** argv) {
   app.add_option("--token-file", token_file, "File with the bearer token the server requires")
       ->envname("XLADB_TOKEN_FILE");
   app.add_option("--tls-ca", client.tls_ca, "Use TLS, trusting this CA certificate (PEM)");
+  app.add_option("--timeout", client.timeout_s,
+                 "Seconds to wait for xladbd's answer (uploads: the longest silence, not the total time)")
+      ->check(CLI::Range(int64_t{1}, int64_t{86400}))
+      ->envname("XLADB_TIMEOUT");
 
   // ingest
   RemoteIngestArgs ingest_args;
@@ -198,6 +193,8 @@ int main(int argc, char** argv) {
   ingest->add_option("--time", time, "When the run happened: Unix seconds or YYYY-MM-DD[THH:MM:SSZ]");
   ingest->add_flag("--server-path", ingest_args.server_path, "Let the server read PATH from its own disk (IngestPath)");
   ingest->add_option("--db", db_path, "Ingest into this SQLite file directly, without a server");
+  ingest->add_flag("--append", ingest_args.append,
+                   "Add to an existing run that came from another folder, archive or upload");
 
   // queries
   RunsArgs runs_args;
@@ -207,7 +204,7 @@ int main(int argc, char** argv) {
   runs->add_option("--since", runs_args.since, "Only runs at or after this time");
   runs->add_option("--until", runs_args.until, "Only runs before this time");
   runs->add_option("--name", runs_args.name_pattern, "Only runs whose name matches this GLOB");
-  runs->add_option("--limit", runs_args.limit, "At most this many runs");
+  runs->add_option("--limit", runs_args.limit, "At most this many runs")->check(CLI::PositiveNumber);
 
   std::string run_name, module_pattern;
   auto* modules = app.add_subcommand("modules", "List the modules of a run with their memory");
@@ -220,7 +217,7 @@ int main(int argc, char** argv) {
   trend->add_option("MODULE", trend_args.module, "Module name or GLOB pattern")->required();
   trend->add_option("--metric", trend_args.metric, "peak, total or temp")
       ->check(CLI::IsMember({"peak", "total", "temp"}));
-  trend->add_option("--last", trend_args.last_n, "Only the newest N runs");
+  trend->add_option("--last", trend_args.last_n, "Only the newest N runs (0 = all)")->check(CLI::NonNegativeNumber);
   trend->add_option("--label", trend_labels, "Only runs with this label key=value (repeatable)");
   trend->add_option("--stage", trend_args.stage, "Only this dump stage");
 
@@ -229,14 +226,14 @@ int main(int argc, char** argv) {
   auto* spills = app.add_subcommand("spills", "TPU kernels ranked by VMEM spill rate");
   spills->add_option("--kernel", kernel_pattern, "Only kernels matching this GLOB");
   spills->add_option("--run", spill_run, "Only this run");
-  spills->add_option("--limit", spill_limit, "At most this many rows (0 = all)");
+  spills->add_option("--limit", spill_limit, "At most this many rows (0 = all)")->check(CLI::NonNegativeNumber);
 
   std::string top_run, top_module, top_stage;
   int64_t top_n = 20;
   auto* top = app.add_subcommand("top", "The buffers live at a module's peak, largest first");
   top->add_option("RUN", top_run, "Run name")->required();
   top->add_option("MODULE", top_module, "Module name")->required();
-  top->add_option("-n", top_n, "How many buffers");
+  top->add_option("-n", top_n, "How many buffers")->check(CLI::PositiveNumber);
   top->add_option("--stage", top_stage, "Pick the module of this stage");
 
   DiffArgs diff_args;
@@ -247,14 +244,16 @@ int main(int argc, char** argv) {
   diff->add_option("--module", diff_args.module, "Only modules matching this name or GLOB");
   diff->add_flag("--all", diff_args.include_unchanged, "List unchanged modules too");
   diff->add_flag("--no-buffers", no_buffers, "Module level only");
-  diff->add_option("--buffers", diff_args.max_buffers, "Buffer changes shown per module");
+  diff->add_option("--buffers", diff_args.max_buffers, "Buffer changes shown per module")
+      ->check(CLI::NonNegativeNumber);
 
   std::string sql;
   int64_t max_rows = 0;
   auto* sqlcmd = app.add_subcommand("sql", "Run a read-only SQL query (on xladbd, or on --db FILE)");
   sqlcmd->add_option("QUERY", sql, "One SQL statement")->required();
   sqlcmd->add_option("--db", db_path, "Query this SQLite file directly, without a server");
-  sqlcmd->add_option("--max-rows", max_rows, "Stop after this many rows (0 = the server's limit)");
+  sqlcmd->add_option("--max-rows", max_rows, "Stop after this many rows (0 = the server's limit)")
+      ->check(CLI::NonNegativeNumber);
 
   try {
     app.parse(argc, argv);
@@ -273,7 +272,9 @@ int main(int argc, char** argv) {
   }
 
   if (ingest->parsed()) {
-    if (!db_path.empty()) return RunIngest(ingest_args.paths, db_path, ingest_args.run_name, labels, time);
+    if (!db_path.empty()) {
+      return RunIngest(ingest_args.paths, db_path, ingest_args.run_name, labels, time, ingest_args.append);
+    }
     if (!ParseLabels(labels, &ingest_args.labels)) return kExitUsage;
     if (!time.empty()) {
       auto t = xladb::ingest::ParseTimeToUs(time);

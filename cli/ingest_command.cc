@@ -1,0 +1,249 @@
+// `xladb ingest PATH…` against xladbd: uploads the files (Upload), or has the server read a path of its own
+// (IngestPath, --server-path), then follows the job to its end (WatchIngestJob) and prints its verdicts.
+//
+// Uploads are all or nothing: every file the walk finds is sent (names that are not UTF-8 as raw bytes), the
+// stream ends with a trailer counting files and bytes, and a local file that cannot be read stops the upload
+// before anything is stored. Both calls are bounded by inactivity, not total time: a big upload or a long
+// ingest may take as long as it needs while bytes move or the job reports progress (the server reports at
+// least every few seconds).
+#include <grpcpp/grpcpp.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli/remote_commands.h"
+#include "ingest/dump_source.h"
+#include "ingest/run_name.h"
+#include "proto/wire_text.h"
+#include "xladb/v1/xladb.grpc.pb.h"
+
+namespace xladb::cli {
+namespace {
+
+namespace v1 = xladb::v1;
+
+// Cancels `ctx` when Touch() has not been called for `limit`. Joins on destruction.
+class InactivityWatchdog {
+ public:
+  InactivityWatchdog(grpc::ClientContext* ctx, std::chrono::seconds limit)
+      : ctx_(ctx), limit_(limit), last_(std::chrono::steady_clock::now()), thread_([this] { Watch(); }) {}
+  ~InactivityWatchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_one();
+    thread_.join();
+  }
+  void Touch() {
+    std::lock_guard<std::mutex> lock(mu_);
+    last_ = std::chrono::steady_clock::now();
+  }
+  bool fired() const { return fired_; }
+
+ private:
+  void Watch() {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stop_) {
+      if (std::chrono::steady_clock::now() - last_ > limit_) {
+        fired_ = true;
+        ctx_->TryCancel();
+        return;
+      }
+      cv_.wait_for(lock, std::chrono::milliseconds(200));
+    }
+  }
+  grpc::ClientContext* ctx_;
+  std::chrono::seconds limit_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::chrono::steady_clock::time_point last_;
+  bool stop_ = false;
+  std::atomic<bool> fired_{false};
+  std::thread thread_;
+};
+
+int Silent(const ClientOptions& o, const char* what) {
+  std::fprintf(stderr, "xladb: xladbd at %s did not answer in %lld s (%s; --timeout)\n", o.addr.c_str(),
+               static_cast<long long>(o.timeout_s), what);
+  return kExitFailure;
+}
+
+void PrintJob(const v1::IngestJob& job) {
+  std::string verdicts;
+  for (const char* v : {"ingested", "unchanged", "not_ingested", "error"}) {
+    auto it = job.files_by_verdict().find(v);
+    if (!verdicts.empty()) verdicts += ", ";
+    verdicts += std::to_string(it == job.files_by_verdict().end() ? 0 : it->second) + " " + v;
+  }
+  std::string received;
+  if (job.files_received() > 0) received = " of " + std::to_string(job.files_received()) + " received";
+  double mb = static_cast<double>(job.bytes_done()) / 1e6;
+  std::printf("run %s: %lld files%s (%s); %lld rows, %.1f MB in %.2f s, %lld issues [%s]\n", job.run_name().c_str(),
+              static_cast<long long>(job.files_done()), received.c_str(), verdicts.c_str(),
+              static_cast<long long>(job.rows()), mb, job.seconds(), static_cast<long long>(job.issues()),
+              v1::IngestJob::State_Name(job.state()).c_str());
+  for (int i = 0; i < job.errors_size() && i < 20; ++i) {
+    std::fprintf(stderr, "  error: %s: %s\n", job.errors(i).path().c_str(), job.errors(i).reason().c_str());
+  }
+  if (job.errors_size() > 20) std::fprintf(stderr, "  … and %d more errors\n", job.errors_size() - 20);
+  if (!job.message().empty()) std::fprintf(stderr, "  %s\n", job.message().c_str());
+}
+
+int JobExitCode(const v1::IngestJob& job) {
+  if (job.state() != v1::IngestJob::SUCCEEDED) return kExitFailure;
+  return job.errors_size() > 0 ? kExitFailure : kExitOk;
+}
+
+// Follows job `job` (as first answered) until it ends; prints it; returns the exit code.
+int FollowJob(const ClientOptions& o, v1::IngestService::Stub* stub, v1::IngestJob job) {
+  if (job.state() != v1::IngestJob::SUCCEEDED && job.state() != v1::IngestJob::FAILED) {
+    grpc::ClientContext ctx;
+    Prepare(o, &ctx, /*deadline=*/false);
+    InactivityWatchdog watchdog(&ctx, std::chrono::seconds(o.timeout_s));
+    v1::GetIngestJobRequest req;
+    req.set_job_id(job.job_id());
+    auto reader = stub->WatchIngestJob(&ctx, req);
+    v1::IngestJob update;
+    while (reader->Read(&update)) {
+      watchdog.Touch();
+      job = update;
+    }
+    grpc::Status st = reader->Finish();
+    if (watchdog.fired()) return Silent(o, "no progress from the ingest job");
+    if (!st.ok()) return Fail(o, st);
+  }
+  PrintJob(job);
+  return JobExitCode(job);
+}
+
+int IngestServerPath(const ClientOptions& o, v1::IngestService::Stub* stub, const std::string& path,
+                     const RemoteIngestArgs& a) {
+  v1::IngestPathRequest req;
+  req.set_path(path);
+  req.set_run_name(a.run_name);
+  for (const auto& [k, v] : a.labels) {
+    auto* l = req.add_labels();
+    l->set_key(k);
+    l->set_value(v);
+  }
+  req.set_run_time_us(a.time_us > 0 ? a.time_us : 0);
+  req.set_append(a.append);
+  req.set_wait(false);
+  grpc::ClientContext ctx;
+  Prepare(o, &ctx);
+  v1::IngestJob job;
+  grpc::Status st = stub->IngestPath(&ctx, req, &job);
+  if (!st.ok()) return Fail(o, st);
+  return FollowJob(o, stub, job);
+}
+
+int Upload(const ClientOptions& o, v1::IngestService::Stub* stub, const std::string& path,
+           const RemoteIngestArgs& a) {
+  auto source = ingest::DumpSource::Open(path);
+  if (!source.ok()) {
+    std::fprintf(stderr, "xladb: %s\n", source.status().message().c_str());
+    return kExitFailure;
+  }
+  const std::string run_name = a.run_name.empty() ? ingest::DefaultRunNameForPath(path) : a.run_name;
+  if (Status valid = ingest::ValidateRunName(run_name); !valid.ok()) {
+    std::fprintf(stderr, "xladb: run name of %s: %s (name the run with --run)\n", path.c_str(),
+                 valid.message().c_str());
+    return kExitUsage;
+  }
+  grpc::ClientContext ctx;
+  Prepare(o, &ctx, /*deadline=*/false);
+  InactivityWatchdog watchdog(&ctx, std::chrono::seconds(o.timeout_s));
+  v1::IngestJob job;
+  auto writer = stub->Upload(&ctx, &job);
+  v1::UploadChunk header;
+  auto* h = header.mutable_header();
+  h->set_run_name(run_name);
+  for (const auto& [k, v] : a.labels) {
+    auto* l = h->add_labels();
+    l->set_key(k);
+    l->set_value(v);
+  }
+  h->set_run_time_us(a.time_us > 0 ? a.time_us : 0);
+  h->set_append(a.append);
+  h->set_source(wire::ToValidUtf8(path));
+  h->set_wait(false);
+  bool stream_ok = writer->Write(header);
+  std::vector<char> buf(size_t{4} << 20);
+  int64_t files = 0, bytes = 0;
+  std::string local_error;  // a file we could not read: the upload is abandoned, nothing is stored
+  Status walk = source.value()->ForEach([&](ingest::DumpEntry& entry) {
+    if (!stream_ok || !local_error.empty()) return;
+    std::string rel = entry.path;
+    size_t slash = rel.rfind('/');
+    rel = (slash == std::string::npos ? "" : rel.substr(0, slash + 1)) + entry.name;  // .gz/.zst removed
+    auto content = entry.Open();
+    if (!content.ok()) {
+      local_error = wire::EscapeInvalidUtf8(entry.path) + ": " + content.status().message();
+      return;
+    }
+    v1::UploadChunk chunk;
+    // File names are bytes: one that is not UTF-8 goes as raw_path (a proto string must be UTF-8).
+    if (wire::IsValidUtf8(rel)) chunk.mutable_file()->set_path(rel);
+    else chunk.mutable_file()->set_raw_path(rel);
+    chunk.mutable_file()->set_mtime_us(entry.mtime_us > 0 ? entry.mtime_us : 0);
+    bool sent_any = false;
+    for (;;) {
+      auto n = content.value()->Read(buf.data(), buf.size());
+      if (!n.ok()) {
+        local_error = wire::EscapeInvalidUtf8(entry.path) + ": " + n.status().message();
+        return;
+      }
+      if (*n == 0 && sent_any) break;
+      chunk.mutable_file()->set_data(buf.data(), *n);
+      if (!writer->Write(chunk)) {
+        stream_ok = false;
+        return;
+      }
+      watchdog.Touch();
+      bytes += static_cast<int64_t>(*n);
+      sent_any = true;
+      if (*n == 0) break;  // an empty file is sent as one empty chunk
+    }
+    ++files;
+  });
+  if (!walk.ok() && local_error.empty()) local_error = path + ": " + walk.message();
+  if (!local_error.empty()) {
+    ctx.TryCancel();  // no trailer: the server stores nothing of it
+    (void)writer->Finish();
+    std::fprintf(stderr, "xladb: cannot read %s\n  nothing of %s was uploaded\n", local_error.c_str(), path.c_str());
+    return kExitFailure;
+  }
+  if (stream_ok) {
+    v1::UploadChunk trailer;
+    trailer.mutable_trailer()->set_files(files);
+    trailer.mutable_trailer()->set_bytes(bytes);
+    stream_ok = writer->Write(trailer);
+  }
+  if (stream_ok) writer->WritesDone();
+  grpc::Status st = writer->Finish();
+  if (watchdog.fired()) return Silent(o, "it accepted no upload bytes");
+  if (!st.ok()) return Fail(o, st);
+  return FollowJob(o, stub, job);
+}
+
+}  // namespace
+
+int CmdRemoteIngest(const ClientOptions& o, const RemoteIngestArgs& a) {
+  auto stub = v1::IngestService::NewStub(Connect(o));
+  int exit_code = kExitOk;
+  for (const auto& path : a.paths) {
+    int rc = a.server_path ? IngestServerPath(o, stub.get(), path, a) : Upload(o, stub.get(), path, a);
+    if (rc == kExitUsage) return rc;
+    if (rc != kExitOk) exit_code = kExitFailure;
+  }
+  return exit_code;
+}
+
+}  // namespace xladb::cli
