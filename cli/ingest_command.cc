@@ -8,10 +8,12 @@
 // least every few seconds).
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <filesystem>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -106,7 +108,8 @@ int FollowJob(const ClientOptions& o, v1::IngestService::Stub* stub, v1::IngestJ
   if (job.state() != v1::IngestJob::SUCCEEDED && job.state() != v1::IngestJob::FAILED) {
     grpc::ClientContext ctx;
     Prepare(o, &ctx, /*deadline=*/false);
-    InactivityWatchdog watchdog(&ctx, std::chrono::seconds(o.timeout_s));
+    // The server reports at least every 2 s; a --timeout shorter than a few of those would call a busy job dead.
+    InactivityWatchdog watchdog(&ctx, std::chrono::seconds(std::max<int64_t>(o.timeout_s, 10)));
     v1::GetIngestJobRequest req;
     req.set_job_id(job.job_id());
     auto reader = stub->WatchIngestJob(&ctx, req);
@@ -172,7 +175,12 @@ int Upload(const ClientOptions& o, v1::IngestService::Stub* stub, const std::str
   }
   h->set_run_time_us(a.time_us > 0 ? a.time_us : 0);
   h->set_append(a.append);
-  h->set_source(wire::ToValidUtf8(path));
+  // The source as one spelling of it (`d`, `d/`, `./d`), so a second upload of other content into the run is
+  // recognised as the same source (runs.content_digest decides).
+  std::error_code ec;
+  std::string canonical = std::filesystem::weakly_canonical(path, ec).string();
+  if (ec || canonical.empty()) canonical = path;
+  h->set_source(wire::ToValidUtf8(canonical));
   h->set_wait(false);
   bool stream_ok = writer->Write(header);
   std::vector<char> buf(size_t{4} << 20);
@@ -196,6 +204,7 @@ int Upload(const ClientOptions& o, v1::IngestService::Stub* stub, const std::str
     bool sent_any = false;
     for (;;) {
       auto n = content.value()->Read(buf.data(), buf.size());
+      watchdog.Touch();  // reading and decompressing here is not the server's silence
       if (!n.ok()) {
         local_error = wire::EscapeInvalidUtf8(entry.path) + ": " + n.status().message();
         return;

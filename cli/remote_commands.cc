@@ -341,6 +341,7 @@ int CmdRemoteSql(const ClientOptions& o, const std::string& sql, int64_t max_row
           }
           case v1::Value::kTextValue: c.text = v.text_value(); break;
           case v1::Value::kBytesValue: c.text = wire::EscapeInvalidUtf8(v.bytes_value()); break;
+          case v1::Value::kTextBytesValue: c.text = wire::EscapeInvalidUtf8(v.text_bytes_value()); break;
           default: c.text.clear();
         }
       }

@@ -178,8 +178,9 @@ class LimitedDecompressor : public ByteSource {
   StatusOr<size_t> Read(char* buffer, size_t capacity) override {
     if (limits_.max_bytes >= 0) {
       // Ask for one byte more than the cap allows, so that passing it shows without returning it.
-      capacity = static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(capacity),
-                                                       limits_.max_bytes - expanded_bytes_ + 1));
+      // (Without overflow: the cap may be INT64_MAX, "no limit" in practice.)
+      const int64_t remaining = limits_.max_bytes - expanded_bytes_;  // >= 0: past the cap returned an error
+      if (remaining < static_cast<int64_t>(capacity)) capacity = static_cast<size_t>(remaining) + 1;
     }
     auto n = inner_->Read(buffer, capacity);
     if (!n.ok() || *n == 0) return n;

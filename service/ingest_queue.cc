@@ -31,14 +31,16 @@ StatusOr<std::unique_ptr<IngestQueue>> IngestQueue::Start(const std::string& db_
   auto unfinished = q->job_log_->Unfinished();
   if (!unfinished.ok()) return unfinished.status();
   for (auto& job : unfinished.value()) {
-    IngestRequest r{job.source, job.path, job.run_name, job.labels, job.run_time_us, job.append,
-                    job.content_digest, job.source_description};
+    IngestRequest r{job.source,         job.path,           job.run_name,
+                    job.labels,         job.run_time_us,    job.append,
+                    job.content_digest, job.source_description, job.files_received};
     JobStatus st;
     st.job_id = job.job_id;
     st.run_name = job.run_name;
     st.source = job.source;
     st.created_at_us = job.created_at_us;
     st.message = "resumed after restart";
+    st.files_received = std::max<int64_t>(job.files_received, 0);
     q->jobs_[job.job_id] = st;
     q->queue_.emplace_back(job.job_id, std::move(r));
   }
@@ -49,11 +51,13 @@ StatusOr<std::unique_ptr<IngestQueue>> IngestQueue::Start(const std::string& db_
 IngestQueue::~IngestQueue() { Shutdown(); }
 
 StatusOr<std::string> IngestQueue::Submit(IngestRequest request) {
-  std::unique_lock<std::mutex> lock(mu_);
-  if (stopping_) return Status(Status::FailedPrecondition("the server is shutting down; retry after restart"));
-  if (request.source == "watch") {
-    for (const auto& [id, queued] : queue_) {
-      if (queued.source == "watch" && queued.path == request.path) return id;  // already waiting
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return Status(Status::FailedPrecondition("the server is shutting down; retry after restart"));
+    if (request.source == "watch") {
+      for (const auto& [id, queued] : queue_) {
+        if (queued.source == "watch" && queued.path == request.path) return id;  // already waiting
+      }
     }
   }
   store::JobRecord rec;
@@ -66,10 +70,16 @@ StatusOr<std::string> IngestQueue::Submit(IngestRequest request) {
   rec.append = request.append;
   rec.content_digest = request.content_digest;
   rec.source_description = request.source_description;
+  rec.files_received = request.files_received;
   rec.state = "QUEUED";
   rec.created_at_us = store::UnixMicrosNow();
-  Status st = job_log_->Insert(rec);
-  if (!st.ok()) return st;
+  {
+    // Not under mu_: the insert may wait for the writer's transaction, and readers of job states must not.
+    std::lock_guard<std::mutex> log_lock(log_mu_);
+    Status st = job_log_->Insert(rec);
+    if (!st.ok()) return st;
+  }
+  std::lock_guard<std::mutex> lock(mu_);  // recorded: from here the job is never lost (resumed on restart)
   JobStatus js;
   js.job_id = rec.job_id;
   js.run_name = request.run_name;
@@ -121,6 +131,11 @@ std::vector<std::string> IngestQueue::PendingUploadPaths() const {
   return paths;
 }
 
+bool IngestQueue::stopping() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stopping_;
+}
+
 int64_t IngestQueue::jobs_finished() const {
   std::lock_guard<std::mutex> lock(mu_);
   return jobs_finished_;
@@ -156,7 +171,10 @@ void IngestQueue::Run() {
       next = std::move(queue_.front());
       queue_.pop_front();
       if (next.second.source == "upload") running_upload_ = next.second.path;
-      job_log_->SetState(next.first, "RUNNING", "");
+    }
+    {
+      std::lock_guard<std::mutex> log_lock(log_mu_);
+      (void)job_log_->SetState(next.first, "RUNNING", "");
     }
     const std::string& job_id = next.first;
     const IngestRequest& request = next.second;
@@ -183,19 +201,23 @@ void IngestQueue::Run() {
     options.source_limits = source_limits_;
     if (options.run_name.empty()) options.run_name = ingest::DefaultRunNameForPath(request.path);
     StatusOr<ingest::IngestSummary> summary = Status::Internal("not run");
-    if (request.source == "path") {
-      // Checked when asked, and opened beneath its root now: a symlink swapped in while the job waited is refused.
-      StatusOr<std::unique_ptr<ingest::DumpSource>> source =
-          Status::PermissionDenied("IngestPath is disabled: the server has no --allow-root");
-      if (access_ != nullptr) {
-        auto allowed = access_->FindRoot(request.path);
-        source = allowed.ok() ? ingest::DumpSource::OpenBeneath(allowed->root, allowed->relative, source_limits_)
-                              : StatusOr<std::unique_ptr<ingest::DumpSource>>(allowed.status());
+    try {  // a bug that throws fails this job, not the daemon (a crash would resume and repeat it forever)
+      if (request.source == "path") {
+        // Checked when asked, and opened beneath its root now: a symlink swapped in while the job waited is refused.
+        StatusOr<std::unique_ptr<ingest::DumpSource>> source =
+            Status::PermissionDenied("IngestPath is disabled: the server has no --allow-root");
+        if (access_ != nullptr) {
+          auto allowed = access_->FindRoot(request.path);
+          source = allowed.ok() ? ingest::DumpSource::OpenBeneath(allowed->root, allowed->relative, source_limits_)
+                                : StatusOr<std::unique_ptr<ingest::DumpSource>>(allowed.status());
+        }
+        if (source.ok()) summary = ingester.Ingest(*source.value(), request.path, options, progress);
+        else summary = source.status();
+      } else {
+        summary = ingester.Ingest(request.path, options, progress);
       }
-      if (source.ok()) summary = ingester.Ingest(*source.value(), request.path, options, progress);
-      else summary = source.status();
-    } else {
-      summary = ingester.Ingest(request.path, options, progress);
+    } catch (const std::exception& e) {
+      summary = Status::Internal(std::string("ingest failed: ") + e.what());
     }
     std::string state = "SUCCEEDED", message;
     if (!summary.ok()) {
@@ -210,8 +232,8 @@ void IngestQueue::Run() {
                 std::to_string(summary->files) + " of them";
     }
     {
-      std::lock_guard<std::mutex> lock(mu_);
-      job_log_->SetState(job_id, state, message);
+      std::lock_guard<std::mutex> log_lock(log_mu_);
+      (void)job_log_->SetState(job_id, state, message);
     }
     if (state != "QUEUED" && request.source == "upload") {
       std::error_code ec;  // staged uploads are ours to remove once the job has ended, either way

@@ -89,6 +89,8 @@ class IngestQueue {
   void Shutdown();
 
   int64_t jobs_finished() const;
+  // True once Shutdown() has begun.
+  bool stopping() const;
   // The staged folders of upload jobs not finished yet (queued, running, or waiting to be resumed).
   std::vector<std::string> PendingUploadPaths() const;
 
@@ -101,8 +103,9 @@ class IngestQueue {
   std::string db_path_;
   const AccessPolicy* access_ = nullptr;
   ingest::SourceLimits source_limits_;
-  std::unique_ptr<store::Database> jobs_db_;   // job bookkeeping, used under mu_
-  std::unique_ptr<store::JobLog> job_log_;     // on jobs_db_
+  std::unique_ptr<store::Database> jobs_db_;   // job bookkeeping, used under log_mu_
+  std::unique_ptr<store::JobLog> job_log_;     // on jobs_db_, under log_mu_
+  std::mutex log_mu_;                          // never held with mu_ waiting on it
   mutable std::mutex mu_;
   mutable std::condition_variable changed_;
   std::deque<std::pair<std::string, IngestRequest>> queue_;

@@ -125,6 +125,9 @@ grpc::Status IngestServiceImpl::WaitAndReport(grpc::ServerContext* ctx, const st
   for (;;) {
     auto st = queue_->WaitForChange(job_id, version, std::chrono::milliseconds(200));
     if (!st) return {grpc::StatusCode::NOT_FOUND, "no ingest job " + job_id};
+    if (!st->finished() && queue_->stopping()) {
+      return {grpc::StatusCode::UNAVAILABLE, "the server is shutting down; the job resumes when it restarts"};
+    }
     ToProto(*st, out);
     if (st->finished()) return grpc::Status::OK;
     if (ctx->IsCancelled()) return {grpc::StatusCode::CANCELLED, "client cancelled; the job goes on"};
@@ -212,7 +215,7 @@ grpc::Status IngestServiceImpl::ReceiveUpload(grpc::ServerContext* ctx, grpc::Se
     if (!chunk.has_file()) return {grpc::StatusCode::INVALID_ARGUMENT, "only one UploadHeader per upload"};
     const v1::FileChunk& f = chunk.file();
     const std::string& path = f.raw_path().empty() ? f.path() : f.raw_path();
-    if (path != current_path) {
+    if (file_hash == nullptr || path != current_path) {  // a new file (the first one too, even if named "")
       if (std::string why = UnsafeRelativePath(path); !why.empty()) {
         return {grpc::StatusCode::INVALID_ARGUMENT,
                 "upload path " + Quoted(path) + " " + why + " (paths are relative, '/'-separated, without '..')"};
@@ -303,13 +306,16 @@ grpc::Status IngestServiceImpl::WatchIngestJob(grpc::ServerContext* ctx, const v
   if (Status auth = access_->CheckToken(AuthorizationHeader(ctx)); !auth.ok()) return ToGrpc(auth);
   // A message on every change, and at least every kWatchHeartbeat while nothing changes (one big file), so
   // a client can tell a busy job from a dead server.
-  constexpr auto kWatchHeartbeat = std::chrono::seconds(5);
+  constexpr auto kWatchHeartbeat = std::chrono::seconds(2);
   uint64_t version = 0;
   bool first = true;
   auto last_sent = std::chrono::steady_clock::now();
   for (;;) {
     auto st = queue_->WaitForChange(req->job_id(), first ? 0 : version, std::chrono::milliseconds(500));
     if (!st) return {grpc::StatusCode::NOT_FOUND, "no ingest job " + wire::ToValidUtf8(req->job_id())};
+    if (!st->finished() && queue_->stopping()) {
+      return {grpc::StatusCode::UNAVAILABLE, "the server is shutting down; the job resumes when it restarts"};
+    }
     const auto now = std::chrono::steady_clock::now();
     if (first || st->version != version || st->finished() || now - last_sent >= kWatchHeartbeat) {
       v1::IngestJob msg;

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <memory>
+#include <thread>
 
 #include "proto/wire_text.h"
 #include "store/queries.h"
@@ -70,6 +71,33 @@ StatusOr<store::Database*> QueryServiceImpl::Begin(grpc::ServerContext* context)
 }
 
 namespace {
+
+// Cancels a server call when it is still running after `after` (a Write blocked on a client that stopped
+// reading returns then). Joins on destruction.
+class CancelAfter {
+ public:
+  CancelAfter(grpc::ServerContext* ctx, std::chrono::milliseconds after)
+      : thread_([this, ctx, after] {
+          std::unique_lock<std::mutex> lock(mu_);
+          if (!done_cv_.wait_for(lock, after, [&] { return done_; })) ctx->TryCancel();
+        }) {}
+  ~CancelAfter() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    done_cv_.notify_one();
+    thread_.join();
+  }
+  CancelAfter(const CancelAfter&) = delete;
+  CancelAfter& operator=(const CancelAfter&) = delete;
+
+ private:
+  std::mutex mu_;
+  std::condition_variable done_cv_;
+  bool done_ = false;
+  std::thread thread_;  // last: starts after the members it uses
+};
 
 // A count or limit from a request: 0 means "the default", negative or over `max` is refused.
 Status CheckCount(const char* field, int64_t value, int64_t max) {
@@ -364,11 +392,23 @@ grpc::Status QueryServiceImpl::Query(grpc::ServerContext* ctx, const v1::QueryRe
   if (req->max_rows() > 0 && req->max_rows() < limits.max_rows) limits.max_rows = req->max_rows();
   limits.max_bytes = limits_.max_bytes;
   limits.max_value_bytes = limits_.max_value_bytes;
+  limits.max_row_bytes = limits_.max_row_bytes;
+  limits.max_columns = limits_.max_columns;
   limits.timeout_ms = limits_.timeout_ms;
+  // The time limit stops SQLite's work; a client that stops reading blocks Write instead, which only a
+  // cancelled call releases. Past the time limit (and a grace second), the call is cancelled.
+  CancelAfter deadline(ctx, std::chrono::milliseconds(limits_.timeout_ms + 1000));
+
   v1::QueryResponse batch;
   size_t batch_bytes = 0;
   bool client_gone = false;
   bool truncated = false;
+  auto send = [&]() {
+    if (ctx->IsCancelled() || !writer->Write(batch)) return false;
+    batch.Clear();
+    batch_bytes = 0;
+    return true;
+  };
   Status st = store::RunReadOnlySql(
       **db, req->sql(), limits,
       [&](const std::vector<store::SqlColumn>& cols) {
@@ -379,6 +419,17 @@ grpc::Status QueryServiceImpl::Query(grpc::ServerContext* ctx, const v1::QueryRe
         }
       },
       [&](const std::vector<store::SqlValue>& row) {
+        size_t row_bytes = 8 * row.size();
+        for (const auto& v : row) {
+          if (auto* text = std::get_if<std::string>(&v)) row_bytes += text->size();
+          else if (auto* blob = std::get_if<store::SqlBlob>(&v)) row_bytes += blob->bytes.size();
+        }
+        // Cut before the row that would take the message past its size: a message is at most
+        // kQueryMessageBytes of values, or one row (itself under max_row_bytes).
+        if (batch.rows_size() > 0 && batch_bytes + row_bytes > kQueryMessageBytes && !send()) {
+          client_gone = true;
+          return false;
+        }
         auto* r = batch.add_rows();
         for (const auto& v : row) {
           auto* value = r->add_values();
@@ -389,27 +440,17 @@ grpc::Status QueryServiceImpl::Query(grpc::ServerContext* ctx, const v1::QueryRe
           } else if (auto* text = std::get_if<std::string>(&v)) {
             // TEXT as stored: a string when it is UTF-8, else its bytes (a proto string must be UTF-8).
             if (wire::IsValidUtf8(*text)) value->set_text_value(*text);
-            else value->set_bytes_value(*text);
-            batch_bytes += text->size();
+            else value->set_text_bytes_value(*text);
           } else if (auto* blob = std::get_if<store::SqlBlob>(&v)) {
             value->set_bytes_value(blob->bytes);
-            batch_bytes += blob->bytes.size();
           }
-          batch_bytes += 8;
         }
-        if (batch_bytes >= kQueryMessageBytes || batch.rows_size() >= 8192) {
-          if (ctx->IsCancelled() || !writer->Write(batch)) {
-            client_gone = true;
-            return false;
-          }
-          batch.Clear();
-          batch_bytes = 0;
-        }
+        batch_bytes += row_bytes;
         return true;
       },
       &truncated);
   if (!st.ok()) return ToGrpc(st);
-  if (client_gone) return {grpc::StatusCode::CANCELLED, "client cancelled"};
+  if (client_gone || ctx->IsCancelled()) return {grpc::StatusCode::CANCELLED, "client cancelled, or stopped reading"};
   batch.set_truncated(truncated);
   batch.set_last(true);
   writer->Write(batch);

@@ -5,8 +5,9 @@
 //   * Read-only: every call uses a connection opened SQLITE_OPEN_READONLY; Query additionally refuses
 //     statements that would write and stops at the configured row, byte, per-value and time limits. At most
 //     QueryLimits::max_concurrent Query calls run at once; the rest wait briefly, then RESOURCE_EXHAUSTED.
-//     Query answers in messages of at most about kQueryMessageBytes (1 MiB), far under gRPC's default 4 MiB
-//     receive limit; the last message has `last` set.
+//     Query answers in messages of at most kQueryMessageBytes (1 MiB) of values, or one row of at most
+//     max_row_bytes (3 MiB), under gRPC's default 4 MiB receive limit; the last message has `last` set. A
+//     client that stops reading is cancelled at the query's time limit, so it cannot hold a slot.
 //   * Every string sent is valid UTF-8 (proto/wire_text.h): names carry U+FFFD for bytes that are not, and
 //     Query sends such text (and BLOBs) as bytes_value.
 //   * Requests with negative counts or limits, or over their documented maximum, are INVALID_ARGUMENT.
@@ -35,13 +36,15 @@ struct QueryLimits {
   int64_t max_rows = 1000000;                // rows per Query call
   int64_t max_bytes = int64_t{256} << 20;    // result bytes per Query call (all values together)
   int64_t max_value_bytes = int64_t{1} << 20;  // one value (checked by SQLite before the value is made)
+  int64_t max_row_bytes = int64_t{3} << 20;    // one row: under gRPC's default 4 MiB receive limit
+  int max_columns = 64;                      // result columns: with max_value_bytes, bounds a row's memory
   int64_t timeout_ms = 30000;                // per Query call
   int max_concurrent = 4;                    // Query calls running at once; more wait up to queue_wait_ms
   int64_t queue_wait_ms = 5000;              // then get RESOURCE_EXHAUSTED
 };
 
-// Query's messages are cut at about this many value bytes (a single larger row goes alone; rows are bounded by
-// the per-value cap times the columns).
+// Query's messages are cut before they pass this many value bytes; a single larger row (at most
+// QueryLimits::max_row_bytes) goes alone.
 inline constexpr size_t kQueryMessageBytes = size_t{1} << 20;
 
 // At most `limit` holders at once. Thread-safe.

@@ -128,6 +128,9 @@ int main(int argc, char** argv) {
   app.add_option("--query-max-bytes", query_limits.max_bytes, "Most bytes one SQL Query returns (all values)");
   app.add_option("--query-max-value-bytes", query_limits.max_value_bytes,
                  "Largest single value an SQL Query may make (refused before it is made)");
+  app.add_option("--query-max-row-bytes", query_limits.max_row_bytes,
+                 "Most text and blob bytes in one result row (under gRPC's default 4 MiB message limit)");
+  app.add_option("--query-max-columns", query_limits.max_columns, "Most columns in one SQL Query's result");
   app.add_option("--query-max-concurrent", query_limits.max_concurrent, "SQL Queries run at once (more wait 5 s)");
   app.add_option("--query-max-temp-bytes", query_max_temp_bytes,
                  "SQLite temp files (sorts, temp tables) of all queries together");
@@ -153,7 +156,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (spool_dir.empty()) spool_dir = db_path + ".uploads";
+  {
+    // Absolute, so staged paths recorded in ingest_jobs still name the same folder after a restart from
+    // another working directory (a resumed upload must find its files, and cleanup must recognise them).
+    std::error_code ec;
+    spool_dir = std::filesystem::absolute(spool_dir, ec).lexically_normal().string();
+  }
   if (query_limits.max_rows <= 0 || query_limits.max_bytes <= 0 || query_limits.max_value_bytes <= 0 ||
+      query_limits.max_row_bytes <= 0 || query_limits.max_columns <= 0 ||
       query_limits.timeout_ms <= 0 || query_limits.max_concurrent <= 0 || query_max_temp_bytes <= 0 ||
       max_upload_bytes <= 0 || max_upload_files <= 0 || source_limits.max_member_bytes <= 0 ||
       source_limits.max_archive_bytes <= 0 || source_limits.max_ratio < 1 || quiet_seconds < 0) {

@@ -13,8 +13,8 @@ Status JobLog::Insert(const JobRecord& job) {
     for (const auto& [k, v] : job.labels) labels[k] = v;
     SQLite::Statement ins(db_->sql(),
                           "INSERT INTO ingest_jobs(job_id, source, path, run_name, labels, run_time_us, state, "
-                          "message, created_at_us, append, content_digest, source_description) "
-                          "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+                          "message, created_at_us, append, content_digest, source_description, files_received) "
+                          "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
     ins.bind(1, job.job_id);
     ins.bind(2, job.source);
     ins.bind(3, job.path);
@@ -27,6 +27,7 @@ Status JobLog::Insert(const JobRecord& job) {
     ins.bind(10, job.append ? 1 : 0);
     if (job.content_digest.empty()) ins.bind(11); else ins.bind(11, job.content_digest);
     if (job.source_description.empty()) ins.bind(12); else ins.bind(12, job.source_description);
+    if (job.files_received >= 0) ins.bind(13, job.files_received); else ins.bind(13);
     ins.exec();
     return Status::Ok();
   } catch (const std::exception& e) {
@@ -55,7 +56,8 @@ StatusOr<std::vector<JobRecord>> JobLog::Unfinished() {
     std::vector<JobRecord> jobs;
     SQLite::Statement q(db_->sql(),
                         "SELECT job_id, source, path, run_name, labels, run_time_us, state, created_at_us, append, "
-                        "       IFNULL(content_digest, ''), IFNULL(source_description, '') "
+                        "       IFNULL(content_digest, ''), IFNULL(source_description, ''), "
+                        "       IFNULL(files_received, -1) "
                         "FROM ingest_jobs WHERE state IN ('QUEUED', 'RUNNING') ORDER BY created_at_us, job_id");
     while (q.executeStep()) {
       JobRecord j;
@@ -75,6 +77,7 @@ StatusOr<std::vector<JobRecord>> JobLog::Unfinished() {
       j.append = q.getColumn(8).getInt() != 0;
       j.content_digest = q.getColumn(9).getString();
       j.source_description = q.getColumn(10).getString();
+      j.files_received = q.getColumn(11).getInt64();
       jobs.push_back(std::move(j));
     }
     return jobs;

@@ -28,6 +28,7 @@ struct JobRecord {
   bool append = false;             // RunSpec::append
   std::string content_digest;      // RunSpec::content_digest ("" = none)
   std::string source_description;  // what the run records as its source ("" = `path`)
+  int64_t files_received = -1;     // uploads: files staged (checked against what the ingest finds); -1 = n/a
 };
 
 class JobLog {

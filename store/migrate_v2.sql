@@ -8,7 +8,7 @@
 --     host's `allocation 0`. Existing modules were all keyed without it: ''.
 --   * runs.content_digest: what an upload held, so a second upload of other content into the same run name
 --     needs --append instead of silently merging.
---   * ingest_jobs.append, .content_digest and .source_description: a resumed job keeps them.
+--   * ingest_jobs.append, .content_digest, .source_description and .files_received: a resumed job keeps them.
 -- module_memory gains the column folder; it is dropped here and schema.sql creates it anew.
 
 DROP VIEW IF EXISTS module_memory;
@@ -17,5 +17,6 @@ ALTER TABLE modules ADD COLUMN folder TEXT NOT NULL DEFAULT '';
 ALTER TABLE ingest_jobs ADD COLUMN append INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE ingest_jobs ADD COLUMN content_digest TEXT;
 ALTER TABLE ingest_jobs ADD COLUMN source_description TEXT;
+ALTER TABLE ingest_jobs ADD COLUMN files_received INTEGER;
 
 -- @apply schema.sql

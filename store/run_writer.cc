@@ -1,5 +1,7 @@
 #include "store/run_writer.h"
 
+#include <filesystem>
+
 #include <xxhash.h>
 
 #include <SQLiteCpp/SQLiteCpp.h>
@@ -833,9 +835,21 @@ namespace {
 // Why `spec` may not add to the existing run whose source and content digest are given, or "" when it may:
 // runs do not merge by accident. The same source again (a re-ingest, a watched folder that grew) is fine;
 // another source path, or an upload of other content, needs RunSpec::append.
+// Whether two recorded sources are the same one: equal, the same folder spelled another way (a run recorded
+// before sources were made canonical: `./x`, a symlink), or an upload into a run that a version before 3
+// recorded as plain "upload" (its content decides then, and it recorded none).
+bool SameSource(const std::string& recorded, const std::string& incoming) {
+  if (recorded == incoming) return true;
+  if (recorded == "upload") return incoming.rfind("upload:", 0) == 0;
+  if (recorded.empty() || recorded.front() != '/' || incoming.empty() || incoming.front() != '/') return false;
+  std::error_code a, b;
+  const auto x = std::filesystem::weakly_canonical(recorded, a), y = std::filesystem::weakly_canonical(incoming, b);
+  return !a && !b && x == y;
+}
+
 std::string RefuseMerge(const RunSpec& spec, const std::string& source, const std::string& digest) {
   if (spec.append) return "";
-  if (source != spec.source_path) {
+  if (!SameSource(source, spec.source_path)) {
     return "run '" + spec.name + "' already holds " + source + "; adding " + spec.source_path +
            " to it needs --append (or name another run with --run)";
   }

@@ -338,7 +338,8 @@ CREATE TABLE IF NOT EXISTS ingest_jobs (
   finished_at_us INTEGER,                -- when it ended
   append         INTEGER NOT NULL DEFAULT 0,  -- 1: may add to a run that came from another source (version 3)
   content_digest TEXT,                   -- uploads: the digest the run records (runs.content_digest) (version 3)
-  source_description TEXT                -- what the run records as its source, NULL = `path` (version 3)
+  source_description TEXT,               -- what the run records as its source, NULL = `path` (version 3)
+  files_received INTEGER                 -- uploads: files staged, checked against what the ingest finds (version 3)
 );
 
 -- Indexes for the cross-run queries (store/queries.cc; plans checked with EXPLAIN QUERY PLAN).

@@ -95,6 +95,8 @@ Status CheckLimits(const SqlLimits& limits) {
   const std::pair<const char*, int64_t> named[] = {{"max_rows", limits.max_rows},
                                                    {"max_bytes", limits.max_bytes},
                                                    {"max_value_bytes", limits.max_value_bytes},
+                                                   {"max_row_bytes", limits.max_row_bytes},
+                                                   {"max_columns", limits.max_columns},
                                                    {"timeout_ms", limits.timeout_ms}};
   for (const auto& [name, value] : named) {
     if (value < -1) {
@@ -204,15 +206,19 @@ Status RunReadOnlySql(Database& db, const std::string& sql, const SqlLimits& lim
     sqlite3_limit(handle, SQLITE_LIMIT_LENGTH,
                   static_cast<int>(std::min<int64_t>(limits.max_value_bytes, std::numeric_limits<int>::max() - 1) + 1));
   }
+  const int previous_columns = sqlite3_limit(handle, SQLITE_LIMIT_COLUMN, -1);
+  if (limits.max_columns > 0) sqlite3_limit(handle, SQLITE_LIMIT_COLUMN, limits.max_columns);
   struct Restore {
     sqlite3* h;
     int length;
+    int columns;
     ~Restore() {
       sqlite3_set_authorizer(h, nullptr, nullptr);
       sqlite3_progress_handler(h, 0, nullptr, nullptr);
       sqlite3_limit(h, SQLITE_LIMIT_LENGTH, length);
+      sqlite3_limit(h, SQLITE_LIMIT_COLUMN, columns);
     }
-  } restore{handle, previous_length};
+  } restore{handle, previous_length, previous_columns};
   (void)TakeQueryTempStorageRefusal();  // forget a refusal this thread saw outside this query
 
   sqlite3_stmt* stmt = nullptr;
@@ -246,6 +252,18 @@ Status RunReadOnlySql(Database& db, const std::string& sql, const SqlLimits& lim
     if (limits.max_rows >= 0 && rows >= limits.max_rows) {
       if (truncated) *truncated = true;
       break;
+    }
+    if (limits.max_row_bytes >= 0) {
+      int64_t row_bytes = 0;
+      for (int i = 0; i < n; ++i) {
+        const int type = sqlite3_column_type(stmt, i);
+        if (type == SQLITE_TEXT || type == SQLITE_BLOB) row_bytes += sqlite3_column_bytes(stmt, i);
+      }
+      if (row_bytes > limits.max_row_bytes) {
+        return Status::ResourceExhausted("one row holds " + std::to_string(row_bytes) +
+                                         " bytes, past the per-row limit of " + std::to_string(limits.max_row_bytes) +
+                                         " bytes; select fewer or shorter columns");
+      }
     }
     for (int i = 0; i < n; ++i) {
       Status value = ReadValue(stmt, i, limits, &bytes, &row[i]);

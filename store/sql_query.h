@@ -12,6 +12,9 @@
 //     - `max_value_bytes`: no single TEXT or BLOB value may be longer. It is SQLite's SQLITE_LIMIT_LENGTH for
 //       the duration of the call, so SQLite refuses such a value before it builds it (a row being sorted or
 //       grouped counts as one value). kResourceExhausted naming the per-value limit.
+//     - `max_row_bytes`: the TEXT and BLOB bytes of one row together, checked before any of it is copied;
+//       `max_columns` bounds what SQLite builds for a row (kInvalidArgument at prepare time when exceeded).
+//       kResourceExhausted naming the per-row limit.
 //     - `max_bytes`: the total size of the values passed to on_row (TEXT and BLOB by length, numbers 8),
 //       checked before a value is copied. kResourceExhausted naming the per-response limit.
 //     - `timeout_ms` of run time: kResourceExhausted naming the time limit.
@@ -55,6 +58,9 @@ struct SqlLimits {
   int64_t max_rows = -1;         // rows passed to on_row
   int64_t max_bytes = -1;        // per response: value bytes passed to on_row, in total
   int64_t max_value_bytes = -1;  // per TEXT or BLOB value; SQLite's own limit (1e9 here) applies regardless
+  int64_t max_row_bytes = -1;    // per row: its TEXT and BLOB bytes together, checked before any is copied
+  int max_columns = -1;          // result columns (SQLITE_LIMIT_COLUMN during the call): SQLite builds a whole
+                                 // row at once, so columns times max_value_bytes bounds its memory per row
   int64_t timeout_ms = -1;       // run time
 };
 

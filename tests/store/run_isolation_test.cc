@@ -4,6 +4,7 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 
 #include "ingest/dump_ingester.h"
@@ -97,6 +98,14 @@ TEST(RunIsolation, AnotherSourceDoesNotMergeIntoARunWithoutAppend) {
   auto again = Ingest(tmp / "x.db", tmp / "a/run", named);
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_EQ(again->files_by_verdict["unchanged"], 1);
+
+  // So are other spellings of it: a trailing slash, `.` parts, a symlink to it.
+  std::filesystem::create_directory_symlink(tmp / "a/run", tmp / "link");
+  for (const std::string& spelling : {tmp / "a/run/", tmp / "a/./run", tmp / "link"}) {
+    auto same = Ingest(tmp / "x.db", spelling, named);
+    ASSERT_TRUE(same.ok()) << spelling << ": " << same.status().ToString();
+    EXPECT_EQ(same->files_by_verdict["unchanged"], 1) << spelling;
+  }
 
   auto other = Ingest(tmp / "x.db", tmp / "b/run", named);
   ASSERT_FALSE(other.ok());
