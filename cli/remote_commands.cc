@@ -248,17 +248,23 @@ int CmdSpills(const ClientOptions& o, const std::string& kernel, const std::stri
 }
 
 int CmdTop(const ClientOptions& o, const std::string& run, const std::string& module, int64_t n,
-           const std::string& stage) {
+           const std::string& stage, const std::optional<std::string>& folder) {
   v1::TopBuffersRequest req;
   req.set_run_name(run);
   req.set_module(module);
   req.set_n(static_cast<int32_t>(n));
   req.set_stage(stage);
+  if (folder) req.set_folder(*folder);
   grpc::ClientContext ctx;
   Prepare(o, &ctx);
   v1::TopBuffersResponse resp;
   grpc::Status st = v1::QueryService::NewStub(Connect(o))->TopBuffers(&ctx, req, &resp);
   if (!st.ok()) return Fail(o, st);
+  // Which module answered (a run may hold several of that name), on stderr: stdout stays the result set.
+  std::fprintf(stderr, "module %s (stage %s, xla id %lld%s): peak %lld bytes at time %lld\n", resp.module().c_str(),
+               resp.stage().empty() ? "?" : resp.stage().c_str(), static_cast<long long>(resp.xla_module_id()),
+               resp.folder().empty() ? "" : (", folder " + resp.folder()).c_str(),
+               static_cast<long long>(resp.peak_bytes()), static_cast<long long>(resp.peak_time()));
   ResultPrinter p(o.format, stdout);
   p.SetColumns({"buffer", "logical_bytes", "size_bytes", "allocation", "shape", "opcode", "live", "op_name",
                 "source"});

@@ -15,6 +15,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <memory>
+#include <optional>
 
 #include "cli/output.h"
 
@@ -59,8 +60,9 @@ struct TrendArgs {
 };
 int CmdTrend(const ClientOptions& o, const TrendArgs& a);
 int CmdSpills(const ClientOptions& o, const std::string& kernel, const std::string& run, int64_t limit);
+// `folder` set: the module in that folder of the run (multi-host dumps: host0, host1, …).
 int CmdTop(const ClientOptions& o, const std::string& run, const std::string& module, int64_t n,
-           const std::string& stage);
+           const std::string& stage, const std::optional<std::string>& folder);
 
 struct DiffArgs {
   std::string run_a, run_b, module;

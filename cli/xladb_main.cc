@@ -235,6 +235,9 @@ int main(int argc, char** argv) {
   top->add_option("MODULE", top_module, "Module name")->required();
   top->add_option("-n", top_n, "How many buffers")->check(CLI::PositiveNumber);
   top->add_option("--stage", top_stage, "Pick the module of this stage");
+  std::string top_folder;
+  auto* top_folder_opt = top->add_option("--folder", top_folder,
+                                         "Pick the module in this folder of the run (host0, …; '' = the root)");
 
   DiffArgs diff_args;
   bool no_buffers = false;
@@ -296,7 +299,10 @@ int main(int argc, char** argv) {
     return CmdTrend(client, trend_args);
   }
   if (spills->parsed()) return CmdSpills(client, kernel_pattern, spill_run, spill_limit);
-  if (top->parsed()) return CmdTop(client, top_run, top_module, top_n, top_stage);
+  if (top->parsed()) {
+    return CmdTop(client, top_run, top_module, top_n, top_stage,
+                  top_folder_opt->count() > 0 ? std::optional<std::string>(top_folder) : std::nullopt);
+  }
   if (diff->parsed()) {
     diff_args.buffers = !no_buffers;
     return CmdDiff(client, diff_args);

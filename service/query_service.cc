@@ -293,11 +293,17 @@ grpc::Status QueryServiceImpl::TopBuffers(grpc::ServerContext* ctx, const v1::To
     return {grpc::StatusCode::INVALID_ARGUMENT, "run_name and module are required"};
   }
   int64_t n = req->n() > 0 ? req->n() : 20;
-  auto buffers = store::TopBuffers(**db, req->run_name(), req->module(), n, req->stage(),
-                                   req->xla_module_id() > 0 ? req->xla_module_id() : -1);
-  if (!buffers.ok()) return ToGrpc(buffers.status());
-  resp->set_module(req->module());
-  for (const auto& b : buffers.value()) {
+  auto answer = store::TopBuffers(**db, req->run_name(), req->module(), n, req->stage(),
+                                  req->xla_module_id() > 0 ? req->xla_module_id() : -1,
+                                  req->has_folder() ? std::optional<std::string>(req->folder()) : std::nullopt);
+  if (!answer.ok()) return ToGrpc(answer.status());
+  resp->set_module(answer->module);
+  resp->set_stage(answer->stage);
+  resp->set_folder(answer->folder);
+  resp->set_xla_module_id(answer->xla_module_id);
+  resp->set_peak_bytes(answer->peak_bytes);
+  resp->set_peak_time(answer->peak_time);
+  for (const auto& b : answer->buffers) {
     auto* out = resp->add_buffers();
     out->set_ordinal(b.ordinal);
     out->set_instruction(b.instruction);

@@ -618,10 +618,11 @@ StatusOr<std::vector<SpillRateRow>> SpillRates(Database& db, const SpillQuery& q
   });
 }
 
-StatusOr<std::vector<TopBuffer>> TopBuffers(Database& db, const std::string& run_name, const std::string& module,
-                                            int64_t n, const std::string& stage, int64_t xla_module_id) {
+StatusOr<TopBuffersAnswer> TopBuffers(Database& db, const std::string& run_name, const std::string& module,
+                                      int64_t n, const std::string& stage, int64_t xla_module_id,
+                                      const std::optional<std::string>& folder) {
   return CatchSqlErrors("top buffers of '" + module + "' in run '" + run_name + "'",
-                        [&]() -> StatusOr<std::vector<TopBuffer>> {
+                        [&]() -> StatusOr<TopBuffersAnswer> {
     StatusOr<int64_t> run_id = FindRunId(db.sql(), run_name);
     if (!run_id.ok()) return run_id.status();
     Conditions where;
@@ -629,17 +630,27 @@ StatusOr<std::vector<TopBuffer>> TopBuffers(Database& db, const std::string& run
     where.Add("m.name = ?", module);
     if (!stage.empty()) where.Add("m.stage = ?", stage);
     if (xla_module_id >= 0) where.Add("m.xla_module_id = ?", xla_module_id);
+    if (folder) where.Add("m.folder = ?", *folder);
     SQLite::Statement pick(db.sql(),
-                           "SELECT m.module_id FROM modules m LEFT JOIN module_summary s ON s.module_id = m.module_id" +
+                           "SELECT m.module_id, m.name, m.stage, m.folder, m.xla_module_id, s.peak_bytes, s.peak_time "
+                           "FROM modules m LEFT JOIN module_summary s ON s.module_id = m.module_id" +
                                where.Where() + " ORDER BY COALESCE(s.peak_bytes, -1) DESC, m.module_id LIMIT 1");
     BindArgs(pick, where.args());
     if (!pick.executeStep()) {
       std::string what = "module '" + module + "'";
       if (!stage.empty()) what += " at stage '" + stage + "'";
       if (xla_module_id >= 0) what += " with xla_module_id " + std::to_string(xla_module_id);
+      if (folder) what += " in folder '" + *folder + "'";
       return Status::NotFound(what + " not found in run '" + run_name + "'");
     }
     const int64_t module_id = pick.getColumn(0).getInt64();
+    TopBuffersAnswer answer;
+    answer.module = TextOf(pick.getColumn(1));
+    answer.stage = TextOf(pick.getColumn(2));
+    answer.folder = TextOf(pick.getColumn(3));
+    answer.xla_module_id = IntOr(pick.getColumn(4), -1);
+    answer.peak_bytes = IntOr(pick.getColumn(5), -1);
+    answer.peak_time = IntOr(pick.getColumn(6), -1);
     std::string sql =
         "SELECT ordinal, instruction, shape_index, logical_bytes, value_id, allocation_index, size_bytes, shape, "
         "       opcode, op_name, source_file, source_line, live_start, live_end "
@@ -648,7 +659,7 @@ StatusOr<std::vector<TopBuffer>> TopBuffers(Database& db, const std::string& run
     SQLite::Statement q(db.sql(), sql);
     q.bind(1, module_id);
     if (n >= 0) q.bind(2, n);
-    std::vector<TopBuffer> buffers;
+    std::vector<TopBuffer>& buffers = answer.buffers;
     while (q.executeStep()) {
       TopBuffer b;
       b.ordinal = q.getColumn(0).getInt64();
@@ -667,7 +678,7 @@ StatusOr<std::vector<TopBuffer>> TopBuffers(Database& db, const std::string& run
       b.live_end = IntOr(q.getColumn(13), -1);
       buffers.push_back(std::move(b));
     }
-    return buffers;
+    return answer;
   });
 }
 

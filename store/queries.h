@@ -16,6 +16,7 @@
 #define XLADB_STORE_QUERIES_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -162,12 +163,24 @@ struct TopBuffer {
   int64_t live_start = -1, live_end = -1;
 };
 
-// `module` is an exact module name; when the run holds several modules of that name, `stage` and
-// `xla_module_id` (>= 0) pick one, else the one with the largest peak is used. kNotFound names what is
-// missing. Ordered by logical_bytes desc, then ordinal; at most n (all when n < 0). Empty when the module
-// has no peak list.
-StatusOr<std::vector<TopBuffer>> TopBuffers(Database& db, const std::string& run_name, const std::string& module,
-                                            int64_t n, const std::string& stage = "", int64_t xla_module_id = -1);
+// The module TopBuffers answered for (a run may hold several of one name), and its buffers.
+struct TopBuffersAnswer {
+  std::string module;
+  std::string stage;
+  std::string folder;            // the module's folder inside the run ('' = the root)
+  int64_t xla_module_id = -1;
+  int64_t peak_bytes = -1;       // -1 when unknown
+  int64_t peak_time = -1;
+  std::vector<TopBuffer> buffers;
+};
+
+// `module` is an exact module name; when the run holds several modules of that name, `stage`, `xla_module_id`
+// (>= 0) and `folder` (set: that folder, '' the root) pick one, else the one with the largest peak is used.
+// kNotFound names what is missing. Buffers ordered by logical_bytes desc, then ordinal; at most n (all when
+// n < 0). No buffers when the module has no peak list.
+StatusOr<TopBuffersAnswer> TopBuffers(Database& db, const std::string& run_name, const std::string& module,
+                                      int64_t n, const std::string& stage = "", int64_t xla_module_id = -1,
+                                      const std::optional<std::string>& folder = std::nullopt);
 
 // ---------------------------------------------------------------------------------------------------
 // DiffRuns: what changed between two runs.

@@ -419,6 +419,10 @@ class HardeningTest(DaemonTestCase):
         modules = d.cli_json("modules", "run", "--name", "jit_splash_attention_kernel")
         with_memory = sorted((m["folder"], m["total_bytes"]) for m in modules if m["total_bytes"] is not None)
         self.assertEqual(with_memory, [("host0", 18629632), ("host1", 18629632), ("z-after", 18629632)])
+        # Each host's module can be asked for; the answer says which module it is.
+        top = d.cli("top", "run", "jit_splash_attention_kernel", "--folder", "host1", "-n", "2", "--format", "csv")
+        self.assertEqual(len(top.stdout.splitlines()), 3)
+        self.assertIn("xla id 1, folder host1", top.stderr)
 
     # 8. The path check was made at request time only -----------------------------------------------------------
 

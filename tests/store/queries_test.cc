@@ -527,17 +527,25 @@ TEST_F(SeedRunQueries, SpillRatesAcrossRunsLimitAndKernelPattern) {
 TEST_F(SeedRunQueries, TopBuffersOfSeed000) {
   auto top = store::TopBuffers(*db_, "nightly-1", kSplash, -1);
   ASSERT_TRUE(top.ok()) << top.status().ToString();
+  // The module answered, as its file name and dump say: module_0001 after optimizations, in the run root,
+  // its peak the sum of its peak list at `Live ranges at 6 (peak):`.
+  EXPECT_EQ(top->module, kSplash);
+  EXPECT_EQ(top->stage, "after_optimizations");
+  EXPECT_EQ(top->xla_module_id, 1);
+  EXPECT_EQ(top->folder, "");
+  EXPECT_EQ(top->peak_bytes, PeakListBytes(ReadFile(SeedFile("000"))));
+  EXPECT_EQ(top->peak_time, 6);
   // `Live ranges at 6 (peak):` lists 11 buffers; the four largest are 4194304 bytes.
-  ASSERT_EQ(top->size(), 11u);
+  ASSERT_EQ(top->buffers.size(), 11u);
   int64_t sum = 0;
-  for (const auto& b : *top) sum += b.logical_bytes;
+  for (const auto& b : top->buffers) sum += b.logical_bytes;
   EXPECT_EQ(sum, 18612288);  // the last cumulative
-  for (int i = 0; i < 4; ++i) EXPECT_EQ((*top)[i].logical_bytes, 4194304) << i;
-  EXPECT_EQ((*top)[4].logical_bytes, 1048576);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(top->buffers[i].logical_bytes, 4194304) << i;
+  EXPECT_EQ(top->buffers[4].logical_bytes, 1048576);
   // Equal sizes keep XLA's order.
-  EXPECT_EQ((*top)[0].instruction, "Arg_0.1");
-  EXPECT_EQ((*top)[0].op_name, "q");
-  const store::TopBuffer& out = (*top)[3];
+  EXPECT_EQ(top->buffers[0].instruction, "Arg_0.1");
+  EXPECT_EQ(top->buffers[0].op_name, "q");
+  const store::TopBuffer& out = top->buffers[3];
   EXPECT_EQ(out.ordinal, 3);
   EXPECT_EQ(out.instruction, "splash_mha_fwd_e9701070.1");
   EXPECT_EQ(out.shape_index, "{3}");
@@ -554,13 +562,13 @@ TEST_F(SeedRunQueries, TopBuffersOfSeed000) {
   EXPECT_EQ(out.live_start, 6);
   EXPECT_EQ(out.live_end, 8);
   // The two constants: 16 logical bytes at the peak, 512 padded bytes in their allocations.
-  EXPECT_EQ((*top)[10].instruction, "constant.5");
-  EXPECT_EQ((*top)[10].logical_bytes, 16);
-  EXPECT_EQ((*top)[10].size_bytes, 512);
+  EXPECT_EQ(top->buffers[10].instruction, "constant.5");
+  EXPECT_EQ(top->buffers[10].logical_bytes, 16);
+  EXPECT_EQ(top->buffers[10].size_bytes, 512);
 
   auto three = store::TopBuffers(*db_, "nightly-1", kSplash, 3);
   ASSERT_TRUE(three.ok());
-  EXPECT_EQ(three->size(), 3u);
+  EXPECT_EQ(three->buffers.size(), 3u);
 }
 
 TEST_F(SeedRunQueries, TopBuffersPicksTheModuleAndNamesWhatIsMissing) {
@@ -568,17 +576,17 @@ TEST_F(SeedRunQueries, TopBuffersPicksTheModuleAndNamesWhatIsMissing) {
   // asked for by xla_module_id (module_0004 is HLO text only: no peak list, no rows).
   auto by_id = store::TopBuffers(*db_, "nightly-1", kSplash, -1, "after_optimizations", 4);
   ASSERT_TRUE(by_id.ok()) << by_id.status().ToString();
-  EXPECT_TRUE(by_id->empty());
+  EXPECT_TRUE(by_id->buffers.empty());
   auto by_stage = store::TopBuffers(*db_, "nightly-1", kSplash, -1, "after_optimizations", 1);
   ASSERT_TRUE(by_stage.ok());
-  EXPECT_EQ(by_stage->size(), 11u);
+  EXPECT_EQ(by_stage->buffers.size(), 11u);
   // nightly-2 holds seed 002 under that name: its largest peak buffer is fusion.5{1}.
   auto two = store::TopBuffers(*db_, "nightly-2", kSplash, 1);
   ASSERT_TRUE(two.ok());
-  ASSERT_EQ(two->size(), 1u);
-  EXPECT_EQ((*two)[0].instruction, "fusion.5");
-  EXPECT_EQ((*two)[0].shape_index, "{1}");
-  EXPECT_EQ((*two)[0].size_bytes, 134217728);
+  ASSERT_EQ(two->buffers.size(), 1u);
+  EXPECT_EQ(two->buffers[0].instruction, "fusion.5");
+  EXPECT_EQ(two->buffers[0].shape_index, "{1}");
+  EXPECT_EQ(two->buffers[0].size_bytes, 134217728);
 
   auto no_module = store::TopBuffers(*db_, "nightly-1", "jit_missing", 5);
   ASSERT_FALSE(no_module.ok());

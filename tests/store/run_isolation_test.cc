@@ -9,6 +9,7 @@
 
 #include "ingest/dump_ingester.h"
 #include "store/database.h"
+#include "store/queries.h"
 #include "store/run_writer.h"
 #include "tests/store/test_dirs.h"
 
@@ -84,6 +85,18 @@ TEST(RunIsolation, MultiHostDumpsAreDistinctModulesPerHostFolder) {
   EXPECT_EQ(Scalar(db, "SELECT COUNT(DISTINCT folder) FROM modules WHERE folder IN ('host0', 'host1')"), 2);
   EXPECT_EQ(Scalar(db, "SELECT SUM(total_bytes) FROM module_memory"), 2 * 18629632);
   EXPECT_EQ(Scalar(db, "SELECT COUNT(*) FROM allocations"), 16);
+
+  // Each host's module can be asked for by its folder.
+  auto ro = store::Database::Open(db, store::Database::Mode::kReadOnly);
+  ASSERT_TRUE(ro.ok());
+  auto host1 = store::TopBuffers(*ro.value(), "run", "jit_splash_attention_kernel", 3, "", -1, "host1");
+  ASSERT_TRUE(host1.ok()) << host1.status().ToString();
+  EXPECT_EQ(host1->folder, "host1");
+  EXPECT_EQ(host1->xla_module_id, 1);
+  EXPECT_EQ(host1->buffers.size(), 3u);
+  auto missing = store::TopBuffers(*ro.value(), "run", "jit_splash_attention_kernel", 3, "", -1, "host7");
+  EXPECT_EQ(missing.status().code(), Status::Code::kNotFound);
+  EXPECT_NE(missing.status().message().find("host7"), std::string::npos);
 }
 
 TEST(RunIsolation, AnotherSourceDoesNotMergeIntoARunWithoutAppend) {
