@@ -9,16 +9,12 @@
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
-#include <filesystem>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "cli/call_watchdog.h"
 #include "cli/remote_commands.h"
 #include "ingest/dump_source.h"
 #include "ingest/run_name.h"
@@ -29,47 +25,6 @@ namespace xladb::cli {
 namespace {
 
 namespace v1 = xladb::v1;
-
-// Cancels `ctx` when Touch() has not been called for `limit`. Joins on destruction.
-class InactivityWatchdog {
- public:
-  InactivityWatchdog(grpc::ClientContext* ctx, std::chrono::seconds limit)
-      : ctx_(ctx), limit_(limit), last_(std::chrono::steady_clock::now()), thread_([this] { Watch(); }) {}
-  ~InactivityWatchdog() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_one();
-    thread_.join();
-  }
-  void Touch() {
-    std::lock_guard<std::mutex> lock(mu_);
-    last_ = std::chrono::steady_clock::now();
-  }
-  bool fired() const { return fired_; }
-
- private:
-  void Watch() {
-    std::unique_lock<std::mutex> lock(mu_);
-    while (!stop_) {
-      if (std::chrono::steady_clock::now() - last_ > limit_) {
-        fired_ = true;
-        ctx_->TryCancel();
-        return;
-      }
-      cv_.wait_for(lock, std::chrono::milliseconds(200));
-    }
-  }
-  grpc::ClientContext* ctx_;
-  std::chrono::seconds limit_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::chrono::steady_clock::time_point last_;
-  bool stop_ = false;
-  std::atomic<bool> fired_{false};
-  std::thread thread_;
-};
 
 int Silent(const ClientOptions& o, const char* what) {
   std::fprintf(stderr, "xladb: xladbd at %s did not answer in %lld s (%s; --timeout)\n", o.addr.c_str(),
@@ -177,10 +132,7 @@ int Upload(const ClientOptions& o, v1::IngestService::Stub* stub, const std::str
   h->set_append(a.append);
   // The source as one spelling of it (`d`, `d/`, `./d`), so a second upload of other content into the run is
   // recognised as the same source (runs.content_digest decides).
-  std::error_code ec;
-  std::string canonical = std::filesystem::weakly_canonical(path, ec).string();
-  if (ec || canonical.empty()) canonical = path;
-  h->set_source(wire::ToValidUtf8(canonical));
+  h->set_source(wire::ToValidUtf8(ingest::CanonicalSourcePath(path)));
   h->set_wait(false);
   bool stream_ok = writer->Write(header);
   std::vector<char> buf(size_t{4} << 20);

@@ -3,17 +3,15 @@
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <sstream>
 #include <string>
-#include <thread>
 
+#include "cli/call_watchdog.h"
 #include "ingest/dump_ingester.h"
 #include "proto/wire_text.h"
 #include "xladb/v1/xladb.grpc.pb.h"
@@ -110,30 +108,6 @@ int64_t TimeOrDie(const std::string& text, bool* ok) {
     return 0;
   }
   return *t;
-}
-
-// Finish() of a stream whose reading stopped early, cancelling the call when the server's status has not
-// come within two seconds; *cancelled says that happened.
-template <typename Reader>
-grpc::Status FinishOrCancel(Reader* reader, grpc::ClientContext* ctx, bool* cancelled) {
-  std::mutex mu;
-  std::condition_variable done_cv;
-  bool done = false;
-  std::thread watchdog([&] {
-    std::unique_lock<std::mutex> lock(mu);
-    if (!done_cv.wait_for(lock, std::chrono::seconds(2), [&] { return done; })) {
-      *cancelled = true;
-      ctx->TryCancel();
-    }
-  });
-  grpc::Status st = reader->Finish();
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    done = true;
-  }
-  done_cv.notify_one();
-  watchdog.join();
-  return st;
 }
 
 }  // namespace
@@ -360,7 +334,14 @@ int CmdRemoteSql(const ClientOptions& o, const std::string& sql, int64_t max_row
   // once) or was cut here (a message this client could not read) while the server goes on sending: then
   // Finish would wait for it. Cancel the call if Finish has not returned shortly.
   bool cancelled_here = false;
-  grpc::Status st = last_seen ? reader->Finish() : FinishOrCancel(reader.get(), &ctx, &cancelled_here);
+  grpc::Status st;
+  if (last_seen) {
+    st = reader->Finish();
+  } else {
+    InactivityWatchdog watchdog(&ctx, std::chrono::seconds(2));
+    st = reader->Finish();
+    cancelled_here = watchdog.fired();
+  }
   if (cancelled_here) {
     std::fprintf(stderr, "xladb: the answer from xladbd at %s was cut short after %lld rows (a message could "
                          "not be read); nothing more was printed\n",

@@ -3,7 +3,6 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
-#include <filesystem>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -181,13 +180,7 @@ StatusOr<IngestSummary> DumpIngester::Ingest(DumpSource& source, const std::stri
   RunSpec spec;
   spec.name = options.run_name.empty() ? source.DefaultRunName() : options.run_name;
   if (Status named = ValidateRunName(spec.name); !named.ok()) return named;
-  // The source as one spelling of it: `run/`, `./run` and a symlink to it are the same source (a run refuses
-  // another source without --append, RunSpec::append).
-  std::error_code ec;
-  std::string canonical = std::filesystem::weakly_canonical(path, ec).string();
-  if (ec || canonical.empty()) canonical = std::filesystem::absolute(path, ec).lexically_normal().string();
-  while (canonical.size() > 1 && canonical.back() == '/') canonical.pop_back();
-  spec.source_path = options.source_description.empty() ? canonical : options.source_description;
+  spec.source_path = options.source_description.empty() ? CanonicalSourcePath(path) : options.source_description;
   spec.labels = options.labels;
   spec.time_us = options.time_us;
   spec.append = options.append;

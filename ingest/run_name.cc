@@ -90,4 +90,12 @@ Status ValidateRunName(std::string_view name) {
   return Status::Ok();
 }
 
+std::string CanonicalSourcePath(const std::string& path) {
+  std::error_code ec;
+  std::string canonical = fs::weakly_canonical(path, ec).string();
+  if (ec || canonical.empty()) canonical = fs::absolute(path, ec).lexically_normal().string();
+  while (canonical.size() > 1 && canonical.back() == '/') canonical.pop_back();
+  return canonical;
+}
+
 }  // namespace xladb::ingest

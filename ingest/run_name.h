@@ -37,6 +37,12 @@ std::string DefaultRunNameFor(const std::string& path, bool is_folder);
 // True for the generic dump folder names listed above (ignoring case).
 bool IsGenericDumpFolderName(std::string_view name);
 
+// A run's source path as one spelling of it: absolute, symlinks resolved where the path exists
+// (weakly_canonical), no trailing '/'. `run/`, `./run` and a link to it give the same string, so a re-ingest
+// of the same folder is recognised as the same source (RunSpec::append). A path that cannot be resolved comes
+// back made absolute and lexically normal.
+std::string CanonicalSourcePath(const std::string& path);
+
 // OK, or kInvalidArgument naming the problem: blank (empty or only white space), a control character (a byte
 // below 0x20, or 0x7f; named as \xNN with its offset), or longer than kMaxRunNameBytes bytes. Bytes that are
 // not UTF-8 are allowed (the service shows them with U+FFFD).

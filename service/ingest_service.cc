@@ -157,8 +157,8 @@ grpc::Status IngestServiceImpl::IngestPath(grpc::ServerContext* ctx, const v1::I
   if (!id.ok()) return {grpc::StatusCode::UNAVAILABLE, id.status().message()};
   if (req->wait()) return WaitAndReport(ctx, id.value(), resp);
   auto st = queue_->Get(id.value());
-  if (st) ToProto(*st, resp);
-  return Answer(resp);
+  if (st) ToProto(*st, resp);  // ToProto makes its strings valid UTF-8 (every IngestJob goes through it)
+  return grpc::Status::OK;
 }
 
 grpc::Status IngestServiceImpl::Upload(grpc::ServerContext* ctx, grpc::ServerReader<v1::UploadChunk>* reader,
@@ -288,8 +288,8 @@ grpc::Status IngestServiceImpl::ReceiveUpload(grpc::ServerContext* ctx, grpc::Se
   stage.Release();  // the queue owns the staged folder now
   if (header.wait()) return WaitAndReport(ctx, id.value(), resp);
   auto st = queue_->Get(id.value());
-  if (st) ToProto(*st, resp);
-  return Answer(resp);
+  if (st) ToProto(*st, resp);  // ToProto makes its strings valid UTF-8 (every IngestJob goes through it)
+  return grpc::Status::OK;
 }
 
 grpc::Status IngestServiceImpl::GetIngestJob(grpc::ServerContext* ctx, const v1::GetIngestJobRequest* req,

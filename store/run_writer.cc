@@ -1,7 +1,5 @@
 #include "store/run_writer.h"
 
-#include <filesystem>
-
 #include <xxhash.h>
 
 #include <SQLiteCpp/SQLiteCpp.h>
@@ -18,6 +16,7 @@
 #include <unordered_map>
 
 #include "ingest/arena_string_map.h"
+#include "ingest/run_name.h"
 #include "store/unix_time.h"
 #include "store/value_key_index.h"
 
@@ -842,9 +841,7 @@ bool SameSource(const std::string& recorded, const std::string& incoming) {
   if (recorded == incoming) return true;
   if (recorded == "upload") return incoming.rfind("upload:", 0) == 0;
   if (recorded.empty() || recorded.front() != '/' || incoming.empty() || incoming.front() != '/') return false;
-  std::error_code a, b;
-  const auto x = std::filesystem::weakly_canonical(recorded, a), y = std::filesystem::weakly_canonical(incoming, b);
-  return !a && !b && x == y;
+  return ingest::CanonicalSourcePath(recorded) == ingest::CanonicalSourcePath(incoming);
 }
 
 std::string RefuseMerge(const RunSpec& spec, const std::string& source, const std::string& digest) {
