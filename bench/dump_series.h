@@ -2,7 +2,7 @@
 // requested size, `--xla_dump_to` run folders, and series of dated runs whose modules drift.
 //
 // A run folder holds, per module, the files XLA writes for one compile (§1.3 of
-// ../shared/docs/xla-dump-formats.md), named by FilenameFor (xla/service/dump.cc, §1.1):
+// docs/formats.md), named by FilenameFor (xla/service/dump.cc, §1.1):
 //   module_<ID>.<name>.<stage>.txt                       HLO module text after optimizations
 //   module_<ID>.<name>.<stage>-buffer-assignment.txt     allocations, values, live ranges, peak list
 //   module_<ID>.<name>.<stage>-memory-usage-report.txt   memory-usage report V1

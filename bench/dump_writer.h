@@ -1,6 +1,6 @@
 // DumpWriter: prints a SyntheticProgram the way XLA (and libtpu) print a compiled module into an
 // `--xla_dump_to` folder. All of the generator's format knowledge is here; section numbers (§) refer to
-// /work/shared/docs/xla-dump-formats.md, the printers named are those of the XLA source.
+// docs/formats.md; the printers named are those of the XLA source.
 //
 // Eras follow the program's backend (synthetic_program.h): kTpu prints like 2025-05-16 … 2025-07-23 (long
 // instruction text without operand shapes, V3 peak list with cumulative sums), kGpu like 2025-02-17 …

@@ -1,5 +1,5 @@
 // BufferAssignmentParser: reads `*-buffer-assignment.txt` and `*-buffer-assignment-values.txt` (§2, §3 of
-// docs/xla-dump-formats.md) with one state machine; the sections are recognised by their header lines, so
+// docs/formats.md) with one state machine; the sections are recognised by their header lines, so
 // the same parser reads every era and both file kinds (and a `*-live-range.txt` too, by delegation).
 //
 // Printers (xla/service/buffer_assignment.cc unless noted):

@@ -1,6 +1,6 @@
 // LiveRangeParser: reads the text of HloLiveRange::ToString (xla/hlo/utils/hlo_live_range.cc; until 2023-03
 // xla/service/hlo_live_range.cc) and its stack-trace tail FormatStackTraceBreakdown
-// (xla/hlo/utils/hlo_stack_trace.cc), §4 of docs/xla-dump-formats.md.
+// (xla/hlo/utils/hlo_stack_trace.cc), §4 of docs/formats.md.
 //
 // Where the text lives:
 //   * 2021-04-07 … 2026-04-03: the tail of `*-buffer-assignment.txt`. BufferAssignmentParser hands every line
