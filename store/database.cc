@@ -9,6 +9,7 @@
 #include <string_view>
 #include <utility>
 
+#include "store/module_facts.h"
 #include "store/query_temp_storage.h"
 
 namespace xladb::store {
@@ -16,6 +17,7 @@ namespace xladb::store {
 extern const char kSchemaSql[];     // generated from schema.sql
 extern const char kMigrateV1Sql[];  // generated from migrate_v1.sql
 extern const char kMigrateV2Sql[];  // generated from migrate_v2.sql
+extern const char kMigrateV3Sql[];  // generated from migrate_v3.sql
 
 namespace {
 
@@ -24,7 +26,7 @@ namespace {
 // schema.sql, then the second parts in order: the first parts drop views and rename or add what schema.sql's
 // CREATE … IF NOT EXISTS statements would otherwise leave as it was; the second parts move data.
 constexpr std::string_view kApplySchemaMarker = "\n-- @apply schema.sql\n";
-constexpr const char* kMigrations[] = {kMigrateV1Sql, kMigrateV2Sql};  // [N-1]: from version N to N+1
+constexpr const char* kMigrations[] = {kMigrateV1Sql, kMigrateV2Sql, kMigrateV3Sql};  // [N-1]: from version N to N+1
 static_assert(std::size(kMigrations) == kSchemaVersion - 1, "one migration per schema version");
 
 std::pair<std::string_view, std::string_view> SplitMigration(std::string_view migration) {
@@ -51,6 +53,9 @@ Status ApplySchema(SQLite::Database& db) {
     for (int v = first_migration; v < kSchemaVersion; ++v) {
       db.exec(std::string(SplitMigration(kMigrations[v - 1]).second));
     }
+    // Version 4's derived columns (identity, padded live peak, memory spaces) are computed in C++, as ingest
+    // computes them.
+    if (first_migration < 4) UpdateDerivedFactsOfAllModules(db);
     db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
     db.exec("COMMIT");
   } catch (const std::exception& e) {

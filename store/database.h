@@ -21,7 +21,7 @@
 
 namespace xladb::store {
 
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 class Database {
  public:

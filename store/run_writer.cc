@@ -17,6 +17,7 @@
 
 #include "ingest/arena_string_map.h"
 #include "ingest/run_name.h"
+#include "store/module_facts.h"
 #include "store/unix_time.h"
 #include "store/value_key_index.h"
 
@@ -816,6 +817,7 @@ struct RunWriter::Impl {
       fp.bind(2, module_id);
       fp.exec();
     }
+    UpdateDerivedModuleFacts(sql, module_id);
   }
 };
 

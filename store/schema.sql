@@ -1,4 +1,4 @@
--- xladb schema, version 3 (PRAGMA user_version = 3).
+-- xladb schema, version 4 (PRAGMA user_version = 4).
 --
 -- One file holds every run. The tables follow the data as XLA printed it; the views at the end are the
 -- stable interface for analysts (docs/schema.md). Conventions:
@@ -68,8 +68,9 @@ CREATE INDEX IF NOT EXISTS ingest_issues_by_file ON ingest_issues(file_id);
 -- A run's file counts by verdict (ListRuns, GetRun) come from this index alone, without reading the rows.
 CREATE INDEX IF NOT EXISTS dump_files_by_run_verdict ON dump_files(run_id, verdict);
 
--- A compiled HLO module of a run, at one stage. The same module across runs is matched by name and
--- fingerprint, never by xla_module_id (a per-process counter, §1.1).
+-- A compiled HLO module of a run, at one stage. The same module across runs is the one with the same
+-- identity_key (name, stage, entry signature, folder), never the same xla_module_id (a per-process counter,
+-- §1.1); among several of one key, the view module_matches pairs them (fingerprint first, then order).
 CREATE TABLE IF NOT EXISTS modules (
   module_id     INTEGER PRIMARY KEY,    -- surrogate key
   run_id        INTEGER NOT NULL REFERENCES runs(run_id),  -- owning run
@@ -81,12 +82,18 @@ CREATE TABLE IF NOT EXISTS modules (
                                         -- source = the same program, whatever XLA numbered it
   fingerprint_source TEXT,              -- 'hlo_text' (HLO module text, preferred) or 'buffer_assignment'
                                         -- (allocated value sizes and shapes); compare only like with like
-  folder        TEXT NOT NULL DEFAULT ''  -- the folder of the module's files inside the run, '/'-separated
+  folder        TEXT NOT NULL DEFAULT '', -- the folder of the module's files inside the run, '/'-separated
                                         -- ('' = the run root). Part of the module's key: multi-host TPU jobs
                                         -- write host0/module_0001…, host1/module_0001… (version 3)
+  entry_signature TEXT NOT NULL DEFAULT '',  -- the entry computation's parameter and output shapes from the
+                                        -- buffer assignment (§2.2): '(f32[8,128], s32[]) -> f32[8]'; a tuple
+                                        -- parameter split over allocations is '(…)'; '' without one (version 4)
+  identity_key  TEXT NOT NULL DEFAULT ''  -- hex XXH3-64 of (name, stage, entry_signature, folder): the module's
+                                        -- identity across runs; retraces with other shapes have other keys (version 4)
 );
 CREATE INDEX IF NOT EXISTS modules_by_run ON modules(run_id, name);
 CREATE INDEX IF NOT EXISTS modules_by_name ON modules(name);
+CREATE INDEX IF NOT EXISTS modules_by_identity ON modules(identity_key, run_id);
 
 -- Per-module totals computed at ingest, so trend queries never scan values.
 CREATE TABLE IF NOT EXISTS module_summary (
@@ -106,8 +113,24 @@ CREATE TABLE IF NOT EXISTS module_summary (
   peak_bytes         INTEGER,           -- logical live bytes at the peak: the last cumulative, else the sum of the list
   peak_buffer_count  INTEGER,           -- lines in the peak list
   instruction_count  INTEGER,           -- instructions known for the module
-  stack_trace_peak_bytes INTEGER        -- `Stack trace breakdown for peak usage: N bytes` (2025-07+)
+  stack_trace_peak_bytes INTEGER,       -- `Stack trace breakdown for peak usage: N bytes` (2025-07+)
+  live_peak_padded_bytes INTEGER,       -- the most padded bytes live at once: at each schedule time, the sizes
+                                        -- of the allocation slices (allocation, offset, size) holding a live
+                                        -- value, each slice once; NULL without live ranges (version 4)
+  live_peak_padded_time  INTEGER,       -- the first schedule time with that many bytes live (version 4)
+  color0_total_bytes     INTEGER        -- allocation bytes in memory space 0 (version 4)
 );
+
+-- Per module and memory space (color): what its allocations take. Color 0 is the default space (HBM on an
+-- accelerator), 1 is VMEM on TPU, and so on (§2.2). Computed at ingest, with module_summary.
+CREATE TABLE IF NOT EXISTS module_memory_spaces (
+  module_id              INTEGER NOT NULL, -- the module
+  color                  INTEGER NOT NULL, -- memory space
+  allocation_count       INTEGER NOT NULL, -- allocations of that color
+  total_bytes            INTEGER NOT NULL, -- their bytes
+  live_peak_padded_bytes INTEGER,          -- most padded bytes of that color live at once (NULL: no live ranges)
+  PRIMARY KEY (module_id, color)
+) WITHOUT ROWID;
 
 -- Interned `source_file` paths of instruction metadata, shared by all modules (a module's thousands of
 -- instructions come from a handful of Python files).
@@ -398,7 +421,12 @@ SELECT r.name               AS run_name,
        m.module_id          AS module_id,
        m.fingerprint        AS fingerprint,
        s.schedule_length    AS schedule_length,
-       m.folder             AS folder
+       m.folder             AS folder,
+       m.entry_signature    AS entry_signature,
+       m.identity_key       AS identity_key,
+       s.live_peak_padded_bytes AS live_peak_padded_bytes,
+       s.live_peak_padded_time  AS live_peak_padded_time,
+       s.color0_total_bytes AS color0_total_bytes
 FROM module_summary s
 JOIN modules m ON m.module_id = s.module_id
 JOIN runs r ON r.run_id = m.run_id
@@ -479,3 +507,72 @@ FROM instructions i
 LEFT JOIN shapes sh ON sh.shape_id = i.shape_id
 LEFT JOIN source_files sf ON sf.source_file_id = i.source_file_id
 LEFT JOIN long_texts t ON t.text_id = i.text_id;
+
+-- Each module of a run paired with its match in another run (both with a buffer assignment), for every
+-- ordered pair of runs (run A, run B): the modules of one identity_key pair up
+--   * 'identity':    the key is unique in both runs;
+--   * 'fingerprint': else, the same program fingerprint (of the same fingerprint_source) first, in the order
+--                    of xla_module_id on both sides;
+--   * 'order':       the rest of that key, in the order of xla_module_id.
+-- same_program is 1 when both fingerprints are comparable and equal, 0 when they differ, NULL when they
+-- cannot be compared. Modules without a match (added, removed) have no row. Filter on run_name_a/run_name_b
+-- (or the ids): over every pair of runs the view grows with the square of the runs. xladb's own queries run
+-- this same text restricted to two runs at the marker below (store/module_match.cc).
+CREATE VIEW IF NOT EXISTS module_matches AS
+WITH m AS (
+  SELECT mm.module_id, mm.run_id, mm.identity_key, mo.fingerprint, mo.fingerprint_source,
+         COALESCE(mo.fingerprint_source, '') || ':' || COALESCE(mo.fingerprint, '') AS program,
+         COALESCE(mm.xla_module_id, -1) AS xid,
+         COUNT(*) OVER (PARTITION BY mm.run_id, mm.identity_key) AS n,
+         ROW_NUMBER() OVER (PARTITION BY mm.run_id, mm.identity_key, mo.fingerprint_source, mo.fingerprint
+                            ORDER BY COALESCE(mm.xla_module_id, -1), mm.module_id) AS program_rank
+  FROM module_memory mm JOIN modules mo ON mo.module_id = mm.module_id
+  WHERE 1 = 1 /*@runs*/
+),
+by_program AS (
+  SELECT a.run_id AS run_id_a, b.run_id AS run_id_b, a.module_id AS module_id_a, b.module_id AS module_id_b,
+         CASE WHEN a.n = 1 AND b.n = 1 THEN 'identity' ELSE 'fingerprint' END AS matched_by
+  FROM m a JOIN m b ON b.identity_key = a.identity_key AND b.program = a.program
+                   AND b.program_rank = a.program_rank AND b.run_id <> a.run_id
+  WHERE a.fingerprint IS NOT NULL
+),
+rest AS (
+  SELECT a.run_id AS run_id_a, o.run_id AS run_id_b, a.module_id, a.identity_key, a.n, o.n AS other_n,
+         ROW_NUMBER() OVER (PARTITION BY a.run_id, o.run_id, a.identity_key ORDER BY a.xid, a.module_id) AS k
+  FROM m a JOIN (SELECT DISTINCT run_id, identity_key, n FROM m) o
+    ON o.identity_key = a.identity_key AND o.run_id <> a.run_id
+  WHERE NOT EXISTS (SELECT 1 FROM by_program p WHERE p.module_id_a = a.module_id AND p.run_id_b = o.run_id)
+),
+pairs AS (
+  SELECT run_id_a, run_id_b, module_id_a, module_id_b, matched_by FROM by_program
+  UNION ALL
+  SELECT a.run_id_a, a.run_id_b, a.module_id, b.module_id,
+         CASE WHEN a.n = 1 AND a.other_n = 1 THEN 'identity' ELSE 'order' END
+  FROM rest a JOIN rest b ON b.run_id_a = a.run_id_b AND b.run_id_b = a.run_id_a
+                         AND b.identity_key = a.identity_key AND b.k = a.k
+)
+SELECT ra.name AS run_name_a, rb.name AS run_name_b, p.module_id_a, p.module_id_b, ma.name AS module_name,
+       ma.stage, ma.folder, ma.entry_signature, ma.identity_key, p.matched_by,
+       CASE WHEN ma.fingerprint IS NULL OR mb.fingerprint IS NULL
+                 OR ma.fingerprint_source IS NOT mb.fingerprint_source THEN NULL
+            WHEN ma.fingerprint = mb.fingerprint THEN 1 ELSE 0 END AS same_program,
+       ma.xla_module_id AS xla_module_id_a, mb.xla_module_id AS xla_module_id_b, p.run_id_a, p.run_id_b
+FROM pairs p
+JOIN modules ma ON ma.module_id = p.module_id_a
+JOIN modules mb ON mb.module_id = p.module_id_b
+JOIN runs ra ON ra.run_id = p.run_id_a
+JOIN runs rb ON rb.run_id = p.run_id_b;
+
+-- Per run: jit names compiled more than once at one stage and folder (retraces with other shapes, or the same
+-- program compiled again), over the modules with a buffer assignment.
+CREATE VIEW IF NOT EXISTS retrace_groups AS
+SELECT mm.run_name, mm.module_name, mm.stage, mm.folder,
+       COUNT(*)                           AS compiles,
+       COUNT(DISTINCT mm.entry_signature) AS distinct_signatures,
+       COUNT(DISTINCT mm.fingerprint)     AS distinct_fingerprints,
+       MIN(mm.xla_module_id)              AS first_xla_module_id,
+       MAX(mm.xla_module_id)              AS last_xla_module_id,
+       mm.run_id
+FROM module_memory mm
+GROUP BY mm.run_id, mm.module_name, mm.stage, mm.folder
+HAVING COUNT(*) > 1;

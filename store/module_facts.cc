@@ -1,0 +1,202 @@
+#include "store/module_facts.h"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace xladb::store {
+namespace {
+
+std::string EntrySignature(SQLite::Database& sql, int64_t module_id) {
+  SQLite::Statement params(sql,
+                           "SELECT parameter_number, parameter_shape FROM allocations "
+                           "WHERE module_id = ? AND is_parameter = 1 AND parameter_number IS NOT NULL "
+                           "ORDER BY parameter_number, parameter_shape_index, allocation_index");
+  params.bind(1, module_id);
+  // Per parameter number, its distinct shapes in shape-index order.
+  std::vector<std::pair<int64_t, std::vector<std::string>>> by_number;
+  while (params.executeStep()) {
+    const int64_t number = params.getColumn(0).getInt64();
+    std::string shape = params.getColumn(1).isNull() ? std::string("?") : params.getColumn(1).getString();
+    if (by_number.empty() || by_number.back().first != number) by_number.push_back({number, {}});
+    auto& shapes = by_number.back().second;
+    if (std::find(shapes.begin(), shapes.end(), shape) == shapes.end()) shapes.push_back(std::move(shape));
+  }
+  SQLite::Statement output(sql,
+                           "SELECT output_shape FROM allocations WHERE module_id = ? AND output_shape IS NOT NULL "
+                           "ORDER BY allocation_index LIMIT 1");
+  output.bind(1, module_id);
+  std::string out = output.executeStep() ? output.getColumn(0).getString() : std::string("?");
+  SQLite::Statement count(sql, "SELECT COUNT(*) FROM allocations WHERE module_id = ?");
+  count.bind(1, module_id);
+  if (count.executeStep() && count.getColumn(0).getInt64() == 0) return {};
+
+  std::string sig = "(";
+  for (size_t i = 0; i < by_number.size(); ++i) {
+    if (i > 0) sig += ", ";
+    const auto& shapes = by_number[i].second;
+    if (shapes.size() == 1) {
+      sig += shapes[0];
+    } else {
+      sig += "(";
+      for (size_t j = 0; j < shapes.size(); ++j) sig += (j > 0 ? ", " : "") + shapes[j];
+      sig += ")";
+    }
+  }
+  sig += ") -> " + out;
+  return sig;
+}
+
+struct LivePeak {
+  int64_t bytes = 0;
+  int64_t time = -1;
+};
+
+// The padded live peak, over all colors and per color.
+struct LivePeaks {
+  bool any = false;  // the module has live ranges
+  LivePeak all;
+  std::map<int64_t, LivePeak> by_color;
+};
+
+LivePeak Sweep(std::vector<std::pair<int64_t, int64_t>>& events) {  // (time, +size at start / -size after end)
+  std::sort(events.begin(), events.end());
+  LivePeak peak;
+  int64_t live = 0;
+  for (size_t i = 0; i < events.size();) {
+    const int64_t t = events[i].first;
+    for (; i < events.size() && events[i].first == t; ++i) live += events[i].second;
+    if (live > peak.bytes) peak = {live, t};
+  }
+  return peak;
+}
+
+LivePeaks ComputeLivePeaks(SQLite::Database& sql, int64_t module_id) {
+  SQLite::Statement q(sql,
+                      "SELECT v.allocation_index, COALESCE(v.offset_bytes, -1), v.size_bytes, COALESCE(a.color, 0), "
+                      "       l.live_start, l.live_end, v.value_id "
+                      "FROM buffer_live_ranges l "
+                      "JOIN buffer_values v ON v.module_id = l.module_id AND v.value_id = l.value_id "
+                      "LEFT JOIN allocations a ON a.module_id = v.module_id AND a.allocation_index = v.allocation_index "
+                      "WHERE l.module_id = ? AND v.size_bytes IS NOT NULL");
+  q.bind(1, module_id);
+  // Slice (allocation, offset, size, color) -> its values' live intervals. A value without an allocation is
+  // a slice of its own (allocation -1 - value_id).
+  using Slice = std::tuple<int64_t, int64_t, int64_t, int64_t>;
+  std::map<Slice, std::vector<std::pair<int64_t, int64_t>>> slices;
+  LivePeaks peaks;
+  while (q.executeStep()) {
+    peaks.any = true;
+    const int64_t allocation = q.getColumn(0).isNull() ? -1 - q.getColumn(6).getInt64() : q.getColumn(0).getInt64();
+    slices[{allocation, q.getColumn(1).getInt64(), q.getColumn(2).getInt64(), q.getColumn(3).getInt64()}].push_back(
+        {q.getColumn(4).getInt64(), q.getColumn(5).getInt64()});
+  }
+  std::vector<std::pair<int64_t, int64_t>> all;
+  std::map<int64_t, std::vector<std::pair<int64_t, int64_t>>> by_color;
+  for (auto& [slice, intervals] : slices) {
+    const int64_t size = std::get<2>(slice), color = std::get<3>(slice);
+    std::sort(intervals.begin(), intervals.end());
+    // Merge overlapping or touching intervals (inclusive ends): the slice is live over their union.
+    int64_t start = intervals[0].first, end = intervals[0].second;
+    auto emit = [&](int64_t s, int64_t e) {
+      for (auto* ev : {&all, &by_color[color]}) {
+        ev->emplace_back(s, size);
+        ev->emplace_back(e + 1, -size);
+      }
+    };
+    for (size_t i = 1; i < intervals.size(); ++i) {
+      if (intervals[i].first <= end + 1) {
+        end = std::max(end, intervals[i].second);
+      } else {
+        emit(start, end);
+        start = intervals[i].first;
+        end = intervals[i].second;
+      }
+    }
+    emit(start, end);
+  }
+  if (!peaks.any) return peaks;
+  peaks.all = Sweep(all);
+  for (auto& [color, events] : by_color) peaks.by_color[color] = Sweep(events);
+  return peaks;
+}
+
+}  // namespace
+
+std::string ModuleIdentityKey(const std::string& name, const std::string& stage, const std::string& entry_signature,
+                              const std::string& folder) {
+  std::string joined;
+  for (const std::string* part : {&name, &stage, &entry_signature, &folder}) {
+    joined += *part;
+    joined.push_back('\0');  // no part holds a NUL: the parts cannot run into each other
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx",
+                static_cast<unsigned long long>(XXH3_64bits(joined.data(), joined.size())));
+  return hex;
+}
+
+void UpdateDerivedModuleFacts(SQLite::Database& sql, int64_t module_id) {
+  SQLite::Statement names(sql, "SELECT name, stage, folder FROM modules WHERE module_id = ?");
+  names.bind(1, module_id);
+  if (!names.executeStep()) return;
+  const std::string name = names.getColumn(0).getString(), stage = names.getColumn(1).getString(),
+                    folder = names.getColumn(2).getString();
+  const std::string signature = EntrySignature(sql, module_id);
+  SQLite::Statement identity(sql, "UPDATE modules SET entry_signature = ?, identity_key = ? WHERE module_id = ?");
+  identity.bind(1, signature);
+  identity.bind(2, ModuleIdentityKey(name, stage, signature, folder));
+  identity.bind(3, module_id);
+  identity.exec();
+
+  const LivePeaks peaks = ComputeLivePeaks(sql, module_id);
+  SQLite::Statement summary(sql,
+                            "UPDATE module_summary SET live_peak_padded_bytes = ?, live_peak_padded_time = ?, "
+                            "color0_total_bytes = (SELECT SUM(size_bytes) FROM allocations "
+                            "                      WHERE module_id = ?3 AND color = 0) "
+                            "WHERE module_id = ?3");
+  if (peaks.any) {
+    summary.bind(1, peaks.all.bytes);
+    summary.bind(2, peaks.all.time);
+  }
+  summary.bind(3, module_id);
+  summary.exec();
+
+  SQLite::Statement clear(sql, "DELETE FROM module_memory_spaces WHERE module_id = ?");
+  clear.bind(1, module_id);
+  clear.exec();
+  SQLite::Statement spaces(sql,
+                           "SELECT color, COUNT(*), SUM(size_bytes) FROM allocations WHERE module_id = ? "
+                           "GROUP BY color ORDER BY color");
+  spaces.bind(1, module_id);
+  SQLite::Statement insert(sql,
+                           "INSERT INTO module_memory_spaces(module_id, color, allocation_count, total_bytes, "
+                           "live_peak_padded_bytes) VALUES (?, ?, ?, ?, ?)");
+  while (spaces.executeStep()) {
+    const int64_t color = spaces.getColumn(0).getInt64();
+    insert.reset();
+    insert.clearBindings();
+    insert.bind(1, module_id);
+    insert.bind(2, color);
+    insert.bind(3, spaces.getColumn(1).getInt64());
+    insert.bind(4, spaces.getColumn(2).getInt64());
+    if (auto it = peaks.by_color.find(color); it != peaks.by_color.end()) insert.bind(5, it->second.bytes);
+    insert.exec();
+  }
+}
+
+void UpdateDerivedFactsOfAllModules(SQLite::Database& sql) {
+  std::vector<int64_t> ids;
+  SQLite::Statement q(sql, "SELECT module_id FROM modules ORDER BY module_id");
+  while (q.executeStep()) ids.push_back(q.getColumn(0).getInt64());
+  for (int64_t id : ids) UpdateDerivedModuleFacts(sql, id);
+}
+
+}  // namespace xladb::store

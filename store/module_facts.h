@@ -1,0 +1,41 @@
+// Module facts derived from a module's stored rows at ingest: what the module is across runs, and padded
+// memory figures XLA does not print.
+//
+//   * modules.entry_signature: the entry computation's parameter and output shapes, read from the buffer
+//     assignment's allocation flags (docs/formats.md §2.2: `parameter N, shape |…| at ShapeIndex {…}` and
+//     `output shape is |…|`). Parameters in number order; a parameter whose allocations print different
+//     shapes (a tuple parameter split over allocations, 2025-08+) is the tuple of them in shape-index order.
+//     '(f32[8,128], s32[]) -> f32[8]'; '' for a module without allocations.
+//   * modules.identity_key: hex XXH3-64 of (name, stage, entry_signature, folder).
+//   * module_summary.live_peak_padded_bytes/_time: the most padded bytes live at once. A value occupies the
+//     slice (allocation, offset, size) of its ` value:` line; a slice counts once while any of its values is
+//     live (live_start..live_end inclusive, §4), so values sharing memory are not counted twice.
+//   * module_summary.color0_total_bytes and module_memory_spaces: allocation bytes per memory space (color),
+//     with each space's padded live peak.
+//
+// Contract: runs on the caller's read-write connection inside its transaction (the writer's file
+// transaction, or the schema migration's); throws SQLite::Exception on database errors, like the writer's
+// own statements (the callers turn them into Status). Not thread-safe; one connection, one thread.
+#ifndef XLADB_STORE_MODULE_FACTS_H_
+#define XLADB_STORE_MODULE_FACTS_H_
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <cstdint>
+#include <string>
+
+namespace xladb::store {
+
+// Recomputes the derived facts of one module from its rows (a module may span several files).
+void UpdateDerivedModuleFacts(SQLite::Database& sql, int64_t module_id);
+
+// The same for every module of the file (schema migration to version 4).
+void UpdateDerivedFactsOfAllModules(SQLite::Database& sql);
+
+// The identity key of a module with these parts (exposed for tests).
+std::string ModuleIdentityKey(const std::string& name, const std::string& stage, const std::string& entry_signature,
+                              const std::string& folder);
+
+}  // namespace xladb::store
+
+#endif  // XLADB_STORE_MODULE_FACTS_H_

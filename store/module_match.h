@@ -1,0 +1,67 @@
+// Module identity across runs: which module of one run is which module of another.
+//
+// A module's identity is its modules.identity_key (name, stage, entry signature, folder; see
+// store/module_facts.h). Two runs' modules of one key pair up as the view module_matches (schema.sql) says:
+// 'identity' when the key is unique on both sides, else the same program fingerprint first ('fingerprint'),
+// then the rest in the order of xla_module_id ('order'). MatchModules runs that view's own SQL restricted to
+// the two runs, so the analysts' view and xladb's answers cannot disagree.
+//
+// Only modules with a buffer assignment (module_memory rows) take part. trend, diff and the gate use this and
+// nothing else to pair modules.
+//
+// Contract: read-only statements on the caller's connection, one thread at a time per connection; errors
+// come back as Status (kIoError for database failures). No exceptions escape.
+#ifndef XLADB_STORE_MODULE_MATCH_H_
+#define XLADB_STORE_MODULE_MATCH_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ingest/status.h"
+#include "store/database.h"
+#include "store/module_metrics.h"
+
+namespace xladb::store {
+
+// A module_memory row: a module with a buffer assignment, and its metrics.
+struct ModuleRow {
+  int64_t module_id = 0;
+  int64_t run_id = 0;
+  std::string run_name;
+  int64_t run_time_us = 0;
+  std::string name, stage, folder, backend;
+  std::string entry_signature, identity_key;
+  std::string fingerprint, fingerprint_source;  // "" when unknown
+  int64_t xla_module_id = -1;
+  int64_t peak_time = -1, live_peak_padded_time = -1, schedule_length = -1;
+  std::array<int64_t, std::size(kModuleMetrics)> metrics{};  // by kModuleMetrics index; -1 = unknown
+
+  // The metric of that name (a kModuleMetrics name), -1 when unknown or not a metric.
+  int64_t metric(std::string_view name) const;
+};
+
+// Equal fingerprints of the same source: the same program. nullopt-like -1 when they cannot be compared.
+// Returns 1 (same program), 0 (changed program) or -1 (not comparable).
+int SameProgram(const ModuleRow& a, const ModuleRow& b);
+
+// The module_memory rows of one run, ordered by name, stage, folder, xla_module_id.
+StatusOr<std::vector<ModuleRow>> LoadRunModules(Database& db, int64_t run_id);
+
+// One pair, or a module without a match (the other id 0).
+struct ModulePair {
+  int64_t baseline_module_id = 0;  // 0: the module is only in the current run (added)
+  int64_t current_module_id = 0;   // 0: only in the baseline (removed)
+  std::string matched_by;          // "identity", "fingerprint", "order"; "" when unmatched
+};
+
+// Pairs the modules of two runs. With `identity_key`, only the modules of that key. Matched pairs first,
+// then unmatched baseline modules, then unmatched current ones, each by module_id.
+StatusOr<std::vector<ModulePair>> MatchModules(Database& db, int64_t baseline_run_id, int64_t current_run_id,
+                                               const std::string& identity_key = "");
+
+}  // namespace xladb::store
+
+#endif  // XLADB_STORE_MODULE_MATCH_H_
