@@ -1,4 +1,5 @@
-// The xladb subcommands that talk to xladbd over gRPC. Each returns the process exit code (0 success,
+// The xladb subcommands that only talk to xladbd over gRPC (uploads and streamed SQL; the query commands,
+// which also work offline, are in cli/query_commands.h), and the connection set-up they share. Each returns the process exit code (0 success,
 // 1 failure, 2 usage) and prints its result with ResultPrinter, errors to stderr naming what went wrong and
 // what to do. Every call has a deadline (ClientOptions::timeout_s): a server that does not answer ends the
 // command with "xladbd at ADDR did not answer in N s" and exit 1, never a hang. Uploads are bounded by
@@ -42,35 +43,6 @@ void Prepare(const ClientOptions& o, grpc::ClientContext* ctx, bool deadline = t
 // Prints what went wrong for a failed call, naming the server and what to do; returns kExitFailure.
 int Fail(const ClientOptions& o, const grpc::Status& st);
 
-struct RunsArgs {
-  LabelList labels;
-  std::string since, until;   // times as accepted by ParseTimeToUs; "" = unbounded
-  std::string name_pattern;
-  int64_t limit = 100;
-};
-int CmdRuns(const ClientOptions& o, const RunsArgs& a);
-int CmdModules(const ClientOptions& o, const std::string& run, const std::string& pattern);
-
-struct TrendArgs {
-  std::string module;
-  std::string metric = "peak";  // peak, total or temp
-  int64_t last_n = 0;
-  LabelList labels;
-  std::string stage;
-};
-int CmdTrend(const ClientOptions& o, const TrendArgs& a);
-int CmdSpills(const ClientOptions& o, const std::string& kernel, const std::string& run, int64_t limit);
-// `folder` set: the module in that folder of the run (multi-host dumps: host0, host1, …).
-int CmdTop(const ClientOptions& o, const std::string& run, const std::string& module, int64_t n,
-           const std::string& stage, const std::optional<std::string>& folder);
-
-struct DiffArgs {
-  std::string run_a, run_b, module;
-  bool include_unchanged = false;
-  bool buffers = true;
-  int64_t max_buffers = 10;
-};
-int CmdDiff(const ClientOptions& o, const DiffArgs& a);
 int CmdRemoteSql(const ClientOptions& o, const std::string& sql, int64_t max_rows);
 
 struct RemoteIngestArgs {

@@ -1,12 +1,15 @@
-// xladb: the command-line tool, a thin client of xladbd (gRPC), with an offline mode (--db FILE) for ingest
-// and sql.
+// xladb: the command-line tool, a thin client of xladbd (gRPC); every command also works offline on a
+// database file (--db FILE), through the same code the daemon answers with.
 //
-//   xladb runs | modules RUN | trend MODULE | spills | top RUN MODULE | diff RUN_A RUN_B | sql "…"
+//   xladb runs | modules RUN | trend MODULE | spills | top RUN MODULE | diff RUN_A RUN_B | retraces RUN | sql "…"
+//   xladb check RUN --baseline BASE [--config F] [--metric M]... [--format table|json|markdown|junit]
 //   xladb ingest PATH... [--run NAME] [--label key=value]... [--time T] [--append] [--server-path | --db FILE]
-//   common: [--addr 127.0.0.1:50051] [--format table|csv|json] [--token-file F] [--tls-ca F] [--timeout 30]
+//   common: [--addr 127.0.0.1:50051] [--db FILE] [--format table|csv|json] [--token-file F] [--tls-ca F]
+//           [--timeout 30]
 //
-// Exit codes: 0 success, 1 failure (including files that could not be ingested, and a server that does not
-// answer within --timeout), 2 usage error.
+// Exit codes: 0 success, 1 failure (including files that could not be ingested, an unknown run or module, and
+// a server that does not answer within --timeout), 2 usage error. `check`: 0 pass, 1 regression, 2 usage,
+// 3 inconclusive, 4 the tool itself failed.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -17,6 +20,7 @@
 #include <vector>
 
 #include "cli/output.h"
+#include "cli/query_commands.h"
 #include "cli/remote_commands.h"
 #include "ingest/dump_ingester.h"
 #include "proto/wire_text.h"
@@ -172,7 +176,9 @@ int main(int argc, char** argv) {
   ClientOptions client;
   std::string format = "table", token_file, db_path;
   app.add_option("--addr", client.addr, "xladbd address (host:port)")->envname("XLADB_ADDR");
-  app.add_option("--format", format, "table, csv or json")->check(CLI::IsMember({"table", "csv", "json"}));
+  app.add_option("--format", format, "table, csv or json (check: table, json, markdown or junit)")
+      ->check(CLI::IsMember({"table", "csv", "json", "markdown", "junit"}));
+  app.add_option("--db", db_path, "Work on this SQLite file directly, without a server")->envname("XLADB_DB");
   app.add_option("--token-file", token_file, "File with the bearer token the server requires")
       ->envname("XLADB_TOKEN_FILE");
   app.add_option("--tls-ca", client.tls_ca, "Use TLS, trusting this CA certificate (PEM)");
@@ -192,7 +198,6 @@ int main(int argc, char** argv) {
   ingest->add_option("--label", labels, "Run label key=value (repeatable)");
   ingest->add_option("--time", time, "When the run happened: Unix seconds or YYYY-MM-DD[THH:MM:SSZ]");
   ingest->add_flag("--server-path", ingest_args.server_path, "Let the server read PATH from its own disk (IngestPath)");
-  ingest->add_option("--db", db_path, "Ingest into this SQLite file directly, without a server");
   ingest->add_flag("--append", ingest_args.append,
                    "Add to an existing run that came from another folder, archive or upload");
 
@@ -216,10 +221,19 @@ int main(int argc, char** argv) {
   auto* trend = app.add_subcommand("trend", "Peak (or total, temp) memory of a module across runs");
   trend->add_option("MODULE", trend_args.module, "Module name or GLOB pattern")->required();
   trend->add_option("--metric", trend_args.metric, "peak, total or temp")
-      ->check(CLI::IsMember({"peak", "total", "temp"}));
+      ->check(CLI::IsMember({"peak", "total", "temp", "peak_bytes", "live_peak_padded_bytes", "total_bytes",
+                             "color0_total_bytes", "temp_bytes", "parameter_bytes", "output_bytes"}));
   trend->add_option("--last", trend_args.last_n, "Only the newest N runs (0 = all)")->check(CLI::NonNegativeNumber);
   trend->add_option("--label", trend_labels, "Only runs with this label key=value (repeatable)");
   trend->add_option("--stage", trend_args.stage, "Only this dump stage");
+  std::string trend_folder;
+  auto* trend_folder_opt = trend->add_option("--folder", trend_folder, "Only modules in this folder of their run");
+  int64_t trend_xla_id = -1;
+  auto* trend_xla_opt = trend->add_option("--xla-id", trend_xla_id, "Only instances with this module_<ID>")
+                            ->check(CLI::NonNegativeNumber);
+  trend->add_option("--fingerprint", trend_args.fingerprint, "Only instances of this program fingerprint");
+  trend->add_option("--since", trend_args.since, "Only runs at or after this time");
+  trend->add_option("--until", trend_args.until, "Only runs before this time");
 
   std::string kernel_pattern, spill_run;
   int64_t spill_limit = 20;
@@ -250,11 +264,39 @@ int main(int argc, char** argv) {
   diff->add_option("--buffers", diff_args.max_buffers, "Buffer changes shown per module")
       ->check(CLI::NonNegativeNumber);
 
+  std::string retrace_run;
+  int64_t min_compiles = 2;
+  auto* retraces = app.add_subcommand("retraces", "Jit names compiled more than once in a run");
+  retraces->add_option("RUN", retrace_run, "Run name")->required();
+  retraces->add_option("--min", min_compiles, "Only names compiled at least this often")->check(CLI::Range(2, 1000000));
+
+  CheckArgs check_args;
+  std::optional<int64_t> max_growth_bytes;
+  std::optional<double> max_growth_percent;
+  auto* check = app.add_subcommand(
+      "check", "The memory gate: RUN against a baseline; exit 0 pass, 1 regression, 2 usage, 3 inconclusive, 4 failure");
+  check->add_option("RUN", check_args.run, "The run to check")->required();
+  check->add_option("--baseline", check_args.baseline,
+                    "A run name, label:KEY=VALUE (newest such run at or before RUN) or commit:SHA")
+      ->required();
+  check->add_option("--config", check_args.config, "TOML file: thresholds, ignored modules, accepted regressions");
+  check->add_option("--metric", check_args.metrics,
+                    "Metric to compare (repeatable; default total_bytes and live_peak_padded_bytes)");
+  check->add_option("--max-growth-bytes", max_growth_bytes, "Growth tolerated, bytes (default 0)")
+      ->check(CLI::NonNegativeNumber);
+  check->add_option("--max-growth-percent", max_growth_percent, "Growth tolerated, percent (default 0)")
+      ->check(CLI::NonNegativeNumber);
+  check->add_option("--ignore", check_args.ignore, "Leave modules matching this GLOB out (repeatable)");
+  check->add_flag("--fail-on-retrace-growth", check_args.fail_on_retrace_growth,
+                  "Fail when a jit name is compiled more often than in the baseline");
+  check->add_option("--output", check_args.output, "Write the report to this file (e.g. $GITHUB_STEP_SUMMARY)");
+  check->add_option("--attribution", check_args.max_attribution, "Buffer changes listed per regressed module")
+      ->check(CLI::Range(1, 100000));
+
   std::string sql;
   int64_t max_rows = 0;
   auto* sqlcmd = app.add_subcommand("sql", "Run a read-only SQL query (on xladbd, or on --db FILE)");
   sqlcmd->add_option("QUERY", sql, "One SQL statement")->required();
-  sqlcmd->add_option("--db", db_path, "Query this SQLite file directly, without a server");
   sqlcmd->add_option("--max-rows", max_rows, "Stop after this many rows (0 = the server's limit)")
       ->check(CLI::NonNegativeNumber);
 
@@ -264,7 +306,7 @@ int main(int argc, char** argv) {
     int rc = app.exit(e);
     return rc == 0 ? kExitOk : kExitUsage;
   }
-  client.format = *ParseOutputFormat(format);
+  client.format = ParseOutputFormat(format).value_or(OutputFormat::kTable);
   if (!token_file.empty()) {
     std::ifstream in(token_file);
     if (!in || !std::getline(in, client.token) || client.token.empty()) {
@@ -289,23 +331,52 @@ int main(int argc, char** argv) {
     }
     return CmdRemoteIngest(client, ingest_args);
   }
-  if (runs->parsed()) {
-    if (!ParseLabels(run_labels, &runs_args.labels)) return kExitUsage;
-    return CmdRuns(client, runs_args);
+  if (check->parsed()) {
+    check_args.format = format;
+    check_args.max_growth_bytes = max_growth_bytes;
+    check_args.max_growth_percent = max_growth_percent;
+  } else if (format == "markdown" || format == "junit") {
+    std::fprintf(stderr, "xladb: --format %s is for check only\n", format.c_str());
+    return kExitUsage;
   }
-  if (modules->parsed()) return CmdModules(client, run_name, module_pattern);
-  if (trend->parsed()) {
-    if (!ParseLabels(trend_labels, &trend_args.labels)) return kExitUsage;
-    return CmdTrend(client, trend_args);
-  }
-  if (spills->parsed()) return CmdSpills(client, kernel_pattern, spill_run, spill_limit);
-  if (top->parsed()) {
-    return CmdTop(client, top_run, top_module, top_n, top_stage,
-                  top_folder_opt->count() > 0 ? std::optional<std::string>(top_folder) : std::nullopt);
-  }
-  if (diff->parsed()) {
-    diff_args.buffers = !no_buffers;
-    return CmdDiff(client, diff_args);
+  const bool query_command = runs->parsed() || modules->parsed() || trend->parsed() || spills->parsed() ||
+                             top->parsed() || diff->parsed() || retraces->parsed() || check->parsed();
+  if (query_command) {
+    std::unique_ptr<QueryBackend> backend;
+    if (db_path.empty()) {
+      backend = NewRemoteBackend(client);
+    } else {
+      auto offline = NewOfflineBackend(db_path);
+      if (!offline.ok()) {
+        std::fprintf(stderr, "xladb: %s\n", offline.status().message().c_str());
+        return check->parsed() ? kExitToolFailed : kExitFailure;
+      }
+      backend = std::move(offline.value());
+    }
+    QueryBackend& b = *backend;
+    const OutputFormat out = client.format;
+    if (runs->parsed()) {
+      if (!ParseLabels(run_labels, &runs_args.labels)) return kExitUsage;
+      return CmdRuns(b, out, runs_args);
+    }
+    if (modules->parsed()) return CmdModules(b, out, run_name, module_pattern);
+    if (trend->parsed()) {
+      if (!ParseLabels(trend_labels, &trend_args.labels)) return kExitUsage;
+      if (trend_folder_opt->count() > 0) trend_args.folder = trend_folder;
+      if (trend_xla_opt->count() > 0) trend_args.xla_module_id = trend_xla_id;
+      return CmdTrend(b, out, trend_args);
+    }
+    if (spills->parsed()) return CmdSpills(b, out, kernel_pattern, spill_run, spill_limit);
+    if (top->parsed()) {
+      return CmdTop(b, out, top_run, top_module, top_n, top_stage,
+                    top_folder_opt->count() > 0 ? std::optional<std::string>(top_folder) : std::nullopt);
+    }
+    if (diff->parsed()) {
+      diff_args.buffers = !no_buffers;
+      return CmdDiff(b, out, diff_args);
+    }
+    if (retraces->parsed()) return CmdRetraces(b, out, retrace_run, min_compiles);
+    return CmdCheck(b, check_args);
   }
   if (sqlcmd->parsed()) {
     if (!db_path.empty()) return RunSql(sql, db_path, format);

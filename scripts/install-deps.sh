@@ -7,7 +7,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config ccache clang
   libsqlite3-dev sqlite3 libsqlitecpp-dev
   libgrpc++-dev libgrpc-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc grpc-proto
-  libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev libfmt-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev libfmt-dev libtomlplusplus-dev
   nlohmann-json3-dev libabsl-dev libxxhash-dev libzstd-dev zlib1g-dev zstd
   libarchive-dev libarchive-tools
   python3-grpcio python3-protobuf openssl

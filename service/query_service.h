@@ -1,5 +1,5 @@
 // QueryServiceImpl: the xladb.v1.QueryService handlers. Each one checks access, opens (or reuses) a
-// read-only connection for the calling thread, calls the store query and translates the result to proto.
+// read-only connection for the calling thread, and answers with service/query_answers.h.
 //
 // Contract
 //   * Read-only: every call uses a connection opened SQLITE_OPEN_READONLY; Query additionally refuses
@@ -85,12 +85,17 @@ class QueryServiceImpl final : public xladb::v1::QueryService::Service {
   grpc::Status SpillRates(grpc::ServerContext*, const v1::SpillRatesRequest*, v1::SpillRatesResponse*) override;
   grpc::Status TopBuffers(grpc::ServerContext*, const v1::TopBuffersRequest*, v1::TopBuffersResponse*) override;
   grpc::Status DiffRuns(grpc::ServerContext*, const v1::DiffRunsRequest*, v1::DiffRunsResponse*) override;
+  grpc::Status CheckRun(grpc::ServerContext*, const v1::CheckRunRequest*, v1::CheckRunResponse*) override;
+  grpc::Status ListRetraces(grpc::ServerContext*, const v1::ListRetracesRequest*, v1::ListRetracesResponse*) override;
   grpc::Status Query(grpc::ServerContext*, const v1::QueryRequest*,
                      grpc::ServerWriter<v1::QueryResponse>*) override;
 
  private:
   // Checks the token, then returns this thread's read-only connection.
   StatusOr<store::Database*> Begin(grpc::ServerContext* context);
+  template <typename Request, typename Response>
+  grpc::Status Serve(grpc::ServerContext* ctx, const Request& request, Response* response,
+                     Status (*answer)(store::Database&, const Request&, Response*));
 
   std::string db_path_;
   const AccessPolicy* access_;

@@ -5,6 +5,8 @@
 #include <set>
 #include <string_view>
 
+#include "store/query_sql.h"
+
 namespace xladb::store {
 
 extern const char kSchemaSql[];  // generated from schema.sql
@@ -30,8 +32,6 @@ std::string RestrictedModuleMatchesSql(std::string_view restriction) {
   return sql;
 }
 
-std::string TextOf(const SQLite::Column& c) { return c.isNull() ? std::string() : c.getString(); }
-
 }  // namespace
 
 int64_t ModuleRow::metric(std::string_view name) const {
@@ -47,6 +47,12 @@ int SameProgram(const ModuleRow& a, const ModuleRow& b) {
 }
 
 StatusOr<std::vector<ModuleRow>> LoadRunModules(Database& db, int64_t run_id) {
+  Conditions where;
+  where.Add("mm.run_id = ?", run_id);
+  return LoadModuleRows(db, where);
+}
+
+StatusOr<std::vector<ModuleRow>> LoadModuleRows(Database& db, const Conditions& where) {
   try {
     std::string columns;
     for (const ModuleMetric& m : kModuleMetrics) columns += ", mm." + std::string(m.name);
@@ -56,10 +62,11 @@ StatusOr<std::vector<ModuleRow>> LoadRunModules(Database& db, int64_t run_id) {
                         "       mo.fingerprint_source, mm.xla_module_id, mm.peak_time, mm.live_peak_padded_time, "
                         "       mm.schedule_length" +
                             columns +
-                            " FROM module_memory mm JOIN modules mo ON mo.module_id = mm.module_id "
-                            "WHERE mm.run_id = ? "
-                            "ORDER BY mm.module_name, mm.stage, mm.folder, COALESCE(mm.xla_module_id, -1), mm.module_id");
-    q.bind(1, run_id);
+                            " FROM module_memory mm JOIN modules mo ON mo.module_id = mm.module_id" +
+                            where.Where() +
+                            " ORDER BY mm.run_time_us, mm.run_id, mm.module_name, mm.stage, mm.folder, "
+                            "COALESCE(mm.xla_module_id, -1), mm.module_id");
+    BindArgs(q, where.args());
     std::vector<ModuleRow> rows;
     while (q.executeStep()) {
       ModuleRow r;

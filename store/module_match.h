@@ -23,6 +23,7 @@
 #include "ingest/status.h"
 #include "store/database.h"
 #include "store/module_metrics.h"
+#include "store/query_sql.h"
 
 namespace xladb::store {
 
@@ -47,7 +48,11 @@ struct ModuleRow {
 // Returns 1 (same program), 0 (changed program) or -1 (not comparable).
 int SameProgram(const ModuleRow& a, const ModuleRow& b);
 
-// The module_memory rows of one run, ordered by name, stage, folder, xla_module_id.
+// The module_memory rows (alias mm, joined to modules as mo) that satisfy `where`, ordered by run time, run,
+// name, stage, folder, xla_module_id.
+StatusOr<std::vector<ModuleRow>> LoadModuleRows(Database& db, const Conditions& where);
+
+// The module_memory rows of one run, in that order.
 StatusOr<std::vector<ModuleRow>> LoadRunModules(Database& db, int64_t run_id);
 
 // One pair, or a module without a match (the other id 0).

@@ -1,5 +1,7 @@
 #include "store/queries.h"
 
+#include "store/query_sql.h"
+
 #include <SQLiteCpp/SQLiteCpp.h>
 
 #include <algorithm>
@@ -13,114 +15,6 @@
 
 namespace xladb::store {
 namespace {
-
-// ---------------------------------------------------------------------------------------------------
-// Building statements from optional filters. Only placeholders go into SQL text; every value that came
-// from a caller is bound.
-
-using SqlArg = std::variant<int64_t, std::string>;
-
-class Conditions {
- public:
-  // Adds `term` (its `?` placeholders filled by `args`, in order), AND-ed with the others.
-  template <typename... Args>
-  void Add(std::string_view term, Args&&... args) {
-    terms_.emplace_back(term);
-    (args_.emplace_back(std::forward<Args>(args)), ...);
-  }
-  // " WHERE a AND b …", or "" when there is no term.
-  std::string Where() const { return Joined(" WHERE "); }
-  // " AND a AND b …", for a statement that has a WHERE of its own.
-  std::string And() const { return Joined(" AND "); }
-  const std::vector<SqlArg>& args() const { return args_; }
-
- private:
-  std::string Joined(std::string_view lead) const {
-    std::string sql;
-    for (size_t i = 0; i < terms_.size(); ++i) {
-      sql += i == 0 ? lead : std::string_view(" AND ");
-      sql += terms_[i];
-    }
-    return sql;
-  }
-  std::vector<std::string> terms_;
-  std::vector<SqlArg> args_;
-};
-
-// Binds `args` from placeholder `first` on; returns the next free placeholder.
-int BindArgs(SQLite::Statement& q, const std::vector<SqlArg>& args, int first = 1) {
-  int index = first;
-  for (const SqlArg& arg : args) {
-    if (const auto* i = std::get_if<int64_t>(&arg)) {
-      q.bind(index++, *i);
-    } else {
-      q.bind(index++, std::get<std::string>(arg));
-    }
-  }
-  return index;
-}
-
-bool IsGlobPattern(const std::string& name) { return name.find_first_of("*?[") != std::string::npos; }
-
-// A GLOB pattern must close every `[…]` class (SQLite would silently match nothing).
-Status CheckGlobPattern(const std::string& pattern, std::string_view what) {
-  for (size_t i = 0; i < pattern.size(); ++i) {
-    if (pattern[i] != '[') continue;
-    size_t j = i + 1;
-    if (j < pattern.size() && pattern[j] == '^') ++j;
-    if (j < pattern.size() && pattern[j] == ']') ++j;  // `]` right after `[` or `[^` is a member
-    size_t close = pattern.find(']', j);
-    if (close == std::string::npos) {
-      return Status::InvalidArgument(std::string(what) + " pattern '" + pattern + "' has a '[' without a closing ']'");
-    }
-    i = close;
-  }
-  return Status::Ok();
-}
-
-// Matches `column` against a name: nothing when empty, GLOB when it contains * ? [, else equality (which
-// also keeps the SQL portable and lets every engine use an index).
-Status AddNameMatch(Conditions* where, std::string_view column, const std::string& name, std::string_view what) {
-  if (name.empty()) return Status::Ok();
-  if (!IsGlobPattern(name)) {
-    where->Add(std::string(column) + " = ?", name);
-    return Status::Ok();
-  }
-  Status st = CheckGlobPattern(name, what);
-  if (!st.ok()) return st;
-  where->Add(std::string(column) + " GLOB ?", name);
-  return Status::Ok();
-}
-
-// Every label must be present on the run with exactly that value.
-void AddLabelMatch(Conditions* where, std::string_view run_id_column, const Labels& labels) {
-  for (const auto& [key, value] : labels) {
-    where->Add("EXISTS (SELECT 1 FROM run_labels l WHERE l.run_id = " + std::string(run_id_column) +
-                   " AND l.key = ? AND l.value = ?)",
-               key, value);
-  }
-}
-
-int64_t IntOr(const SQLite::Column& c, int64_t if_null) { return c.isNull() ? if_null : c.getInt64(); }
-double RealOr(const SQLite::Column& c, double if_null) { return c.isNull() ? if_null : c.getDouble(); }
-std::string TextOf(const SQLite::Column& c) { return c.isNull() ? std::string() : c.getString(); }
-
-// Runs `fn`, turning any SQLite (or other) exception into kIoError naming the query.
-template <typename Fn>
-auto CatchSqlErrors(std::string_view query, Fn&& fn) -> decltype(fn()) {
-  try {
-    return fn();
-  } catch (const std::exception& e) {
-    return Status::IoError(std::string(query) + ": " + e.what());
-  }
-}
-
-StatusOr<int64_t> FindRunId(SQLite::Database& db, const std::string& run_name) {
-  SQLite::Statement q(db, "SELECT run_id FROM runs WHERE name = ?");
-  q.bind(1, run_name);
-  if (!q.executeStep()) return Status::NotFound("run '" + run_name + "' not found");
-  return q.getColumn(0).getInt64();
-}
 
 // ---------------------------------------------------------------------------------------------------
 // Runs
@@ -195,234 +89,6 @@ bool ParseRunPageToken(const std::string& token, int64_t* run_time_us, int64_t* 
   return parse(s.substr(0, dot), run_time_us) && parse(s.substr(dot + 1), run_id);
 }
 
-// ---------------------------------------------------------------------------------------------------
-// DiffRuns
-
-// A module with a buffer assignment, as one side of a diff sees it.
-struct DiffSideModule {
-  int64_t module_id = 0;
-  std::string name, stage;
-  int64_t xla_module_id = -1;
-  std::string fingerprint, fingerprint_source;
-  int64_t peak = -1, total = -1, temp = -1;
-};
-
-using ModuleKey = std::pair<std::string, std::string>;  // (name, stage)
-
-StatusOr<std::map<ModuleKey, std::vector<DiffSideModule>>> LoadDiffSide(SQLite::Database& db, int64_t run_id,
-                                                                        const std::string& module) {
-  Conditions where;
-  where.Add("mm.run_id = ?", run_id);
-  Status st = AddNameMatch(&where, "mm.module_name", module, "module");
-  if (!st.ok()) return st;
-  SQLite::Statement q(db,
-                      "SELECT mm.module_id, mm.module_name, mm.stage, mm.xla_module_id, mm.fingerprint, "
-                      "       m.fingerprint_source, mm.peak_bytes, mm.total_bytes, mm.temp_bytes "
-                      "FROM module_memory mm JOIN modules m ON m.module_id = mm.module_id" +
-                          where.Where() +
-                          " ORDER BY mm.module_name, mm.stage, COALESCE(mm.xla_module_id, -1), mm.module_id");
-  BindArgs(q, where.args());
-  std::map<ModuleKey, std::vector<DiffSideModule>> side;
-  while (q.executeStep()) {
-    DiffSideModule m;
-    m.module_id = q.getColumn(0).getInt64();
-    m.name = TextOf(q.getColumn(1));
-    m.stage = TextOf(q.getColumn(2));
-    m.xla_module_id = IntOr(q.getColumn(3), -1);
-    m.fingerprint = TextOf(q.getColumn(4));
-    m.fingerprint_source = TextOf(q.getColumn(5));
-    m.peak = IntOr(q.getColumn(6), -1);
-    m.total = IntOr(q.getColumn(7), -1);
-    m.temp = IntOr(q.getColumn(8), -1);
-    side[{m.name, m.stage}].push_back(std::move(m));
-  }
-  return side;
-}
-
-// Fingerprints say "same program" only when both exist and were computed from the same kind of input.
-bool FingerprintsComparable(const DiffSideModule& a, const DiffSideModule& b) {
-  return !a.fingerprint.empty() && !b.fingerprint.empty() && a.fingerprint_source == b.fingerprint_source;
-}
-
-// Pairs the modules of one (name, stage) on both sides: a lone module on each side pairs directly;
-// repeated names pair by equal fingerprint first, then by order of xla_module_id. Unpaired indices come
-// back as -1 on the other side.
-std::vector<std::pair<int, int>> PairModules(const std::vector<DiffSideModule>& a,
-                                             const std::vector<DiffSideModule>& b) {
-  std::vector<std::pair<int, int>> pairs;
-  if (a.size() == 1 && b.size() == 1) return {{0, 0}};
-  std::vector<int> b_of_a(a.size(), -1);
-  std::vector<bool> b_taken(b.size(), false);
-  for (size_t i = 0; i < a.size(); ++i) {
-    for (size_t j = 0; j < b.size(); ++j) {
-      if (!b_taken[j] && FingerprintsComparable(a[i], b[j]) && a[i].fingerprint == b[j].fingerprint) {
-        b_of_a[i] = static_cast<int>(j);
-        b_taken[j] = true;
-        break;
-      }
-    }
-  }
-  size_t next_b = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (b_of_a[i] >= 0) continue;
-    while (next_b < b.size() && b_taken[next_b]) ++next_b;
-    if (next_b == b.size()) break;
-    b_of_a[i] = static_cast<int>(next_b);
-    b_taken[next_b] = true;
-  }
-  for (size_t i = 0; i < a.size(); ++i) pairs.emplace_back(static_cast<int>(i), b_of_a[i]);
-  for (size_t j = 0; j < b.size(); ++j) {
-    if (!b_taken[j]) pairs.emplace_back(-1, static_cast<int>(j));
-  }
-  return pairs;
-}
-
-// A buffer value with what identifies it across runs.
-struct DiffValue {
-  std::string instruction, shape_index;
-  int64_t size = -1;
-  std::string shape, op_name, source_file;
-  int64_t source_line = -1;
-  bool paired = false;
-};
-
-class ModuleValuesReader {
- public:
-  explicit ModuleValuesReader(SQLite::Database& db)
-      : q_(db,
-           "SELECT v.instruction, v.shape_index, v.size_bytes, sh.text, i.op_name, sf.path, i.source_line "
-           "FROM buffer_values v "
-           "LEFT JOIN shapes sh ON sh.shape_id = v.shape_id "
-           "LEFT JOIN instructions i ON i.module_id = v.module_id AND i.name = v.instruction "
-           "LEFT JOIN source_files sf ON sf.source_file_id = i.source_file_id "
-           "WHERE v.module_id = ? ORDER BY v.value_id") {}
-
-  std::vector<DiffValue> Read(int64_t module_id) {
-    q_.reset();
-    q_.bind(1, module_id);
-    std::vector<DiffValue> values;
-    while (q_.executeStep()) {
-      DiffValue v;
-      v.instruction = TextOf(q_.getColumn(0));
-      v.shape_index = TextOf(q_.getColumn(1));
-      v.size = IntOr(q_.getColumn(2), -1);
-      v.shape = TextOf(q_.getColumn(3));
-      v.op_name = TextOf(q_.getColumn(4));
-      v.source_file = TextOf(q_.getColumn(5));
-      v.source_line = IntOr(q_.getColumn(6), -1);
-      values.push_back(std::move(v));
-    }
-    return values;
-  }
-
- private:
-  SQLite::Statement q_;
-};
-
-std::string SourceOf(const DiffValue& v) {
-  if (v.source_file.empty()) return {};
-  return v.source_line >= 0 ? v.source_file + ":" + std::to_string(v.source_line) : v.source_file;
-}
-
-int64_t SizeDelta(const BufferDiff& d) { return std::max<int64_t>(d.size_b, 0) - std::max<int64_t>(d.size_a, 0); }
-
-bool IsGrowth(const BufferDiff& d) {
-  return d.change == BufferDiff::Change::kGrew || d.change == BufferDiff::Change::kAppeared;
-}
-
-// What pairs two values: (instruction, shape_index, "", 0) by name, or (op_name, source_file,
-// shape_index, source_line) by origin.
-using ValueKey = std::tuple<std::string, std::string, std::string, int64_t>;
-
-// Pairs values by `key` (first come, first paired, in value_id order) among those still unpaired, and
-// records the pairs whose sizes differ. `key` returns std::optional<ValueKey>; nullopt: no such key.
-template <typename KeyFn>
-void PairValues(std::vector<DiffValue>& a, std::vector<DiffValue>& b, KeyFn key, std::string_view matched_by,
-                std::vector<BufferDiff>* diffs) {
-  std::multimap<ValueKey, size_t> b_by_key;
-  for (size_t j = 0; j < b.size(); ++j) {
-    if (!b[j].paired) {
-      if (auto k = key(b[j]); k) b_by_key.emplace(*k, j);
-    }
-  }
-  for (DiffValue& va : a) {
-    if (va.paired) continue;
-    auto k = key(va);
-    if (!k) continue;
-    auto it = b_by_key.find(*k);
-    if (it == b_by_key.end()) continue;
-    DiffValue& vb = b[it->second];
-    b_by_key.erase(it);
-    va.paired = vb.paired = true;
-    if (va.size < 0 || vb.size < 0 || va.size == vb.size) continue;
-    BufferDiff d;
-    d.change = vb.size > va.size ? BufferDiff::Change::kGrew : BufferDiff::Change::kShrank;
-    d.instruction_a = va.instruction;
-    d.instruction_b = vb.instruction;
-    d.shape_index = vb.shape_index;
-    d.matched_by = std::string(matched_by);
-    d.size_a = va.size;
-    d.size_b = vb.size;
-    d.shape_a = va.shape;
-    d.shape_b = vb.shape;
-    d.op_name = vb.op_name.empty() ? va.op_name : vb.op_name;
-    d.source = SourceOf(vb).empty() ? SourceOf(va) : SourceOf(vb);
-    diffs->push_back(std::move(d));
-  }
-}
-
-// Buffer-level diff of two modules: pairs by (instruction, shape_index), then the rest by (op_name,
-// source file and line, shape_index); values left over appeared or disappeared. Growth first (largest
-// delta first), then shrinkage (largest first).
-std::vector<BufferDiff> DiffBuffers(std::vector<DiffValue> a, std::vector<DiffValue> b) {
-  std::vector<BufferDiff> diffs;
-  if (a.empty() && b.empty()) return diffs;
-  using Key = std::optional<ValueKey>;
-  PairValues(
-      a, b, [](const DiffValue& v) -> Key { return ValueKey(v.instruction, v.shape_index, "", 0); }, "name", &diffs);
-  PairValues(
-      a, b,
-      [](const DiffValue& v) -> Key {
-        if (v.op_name.empty()) return std::nullopt;
-        return ValueKey(v.op_name, v.source_file, v.shape_index, v.source_line);
-      },
-      "op_name_source", &diffs);
-  auto lone = [&diffs](const DiffValue& v, bool in_b) {
-    if (v.paired) return;
-    BufferDiff d;
-    d.change = in_b ? BufferDiff::Change::kAppeared : BufferDiff::Change::kDisappeared;
-    (in_b ? d.instruction_b : d.instruction_a) = v.instruction;
-    (in_b ? d.size_b : d.size_a) = v.size;
-    (in_b ? d.shape_b : d.shape_a) = v.shape;
-    d.shape_index = v.shape_index;
-    d.op_name = v.op_name;
-    d.source = SourceOf(v);
-    diffs.push_back(std::move(d));
-  };
-  for (const DiffValue& v : a) lone(v, false);
-  for (const DiffValue& v : b) lone(v, true);
-  std::stable_sort(diffs.begin(), diffs.end(), [](const BufferDiff& x, const BufferDiff& y) {
-    if (IsGrowth(x) != IsGrowth(y)) return IsGrowth(x);
-    int64_t dx = std::abs(SizeDelta(x)), dy = std::abs(SizeDelta(y));
-    if (dx != dy) return dx > dy;
-    return std::tie(x.instruction_a, x.instruction_b, x.shape_index) <
-           std::tie(y.instruction_a, y.instruction_b, y.shape_index);
-  });
-  return diffs;
-}
-
-int ChangeRank(ModuleDiff::Change c) {
-  switch (c) {
-    case ModuleDiff::Change::kChanged: return 0;
-    case ModuleDiff::Change::kAdded: return 1;
-    case ModuleDiff::Change::kRemoved: return 2;
-    case ModuleDiff::Change::kUnchanged: return 3;
-  }
-  return 3;
-}
-
-int64_t PeakDelta(const ModuleDiff& d) { return d.peak_a >= 0 && d.peak_b >= 0 ? std::abs(d.peak_b - d.peak_a) : 0; }
-
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------------
@@ -490,7 +156,8 @@ StatusOr<std::vector<ModuleMemoryInfo>> ListModules(Database& db, const std::str
         "SELECT m.module_id, m.name, m.xla_module_id, m.stage, m.backend, m.fingerprint, "
         "       EXISTS (SELECT 1 FROM module_memory mm WHERE mm.module_id = m.module_id), "
         "       s.peak_bytes, s.peak_time, s.total_bytes, s.parameter_bytes, s.output_bytes, s.temp_bytes, "
-        "       s.allocation_count, s.value_count, s.instruction_count, m.folder "
+        "       s.allocation_count, s.value_count, s.instruction_count, m.folder, m.entry_signature, "
+        "       m.identity_key, s.live_peak_padded_bytes, s.live_peak_padded_time, s.color0_total_bytes "
         "FROM modules m LEFT JOIN module_summary s ON s.module_id = m.module_id" +
             where.Where() + " ORDER BY m.name, m.stage, COALESCE(m.xla_module_id, -1), m.folder, m.module_id");
     BindArgs(q, where.args());
@@ -514,61 +181,14 @@ StatusOr<std::vector<ModuleMemoryInfo>> ListModules(Database& db, const std::str
       m.value_count = IntOr(q.getColumn(14), 0);
       m.instruction_count = IntOr(q.getColumn(15), 0);
       m.folder = TextOf(q.getColumn(16));
+      m.entry_signature = TextOf(q.getColumn(17));
+      m.identity_key = TextOf(q.getColumn(18));
+      m.live_peak_padded_bytes = IntOr(q.getColumn(19), -1);
+      m.live_peak_padded_time = IntOr(q.getColumn(20), -1);
+      m.color0_total_bytes = IntOr(q.getColumn(21), -1);
       modules.push_back(std::move(m));
     }
     return modules;
-  });
-}
-
-StatusOr<std::vector<TrendPoint>> PeakMemoryTrend(Database& db, const TrendQuery& query) {
-  if (query.module.empty()) return Status::InvalidArgument("a trend needs a module name or pattern");
-  const char* metric = "peak_bytes";
-  switch (query.metric) {
-    case TrendMetric::kPeakBytes: metric = "peak_bytes"; break;
-    case TrendMetric::kTotalBytes: metric = "total_bytes"; break;
-    case TrendMetric::kTempBytes: metric = "temp_bytes"; break;
-  }
-  Conditions where;
-  Status st = AddNameMatch(&where, "mm.module_name", query.module, "module");
-  if (!st.ok()) return st;
-  if (!query.stage.empty()) where.Add("mm.stage = ?", query.stage);
-  where.Add(std::string("mm.") + metric + " IS NOT NULL");
-  AddLabelMatch(&where, "mm.run_id", query.labels);
-  // The points are the matching module_memory rows; with last_n, only those of the newest N runs that
-  // have a point.
-  std::string sql =
-      std::string("WITH points AS (SELECT mm.run_name, mm.run_time_us, mm.module_name, mm.xla_module_id, mm.stage, "
-                  "mm.fingerprint, mm.") +
-      metric + " AS value, mm.peak_bytes, mm.total_bytes, mm.temp_bytes, mm.run_id FROM module_memory mm" +
-      where.Where() + ")";
-  if (query.last_n >= 0) {
-    sql += ", newest AS (SELECT DISTINCT run_time_us, run_id FROM points "
-           "ORDER BY run_time_us DESC, run_id DESC LIMIT ?)";
-  }
-  sql += " SELECT run_name, run_time_us, module_name, xla_module_id, stage, fingerprint, value, peak_bytes, "
-         "total_bytes, temp_bytes FROM points";
-  if (query.last_n >= 0) sql += " WHERE run_id IN (SELECT run_id FROM newest)";
-  sql += " ORDER BY run_time_us, run_id, module_name, COALESCE(xla_module_id, -1), stage";
-  return CatchSqlErrors("peak memory trend of '" + query.module + "'", [&]() -> StatusOr<std::vector<TrendPoint>> {
-    SQLite::Statement q(db.sql(), sql);
-    int next = BindArgs(q, where.args());
-    if (query.last_n >= 0) q.bind(next, query.last_n);
-    std::vector<TrendPoint> points;
-    while (q.executeStep()) {
-      TrendPoint p;
-      p.run_name = TextOf(q.getColumn(0));
-      p.run_time_us = q.getColumn(1).getInt64();
-      p.module_name = TextOf(q.getColumn(2));
-      p.xla_module_id = IntOr(q.getColumn(3), -1);
-      p.stage = TextOf(q.getColumn(4));
-      p.fingerprint = TextOf(q.getColumn(5));
-      p.value = q.getColumn(6).getInt64();
-      p.peak_bytes = IntOr(q.getColumn(7), -1);
-      p.total_bytes = IntOr(q.getColumn(8), -1);
-      p.temp_bytes = IntOr(q.getColumn(9), -1);
-      points.push_back(std::move(p));
-    }
-    return points;
   });
 }
 
@@ -682,80 +302,54 @@ StatusOr<TopBuffersAnswer> TopBuffers(Database& db, const std::string& run_name,
   });
 }
 
-StatusOr<RunDiff> DiffRuns(Database& db, const DiffQuery& query) {
-  return CatchSqlErrors("diff of runs '" + query.run_a + "' and '" + query.run_b + "'", [&]() -> StatusOr<RunDiff> {
-    StatusOr<int64_t> run_a = FindRunId(db.sql(), query.run_a);
-    if (!run_a.ok()) return run_a.status();
-    StatusOr<int64_t> run_b = FindRunId(db.sql(), query.run_b);
-    if (!run_b.ok()) return run_b.status();
-    auto side_a = LoadDiffSide(db.sql(), *run_a, query.module);
-    if (!side_a.ok()) return side_a.status();
-    auto side_b = LoadDiffSide(db.sql(), *run_b, query.module);
-    if (!side_b.ok()) return side_b.status();
-
-    std::map<ModuleKey, std::pair<const std::vector<DiffSideModule>*, const std::vector<DiffSideModule>*>> keys;
-    for (const auto& [key, modules] : *side_a) keys[key].first = &modules;
-    for (const auto& [key, modules] : *side_b) keys[key].second = &modules;
-
-    static const std::vector<DiffSideModule> kNone;
-    ModuleValuesReader values(db.sql());
-    RunDiff diff;
-    for (const auto& [key, sides] : keys) {
-      const auto& a = sides.first ? *sides.first : kNone;
-      const auto& b = sides.second ? *sides.second : kNone;
-      for (auto [ia, ib] : PairModules(a, b)) {
-        ModuleDiff d;
-        d.module_name = key.first;
-        d.stage = key.second;
-        const DiffSideModule* ma = ia >= 0 ? &a[ia] : nullptr;
-        const DiffSideModule* mb = ib >= 0 ? &b[ib] : nullptr;
-        if (ma) {
-          d.xla_module_id_a = ma->xla_module_id;
-          d.fingerprint_a = ma->fingerprint;
-          d.peak_a = ma->peak;
-          d.total_a = ma->total;
-          d.temp_a = ma->temp;
-        }
-        if (mb) {
-          d.xla_module_id_b = mb->xla_module_id;
-          d.fingerprint_b = mb->fingerprint;
-          d.peak_b = mb->peak;
-          d.total_b = mb->total;
-          d.temp_b = mb->temp;
-        }
-        if (!ma || !mb) {
-          d.change = ma ? ModuleDiff::Change::kRemoved : ModuleDiff::Change::kAdded;
-        } else {
-          const bool same_numbers = ma->peak == mb->peak && ma->total == mb->total && ma->temp == mb->temp;
-          const bool comparable = FingerprintsComparable(*ma, *mb);
-          const bool same_program = comparable && ma->fingerprint == mb->fingerprint;
-          // The same program with the same totals has the same buffers: skip reading them.
-          if (query.buffer_level && !(same_program && same_numbers)) {
-            d.buffers = DiffBuffers(values.Read(ma->module_id), values.Read(mb->module_id));
-          }
-          d.buffer_changes = static_cast<int64_t>(d.buffers.size());
-          if (query.max_buffers >= 0 && d.buffer_changes > query.max_buffers) {
-            d.buffers.resize(static_cast<size_t>(query.max_buffers));
-          }
-          const bool changed = !same_numbers || (comparable && !same_program) || d.buffer_changes > 0;
-          d.change = changed ? ModuleDiff::Change::kChanged : ModuleDiff::Change::kUnchanged;
-        }
-        switch (d.change) {
-          case ModuleDiff::Change::kAdded: ++diff.added; break;
-          case ModuleDiff::Change::kRemoved: ++diff.removed; break;
-          case ModuleDiff::Change::kChanged: ++diff.changed; break;
-          case ModuleDiff::Change::kUnchanged: ++diff.unchanged; break;
-        }
-        if (d.change != ModuleDiff::Change::kUnchanged || query.include_unchanged) diff.modules.push_back(std::move(d));
-      }
+StatusOr<std::vector<RetraceGroup>> ListRetraces(Database& db, const std::string& run_name, int64_t min_compiles) {
+  if (min_compiles < 2) return Status::InvalidArgument("a retrace group has at least 2 compiles");
+  return CatchSqlErrors("retraces of run '" + run_name + "'", [&]() -> StatusOr<std::vector<RetraceGroup>> {
+    StatusOr<int64_t> run_id = FindRunId(db.sql(), run_name);
+    if (!run_id.ok()) return run_id.status();
+    SQLite::Statement q(db.sql(),
+                        "SELECT module_name, stage, folder, compiles, distinct_signatures, distinct_fingerprints "
+                        "FROM retrace_groups WHERE run_id = ? AND compiles >= ? "
+                        "ORDER BY compiles DESC, module_name, stage, folder");
+    q.bind(1, *run_id);
+    q.bind(2, min_compiles);
+    std::vector<RetraceGroup> groups;
+    while (q.executeStep()) {
+      RetraceGroup g;
+      g.module = TextOf(q.getColumn(0));
+      g.stage = TextOf(q.getColumn(1));
+      g.folder = TextOf(q.getColumn(2));
+      g.compiles = q.getColumn(3).getInt64();
+      g.distinct_signatures = q.getColumn(4).getInt64();
+      g.distinct_fingerprints = q.getColumn(5).getInt64();
+      groups.push_back(std::move(g));
     }
-    std::stable_sort(diff.modules.begin(), diff.modules.end(), [](const ModuleDiff& x, const ModuleDiff& y) {
-      if (ChangeRank(x.change) != ChangeRank(y.change)) return ChangeRank(x.change) < ChangeRank(y.change);
-      if (x.change == ModuleDiff::Change::kChanged && PeakDelta(x) != PeakDelta(y)) return PeakDelta(x) > PeakDelta(y);
-      return std::tie(x.module_name, x.stage, x.xla_module_id_a, x.xla_module_id_b) <
-             std::tie(y.module_name, y.stage, y.xla_module_id_a, y.xla_module_id_b);
-    });
-    return diff;
+    SQLite::Statement ids(db.sql(),
+                          "SELECT COALESCE(xla_module_id, -1) FROM module_memory "
+                          "WHERE run_id = ? AND module_name = ? AND stage = ? AND folder = ? ORDER BY 1");
+    for (RetraceGroup& g : groups) {
+      ids.reset();
+      ids.bind(1, *run_id);
+      ids.bind(2, g.module);
+      ids.bind(3, g.stage);
+      ids.bind(4, g.folder);
+      while (ids.executeStep()) g.xla_module_ids.push_back(ids.getColumn(0).getInt64());
+    }
+    return groups;
+  });
+}
+
+StatusOr<CompileCounts> CountCompiles(Database& db, int64_t run_id) {
+  return CatchSqlErrors("counting compiles", [&]() -> StatusOr<CompileCounts> {
+    SQLite::Statement q(db.sql(),
+                        "SELECT module_name, stage, folder, COUNT(*) FROM module_memory WHERE run_id = ? "
+                        "GROUP BY module_name, stage, folder");
+    q.bind(1, run_id);
+    CompileCounts counts;
+    while (q.executeStep()) {
+      counts[{TextOf(q.getColumn(0)), TextOf(q.getColumn(1)), TextOf(q.getColumn(2))}] = q.getColumn(3).getInt64();
+    }
+    return counts;
   });
 }
 

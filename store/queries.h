@@ -1,4 +1,5 @@
-// Queries: the cross-run questions xladb answers, as typed functions over a Database.
+// Queries: the questions about runs and their modules, as typed functions over a Database. The cross-run
+// ones live beside it: store/module_trend.h, store/run_diff.h, store/check_run.h.
 //
 // The service translates these to and from protobuf; the CLI's offline mode and tests call them directly.
 // Everything here reads the stable tables and views of schema.sql; no text format is known here.
@@ -16,7 +17,9 @@
 #define XLADB_STORE_QUERIES_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <tuple>
 #include <string>
 #include <utility>
 #include <vector>
@@ -83,42 +86,16 @@ struct ModuleMemoryInfo {
   int64_t value_count = 0;
   int64_t instruction_count = 0;
   std::string folder;            // the module's folder inside the run ('' = the root)
+  std::string entry_signature;   // entry parameter and output shapes ('' without a buffer assignment)
+  std::string identity_key;      // its identity across runs (store/module_match.h)
+  int64_t live_peak_padded_bytes = -1;
+  int64_t live_peak_padded_time = -1;
+  int64_t color0_total_bytes = -1;
 };
 
 // All modules of a run (any stage), ordered by name, stage, xla_module_id, folder. kNotFound for an unknown run.
 StatusOr<std::vector<ModuleMemoryInfo>> ListModules(Database& db, const std::string& run_name,
                                                     const std::string& name_pattern = "");
-
-// ---------------------------------------------------------------------------------------------------
-// PeakMemoryTrend: one module (name or pattern) across runs, ordered by run time.
-
-enum class TrendMetric { kPeakBytes, kTotalBytes, kTempBytes };
-
-struct TrendQuery {
-  std::string module;            // exact name, or a GLOB pattern when it contains * ? [
-  TrendMetric metric = TrendMetric::kPeakBytes;
-  int64_t last_n = -1;           // only the newest N runs (still returned oldest first); -1: all
-  Labels labels;                 // runs must carry these labels
-  std::string stage;             // "" = any stage with a buffer assignment
-};
-
-struct TrendPoint {
-  std::string run_name;
-  int64_t run_time_us = 0;
-  std::string module_name;
-  int64_t xla_module_id = -1;
-  std::string stage;
-  std::string fingerprint;
-  int64_t value = 0;             // the requested metric
-  int64_t peak_bytes = -1;
-  int64_t total_bytes = -1;
-  int64_t temp_bytes = -1;
-};
-
-// Points oldest run first (then module name, xla_module_id): the module_memory rows of the matching
-// modules, leaving out those where the requested metric is unknown. Empty when nothing matches (not an
-// error); kInvalidArgument for an empty module.
-StatusOr<std::vector<TrendPoint>> PeakMemoryTrend(Database& db, const TrendQuery& query);
 
 // ---------------------------------------------------------------------------------------------------
 // SpillRates: VMEM/SMEM spills and fills per kernel and run.
@@ -183,58 +160,23 @@ StatusOr<TopBuffersAnswer> TopBuffers(Database& db, const std::string& run_name,
                                       const std::optional<std::string>& folder = std::nullopt);
 
 // ---------------------------------------------------------------------------------------------------
-// DiffRuns: what changed between two runs.
+// Retraces: jit names compiled more than once in a run (the retrace_groups view).
 
-struct BufferDiff {
-  enum class Change { kGrew, kShrank, kAppeared, kDisappeared };
-  Change change = Change::kGrew;
-  std::string instruction_a, instruction_b;  // empty on the side where it does not exist
-  std::string shape_index;
-  std::string matched_by;        // "name" (instruction + shape index) or "op_name_source" (renamed)
-  int64_t size_a = -1, size_b = -1;          // padded value sizes
-  std::string shape_a, shape_b;
-  std::string op_name;
-  std::string source;            // "file:line" where known
+struct RetraceGroup {
+  std::string module, stage, folder;
+  int64_t compiles = 0;
+  int64_t distinct_signatures = 0;
+  int64_t distinct_fingerprints = 0;
+  std::vector<int64_t> xla_module_ids;  // ascending (-1 for modules without a number)
 };
 
-struct ModuleDiff {
-  enum class Change { kAdded, kRemoved, kChanged, kUnchanged };
-  Change change = Change::kUnchanged;
-  std::string module_name;
-  std::string stage;
-  int64_t xla_module_id_a = -1, xla_module_id_b = -1;
-  std::string fingerprint_a, fingerprint_b;
-  int64_t peak_a = -1, peak_b = -1;
-  int64_t total_a = -1, total_b = -1;
-  int64_t temp_a = -1, temp_b = -1;
-  std::vector<BufferDiff> buffers;  // grew/appeared first by size delta desc, then shrank/disappeared by
-                                    // size delta asc (largest shrink first); at most max_buffers
-  int64_t buffer_changes = 0;       // buffer diffs found before the max_buffers cut
-};
+// Groups with at least min_compiles modules (min_compiles >= 2), most compiles first, then name, stage,
+// folder. kNotFound for an unknown run.
+StatusOr<std::vector<RetraceGroup>> ListRetraces(Database& db, const std::string& run_name, int64_t min_compiles = 2);
 
-struct DiffQuery {
-  std::string run_a, run_b;
-  std::string module;            // exact name or GLOB pattern; "" = all modules
-  bool include_unchanged = false;
-  bool buffer_level = true;
-  int64_t max_buffers = 50;      // per module; -1 = all
-};
-
-struct RunDiff {
-  std::vector<ModuleDiff> modules;  // changed (by |peak delta| desc), then added, removed, unchanged
-  int64_t added = 0, removed = 0, changed = 0, unchanged = 0;
-};
-
-// Compares the modules that have a buffer assignment (the module_memory rows) of two runs. kNotFound
-// names an unknown run.
-//
-// Modules are matched by (name, stage) and, when a name repeats within a run, by fingerprint, then by
-// order of xla_module_id. Buffers are matched by (instruction, shape_index), and the rest by
-// (op_name, source file and line, shape_index) so renamed instructions still pair up; a matched pair is
-// a diff only when its padded size changed. A matched module is kChanged when its peak, total or temp
-// bytes differ, when its fingerprints (of the same fingerprint_source) differ, or when a buffer differs;
-// buffers are not read for a pair with equal fingerprints and equal totals (the same program).
-StatusOr<RunDiff> DiffRuns(Database& db, const DiffQuery& query);
+// Compile counts per (name, stage, folder) of a run's modules with a buffer assignment, for comparing runs.
+using CompileCounts = std::map<std::tuple<std::string, std::string, std::string>, int64_t>;
+StatusOr<CompileCounts> CountCompiles(Database& db, int64_t run_id);
 
 }  // namespace xladb::store
 

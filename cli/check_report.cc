@@ -1,0 +1,448 @@
+#include "cli/check_report.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+namespace xladb::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+using Module = v1::CheckedModule;
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string StatusName(Module::Status s) { return Lower(Module::Status_Name(s)); }
+std::string VerdictName(v1::CheckRunResponse::Verdict v) { return Lower(v1::CheckRunResponse::Verdict_Name(v)); }
+std::string ChangeName(v1::BufferChange::Change c) { return Lower(v1::BufferChange::Change_Name(c)); }
+
+bool Listed(const Module& m) { return m.status() != Module::UNCHANGED && m.status() != Module::IGNORED; }
+bool Explained(const Module& m) { return m.status() == Module::REGRESSED || m.status() == Module::ACCEPTED; }
+
+std::string Percent(int64_t baseline, int64_t delta) {
+  if (baseline <= 0) return delta == 0 ? "0%" : "new";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", 100.0 * static_cast<double>(delta) / static_cast<double>(baseline));
+  return buf;
+}
+
+std::string ModuleLabel(const Module& m) {
+  std::string s = m.folder().empty() ? m.module() : m.folder() + "/" + m.module();
+  const int64_t id = m.xla_module_id() >= 0 ? m.xla_module_id() : m.baseline_xla_module_id();
+  if (id >= 0) s += "#" + std::to_string(id);
+  return s;
+}
+
+std::string MetricCell(const v1::MetricDelta& d) {
+  if (d.baseline() < 0 && d.current() < 0) return "–";
+  if (d.baseline() < 0) return HumanBytes(d.current());
+  if (d.current() < 0) return HumanBytes(d.baseline()) + " → –";
+  if (d.delta() == 0) return HumanBytes(d.current());
+  return HumanBytes(d.baseline()) + " → " + HumanBytes(d.current()) + " (" + HumanBytes(d.delta(), true) + ", " +
+         Percent(d.baseline(), d.delta()) + ")";
+}
+
+int64_t ChangeSize(const Module& m) {
+  int64_t size = 0;
+  for (const auto& d : m.metrics()) size = std::max(size, std::abs(d.delta()));
+  return size;
+}
+
+// Listed modules: regressed first, then by size of change.
+std::vector<const Module*> Ordered(const v1::CheckRunResponse& r) {
+  std::vector<const Module*> out;
+  for (const auto& m : r.modules()) {
+    if (Listed(m)) out.push_back(&m);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Module* a, const Module* b) {
+    const bool ra = a->status() == Module::REGRESSED, rb = b->status() == Module::REGRESSED;
+    if (ra != rb) return ra;
+    return ChangeSize(*a) > ChangeSize(*b);
+  });
+  return out;
+}
+
+std::string SourceLabel(const std::string& source) { return source.empty() ? "(no source line)" : source; }
+
+std::string PeakLine(const Module& m) {
+  if (m.baseline_peak_time() < 0 || m.current_peak_time() < 0) return {};
+  if (m.baseline_peak_time() == m.current_peak_time()) {
+    return "The peak stayed at t=" + std::to_string(m.current_peak_time()) + " of the schedule.";
+  }
+  return "The peak moved from t=" + std::to_string(m.baseline_peak_time()) + " of " +
+         std::to_string(m.baseline_schedule_length()) + " to t=" + std::to_string(m.current_peak_time()) + " of " +
+         std::to_string(m.current_schedule_length()) + ".";
+}
+
+std::string BufferName(const v1::BufferChange& b) {
+  return (b.instruction_b().empty() ? b.instruction_a() : b.instruction_b()) + b.shape_index();
+}
+
+std::string SummaryCounts(const v1::CheckRunResponse& r) {
+  const auto& s = r.summary();
+  std::string out = std::to_string(s.regressed()) + (s.regressed() == 1 ? " module" : " modules") + " regressed, " +
+                    std::to_string(s.improved()) + " improved, " + std::to_string(s.unchanged()) + " unchanged";
+  if (s.added()) out += ", " + std::to_string(s.added()) + " added";
+  if (s.removed()) out += ", " + std::to_string(s.removed()) + " removed";
+  if (s.ambiguous()) out += ", " + std::to_string(s.ambiguous()) + " ambiguous";
+  if (s.accepted()) out += ", " + std::to_string(s.accepted()) + " accepted";
+  if (s.ignored()) out += ", " + std::to_string(s.ignored()) + " ignored";
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// JSON (docs/check-json.md)
+
+Json OrNull(int64_t v) { return v < 0 ? Json(nullptr) : Json(v); }
+Json OrNull(const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); }
+
+std::string RenderJson(const v1::CheckRunResponse& r) {
+  Json j;
+  j["verdict"] = VerdictName(r.verdict());
+  j["reason"] = r.reason();
+  j["run"] = r.run_name();
+  j["baseline"] = OrNull(r.baseline_run_name());
+  j["baseline_selected_by"] = r.baseline_selected_by();
+  j["metrics"] = Json::array();
+  for (const auto& m : r.metrics()) j["metrics"].push_back(m);
+  const auto& s = r.summary();
+  j["summary"] = {{"regressed", s.regressed()}, {"improved", s.improved()}, {"unchanged", s.unchanged()},
+                  {"added", s.added()},         {"removed", s.removed()},   {"ambiguous", s.ambiguous()},
+                  {"accepted", s.accepted()},   {"ignored", s.ignored()}};
+  j["modules"] = Json::array();
+  for (const auto& m : r.modules()) {
+    Json o;
+    o["module"] = m.module();
+    o["stage"] = m.stage();
+    o["folder"] = m.folder();
+    o["entry_signature"] = m.entry_signature();
+    o["xla_module_id"] = OrNull(m.xla_module_id());
+    o["baseline_xla_module_id"] = OrNull(m.baseline_xla_module_id());
+    o["fingerprint"] = m.fingerprint();
+    o["baseline_fingerprint"] = m.baseline_fingerprint();
+    o["matched_by"] = OrNull(m.matched_by());
+    o["status"] = StatusName(m.status());
+    if (m.status() == Module::ACCEPTED) o["accepted_reason"] = m.accepted_reason();
+    Json metrics = Json::object();
+    for (const auto& d : m.metrics()) {
+      metrics[d.metric()] = {{"baseline", OrNull(d.baseline())}, {"current", OrNull(d.current())},
+                             {"delta", d.delta()}, {"regressed", d.regressed()}};
+    }
+    o["metrics"] = std::move(metrics);
+    Json attribution = Json::array();
+    for (const auto& b : m.attribution()) {
+      attribution.push_back({{"change", ChangeName(b.change())},
+                             {"buffer", OrNull(b.instruction_b())},
+                             {"baseline_buffer", OrNull(b.instruction_a())},
+                             {"shape_index", b.shape_index()},
+                             {"matched_by", OrNull(b.matched_by())},
+                             {"baseline_bytes", OrNull(b.size_a())},
+                             {"current_bytes", OrNull(b.size_b())},
+                             {"delta", b.delta()},
+                             {"baseline_shape", b.shape_a()},
+                             {"current_shape", b.shape_b()},
+                             {"op_name", b.op_name()},
+                             {"source", b.source()}});
+    }
+    o["attribution"] = std::move(attribution);
+    if (Explained(m)) {
+      o["attribution_count"] = m.attribution_count();
+      o["attribution_scope"] = m.attribution_scope();
+      Json by_source = Json::array();
+      for (const auto& l : m.by_source()) {
+        by_source.push_back({{"source", l.source()}, {"delta", l.delta()}, {"buffers", l.buffers()}});
+      }
+      o["by_source"] = std::move(by_source);
+      o["peak"] = {{"baseline_time", OrNull(m.baseline_peak_time())},
+                   {"current_time", OrNull(m.current_peak_time())},
+                   {"moved", m.baseline_peak_time() >= 0 && m.current_peak_time() >= 0 &&
+                                 m.baseline_peak_time() != m.current_peak_time()},
+                   {"baseline_schedule_length", OrNull(m.baseline_schedule_length())},
+                   {"current_schedule_length", OrNull(m.current_schedule_length())}};
+    }
+    j["modules"].push_back(std::move(o));
+  }
+  j["retraces"] = Json::array();
+  for (const auto& c : r.retraces()) {
+    j["retraces"].push_back({{"module", c.module()},
+                             {"stage", c.stage()},
+                             {"folder", c.folder()},
+                             {"baseline_compiles", c.baseline_compiles()},
+                             {"current_compiles", c.current_compiles()},
+                             {"failed", c.failed()}});
+  }
+  return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Markdown
+
+std::string MdCell(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') out += "\\|";
+    else if (c == '\n' || c == '\r') out += ' ';
+    else if (c == '`') out += "'";
+    else if (c == '<') out += "&lt;";
+    else if (c == '>') out += "&gt;";
+    else out += c;
+  }
+  return out;
+}
+
+std::string MdCode(const std::string& s) { return "`" + MdCell(s) + "`"; }
+
+std::string VerdictLine(const v1::CheckRunResponse& r) {
+  std::string verdict = v1::CheckRunResponse::Verdict_Name(r.verdict());
+  std::string line = "**xladb check: " + verdict + "**: ";
+  if (r.baseline_run_name().empty()) return line + MdCell(r.reason()) + "\n";
+  line += SummaryCounts(r) + " against " + MdCode(r.baseline_run_name());
+  if (r.verdict() == v1::CheckRunResponse::INCONCLUSIVE) line += " (" + MdCell(r.reason()) + ")";
+  return line + "\n";
+}
+
+std::string DetailsBlock(const Module& m) {
+  std::string out = "<details><summary>" + MdCell(ModuleLabel(m)) + " (" + MdCell(m.stage()) + "): " +
+                    StatusName(m.status()) + "</summary>\n\n";
+  if (m.status() == Module::ACCEPTED) out += "Accepted: " + MdCell(m.accepted_reason()) + "\n\n";
+  for (const auto& l : m.by_source()) {
+    out += "- " + HumanBytes(l.delta(), true) + " from " + MdCode(SourceLabel(l.source())) + " (" +
+           std::to_string(l.buffers()) + (l.buffers() == 1 ? " buffer)" : " buffers)") + "\n";
+  }
+  if (m.by_source_size() > 0) out += "\n";
+  if (std::string peak = PeakLine(m); !peak.empty()) out += peak + "\n\n";
+  if (m.attribution_size() > 0) {
+    out += "| change | buffer | was | shape | delta | source | matched by |\n|---|---|---|---|---:|---|---|\n";
+    for (const auto& b : m.attribution()) {
+      const bool renamed = !b.instruction_a().empty() && !b.instruction_b().empty() && b.instruction_a() != b.instruction_b();
+      std::string shape = b.shape_a().empty() ? b.shape_b()
+                          : b.shape_b().empty() || b.shape_a() == b.shape_b() ? b.shape_a()
+                                                                               : b.shape_a() + " → " + b.shape_b();
+      out += "| " + ChangeName(b.change()) + " | " + MdCode(BufferName(b)) + " | " +
+             (renamed ? MdCode(b.instruction_a()) : std::string()) + " | " + MdCell(shape) + " | " +
+             HumanBytes(b.delta(), true) + " | " + MdCell(b.source()) + " | " + MdCell(b.matched_by()) + " |\n";
+    }
+    if (m.attribution_count() > m.attribution_size()) {
+      out += "\n" + std::to_string(m.attribution_count() - m.attribution_size()) +
+             " smaller buffer changes not listed (`--attribution N`).\n";
+    }
+  }
+  return out + "\n</details>\n\n";
+}
+
+std::string RenderMarkdown(const v1::CheckRunResponse& r, size_t max_bytes) {
+  std::string out = VerdictLine(r) + "\n";
+  const std::vector<const Module*> listed = Ordered(r);
+  std::string left_out;
+  if (!listed.empty()) {
+    std::string header = "| status | module | stage |";
+    std::string rule = "|---|---|---|";
+    for (const auto& m : r.metrics()) {
+      header += " " + m + " |";
+      rule += "---|";
+    }
+    header += " matched by |\n";
+    rule += "---|\n";
+    out += header + rule;
+    size_t rows = 0;
+    // Room kept for the details blocks' opening and the closing note.
+    const size_t table_budget = max_bytes - std::min(max_bytes, size_t{4096});
+    for (const Module* m : listed) {
+      std::string row = "| " + StatusName(m->status()) + " | " + MdCode(ModuleLabel(*m)) + " | " + MdCell(m->stage()) + " |";
+      for (const auto& d : m->metrics()) row += " " + MdCell(MetricCell(d)) + " |";
+      row += " " + MdCell(m->matched_by()) + " |\n";
+      if (out.size() + row.size() > table_budget / 2 && rows > 0) break;
+      out += row;
+      ++rows;
+    }
+    out += "\n";
+    if (rows < listed.size()) left_out += std::to_string(listed.size() - rows) + " table rows";
+    size_t blocks = 0, wanted = 0;
+    for (const Module* m : listed) {
+      if (!Explained(*m)) continue;
+      ++wanted;
+      std::string block = DetailsBlock(*m);
+      if (out.size() + block.size() > table_budget) continue;
+      out += block;
+      ++blocks;
+    }
+    if (blocks < wanted) {
+      left_out += std::string(left_out.empty() ? "" : " and ") + std::to_string(wanted - blocks) + " module details";
+    }
+  }
+  if (r.retraces_size() > 0) {
+    std::string section = "**Compile counts that changed:**\n\n";
+    for (const auto& c : r.retraces()) {
+      section += "- " + MdCode(c.module()) + " (" + MdCell(c.stage()) + "): compiled " +
+                 std::to_string(c.current_compiles()) + " times, was " + std::to_string(c.baseline_compiles()) +
+                 (c.failed() ? " (fails the gate)" : "") + "\n";
+      if (out.size() + section.size() > max_bytes - std::min(max_bytes, size_t{1024})) {
+        section += "- …\n";
+        break;
+      }
+    }
+    out += section + "\n";
+  }
+  if (!left_out.empty()) {
+    out += "_Truncated to stay under " + std::to_string(max_bytes / 1024) + " KiB: " + left_out +
+           " left out; `xladb check --format json` has everything._\n";
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// JUnit
+
+std::string Xml(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        if (c < 0x20 && c != '\t' && c != '\n' && c != '\r') break;  // not allowed in XML 1.0
+        out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+std::string MetricSummary(const Module& m) {
+  std::string s;
+  for (const auto& d : m.metrics()) s += (s.empty() ? "" : "; ") + d.metric() + " " + MetricCell(d);
+  return s;
+}
+
+std::string RenderJunit(const v1::CheckRunResponse& r) {
+  const auto& s = r.summary();
+  const std::string suite = "xladb check " + r.run_name() + " vs " +
+                            (r.baseline_run_name().empty() ? std::string("(no baseline)") : r.baseline_run_name());
+  std::string cases;
+  int64_t tests = 0, failures = 0, errors = 0, skipped = 0;
+  if (r.baseline_run_name().empty()) {
+    ++tests;
+    ++errors;
+    cases += "    <testcase classname=\"xladb\" name=\"baseline\"><error message=\"" + Xml(r.reason()) + "\"/></testcase>\n";
+  }
+  for (const auto& m : r.modules()) {
+    ++tests;
+    std::string cls = "xladb." + (m.stage().empty() ? std::string("unknown") : m.stage()) +
+                      (m.folder().empty() ? "" : "." + m.folder());
+    std::string name = m.module() + "#" + std::to_string(m.xla_module_id() >= 0 ? m.xla_module_id() : m.baseline_xla_module_id());
+    cases += "    <testcase classname=\"" + Xml(cls) + "\" name=\"" + Xml(name) + "\">";
+    switch (m.status()) {
+      case Module::REGRESSED: {
+        ++failures;
+        std::string text = MetricSummary(m) + "\n";
+        for (const auto& l : m.by_source()) {
+          text += HumanBytes(l.delta(), true) + " from " + SourceLabel(l.source()) + " (" + std::to_string(l.buffers()) + " buffers)\n";
+        }
+        cases += "<failure message=\"" + Xml("regressed: " + MetricSummary(m)) + "\">" + Xml(text) + "</failure>";
+        break;
+      }
+      case Module::AMBIGUOUS:
+        ++errors;
+        cases += "<error message=\"" + Xml("ambiguous match (by order): " + MetricSummary(m)) + "\"/>";
+        break;
+      case Module::ADDED:
+      case Module::REMOVED:
+      case Module::IGNORED:
+        ++skipped;
+        cases += "<skipped message=\"" + StatusName(m.status()) + "\"/>";
+        break;
+      case Module::ACCEPTED:
+        cases += "<system-out>" + Xml("accepted: " + m.accepted_reason() + "; " + MetricSummary(m)) + "</system-out>";
+        break;
+      default:
+        break;
+    }
+    cases += "</testcase>\n";
+  }
+  (void)s;
+  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"" + Xml(suite) +
+         "\" tests=\"" + std::to_string(tests) + "\" failures=\"" + std::to_string(failures) + "\" errors=\"" +
+         std::to_string(errors) + "\" skipped=\"" + std::to_string(skipped) + "\">\n" + cases +
+         "  </testsuite>\n</testsuites>\n";
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Table
+
+std::string RenderTable(const v1::CheckRunResponse& r) {
+  std::string out = "xladb check: " + v1::CheckRunResponse::Verdict_Name(r.verdict()) + ": " + r.reason() + "\n";
+  for (const Module* m : Ordered(r)) {
+    out += "\n" + StatusName(m->status()) + "  " + ModuleLabel(*m) + "  " + m->stage() +
+           (m->matched_by().empty() ? "" : "  (matched by " + m->matched_by() + ")") + "\n";
+    for (const auto& d : m->metrics()) out += "    " + d.metric() + ": " + MetricCell(d) + (d.regressed() ? "  REGRESSED" : "") + "\n";
+    if (!Explained(*m)) continue;
+    if (m->status() == Module::ACCEPTED) out += "    accepted: " + m->accepted_reason() + "\n";
+    for (const auto& l : m->by_source()) {
+      out += "    " + HumanBytes(l.delta(), true) + " from " + SourceLabel(l.source()) + " (" + std::to_string(l.buffers()) +
+             (l.buffers() == 1 ? " buffer)\n" : " buffers)\n");
+    }
+    if (std::string peak = PeakLine(*m); !peak.empty()) out += "    " + peak + "\n";
+    for (const auto& b : m->attribution()) {
+      out += "      " + ChangeName(b.change()) + " " + BufferName(b);
+      if (!b.instruction_a().empty() && !b.instruction_b().empty() && b.instruction_a() != b.instruction_b()) {
+        out += " (was " + b.instruction_a() + ")";
+      }
+      out += " " + HumanBytes(b.delta(), true) + (b.source().empty() ? "" : " at " + b.source()) + "\n";
+    }
+  }
+  for (const auto& c : r.retraces()) {
+    out += "\ncompiles: " + c.module() + " (" + c.stage() + ") " + std::to_string(c.current_compiles()) + ", was " +
+           std::to_string(c.baseline_compiles()) + (c.failed() ? "  FAILS" : "") + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<CheckReportFormat> ParseCheckReportFormat(std::string_view name) {
+  if (name == "table") return CheckReportFormat::kTable;
+  if (name == "json") return CheckReportFormat::kJson;
+  if (name == "markdown") return CheckReportFormat::kMarkdown;
+  if (name == "junit") return CheckReportFormat::kJunit;
+  return std::nullopt;
+}
+
+std::string HumanBytes(int64_t bytes, bool sign) {
+  const char* prefix = sign ? (bytes > 0 ? "+" : bytes < 0 ? "-" : "") : (bytes < 0 ? "-" : "");
+  const uint64_t v = bytes < 0 ? static_cast<uint64_t>(-(bytes + 1)) + 1 : static_cast<uint64_t>(bytes);
+  char buf[48];
+  if (v < 1024) {
+    std::snprintf(buf, sizeof buf, "%s%" PRIu64 " B", prefix, v);
+  } else {
+    const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+    double x = static_cast<double>(v) / 1024;
+    int u = 0;
+    while (x >= 1024 && u < 4) {
+      x /= 1024;
+      ++u;
+    }
+    std::snprintf(buf, sizeof buf, "%s%.1f %s", prefix, x, units[u]);
+  }
+  return buf;
+}
+
+std::string RenderCheckReport(const v1::CheckRunResponse& report, CheckReportFormat format, size_t max_markdown_bytes) {
+  switch (format) {
+    case CheckReportFormat::kJson: return RenderJson(report);
+    case CheckReportFormat::kMarkdown: return RenderMarkdown(report, max_markdown_bytes);
+    case CheckReportFormat::kJunit: return RenderJunit(report);
+    case CheckReportFormat::kTable: break;
+  }
+  return RenderTable(report);
+}
+
+}  // namespace xladb::cli

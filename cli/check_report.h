@@ -1,0 +1,37 @@
+// Renders the gate's answer (a CheckRunResponse) for people and tools:
+//   * table:    plain text for a terminal;
+//   * json:     the stable schema of docs/check-json.md, for other tools;
+//   * markdown: a PR comment or $GITHUB_STEP_SUMMARY: the verdict in one line, a table of the modules that
+//               changed by size of change, and a <details> block per regressed module naming the buffers and
+//               source lines; it stays under max_bytes and says what it left out;
+//   * junit:    one testcase per module, a failure per regression, for CI test tabs.
+// Pure functions; thread-safe.
+#ifndef XLADB_CLI_CHECK_REPORT_H_
+#define XLADB_CLI_CHECK_REPORT_H_
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "xladb/v1/xladb.pb.h"
+
+namespace xladb::cli {
+
+enum class CheckReportFormat { kTable, kJson, kMarkdown, kJunit };
+
+// "table", "json", "markdown" or "junit"; nullopt otherwise.
+std::optional<CheckReportFormat> ParseCheckReportFormat(std::string_view name);
+
+// Markdown stays under this (GitHub's step summary limit is 1 MiB).
+inline constexpr size_t kMaxMarkdownBytes = (size_t{1} << 20) - 4096;
+
+std::string RenderCheckReport(const v1::CheckRunResponse& report, CheckReportFormat format,
+                              size_t max_markdown_bytes = kMaxMarkdownBytes);
+
+// "+64.0 MiB", "-512 B": a signed size in binary units, exact bytes under 1 KiB.
+std::string HumanBytes(int64_t bytes, bool sign = false);
+
+}  // namespace xladb::cli
+
+#endif  // XLADB_CLI_CHECK_REPORT_H_

@@ -1,0 +1,257 @@
+#include "cli/gate_config.h"
+
+#include <toml++/toml.h>
+
+#include <cmath>
+#include <fstream>
+#include <initializer_list>
+#include <limits>
+#include <sstream>
+
+#include "store/module_metrics.h"
+
+namespace xladb::cli {
+namespace {
+
+// Reads one table, naming every problem by key and line.
+class TableReader {
+ public:
+  TableReader(const toml::table& table, std::string prefix, const std::string& source)
+      : table_(table), prefix_(std::move(prefix)), source_(source) {}
+
+  std::string Where(const toml::node& node, const std::string& key) const {
+    return source_ + ":" + std::to_string(node.source().begin.line) + ": " + prefix_ + key;
+  }
+  std::string WhereTable() const {
+    return source_ + ":" + std::to_string(table_.source().begin.line) + ": " + (prefix_.empty() ? "top level" : prefix_.substr(0, prefix_.size() - 1));
+  }
+
+  // Every key must be one of `known`.
+  Status OnlyKeys(std::initializer_list<std::string_view> known) const {
+    for (const auto& [key, node] : table_) {
+      bool ok = false;
+      for (std::string_view k : known) ok |= key.str() == k;
+      if (!ok) {
+        std::string list;
+        for (std::string_view k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+        return Status::InvalidArgument(Where(node, std::string(key.str())) + ": unknown key (known here: " + list + ")");
+      }
+    }
+    return Status::Ok();
+  }
+
+  const toml::node* Get(std::string_view key) const { return table_.get(key); }
+
+  Status Int(std::string_view key, int64_t min, int64_t* out, bool* present = nullptr) const {
+    const toml::node* n = Get(key);
+    if (present) *present = n != nullptr;
+    if (!n) return Status::Ok();
+    auto v = n->value<int64_t>();
+    if (!n->is_integer() || !v) return Status::InvalidArgument(Where(*n, std::string(key)) + ": must be an integer");
+    if (*v < min) {
+      return Status::InvalidArgument(Where(*n, std::string(key)) + ": must be at least " + std::to_string(min));
+    }
+    *out = *v;
+    return Status::Ok();
+  }
+
+  Status Number(std::string_view key, double* out, bool* present = nullptr) const {
+    const toml::node* n = Get(key);
+    if (present) *present = n != nullptr;
+    if (!n) return Status::Ok();
+    auto v = n->value<double>();
+    if (!(n->is_integer() || n->is_floating_point()) || !v || std::isnan(*v) || std::isinf(*v)) {
+      return Status::InvalidArgument(Where(*n, std::string(key)) + ": must be a number");
+    }
+    if (*v < 0) return Status::InvalidArgument(Where(*n, std::string(key)) + ": must not be negative");
+    *out = *v;
+    return Status::Ok();
+  }
+
+  Status Bool(std::string_view key, bool* out) const {
+    const toml::node* n = Get(key);
+    if (!n) return Status::Ok();
+    if (!n->is_boolean()) return Status::InvalidArgument(Where(*n, std::string(key)) + ": must be true or false");
+    *out = *n->value<bool>();
+    return Status::Ok();
+  }
+
+  Status Text(std::string_view key, bool required, std::string* out) const {
+    const toml::node* n = Get(key);
+    if (!n) {
+      return required ? Status::InvalidArgument(WhereTable() + ": needs `" + std::string(key) + "`") : Status::Ok();
+    }
+    if (!n->is_string()) return Status::InvalidArgument(Where(*n, std::string(key)) + ": must be a string");
+    *out = *n->value<std::string>();
+    if (required && out->empty()) return Status::InvalidArgument(Where(*n, std::string(key)) + ": must not be empty");
+    return Status::Ok();
+  }
+
+  const toml::table& table() const { return table_; }
+
+ private:
+  const toml::table& table_;
+  std::string prefix_;
+  const std::string& source_;
+};
+
+// A GLOB must close every `[…]` (SQLite would match nothing).
+bool GlobIsClosed(const std::string& pattern) {
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '[') continue;
+    size_t j = i + 1;
+    if (j < pattern.size() && pattern[j] == '^') ++j;
+    if (j < pattern.size() && pattern[j] == ']') ++j;
+    const size_t close = pattern.find(']', j);
+    if (close == std::string::npos) return false;
+    i = close;
+  }
+  return true;
+}
+
+std::string KnownMetrics() {
+  std::string names;
+  for (const auto& m : store::kModuleMetrics) names += (names.empty() ? "" : ", ") + std::string(m.name);
+  return names;
+}
+
+Status Pattern(const TableReader& r, std::string_view key, std::string* out) {
+  if (Status st = r.Text(key, true, out); !st.ok()) return st;
+  if (!GlobIsClosed(*out)) {
+    return Status::InvalidArgument(r.Where(*r.Get(key), std::string(key)) + ": pattern '" + *out +
+                                   "' has a '[' without a closing ']'");
+  }
+  return Status::Ok();
+}
+
+// The array of tables at `key`: each element checked with `read`.
+template <typename Fn>
+Status Tables(const TableReader& top, std::string_view key, const std::string& source, Fn read) {
+  const toml::node* n = top.Get(key);
+  if (!n) return Status::Ok();
+  const toml::array* array = n->as_array();
+  if (!array || !array->is_array_of_tables()) {
+    return Status::InvalidArgument(top.Where(*n, std::string(key)) + ": must be tables ([[" + std::string(key) + "]])");
+  }
+  for (size_t i = 0; i < array->size(); ++i) {
+    TableReader r(*array->get(i)->as_table(), std::string(key) + "[" + std::to_string(i + 1) + "].", source);
+    if (Status st = read(r); !st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
+Status Strings(const TableReader& r, std::string_view key, std::vector<std::string>* out) {
+  const toml::node* n = r.Get(key);
+  if (!n) return Status::Ok();
+  const toml::array* array = n->as_array();
+  if (!array) return Status::InvalidArgument(r.Where(*n, std::string(key)) + ": must be an array of strings");
+  for (size_t i = 0; i < array->size(); ++i) {
+    const toml::node& e = *array->get(i);
+    if (!e.is_string()) {
+      return Status::InvalidArgument(r.Where(e, std::string(key) + "[" + std::to_string(i + 1) + "]") +
+                                     ": must be a string");
+    }
+    out->push_back(*e.value<std::string>());
+  }
+  return Status::Ok();
+}
+
+Status Read(const toml::table& root, const std::string& source, v1::CheckRunRequest* req) {
+  TableReader top(root, "", source);
+  if (Status st = top.OnlyKeys({"metrics", "max_growth_bytes", "max_growth_percent", "fail_on_retrace_growth",
+                                "ignore", "module", "accept"});
+      !st.ok()) {
+    return st;
+  }
+  std::vector<std::string> metrics;
+  if (Status st = Strings(top, "metrics", &metrics); !st.ok()) return st;
+  for (const auto& m : metrics) {
+    if (!store::FindModuleMetric(m)) {
+      return Status::InvalidArgument(top.Where(*top.Get("metrics"), "metrics") + ": unknown metric '" + m +
+                                     "' (known: " + KnownMetrics() + ")");
+    }
+  }
+  if (!metrics.empty()) {
+    req->clear_metrics();
+    for (const auto& m : metrics) req->add_metrics(m);
+  }
+  int64_t bytes = 0;
+  double percent = 0;
+  bool has_bytes = false, has_percent = false;
+  if (Status st = top.Int("max_growth_bytes", 0, &bytes, &has_bytes); !st.ok()) return st;
+  if (Status st = top.Number("max_growth_percent", &percent, &has_percent); !st.ok()) return st;
+  if (has_bytes) req->mutable_limit()->set_max_growth_bytes(bytes);
+  if (has_percent) req->mutable_limit()->set_max_growth_percent(percent);
+  bool fail_retraces = req->fail_on_retrace_growth();
+  if (Status st = top.Bool("fail_on_retrace_growth", &fail_retraces); !st.ok()) return st;
+  req->set_fail_on_retrace_growth(fail_retraces);
+  std::vector<std::string> ignore;
+  if (Status st = Strings(top, "ignore", &ignore); !st.ok()) return st;
+  for (const auto& g : ignore) {
+    if (!GlobIsClosed(g)) {
+      return Status::InvalidArgument(top.Where(*top.Get("ignore"), "ignore") + ": pattern '" + g +
+                                     "' has a '[' without a closing ']'");
+    }
+    req->add_ignore(g);
+  }
+  Status st = Tables(top, "module", source, [&](const TableReader& r) {
+    if (Status s = r.OnlyKeys({"pattern", "max_growth_bytes", "max_growth_percent"}); !s.ok()) return s;
+    auto* limit = req->add_module_limits();
+    std::string pattern;
+    if (Status s = Pattern(r, "pattern", &pattern); !s.ok()) return s;
+    limit->set_pattern(pattern);
+    int64_t b = 0;
+    double p = 0;
+    bool hb = false, hp = false;
+    if (Status s = r.Int("max_growth_bytes", 0, &b, &hb); !s.ok()) return s;
+    if (Status s = r.Number("max_growth_percent", &p, &hp); !s.ok()) return s;
+    if (!hb && !hp) return Status::InvalidArgument(r.WhereTable() + ": needs max_growth_bytes or max_growth_percent");
+    limit->mutable_limit()->set_max_growth_bytes(b);
+    limit->mutable_limit()->set_max_growth_percent(p);
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return Tables(top, "accept", source, [&](const TableReader& r) {
+    if (Status s = r.OnlyKeys({"pattern", "metric", "up_to_bytes", "reason"}); !s.ok()) return s;
+    auto* accepted = req->add_accepted();
+    std::string pattern, metric, reason;
+    if (Status s = Pattern(r, "pattern", &pattern); !s.ok()) return s;
+    if (Status s = r.Text("metric", false, &metric); !s.ok()) return s;
+    if (!metric.empty() && !store::FindModuleMetric(metric)) {
+      return Status::InvalidArgument(r.Where(*r.Get("metric"), "metric") + ": unknown metric '" + metric +
+                                     "' (known: " + KnownMetrics() + ")");
+    }
+    int64_t up_to = 0;
+    if (Status s = r.Int("up_to_bytes", 1, &up_to); !s.ok()) return s;
+    if (Status s = r.Text("reason", true, &reason); !s.ok()) return s;
+    accepted->set_pattern(pattern);
+    accepted->set_metric(metric);
+    accepted->set_up_to_bytes(up_to);
+    accepted->set_reason(reason);
+    return Status::Ok();
+  });
+}
+
+}  // namespace
+
+Status ParseGateConfig(std::string_view toml_text, const std::string& source_name, v1::CheckRunRequest* request) {
+  toml::table root;
+  try {
+    root = toml::parse(toml_text, source_name);
+  } catch (const toml::parse_error& e) {
+    return Status::InvalidArgument(source_name + ":" + std::to_string(e.source().begin.line) + ": " +
+                                   std::string(e.description()));
+  }
+  return Read(root, source_name, request);
+}
+
+Status LoadGateConfig(const std::string& path, v1::CheckRunRequest* request) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound("cannot read the config file " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return Status::IoError("reading the config file " + path);
+  return ParseGateConfig(text.str(), path, request);
+}
+
+}  // namespace xladb::cli

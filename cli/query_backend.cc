@@ -1,0 +1,86 @@
+#include "cli/query_backend.h"
+
+#include <cstdio>
+
+#include "proto/wire_text.h"
+#include "service/query_answers.h"
+#include "service/query_service.h"
+#include "store/database.h"
+#include "xladb/v1/xladb.grpc.pb.h"
+
+namespace xladb::cli {
+namespace {
+
+class RemoteBackend final : public QueryBackend {
+ public:
+  explicit RemoteBackend(const ClientOptions& o) : o_(o), stub_(v1::QueryService::NewStub(Connect(o))) {}
+
+#define XLADB_REMOTE_CALL(Rpc, Req, Resp)                        \
+  grpc::Status Rpc(const v1::Req& req, v1::Resp* resp) override { \
+    grpc::ClientContext ctx;                                      \
+    Prepare(o_, &ctx);                                            \
+    return stub_->Rpc(&ctx, req, resp);                           \
+  }
+  XLADB_REMOTE_CALL(ListRuns, ListRunsRequest, ListRunsResponse)
+  XLADB_REMOTE_CALL(ListModules, ListModulesRequest, ListModulesResponse)
+  XLADB_REMOTE_CALL(PeakMemoryTrend, PeakMemoryTrendRequest, PeakMemoryTrendResponse)
+  XLADB_REMOTE_CALL(SpillRates, SpillRatesRequest, SpillRatesResponse)
+  XLADB_REMOTE_CALL(TopBuffers, TopBuffersRequest, TopBuffersResponse)
+  XLADB_REMOTE_CALL(DiffRuns, DiffRunsRequest, DiffRunsResponse)
+  XLADB_REMOTE_CALL(CheckRun, CheckRunRequest, CheckRunResponse)
+  XLADB_REMOTE_CALL(ListRetraces, ListRetracesRequest, ListRetracesResponse)
+#undef XLADB_REMOTE_CALL
+
+  int Fail(const grpc::Status& status) override { return cli::Fail(o_, status); }
+
+ private:
+  ClientOptions o_;
+  std::unique_ptr<v1::QueryService::Stub> stub_;
+};
+
+class OfflineBackend final : public QueryBackend {
+ public:
+  explicit OfflineBackend(std::unique_ptr<store::Database> db) : db_(std::move(db)) {}
+
+  // The daemon's answer, made valid UTF-8 as the daemon sends it.
+  template <typename Req, typename Resp>
+  grpc::Status Call(Status (*answer)(store::Database&, const Req&, Resp*), const Req& req, Resp* resp) {
+    Status st = answer(*db_, req, resp);
+    if (!st.ok()) return service::ToGrpc(st);
+    return service::Answer(resp);
+  }
+
+#define XLADB_OFFLINE_CALL(Rpc, Req, Resp) \
+  grpc::Status Rpc(const v1::Req& req, v1::Resp* resp) override { return Call(&service::Answer##Rpc, req, resp); }
+  XLADB_OFFLINE_CALL(ListRuns, ListRunsRequest, ListRunsResponse)
+  XLADB_OFFLINE_CALL(ListModules, ListModulesRequest, ListModulesResponse)
+  XLADB_OFFLINE_CALL(PeakMemoryTrend, PeakMemoryTrendRequest, PeakMemoryTrendResponse)
+  XLADB_OFFLINE_CALL(SpillRates, SpillRatesRequest, SpillRatesResponse)
+  XLADB_OFFLINE_CALL(TopBuffers, TopBuffersRequest, TopBuffersResponse)
+  XLADB_OFFLINE_CALL(DiffRuns, DiffRunsRequest, DiffRunsResponse)
+  XLADB_OFFLINE_CALL(CheckRun, CheckRunRequest, CheckRunResponse)
+  XLADB_OFFLINE_CALL(ListRetraces, ListRetracesRequest, ListRetracesResponse)
+#undef XLADB_OFFLINE_CALL
+
+  int Fail(const grpc::Status& status) override {
+    std::fprintf(stderr, "xladb: %s\n", status.error_message().c_str());
+    return kExitFailure;
+  }
+
+ private:
+  std::unique_ptr<store::Database> db_;
+};
+
+}  // namespace
+
+std::unique_ptr<QueryBackend> NewRemoteBackend(const ClientOptions& options) {
+  return std::make_unique<RemoteBackend>(options);
+}
+
+StatusOr<std::unique_ptr<QueryBackend>> NewOfflineBackend(const std::string& db_path) {
+  auto db = store::Database::Open(db_path, store::Database::Mode::kReadOnly);
+  if (!db.ok()) return db.status();
+  return std::unique_ptr<QueryBackend>(std::make_unique<OfflineBackend>(std::move(db.value())));
+}
+
+}  // namespace xladb::cli

@@ -1,0 +1,362 @@
+#include "cli/query_commands.h"
+
+#include <cctype>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include "cli/check_report.h"
+#include "cli/gate_config.h"
+#include "ingest/dump_ingester.h"
+#include "store/module_metrics.h"
+#include "xladb/v1/xladb.pb.h"
+
+namespace xladb::cli {
+
+namespace v1 = xladb::v1;
+
+namespace {
+
+Cell Num(int64_t v) { return Cell{std::to_string(v), false, true}; }
+Cell Opt(int64_t v) { return v < 0 ? Cell{"", true, false} : Num(v); }
+Cell Txt(const std::string& s) { return Cell{s, false, false}; }
+Cell Real(double v, const char* fmt = "%.6g") {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return Cell{buf, false, true};
+}
+Cell Time(int64_t us) {
+  std::time_t t = static_cast<std::time_t>(us / 1000000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return Txt(buf);
+}
+
+void AddLabels(const LabelList& labels, google::protobuf::RepeatedPtrField<v1::Label>* out) {
+  for (const auto& [k, v] : labels) {
+    auto* l = out->Add();
+    l->set_key(k);
+    l->set_value(v);
+  }
+}
+
+std::string JoinLabels(const google::protobuf::RepeatedPtrField<v1::Label>& labels) {
+  std::string s;
+  for (const auto& l : labels) {
+    if (!s.empty()) s += ",";
+    s += l.key() + "=" + l.value();
+  }
+  return s;
+}
+
+Cell Signed(int64_t v) {
+  Cell c = Num(v);
+  if (v > 0) c.text = "+" + c.text;
+  return c;
+}
+
+std::string LowerCase(std::string s) {
+  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+std::string MetricNames() {
+  std::string names;
+  for (const auto& m : store::kModuleMetrics) names += (names.empty() ? "" : ", ") + std::string(m.name);
+  return names;
+}
+
+// --metric: the short names peak, total and temp, or a metric's full name.
+std::optional<v1::TrendMetric> TrendMetricOf(const std::string& name) {
+  if (name == "peak") return v1::PEAK_BYTES;
+  if (name == "total") return v1::TOTAL_BYTES;
+  if (name == "temp") return v1::TEMP_BYTES;
+  std::string upper = name;
+  for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  v1::TrendMetric metric;
+  if (store::FindModuleMetric(name) && v1::TrendMetric_Parse(upper, &metric)) return metric;
+  return std::nullopt;
+}
+
+int64_t TimeOrDie(const std::string& text, bool* ok) {
+  if (text.empty()) return 0;
+  auto t = ingest::ParseTimeToUs(text);
+  if (!t.ok()) {
+    std::fprintf(stderr, "xladb: %s\n", t.status().message().c_str());
+    *ok = false;
+    return 0;
+  }
+  return *t;
+}
+
+}  // namespace
+
+int CmdRuns(QueryBackend& b, OutputFormat format, const RunsArgs& a) {
+  bool ok = true;
+  v1::ListRunsRequest req;
+  AddLabels(a.labels, req.mutable_labels());
+  req.set_since_us(TimeOrDie(a.since, &ok));
+  req.set_until_us(TimeOrDie(a.until, &ok));
+  if (!ok) return kExitUsage;
+  req.set_name_pattern(a.name_pattern);
+  ResultPrinter p(format, stdout);
+  p.SetColumns({"run", "run_time", "modules", "files", "errors", "labels", "source"});
+  int64_t shown = 0;
+  do {
+    req.set_page_size(static_cast<int32_t>(std::min<int64_t>(1000, std::max<int64_t>(1, a.limit - shown))));
+    v1::ListRunsResponse resp;
+    grpc::Status st = b.ListRuns(req, &resp);
+    if (!st.ok()) return b.Fail(st);
+    for (const auto& r : resp.runs()) {
+      if (shown >= a.limit) break;
+      p.AddRow({Txt(r.name()), Time(r.run_time_us()), Num(r.module_count()), Num(r.file_count()),
+                Num(r.error_file_count()), Txt(JoinLabels(r.labels())), Txt(r.source_path())});
+      ++shown;
+    }
+    req.set_page_token(resp.next_page_token());
+  } while (!req.page_token().empty() && shown < a.limit);
+  p.Finish();
+  return kExitOk;
+}
+
+int CmdModules(QueryBackend& b, OutputFormat format, const std::string& run, const std::string& pattern) {
+  v1::ListModulesRequest req;
+  req.set_run_name(run);
+  req.set_name_pattern(pattern);
+  v1::ListModulesResponse resp;
+  grpc::Status st = b.ListModules(req, &resp);
+  if (!st.ok()) return b.Fail(st);
+  ResultPrinter p(format, stdout);
+  p.SetColumns({"module", "xla_id", "stage", "backend", "peak_bytes", "live_peak_padded_bytes", "total_bytes",
+                "temp_bytes", "allocations", "values", "instructions", "folder", "entry_signature"});
+  for (const auto& m : resp.modules()) {
+    p.AddRow({Txt(m.name()), Opt(m.xla_module_id()), Txt(m.stage()), Txt(m.backend()), Opt(m.peak_bytes()),
+              Opt(m.live_peak_padded_bytes()), Opt(m.total_bytes()), Opt(m.temp_bytes()), Num(m.allocation_count()),
+              Num(m.value_count()), Num(m.instruction_count()), Txt(m.folder()), Txt(m.entry_signature())});
+  }
+  p.Finish();
+  return kExitOk;
+}
+
+int CmdTrend(QueryBackend& b, OutputFormat format, const TrendArgs& a) {
+  v1::PeakMemoryTrendRequest req;
+  req.set_module(a.module);
+  auto metric = TrendMetricOf(a.metric);
+  if (!metric) {
+    std::fprintf(stderr, "xladb: --metric must be peak, total, temp or one of: %s\n", MetricNames().c_str());
+    return kExitUsage;
+  }
+  req.set_metric(*metric);
+  req.set_last_n(static_cast<int32_t>(a.last_n));
+  AddLabels(a.labels, req.mutable_labels());
+  req.set_stage(a.stage);
+  if (a.folder) req.set_folder(*a.folder);
+  if (a.xla_module_id) req.set_xla_module_id(*a.xla_module_id);
+  req.set_fingerprint(a.fingerprint);
+  bool ok = true;
+  req.set_since_us(TimeOrDie(a.since, &ok));
+  req.set_until_us(TimeOrDie(a.until, &ok));
+  if (!ok) return kExitUsage;
+  v1::PeakMemoryTrendResponse resp;
+  grpc::Status st = b.PeakMemoryTrend(req, &resp);
+  if (!st.ok()) return b.Fail(st);
+  const std::string metric_name = v1::TrendMetric_Name(*metric);
+  ResultPrinter p(format, stdout);
+  p.SetColumns({"run", "run_time", "module", "xla_id", "stage", "folder", LowerCase(metric_name), "change",
+                "matched_by", "fingerprint", "entry_signature"});
+  for (const auto& pt : resp.points()) {
+    // The change compares matched instances of one identity only (store/module_trend.h).
+    Cell change = pt.has_change() ? Num(pt.change()) : Cell{"", true, false};
+    if (pt.has_change() && pt.change() > 0) change.text = "+" + change.text;
+    p.AddRow({Txt(pt.run_name()), Time(pt.run_time_us()), Txt(pt.module_name()), Opt(pt.xla_module_id()),
+              Txt(pt.stage()), Txt(pt.folder()), Num(pt.value()), change, Txt(pt.matched_by()), Txt(pt.fingerprint()),
+              Txt(pt.entry_signature())});
+  }
+  p.Finish();
+  return kExitOk;
+}
+
+int CmdSpills(QueryBackend& b, OutputFormat format, const std::string& kernel, const std::string& run, int64_t limit) {
+  v1::SpillRatesRequest req;
+  req.set_kernel_pattern(kernel);
+  req.set_run_name(run);
+  req.set_limit(static_cast<int32_t>(limit));
+  v1::SpillRatesResponse resp;
+  grpc::Status st = b.SpillRates(req, &resp);
+  if (!st.ok()) return b.Fail(st);
+  ResultPrinter p(format, stdout);
+  p.SetColumns({"run", "module", "kernel", "vmem_spills", "vmem_fills", "smem_spills", "smem_fills", "bundles",
+                "vmem_spill_rate", "vmem_fill_rate"});
+  for (const auto& r : resp.rates()) {
+    p.AddRow({Txt(r.run_name()), Txt(r.module_name()), Txt(r.kernel()), Num(r.vmem_spills()), Num(r.vmem_fills()),
+              Num(r.smem_spills()), Num(r.smem_fills()), Num(r.bundles()), Real(r.vmem_spill_rate()),
+              Real(r.vmem_fill_rate())});
+  }
+  p.Finish();
+  return kExitOk;
+}
+
+int CmdTop(QueryBackend& b, OutputFormat format, const std::string& run, const std::string& module, int64_t n,
+           const std::string& stage, const std::optional<std::string>& folder) {
+  v1::TopBuffersRequest req;
+  req.set_run_name(run);
+  req.set_module(module);
+  req.set_n(static_cast<int32_t>(n));
+  req.set_stage(stage);
+  if (folder) req.set_folder(*folder);
+  v1::TopBuffersResponse resp;
+  grpc::Status st = b.TopBuffers(req, &resp);
+  if (!st.ok()) return b.Fail(st);
+  // Which module answered (a run may hold several of that name), on stderr: stdout stays the result set.
+  std::fprintf(stderr, "module %s (stage %s, xla id %lld%s): peak %lld bytes at time %lld\n", resp.module().c_str(),
+               resp.stage().empty() ? "?" : resp.stage().c_str(), static_cast<long long>(resp.xla_module_id()),
+               resp.folder().empty() ? "" : (", folder " + resp.folder()).c_str(),
+               static_cast<long long>(resp.peak_bytes()), static_cast<long long>(resp.peak_time()));
+  ResultPrinter p(format, stdout);
+  p.SetColumns({"buffer", "logical_bytes", "size_bytes", "allocation", "shape", "opcode", "live", "op_name",
+                "source"});
+  for (const auto& b : resp.buffers()) {
+    std::string live = b.live_start() < 0 ? "" : std::to_string(b.live_start()) + "-" + std::to_string(b.live_end());
+    std::string source = b.source_file().empty() ? "" : b.source_file() + ":" + std::to_string(b.source_line());
+    p.AddRow({Txt(b.instruction() + b.shape_index()), Num(b.logical_bytes()), Opt(b.size_bytes()),
+              Opt(b.allocation_index()), Txt(b.shape()), Txt(b.opcode()), Txt(live), Txt(b.op_name()), Txt(source)});
+  }
+  p.Finish();
+  return kExitOk;
+}
+
+int CmdDiff(QueryBackend& b, OutputFormat format, const DiffArgs& a) {
+  v1::DiffRunsRequest req;
+  req.set_run_a(a.run_a);
+  req.set_run_b(a.run_b);
+  req.set_module(a.module);
+  req.set_include_unchanged(a.include_unchanged);
+  req.set_buffer_level(a.buffers);
+  req.set_max_buffers(static_cast<int32_t>(a.max_buffers));
+  v1::DiffRunsResponse resp;
+  grpc::Status st = b.DiffRuns(req, &resp);
+  if (!st.ok()) return b.Fail(st);
+  ResultPrinter p(format, stdout);
+  p.SetColumns({"change", "module", "xla_ids", "stage", "buffer", "matched_by", "peak_a", "peak_b", "delta",
+                "total_a", "total_b", "size_a", "size_b", "source"});
+  const Cell none{"", true, false};
+  for (const auto& m : resp.modules()) {
+    Cell delta = (m.peak_a() >= 0 && m.peak_b() >= 0) ? Signed(m.peak_b() - m.peak_a()) : none;
+    std::string ids = (m.xla_module_id_a() >= 0 ? std::to_string(m.xla_module_id_a()) : "-") + "→" +
+                      (m.xla_module_id_b() >= 0 ? std::to_string(m.xla_module_id_b()) : "-");
+    std::string module = m.folder().empty() ? m.module_name() : m.folder() + "/" + m.module_name();
+    p.AddRow({Txt(v1::ModuleChange::Change_Name(m.change())), Txt(module), Txt(ids), Txt(m.stage()), Txt(""),
+              Txt(m.matched_by()), Opt(m.peak_a()), Opt(m.peak_b()), delta, Opt(m.total_a()), Opt(m.total_b()), none,
+              none, Txt("")});
+    for (const auto& bc : m.buffers()) {
+      // A renamed buffer shows both names.
+      std::string name = !bc.instruction_b().empty() ? bc.instruction_b() : bc.instruction_a();
+      if (!bc.instruction_a().empty() && !bc.instruction_b().empty() && bc.instruction_a() != bc.instruction_b()) {
+        name = bc.instruction_a() + " → " + bc.instruction_b();
+      }
+      p.AddRow({Txt("  " + v1::BufferChange::Change_Name(bc.change())), Txt(module), Txt(""), Txt(m.stage()),
+                Txt(name + bc.shape_index()), Txt(bc.matched_by()), none, none, Signed(bc.delta()), none, none,
+                Opt(bc.size_a()), Opt(bc.size_b()), Txt(bc.source())});
+    }
+    if (m.buffer_changes() > m.buffers_size()) {
+      std::fprintf(stderr, "%s: %lld buffer changes, %d shown (--buffers N)\n", module.c_str(),
+                   static_cast<long long>(m.buffer_changes()), m.buffers_size());
+    }
+  }
+  p.Finish();
+  std::fprintf(stderr, "%lld changed, %lld added, %lld removed, %lld unchanged\n",
+               static_cast<long long>(resp.changed()), static_cast<long long>(resp.added()),
+               static_cast<long long>(resp.removed()), static_cast<long long>(resp.unchanged()));
+  return kExitOk;
+}
+
+
+int CmdRetraces(QueryBackend& b, OutputFormat format, const std::string& run, int64_t min_compiles) {
+  v1::ListRetracesRequest req;
+  req.set_run_name(run);
+  req.set_min_compiles(min_compiles);
+  v1::ListRetracesResponse resp;
+  grpc::Status st = b.ListRetraces(req, &resp);
+  if (!st.ok()) return b.Fail(st);
+  ResultPrinter p(format, stdout);
+  p.SetColumns({"module", "stage", "folder", "compiles", "signatures", "fingerprints", "xla_ids"});
+  for (const auto& g : resp.groups()) {
+    std::string ids;
+    for (int64_t id : g.xla_module_ids()) ids += (ids.empty() ? "" : ",") + std::to_string(id);
+    p.AddRow({Txt(g.module()), Txt(g.stage()), Txt(g.folder()), Num(g.compiles()), Num(g.distinct_signatures()),
+              Num(g.distinct_fingerprints()), Txt(ids)});
+  }
+  p.Finish();
+  return kExitOk;
+}
+
+int CmdCheck(QueryBackend& b, const CheckArgs& a) {
+  auto format = ParseCheckReportFormat(a.format);
+  if (!format) {
+    std::fprintf(stderr, "xladb: --format for check is table, json, markdown or junit\n");
+    return kExitUsage;
+  }
+  v1::CheckRunRequest req;
+  if (!a.config.empty()) {
+    Status st = LoadGateConfig(a.config, &req);
+    if (!st.ok()) {
+      std::fprintf(stderr, "xladb: %s\n", st.message().c_str());
+      return kExitUsage;
+    }
+  }
+  req.set_run_name(a.run);
+  req.set_baseline(a.baseline);
+  if (!a.metrics.empty()) {
+    req.clear_metrics();
+    for (const auto& m : a.metrics) {
+      if (!store::FindModuleMetric(m)) {
+        std::fprintf(stderr, "xladb: --metric %s is not a metric; the metrics are: %s\n", m.c_str(),
+                     MetricNames().c_str());
+        return kExitUsage;
+      }
+      req.add_metrics(m);
+    }
+  }
+  if (a.max_growth_bytes) req.mutable_limit()->set_max_growth_bytes(*a.max_growth_bytes);
+  if (a.max_growth_percent) req.mutable_limit()->set_max_growth_percent(*a.max_growth_percent);
+  for (const auto& g : a.ignore) req.add_ignore(g);
+  if (a.fail_on_retrace_growth) req.set_fail_on_retrace_growth(true);
+  req.set_max_attribution(static_cast<int32_t>(a.max_attribution));
+  v1::CheckRunResponse resp;
+  grpc::Status st = b.CheckRun(req, &resp);
+  if (!st.ok()) {
+    b.Fail(st);
+    const bool usage = st.error_code() == grpc::StatusCode::NOT_FOUND ||
+                       st.error_code() == grpc::StatusCode::INVALID_ARGUMENT;
+    return usage ? kExitUsage : kExitToolFailed;
+  }
+  const std::string report = RenderCheckReport(resp, *format);
+  if (a.output.empty()) {
+    std::fwrite(report.data(), 1, report.size(), stdout);
+  } else {
+    std::ofstream out(a.output, std::ios::binary | std::ios::trunc);
+    out << report;
+    out.close();
+    if (!out) {
+      std::fprintf(stderr, "xladb: cannot write the report to %s\n", a.output.c_str());
+      return kExitToolFailed;
+    }
+  }
+  // The verdict on stderr too, unless the table on the terminal already starts with it.
+  if (*format != CheckReportFormat::kTable || !a.output.empty()) {
+    std::fprintf(stderr, "xladb check: %s: %s\n", v1::CheckRunResponse::Verdict_Name(resp.verdict()).c_str(),
+                 resp.reason().c_str());
+  }
+  switch (resp.verdict()) {
+    case v1::CheckRunResponse::PASS: return kExitOk;
+    case v1::CheckRunResponse::FAIL: return kExitFailure;
+    case v1::CheckRunResponse::INCONCLUSIVE: return kExitInconclusive;
+    default: return kExitToolFailed;
+  }
+}
+
+}  // namespace xladb::cli

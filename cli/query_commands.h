@@ -1,0 +1,77 @@
+// The xladb query commands: runs, modules, trend, spills, top, diff, check and retraces. Each builds its
+// request, asks a QueryBackend (xladbd, or a database file with --db) and prints the answer: a result set
+// (cli/output.h) on stdout, notes on stderr. A failed call prints the error on stderr with nothing on stdout.
+//
+// Exit codes: 0 success, 1 failure (unknown run or module, server errors), 2 usage. `check` has its own:
+// 0 pass, 1 regression, 2 usage (bad options, unknown run), 3 inconclusive, 4 the tool itself failed.
+// Not thread-safe; one command per process.
+#ifndef XLADB_CLI_QUERY_COMMANDS_H_
+#define XLADB_CLI_QUERY_COMMANDS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/output.h"
+#include "cli/query_backend.h"
+#include "cli/remote_commands.h"
+
+namespace xladb::cli {
+
+struct RunsArgs {
+  LabelList labels;
+  std::string since, until;   // times as accepted by ParseTimeToUs; "" = unbounded
+  std::string name_pattern;
+  int64_t limit = 100;
+};
+int CmdRuns(QueryBackend& b, OutputFormat format, const RunsArgs& a);
+int CmdModules(QueryBackend& b, OutputFormat format, const std::string& run, const std::string& pattern);
+
+struct TrendArgs {
+  std::string module;
+  std::string metric = "peak";  // peak, total, temp (short names) or any store/module_metrics.h name
+  int64_t last_n = 0;
+  LabelList labels;
+  std::string stage;
+  std::optional<std::string> folder;
+  std::optional<int64_t> xla_module_id;
+  std::string fingerprint;
+  std::string since, until;
+};
+int CmdTrend(QueryBackend& b, OutputFormat format, const TrendArgs& a);
+int CmdSpills(QueryBackend& b, OutputFormat format, const std::string& kernel, const std::string& run, int64_t limit);
+// `folder` set: the module in that folder of the run (multi-host dumps: host0, host1, …).
+int CmdTop(QueryBackend& b, OutputFormat format, const std::string& run, const std::string& module, int64_t n,
+           const std::string& stage, const std::optional<std::string>& folder);
+
+struct DiffArgs {
+  std::string run_a, run_b, module;
+  bool include_unchanged = false;
+  bool buffers = true;
+  int64_t max_buffers = 10;
+};
+int CmdDiff(QueryBackend& b, OutputFormat format, const DiffArgs& a);
+
+int CmdRetraces(QueryBackend& b, OutputFormat format, const std::string& run, int64_t min_compiles);
+
+inline constexpr int kExitInconclusive = 3;
+inline constexpr int kExitToolFailed = 4;
+
+struct CheckArgs {
+  std::string run, baseline;
+  std::string config;                     // TOML file (docs/gate-config.md); "" = none
+  std::vector<std::string> metrics;       // override the config's
+  std::optional<int64_t> max_growth_bytes;
+  std::optional<double> max_growth_percent;
+  std::vector<std::string> ignore;        // added to the config's
+  bool fail_on_retrace_growth = false;
+  std::string format = "table";           // table, json, markdown or junit
+  std::string output;                     // write the report here instead of stdout ("" = stdout)
+  int64_t max_attribution = 20;
+};
+int CmdCheck(QueryBackend& b, const CheckArgs& a);
+
+}  // namespace xladb::cli
+
+#endif  // XLADB_CLI_QUERY_COMMANDS_H_

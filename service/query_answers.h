@@ -1,0 +1,37 @@
+// The answers of xladb.v1.QueryService, as functions from a request to a response over a Database: the one
+// translation between the store's typed queries and the API. The gRPC handlers (query_service.h) call them
+// on the daemon's read-only connections, and `xladb … --db FILE` calls them in-process, so an offline answer
+// is the server's answer.
+//
+// Contract
+//   * Each validates its request (kInvalidArgument: missing fields, negative or too large counts), runs the
+//     store query on `db` (read-only statements; one thread at a time per connection) and fills `response`,
+//     which must be empty. Errors come back as Status (kNotFound: unknown run or module); no exceptions.
+//   * Strings are filled as stored; the gRPC layer makes them valid UTF-8 (Answer, query_service.h).
+#ifndef XLADB_SERVICE_QUERY_ANSWERS_H_
+#define XLADB_SERVICE_QUERY_ANSWERS_H_
+
+#include "ingest/status.h"
+#include "store/database.h"
+#include "xladb/v1/xladb.pb.h"
+
+namespace xladb::service {
+
+[[nodiscard]] Status AnswerListRuns(store::Database& db, const v1::ListRunsRequest& request, v1::ListRunsResponse* response);
+[[nodiscard]] Status AnswerGetRun(store::Database& db, const v1::GetRunRequest& request, v1::Run* response);
+[[nodiscard]] Status AnswerListModules(store::Database& db, const v1::ListModulesRequest& request,
+                                       v1::ListModulesResponse* response);
+[[nodiscard]] Status AnswerPeakMemoryTrend(store::Database& db, const v1::PeakMemoryTrendRequest& request,
+                                           v1::PeakMemoryTrendResponse* response);
+[[nodiscard]] Status AnswerSpillRates(store::Database& db, const v1::SpillRatesRequest& request,
+                                      v1::SpillRatesResponse* response);
+[[nodiscard]] Status AnswerTopBuffers(store::Database& db, const v1::TopBuffersRequest& request,
+                                      v1::TopBuffersResponse* response);
+[[nodiscard]] Status AnswerDiffRuns(store::Database& db, const v1::DiffRunsRequest& request, v1::DiffRunsResponse* response);
+[[nodiscard]] Status AnswerCheckRun(store::Database& db, const v1::CheckRunRequest& request, v1::CheckRunResponse* response);
+[[nodiscard]] Status AnswerListRetraces(store::Database& db, const v1::ListRetracesRequest& request,
+                                        v1::ListRetracesResponse* response);
+
+}  // namespace xladb::service
+
+#endif  // XLADB_SERVICE_QUERY_ANSWERS_H_

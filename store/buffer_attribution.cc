@@ -1,0 +1,205 @@
+#include "store/buffer_attribution.h"
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+
+#include "store/query_sql.h"
+
+namespace xladb::store {
+namespace {
+
+// A buffer with what identifies it across runs.
+struct Buffer {
+  std::string instruction, shape_index;
+  int64_t size = -1;
+  std::string shape, op_name, source_file;
+  int64_t source_line = -1;
+  bool paired = false;
+};
+
+// Every value of the module, or the buffers of its peak list (their padded value size; the logical size
+// XLA printed when the value is not resolved or has no size).
+std::vector<Buffer> ReadBuffers(SQLite::Database& sql, int64_t module_id, AttributionScope scope) {
+  const char* values =
+      "SELECT v.instruction, v.shape_index, v.size_bytes, sh.text, i.op_name, sf.path, i.source_line "
+      "FROM buffer_values v "
+      "LEFT JOIN shapes sh ON sh.shape_id = v.shape_id "
+      "LEFT JOIN instructions i ON i.module_id = v.module_id AND i.name = v.instruction "
+      "LEFT JOIN source_files sf ON sf.source_file_id = i.source_file_id "
+      "WHERE v.module_id = ? ORDER BY v.value_id";
+  const char* peak =
+      "SELECT instruction, shape_index, COALESCE(size_bytes, logical_bytes), shape, op_name, source_file, "
+      "       source_line "
+      "FROM peak_buffer_details WHERE module_id = ? ORDER BY ordinal";
+  SQLite::Statement q(sql, scope == AttributionScope::kValues ? values : peak);
+  q.bind(1, module_id);
+  std::vector<Buffer> buffers;
+  while (q.executeStep()) {
+    Buffer b;
+    b.instruction = TextOf(q.getColumn(0));
+    b.shape_index = TextOf(q.getColumn(1));
+    b.size = IntOr(q.getColumn(2), -1);
+    b.shape = TextOf(q.getColumn(3));
+    b.op_name = TextOf(q.getColumn(4));
+    b.source_file = TextOf(q.getColumn(5));
+    b.source_line = IntOr(q.getColumn(6), -1);
+    buffers.push_back(std::move(b));
+  }
+  return buffers;
+}
+
+std::string SourceOf(const Buffer& b) {
+  if (b.source_file.empty()) return {};
+  return b.source_line >= 0 ? b.source_file + ":" + std::to_string(b.source_line) : b.source_file;
+}
+
+// A shape without its layouts: 'f32[8,128]{1,0}' -> 'f32[8,128]', '(f32[2]{0}, s32[])' -> '(f32[2], s32[])'.
+// A layout is the `{…}` that follows an array's `]`.
+std::string ShapeWithoutLayout(const std::string& shape) {
+  std::string out;
+  out.reserve(shape.size());
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == '{' && i > 0 && shape[i - 1] == ']') {
+      int depth = 0;
+      for (; i < shape.size(); ++i) {
+        if (shape[i] == '{') ++depth;
+        if (shape[i] == '}' && --depth == 0) break;
+      }
+      continue;
+    }
+    out.push_back(shape[i]);
+  }
+  return out;
+}
+
+using Key = std::tuple<std::string, std::string, std::string, std::string, int64_t>;
+
+struct KeyHash {
+  size_t operator()(const Key& k) const {
+    size_t h = std::hash<std::string>()(std::get<0>(k));
+    h = h * 31 + std::hash<std::string>()(std::get<1>(k));
+    h = h * 31 + std::hash<std::string>()(std::get<2>(k));
+    h = h * 31 + std::hash<std::string>()(std::get<3>(k));
+    return h * 31 + std::hash<int64_t>()(std::get<4>(k));
+  }
+};
+
+// Pairs buffers by `key` (first come, first paired, in order) among those still unpaired, and records the
+// pairs whose sizes differ.
+template <typename KeyFn>
+void Pair(std::vector<Buffer>& base, std::vector<Buffer>& cur, KeyFn key, const char* matched_by,
+          std::vector<BufferChange>* changes) {
+  std::unordered_multimap<Key, size_t, KeyHash> cur_by_key;
+  for (size_t j = cur.size(); j-- > 0;) {  // inserted in reverse: equal_range's first is the earliest
+    if (!cur[j].paired) {
+      if (auto k = key(cur[j]); k) cur_by_key.emplace(std::move(*k), j);
+    }
+  }
+  for (Buffer& a : base) {
+    if (a.paired) continue;
+    auto k = key(a);
+    if (!k) continue;
+    auto range = cur_by_key.equal_range(*k);
+    if (range.first == range.second) continue;
+    // The earliest unpaired current buffer of that key.
+    auto best = range.first;
+    for (auto it = range.first; it != range.second; ++it) {
+      if (it->second < best->second) best = it;
+    }
+    Buffer& b = cur[best->second];
+    cur_by_key.erase(best);
+    a.paired = b.paired = true;
+    if (a.size < 0 || b.size < 0 || a.size == b.size) continue;
+    BufferChange c;
+    c.kind = b.size > a.size ? BufferChange::Kind::kGrew : BufferChange::Kind::kShrank;
+    c.instruction = b.instruction;
+    c.baseline_instruction = a.instruction;
+    c.shape_index = b.shape_index;
+    c.matched_by = matched_by;
+    c.baseline_bytes = a.size;
+    c.current_bytes = b.size;
+    c.baseline_shape = a.shape;
+    c.current_shape = b.shape;
+    c.op_name = b.op_name.empty() ? a.op_name : b.op_name;
+    c.source = SourceOf(b).empty() ? SourceOf(a) : SourceOf(b);
+    changes->push_back(std::move(c));
+  }
+}
+
+void ReadSummary(SQLite::Database& sql, int64_t module_id, int64_t* peak_time, int64_t* schedule_length) {
+  SQLite::Statement q(sql, "SELECT peak_time, schedule_length FROM module_summary WHERE module_id = ?");
+  q.bind(1, module_id);
+  if (q.executeStep()) {
+    *peak_time = IntOr(q.getColumn(0), -1);
+    *schedule_length = IntOr(q.getColumn(1), -1);
+  }
+}
+
+}  // namespace
+
+const char* AttributionScopeName(AttributionScope scope) {
+  return scope == AttributionScope::kPeakBuffers ? "peak_buffers" : "values";
+}
+
+StatusOr<Attribution> AttributeChange(Database& db, int64_t baseline_module_id, int64_t current_module_id,
+                                      AttributionScope scope, int64_t max_changes) {
+  return CatchSqlErrors("attributing a module's change", [&]() -> StatusOr<Attribution> {
+    Attribution result;
+    result.scope = scope;
+    ReadSummary(db.sql(), baseline_module_id, &result.baseline_peak_time, &result.baseline_schedule_length);
+    ReadSummary(db.sql(), current_module_id, &result.current_peak_time, &result.current_schedule_length);
+    std::vector<Buffer> base = ReadBuffers(db.sql(), baseline_module_id, scope);
+    std::vector<Buffer> cur = ReadBuffers(db.sql(), current_module_id, scope);
+    std::vector<BufferChange>& changes = result.changes;
+    Pair(base, cur, [](const Buffer& b) -> std::optional<Key> { return Key(b.instruction, b.shape_index, "", "", 0); },
+         "name", &changes);
+    Pair(base, cur,
+         [](const Buffer& b) -> std::optional<Key> {
+           if (b.op_name.empty()) return std::nullopt;
+           return Key(b.op_name, b.source_file, b.shape_index, ShapeWithoutLayout(b.shape), b.source_line);
+         },
+         "origin", &changes);
+    auto lone = [&changes](const Buffer& b, bool current) {
+      if (b.paired) return;
+      BufferChange c;
+      c.kind = current ? BufferChange::Kind::kAppeared : BufferChange::Kind::kDisappeared;
+      (current ? c.instruction : c.baseline_instruction) = b.instruction;
+      (current ? c.current_bytes : c.baseline_bytes) = b.size;
+      (current ? c.current_shape : c.baseline_shape) = b.shape;
+      c.shape_index = b.shape_index;
+      c.op_name = b.op_name;
+      c.source = SourceOf(b);
+      changes.push_back(std::move(c));
+    };
+    for (const Buffer& b : base) lone(b, false);
+    for (const Buffer& b : cur) lone(b, true);
+    std::stable_sort(changes.begin(), changes.end(), [](const BufferChange& x, const BufferChange& y) {
+      const int64_t dx = std::abs(x.delta()), dy = std::abs(y.delta());
+      if (dx != dy) return dx > dy;
+      return std::tie(x.instruction, x.baseline_instruction, x.shape_index) <
+             std::tie(y.instruction, y.baseline_instruction, y.shape_index);
+    });
+    std::map<std::string, SourceLineChange> by_source;
+    for (const BufferChange& c : changes) {
+      SourceLineChange& s = by_source[c.source];
+      s.source = c.source;
+      s.delta += c.delta();
+      ++s.buffers;
+    }
+    for (auto& [source, s] : by_source) result.by_source.push_back(std::move(s));
+    std::stable_sort(result.by_source.begin(), result.by_source.end(),
+                     [](const SourceLineChange& x, const SourceLineChange& y) {
+                       return std::abs(x.delta) > std::abs(y.delta);
+                     });
+    result.change_count = static_cast<int64_t>(changes.size());
+    if (max_changes >= 0 && result.change_count > max_changes) changes.resize(static_cast<size_t>(max_changes));
+    return result;
+  });
+}
+
+}  // namespace xladb::store

@@ -1,0 +1,390 @@
+#include "store/check_run.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+#include "store/module_match.h"
+#include "store/module_metrics.h"
+#include "store/queries.h"
+#include "store/query_sql.h"
+
+namespace xladb::store {
+namespace {
+
+struct Baseline {
+  int64_t run_id = 0;       // 0: none found
+  std::string name;
+  std::string selected_by;
+  std::string missing;      // why none was found
+};
+
+struct RunRef {
+  int64_t run_id = 0;
+  int64_t run_time_us = 0;
+};
+
+StatusOr<Baseline> ResolveBaseline(SQLite::Database& sql, const std::string& selector, const RunRef& run) {
+  Baseline b;
+  auto pick = [&](SQLite::Statement& q) {
+    if (q.executeStep()) {
+      b.run_id = q.getColumn(0).getInt64();
+      b.name = TextOf(q.getColumn(1));
+    }
+  };
+  if (selector.rfind("label:", 0) == 0) {
+    const std::string kv = selector.substr(6);
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Status::InvalidArgument("baseline '" + selector + "': a label selector is label:KEY=VALUE");
+    }
+    b.selected_by = selector;
+    SQLite::Statement q(sql,
+                        "SELECT r.run_id, r.name FROM runs r JOIN run_labels l ON l.run_id = r.run_id "
+                        "WHERE l.key = ? AND l.value = ? AND r.run_time_us <= ? AND r.run_id <> ? "
+                        "ORDER BY r.run_time_us DESC, r.run_id DESC LIMIT 1");
+    q.bind(1, kv.substr(0, eq));
+    q.bind(2, kv.substr(eq + 1));
+    q.bind(3, run.run_time_us);
+    q.bind(4, run.run_id);
+    pick(q);
+    if (!b.run_id) b.missing = "no run labelled " + kv + " at or before the checked run's time";
+    return b;
+  }
+  if (selector.rfind("commit:", 0) == 0) {
+    const std::string sha = selector.substr(7);
+    if (sha.empty() || sha.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) {
+      return Status::InvalidArgument("baseline '" + selector + "': commit:SHA takes a hex commit sha");
+    }
+    b.selected_by = selector;
+    SQLite::Statement exact(sql,
+                            "SELECT r.run_id, r.name FROM runs r JOIN run_labels l ON l.run_id = r.run_id "
+                            "WHERE l.key = 'commit' AND l.value = ? AND r.run_id <> ? "
+                            "ORDER BY r.run_time_us DESC, r.run_id DESC LIMIT 1");
+    exact.bind(1, sha);
+    exact.bind(2, run.run_id);
+    pick(exact);
+    if (b.run_id) return b;
+    if (sha.size() >= 7) {
+      SQLite::Statement prefix(sql,
+                               "SELECT r.run_id, r.name, COUNT(DISTINCT l.value) OVER () FROM runs r "
+                               "JOIN run_labels l ON l.run_id = r.run_id "
+                               "WHERE l.key = 'commit' AND substr(l.value, 1, ?) = ? AND r.run_id <> ? "
+                               "ORDER BY r.run_time_us DESC, r.run_id DESC LIMIT 1");
+      prefix.bind(1, static_cast<int64_t>(sha.size()));
+      prefix.bind(2, sha);
+      prefix.bind(3, run.run_id);
+      if (prefix.executeStep()) {
+        if (prefix.getColumn(2).getInt64() > 1) {
+          b.missing = "commit prefix " + sha + " matches " + std::to_string(prefix.getColumn(2).getInt64()) +
+                      " commits; give more of the sha";
+          return b;
+        }
+        b.run_id = prefix.getColumn(0).getInt64();
+        b.name = TextOf(prefix.getColumn(1));
+        return b;
+      }
+    }
+    b.missing = "no run labelled commit=" + sha;
+    return b;
+  }
+  b.selected_by = "name";
+  SQLite::Statement q(sql, "SELECT run_id, name FROM runs WHERE name = ?");
+  q.bind(1, selector);
+  pick(q);
+  if (!b.run_id) b.missing = "baseline run '" + selector + "' not found";
+  return b;
+}
+
+const GrowthLimit& LimitFor(const CheckOptions& o, const std::string& module) {
+  for (const ModuleLimit& m : o.module_limits) {
+    if (NameMatches(m.pattern, module)) return m.limit;
+  }
+  return o.limit;
+}
+
+bool Exceeds(const GrowthLimit& limit, int64_t baseline, int64_t delta) {
+  if (delta <= 0 || delta <= limit.max_bytes) return false;
+  if (baseline <= 0) return true;  // growth from nothing is past any percent
+  return 100.0 * static_cast<double>(delta) / static_cast<double>(baseline) > limit.max_percent;
+}
+
+const AcceptedRegression* AcceptanceFor(const CheckOptions& o, const std::string& module, const MetricDelta& m) {
+  for (const AcceptedRegression& a : o.accepted) {
+    if (!NameMatches(a.pattern, module)) continue;
+    if (!a.metric.empty() && a.metric != m.metric) continue;
+    if (a.up_to_bytes > 0 && m.current > a.up_to_bytes) continue;
+    return &a;
+  }
+  return nullptr;
+}
+
+int StatusRank(CheckedModule::Status s) {
+  using S = CheckedModule::Status;
+  switch (s) {
+    case S::kRegressed: return 0;
+    case S::kAmbiguous: return 1;
+    case S::kAdded: return 2;
+    case S::kRemoved: return 3;
+    case S::kAccepted: return 4;
+    case S::kImproved: return 5;
+    case S::kUnchanged: return 6;
+    case S::kIgnored: return 7;
+  }
+  return 7;
+}
+
+// The size of a module's change, for ordering: its largest growth (regressed) or |change| (others).
+int64_t ChangeSize(const CheckedModule& m) {
+  int64_t size = 0;
+  for (const MetricDelta& d : m.metrics) size = std::max(size, std::abs(d.delta));
+  return size;
+}
+
+Status CheckOptionsValid(const CheckOptions& o, const std::vector<std::string>& metrics) {
+  for (const std::string& m : metrics) {
+    if (!FindModuleMetric(m)) {
+      std::string known;
+      for (const ModuleMetric& k : kModuleMetrics) known += (known.empty() ? "" : ", ") + std::string(k.name);
+      return Status::InvalidArgument("unknown metric '" + m + "' (known: " + known + ")");
+    }
+  }
+  if (o.limit.max_bytes < 0 || o.limit.max_percent < 0 || std::isnan(o.limit.max_percent)) {
+    return Status::InvalidArgument("growth limits must not be negative");
+  }
+  for (const std::string& p : o.ignore) {
+    if (Status st = CheckGlobPattern(p, "ignore"); !st.ok()) return st;
+  }
+  for (const ModuleLimit& l : o.module_limits) {
+    if (Status st = CheckGlobPattern(l.pattern, "module limit"); !st.ok()) return st;
+    if (l.limit.max_bytes < 0 || l.limit.max_percent < 0) {
+      return Status::InvalidArgument("module limit '" + l.pattern + "': growth limits must not be negative");
+    }
+  }
+  for (const AcceptedRegression& a : o.accepted) {
+    if (Status st = CheckGlobPattern(a.pattern, "accepted regression"); !st.ok()) return st;
+    if (a.reason.empty()) return Status::InvalidArgument("accepted regression '" + a.pattern + "' needs a reason");
+    if (!a.metric.empty() && !FindModuleMetric(a.metric)) {
+      return Status::InvalidArgument("accepted regression '" + a.pattern + "': unknown metric '" + a.metric + "'");
+    }
+  }
+  return Status::Ok();
+}
+
+std::string Plural(int64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+void Conclude(CheckResult* r, const std::string& inconclusive_reason) {
+  using V = CheckResult::Verdict;
+  int64_t failed_retraces = 0;
+  for (const RetraceChange& c : r->retraces) failed_retraces += c.failed;
+  std::string counts = Plural(r->regressed, "module regressed", "modules regressed") + ", " +
+                       std::to_string(r->improved) + " improved, " + std::to_string(r->unchanged) + " unchanged";
+  if (r->added + r->removed + r->ambiguous > 0) {
+    counts += ", " + std::to_string(r->added) + " added, " + std::to_string(r->removed) + " removed, " +
+              std::to_string(r->ambiguous) + " ambiguous";
+  }
+  if (r->accepted > 0) counts += ", " + std::to_string(r->accepted) + " accepted";
+  counts += " against " + r->baseline;
+  if (r->regressed > 0 || failed_retraces > 0) {
+    r->verdict = V::kFail;
+    r->reason = counts;
+    if (failed_retraces > 0) r->reason += "; " + Plural(failed_retraces, "jit name", "jit names") + " compiled more often";
+  } else if (!inconclusive_reason.empty()) {
+    r->verdict = V::kInconclusive;
+    r->reason = inconclusive_reason;
+  } else if (r->added + r->removed + r->ambiguous > 0) {
+    r->verdict = V::kInconclusive;
+    r->reason = counts + " (a module without a certain match cannot be judged)";
+  } else {
+    r->verdict = V::kPass;
+    r->reason = counts;
+  }
+}
+
+}  // namespace
+
+const char* CheckedModuleStatusName(CheckedModule::Status status) {
+  using S = CheckedModule::Status;
+  switch (status) {
+    case S::kRegressed: return "regressed";
+    case S::kImproved: return "improved";
+    case S::kUnchanged: return "unchanged";
+    case S::kAdded: return "added";
+    case S::kRemoved: return "removed";
+    case S::kAmbiguous: return "ambiguous";
+    case S::kAccepted: return "accepted";
+    case S::kIgnored: return "ignored";
+  }
+  return "unchanged";
+}
+
+StatusOr<CheckResult> CheckRun(Database& db, const CheckOptions& options) {
+  CheckResult result;
+  result.run = options.run;
+  if (options.metrics.empty()) {
+    for (std::string_view m : kDefaultGateMetrics) result.metrics.emplace_back(m);
+  } else {
+    result.metrics = options.metrics;
+  }
+  if (Status st = CheckOptionsValid(options, result.metrics); !st.ok()) return st;
+  return CatchSqlErrors("checking run '" + options.run + "'", [&]() -> StatusOr<CheckResult> {
+    SQLite::Statement run_q(db.sql(), "SELECT run_id, run_time_us FROM runs WHERE name = ?");
+    run_q.bind(1, options.run);
+    if (!run_q.executeStep()) return Status::NotFound("run '" + options.run + "' not found");
+    const RunRef run{run_q.getColumn(0).getInt64(), run_q.getColumn(1).getInt64()};
+    auto baseline = ResolveBaseline(db.sql(), options.baseline, run);
+    if (!baseline.ok()) return baseline.status();
+    result.baseline = baseline->name;
+    result.baseline_selected_by = baseline->selected_by;
+    if (baseline->run_id == run.run_id) {
+      return Status::InvalidArgument("the baseline is the checked run itself ('" + options.run + "')");
+    }
+    if (!baseline->run_id) {
+      result.verdict = CheckResult::Verdict::kInconclusive;
+      result.reason = "no baseline: " + baseline->missing;
+      return result;
+    }
+
+    auto rows_base = LoadRunModules(db, baseline->run_id);
+    if (!rows_base.ok()) return rows_base.status();
+    auto rows_cur = LoadRunModules(db, run.run_id);
+    if (!rows_cur.ok()) return rows_cur.status();
+    std::unordered_map<int64_t, const ModuleRow*> by_id;
+    std::set<std::string> backends_base, backends_cur;
+    for (const ModuleRow& r : *rows_base) {
+      by_id[r.module_id] = &r;
+      if (!r.backend.empty()) backends_base.insert(r.backend);
+    }
+    for (const ModuleRow& r : *rows_cur) {
+      by_id[r.module_id] = &r;
+      if (!r.backend.empty()) backends_cur.insert(r.backend);
+    }
+    std::string inconclusive;
+    if (rows_cur->empty()) inconclusive = "run '" + options.run + "' has no module with a buffer assignment";
+    if (rows_base->empty()) inconclusive = "baseline '" + baseline->name + "' has no module with a buffer assignment";
+    if (!backends_base.empty() && !backends_cur.empty() && backends_base != backends_cur) {
+      auto join = [](const std::set<std::string>& s) {
+        std::string out;
+        for (const auto& b : s) out += (out.empty() ? "" : "+") + b;
+        return out;
+      };
+      inconclusive = "the runs come from different backends (" + join(backends_base) + " in '" + baseline->name +
+                     "', " + join(backends_cur) + " in '" + options.run + "'): their figures do not compare";
+    }
+
+    auto pairs = MatchModules(db, baseline->run_id, run.run_id);
+    if (!pairs.ok()) return pairs.status();
+    for (const ModulePair& p : *pairs) {
+      const ModuleRow* base = p.baseline_module_id ? by_id.at(p.baseline_module_id) : nullptr;
+      const ModuleRow* cur = p.current_module_id ? by_id.at(p.current_module_id) : nullptr;
+      const ModuleRow& any = cur ? *cur : *base;
+      CheckedModule m;
+      m.module = any.name;
+      m.stage = any.stage;
+      m.folder = any.folder;
+      m.entry_signature = any.entry_signature;
+      m.matched_by = p.matched_by;
+      if (cur) {
+        m.xla_module_id = cur->xla_module_id;
+        m.fingerprint = cur->fingerprint;
+      }
+      if (base) {
+        m.baseline_xla_module_id = base->xla_module_id;
+        m.baseline_fingerprint = base->fingerprint;
+      }
+      const GrowthLimit& limit = LimitFor(options, m.module);
+      bool regressed = false, shrank = false, differs = false, all_accepted = true;
+      for (const std::string& name : result.metrics) {
+        MetricDelta d;
+        d.metric = name;
+        d.baseline = base ? base->metric(name) : -1;
+        d.current = cur ? cur->metric(name) : -1;
+        if (d.baseline >= 0 && d.current >= 0) d.delta = d.current - d.baseline;
+        d.regressed = base && cur && Exceeds(limit, d.baseline, d.delta);
+        if (d.regressed) {
+          regressed = true;
+          if (const AcceptedRegression* a = AcceptanceFor(options, m.module, d)) {
+            if (m.accepted_reason.empty()) m.accepted_reason = a->reason;
+          } else {
+            all_accepted = false;
+          }
+        }
+        shrank |= d.delta < 0;
+        differs |= d.delta != 0;
+        m.metrics.push_back(std::move(d));
+      }
+      using S = CheckedModule::Status;
+      bool ignored = false;
+      for (const std::string& pattern : options.ignore) ignored |= NameMatches(pattern, m.module);
+      if (ignored) {
+        m.status = S::kIgnored;
+      } else if (!base || !cur) {
+        m.status = base ? S::kRemoved : S::kAdded;
+      } else if (p.matched_by == "order" && differs) {
+        m.status = S::kAmbiguous;
+      } else if (regressed) {
+        m.status = all_accepted ? S::kAccepted : S::kRegressed;
+      } else {
+        m.status = shrank ? S::kImproved : S::kUnchanged;
+      }
+      if (m.status != S::kAccepted) m.accepted_reason.clear();
+      if (m.status == S::kRegressed || m.status == S::kAccepted) {
+        // Buffers at the peak explain a peak; every value explains totals.
+        bool totals = false;
+        for (const MetricDelta& d : m.metrics) {
+          totals |= d.regressed && d.metric != "peak_bytes" && d.metric != "live_peak_padded_bytes";
+        }
+        auto attribution = AttributeChange(db, base->module_id, cur->module_id,
+                                           totals ? AttributionScope::kValues : AttributionScope::kPeakBuffers,
+                                           options.max_attribution);
+        if (!attribution.ok()) return attribution.status();
+        m.attribution = std::move(*attribution);
+      }
+      switch (m.status) {
+        case S::kRegressed: ++result.regressed; break;
+        case S::kImproved: ++result.improved; break;
+        case S::kUnchanged: ++result.unchanged; break;
+        case S::kAdded: ++result.added; break;
+        case S::kRemoved: ++result.removed; break;
+        case S::kAmbiguous: ++result.ambiguous; break;
+        case S::kAccepted: ++result.accepted; break;
+        case S::kIgnored: ++result.ignored; break;
+      }
+      result.modules.push_back(std::move(m));
+    }
+    std::stable_sort(result.modules.begin(), result.modules.end(), [](const CheckedModule& x, const CheckedModule& y) {
+      if (StatusRank(x.status) != StatusRank(y.status)) return StatusRank(x.status) < StatusRank(y.status);
+      if (ChangeSize(x) != ChangeSize(y)) return ChangeSize(x) > ChangeSize(y);
+      return std::tie(x.module, x.stage, x.folder, x.xla_module_id) < std::tie(y.module, y.stage, y.folder, y.xla_module_id);
+    });
+
+    auto compiles_base = CountCompiles(db, baseline->run_id);
+    if (!compiles_base.ok()) return compiles_base.status();
+    auto compiles_cur = CountCompiles(db, run.run_id);
+    if (!compiles_cur.ok()) return compiles_cur.status();
+    std::set<std::tuple<std::string, std::string, std::string>> keys;
+    for (const auto& [k, n] : *compiles_base) keys.insert(k);
+    for (const auto& [k, n] : *compiles_cur) keys.insert(k);
+    for (const auto& k : keys) {
+      auto count = [&k](const CompileCounts& c) {
+        auto it = c.find(k);
+        return it == c.end() ? int64_t{0} : it->second;
+      };
+      RetraceChange c{std::get<0>(k), std::get<1>(k), std::get<2>(k), count(*compiles_base), count(*compiles_cur)};
+      if (c.baseline_compiles == c.current_compiles) continue;
+      bool ignored = false;
+      for (const std::string& pattern : options.ignore) ignored |= NameMatches(pattern, c.module);
+      c.failed = options.fail_on_retrace_growth && !ignored && c.baseline_compiles > 0 &&
+                 c.current_compiles > c.baseline_compiles;
+      result.retraces.push_back(std::move(c));
+    }
+    Conclude(&result, inconclusive);
+    return result;
+  });
+}
+
+}  // namespace xladb::store

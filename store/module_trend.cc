@@ -1,0 +1,141 @@
+#include "store/module_trend.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+
+#include "store/module_match.h"
+#include "store/module_metrics.h"
+
+namespace xladb::store {
+namespace {
+
+// Why nothing matched, in words: the module does not exist, exists only without a buffer assignment (at
+// that stage), or exists but no run passes the filters.
+Status NoPointsStatus(Database& db, const TrendQuery& query) {
+  Conditions any;
+  Status st = AddNameMatch(&any, "m.name", query.module, "module");
+  if (!st.ok()) return st;
+  std::string what = "module '" + query.module + "'";
+  SQLite::Statement exists(db.sql(), "SELECT COUNT(*), SUM(EXISTS (SELECT 1 FROM module_memory mm "
+                                     "WHERE mm.module_id = m.module_id)) FROM modules m" + any.Where());
+  BindArgs(exists, any.args());
+  exists.executeStep();
+  if (exists.getColumn(0).getInt64() == 0) return Status::NotFound(what + " not found in any run");
+  if (!query.stage.empty()) {
+    Conditions at_stage = any;
+    at_stage.Add("m.stage = ?", query.stage);
+    SQLite::Statement staged(db.sql(), "SELECT COUNT(*), SUM(EXISTS (SELECT 1 FROM module_memory mm "
+                                       "WHERE mm.module_id = m.module_id)) FROM modules m" + at_stage.Where());
+    BindArgs(staged, at_stage.args());
+    staged.executeStep();
+    if (staged.getColumn(0).getInt64() == 0) {
+      return Status::NotFound(what + " has no stage '" + query.stage + "' in any run (`xladb modules RUN` lists stages)");
+    }
+    if (staged.getColumn(1).getInt64() == 0) {
+      return Status::NotFound(what + " at stage '" + query.stage +
+                              "' has no buffer assignment in any run, so no memory figures: XLA writes buffer "
+                              "assignments after optimizations only");
+    }
+  } else if (exists.getColumn(1).getInt64() == 0) {
+    return Status::NotFound(what + " has no buffer assignment in any run, so no memory figures");
+  }
+  return Status::NotFound(what + ": no run passes the filters (labels, time, folder, xla id, fingerprint)");
+}
+
+}  // namespace
+
+StatusOr<std::vector<TrendPoint>> PeakMemoryTrend(Database& db, const TrendQuery& query) {
+  if (query.module.empty()) return Status::InvalidArgument("a trend needs a module name or pattern");
+  const ModuleMetric* metric = FindModuleMetric(query.metric);
+  if (metric == nullptr) return Status::InvalidArgument("'" + query.metric + "' is not a metric");
+  return CatchSqlErrors("trend of '" + query.module + "'", [&]() -> StatusOr<std::vector<TrendPoint>> {
+    Conditions where;
+    Status st = AddNameMatch(&where, "mm.module_name", query.module, "module");
+    if (!st.ok()) return st;
+    if (!query.stage.empty()) where.Add("mm.stage = ?", query.stage);
+    if (query.folder) where.Add("mm.folder = ?", *query.folder);
+    if (query.xla_module_id >= 0) where.Add("mm.xla_module_id = ?", query.xla_module_id);
+    if (!query.fingerprint.empty()) where.Add("mo.fingerprint = ?", query.fingerprint);
+    if (query.since_us >= 0) where.Add("mm.run_time_us >= ?", query.since_us);
+    if (query.until_us >= 0) where.Add("mm.run_time_us < ?", query.until_us);
+    where.Add("mm." + std::string(metric->name) + " IS NOT NULL");
+    AddLabelMatch(&where, "mm.run_id", query.labels);
+    auto rows = LoadModuleRows(db, where);
+    if (!rows.ok()) return rows.status();
+    if (query.last_n >= 0) {
+      // The newest N runs that have a point.
+      std::vector<std::pair<int64_t, int64_t>> runs;  // (time, id), newest first after sorting
+      for (const ModuleRow& r : *rows) runs.emplace_back(r.run_time_us, r.run_id);
+      std::sort(runs.begin(), runs.end(), std::greater<>());
+      runs.erase(std::unique(runs.begin(), runs.end()), runs.end());
+      if (static_cast<int64_t>(runs.size()) > query.last_n) {
+        runs.resize(static_cast<size_t>(query.last_n));
+        std::vector<ModuleRow> kept;
+        for (ModuleRow& r : *rows) {
+          if (std::find(runs.begin(), runs.end(), std::make_pair(r.run_time_us, r.run_id)) != runs.end()) {
+            kept.push_back(std::move(r));
+          }
+        }
+        *rows = std::move(kept);
+      }
+    }
+    if (rows->empty()) return NoPointsStatus(db, query);
+
+    // Series by identity; LoadModuleRows returned them by run time already.
+    std::map<std::tuple<std::string, std::string, std::string, std::string>, std::vector<const ModuleRow*>> series;
+    for (const ModuleRow& r : *rows) series[{r.name, r.stage, r.folder, r.entry_signature}].push_back(&r);
+    std::unordered_map<int64_t, const ModuleRow*> by_id;
+    for (const ModuleRow& r : *rows) by_id[r.module_id] = &r;
+
+    std::vector<TrendPoint> points;
+    for (const auto& [key, members] : series) {
+      // The change of each instance: against the instance of the previous run (of this series) it matches.
+      std::unordered_map<int64_t, std::pair<int64_t, std::string>> previous;  // module -> (previous module, how)
+      int64_t prev_run = -1;
+      for (size_t i = 0; i < members.size();) {
+        const int64_t run = members[i]->run_id;
+        if (prev_run >= 0) {
+          auto pairs = MatchModules(db, prev_run, run, members[i]->identity_key);
+          if (!pairs.ok()) return pairs.status();
+          for (const ModulePair& p : *pairs) {
+            if (p.baseline_module_id != 0 && p.current_module_id != 0) {
+              previous[p.current_module_id] = {p.baseline_module_id, p.matched_by};
+            }
+          }
+        }
+        prev_run = run;
+        while (i < members.size() && members[i]->run_id == run) ++i;
+      }
+      for (const ModuleRow* r : members) {
+        TrendPoint p;
+        p.run_name = r->run_name;
+        p.run_time_us = r->run_time_us;
+        p.module_name = r->name;
+        p.xla_module_id = r->xla_module_id;
+        p.stage = r->stage;
+        p.folder = r->folder;
+        p.entry_signature = r->entry_signature;
+        p.identity_key = r->identity_key;
+        p.fingerprint = r->fingerprint;
+        p.value = r->metric(metric->name);
+        p.peak_bytes = r->metric("peak_bytes");
+        p.total_bytes = r->metric("total_bytes");
+        p.temp_bytes = r->metric("temp_bytes");
+        p.live_peak_padded_bytes = r->metric("live_peak_padded_bytes");
+        if (auto it = previous.find(r->module_id); it != previous.end()) {
+          p.matched_by = it->second.second;
+          if (auto prev = by_id.find(it->second.first); prev != by_id.end()) {
+            p.has_change = true;
+            p.change = p.value - prev->second->metric(metric->name);
+          }
+        }
+        points.push_back(std::move(p));
+      }
+    }
+    return points;
+  });
+}
+
+}  // namespace xladb::store

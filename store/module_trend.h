@@ -1,0 +1,59 @@
+// PeakMemoryTrend: one module across runs, following its identity (store/module_match.h).
+//
+// Points are module_memory rows, grouped by identity (name, stage, folder, entry signature): a jit name
+// traced with other shapes is another series. Within a series, runs oldest first; each point's change
+// compares it with the instance of the previous run it is matched with (module_matches), never with
+// another instance of the same name.
+//
+// Contract: read-only statements on the caller's connection, one thread at a time per connection. Errors
+// come back as Status: kInvalidArgument for an empty module, a bad pattern or an unknown metric; kNotFound
+// when no point matches, with a message that says why (no such module; or only at stages without a buffer
+// assignment; or no run passes the filters). No exceptions escape.
+#ifndef XLADB_STORE_MODULE_TREND_H_
+#define XLADB_STORE_MODULE_TREND_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ingest/status.h"
+#include "store/database.h"
+#include "store/query_sql.h"
+
+namespace xladb::store {
+
+struct TrendQuery {
+  std::string module;                 // exact name, or a GLOB pattern when it contains * ? [
+  std::string metric = "peak_bytes";  // a kModuleMetrics name (store/module_metrics.h)
+  int64_t last_n = -1;                // only the newest N runs that have a point (returned oldest first); -1: all
+  Labels labels;                      // runs must carry these labels
+  std::string stage;                  // "" = any stage with a buffer assignment
+  std::optional<std::string> folder;  // only modules in this folder of their run
+  int64_t xla_module_id = -1;         // only instances with this module_<ID> (-1 = any)
+  std::string fingerprint;            // only instances of this program ("" = any)
+  int64_t since_us = -1;              // run_time_us >= since_us when >= 0
+  int64_t until_us = -1;              // run_time_us < until_us when >= 0
+};
+
+struct TrendPoint {
+  std::string run_name;
+  int64_t run_time_us = 0;
+  std::string module_name;
+  int64_t xla_module_id = -1;
+  std::string stage, folder, entry_signature, identity_key;
+  std::string fingerprint;
+  int64_t value = 0;                  // the requested metric
+  int64_t peak_bytes = -1, total_bytes = -1, temp_bytes = -1, live_peak_padded_bytes = -1;
+  bool has_change = false;            // matched with an instance of the series' previous run
+  int64_t change = 0;                 // value minus that instance's value
+  std::string matched_by;             // identity, fingerprint or order ("" = no match)
+};
+
+// Points by series (module name, stage, folder, entry signature), then run time oldest first, then
+// xla_module_id.
+StatusOr<std::vector<TrendPoint>> PeakMemoryTrend(Database& db, const TrendQuery& query);
+
+}  // namespace xladb::store
+
+#endif  // XLADB_STORE_MODULE_TREND_H_

@@ -1,0 +1,81 @@
+// Building the store's read statements: optional filters as AND-ed conditions with bound arguments, name
+// patterns, label filters, and turning SQLite exceptions into Status. Internal to store/ (the queries,
+// trend, diff and gate files); callers outside store/ use their typed functions instead.
+//
+// Only placeholders go into SQL text; every value that came from a caller is bound.
+// Not thread-safe objects; one per statement being built.
+#ifndef XLADB_STORE_QUERY_SQL_H_
+#define XLADB_STORE_QUERY_SQL_H_
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "ingest/status.h"
+
+namespace xladb::store {
+
+using Labels = std::vector<std::pair<std::string, std::string>>;
+using SqlArg = std::variant<int64_t, std::string>;
+
+class Conditions {
+ public:
+  // Adds `term` (its `?` placeholders filled by `args`, in order), AND-ed with the others.
+  template <typename... Args>
+  void Add(std::string_view term, Args&&... args) {
+    terms_.emplace_back(term);
+    (args_.emplace_back(std::forward<Args>(args)), ...);
+  }
+  // " WHERE a AND b …", or "" when there is no term.
+  std::string Where() const { return Joined(" WHERE "); }
+  // " AND a AND b …", for a statement that has a WHERE of its own.
+  std::string And() const { return Joined(" AND "); }
+  const std::vector<SqlArg>& args() const { return args_; }
+
+ private:
+  std::string Joined(std::string_view lead) const;
+  std::vector<std::string> terms_;
+  std::vector<SqlArg> args_;
+};
+
+// Binds `args` from placeholder `first` on; returns the next free placeholder.
+int BindArgs(SQLite::Statement& q, const std::vector<SqlArg>& args, int first = 1);
+
+bool IsGlobPattern(const std::string& name);
+// A GLOB pattern must close every `[…]` class (SQLite would silently match nothing): kInvalidArgument.
+Status CheckGlobPattern(const std::string& pattern, std::string_view what);
+// `name` matches `pattern`: GLOB when the pattern has * ? [, else equality; "" matches everything.
+bool NameMatches(const std::string& pattern, const std::string& name);
+
+// Matches `column` against a name: nothing when empty, GLOB when it contains * ? [, else equality (which
+// also keeps the SQL portable and lets every engine use an index).
+Status AddNameMatch(Conditions* where, std::string_view column, const std::string& name, std::string_view what);
+
+// Every label must be present on the run with exactly that value.
+void AddLabelMatch(Conditions* where, std::string_view run_id_column, const Labels& labels);
+
+int64_t IntOr(const SQLite::Column& c, int64_t if_null);
+double RealOr(const SQLite::Column& c, double if_null);
+std::string TextOf(const SQLite::Column& c);
+
+// The run's id; kNotFound "run 'NAME' not found".
+StatusOr<int64_t> FindRunId(SQLite::Database& db, const std::string& run_name);
+
+// Runs `fn`, turning any SQLite (or other) exception into kIoError naming the query.
+template <typename Fn>
+auto CatchSqlErrors(std::string_view query, Fn&& fn) -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const std::exception& e) {
+    return Status::IoError(std::string(query) + ": " + e.what());
+  }
+}
+
+}  // namespace xladb::store
+
+#endif  // XLADB_STORE_QUERY_SQL_H_
