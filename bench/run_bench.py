@@ -658,9 +658,13 @@ class Bench:
 
         def diff():
             r = stub.DiffRuns(pb.DiffRunsRequest(run_a=runs[0], run_b=runs[-1], buffer_level=True), timeout=60)
-            if r.changed + r.unchanged != p.store_modules or r.changed == 0:
-                raise StepError(f"DiffRuns({runs[0]}, {runs[-1]}): {r.changed} changed + {r.unchanged} unchanged, "
-                                f"expected {p.store_modules} modules with some changed")
+            # Modules pair by identity (name, stage, entry signature, folder): a module whose parameter shapes
+            # changed between the runs is another module, added on one side and removed on the other.
+            if (r.changed + r.unchanged + r.added != p.store_modules or r.removed != r.added
+                    or r.changed + r.added == 0):
+                raise StepError(f"DiffRuns({runs[0]}, {runs[-1]}): {r.changed} changed + {r.unchanged} unchanged + "
+                                f"{r.added} added ({r.removed} removed), expected {p.store_modules} modules with "
+                                f"some changed or retraced")
 
         label = self.store_label()
         rows = []

@@ -68,24 +68,26 @@ StatusOr<Baseline> ResolveBaseline(SQLite::Database& sql, const std::string& sel
     pick(exact);
     if (b.run_id) return b;
     if (sha.size() >= 7) {
+      SQLite::Statement commits(sql,
+                                "SELECT COUNT(DISTINCT l.value) FROM run_labels l "
+                                "WHERE l.key = 'commit' AND substr(l.value, 1, ?) = ? AND l.run_id <> ?");
+      commits.bind(1, static_cast<int64_t>(sha.size()));
+      commits.bind(2, sha);
+      commits.bind(3, run.run_id);
+      const int64_t n = commits.executeStep() ? commits.getColumn(0).getInt64() : 0;
+      if (n > 1) {
+        b.missing = "commit prefix " + sha + " matches " + std::to_string(n) + " commits; give more of the sha";
+        return b;
+      }
       SQLite::Statement prefix(sql,
-                               "SELECT r.run_id, r.name, COUNT(DISTINCT l.value) OVER () FROM runs r "
-                               "JOIN run_labels l ON l.run_id = r.run_id "
+                               "SELECT r.run_id, r.name FROM runs r JOIN run_labels l ON l.run_id = r.run_id "
                                "WHERE l.key = 'commit' AND substr(l.value, 1, ?) = ? AND r.run_id <> ? "
                                "ORDER BY r.run_time_us DESC, r.run_id DESC LIMIT 1");
       prefix.bind(1, static_cast<int64_t>(sha.size()));
       prefix.bind(2, sha);
       prefix.bind(3, run.run_id);
-      if (prefix.executeStep()) {
-        if (prefix.getColumn(2).getInt64() > 1) {
-          b.missing = "commit prefix " + sha + " matches " + std::to_string(prefix.getColumn(2).getInt64()) +
-                      " commits; give more of the sha";
-          return b;
-        }
-        b.run_id = prefix.getColumn(0).getInt64();
-        b.name = TextOf(prefix.getColumn(1));
-        return b;
-      }
+      pick(prefix);
+      if (b.run_id) return b;
     }
     b.missing = "no run labelled commit=" + sha;
     return b;
@@ -375,7 +377,8 @@ StatusOr<CheckResult> CheckRun(Database& db, const CheckOptions& options) {
         return it == c.end() ? int64_t{0} : it->second;
       };
       RetraceChange c{std::get<0>(k), std::get<1>(k), std::get<2>(k), count(*compiles_base), count(*compiles_cur)};
-      if (c.baseline_compiles == c.current_compiles) continue;
+      // A name new or gone is an added or removed module, not a compile count that changed.
+      if (c.baseline_compiles == c.current_compiles || c.baseline_compiles == 0 || c.current_compiles == 0) continue;
       bool ignored = false;
       for (const std::string& pattern : options.ignore) ignored |= NameMatches(pattern, c.module);
       c.failed = options.fail_on_retrace_growth && !ignored && c.baseline_compiles > 0 &&

@@ -98,6 +98,20 @@ StatusOr<std::vector<ModuleRow>> LoadModuleRows(Database& db, const Conditions& 
 
 StatusOr<std::vector<ModulePair>> MatchModules(Database& db, int64_t baseline_run_id, int64_t current_run_id,
                                                const std::string& identity_key) {
+  if (baseline_run_id == current_run_id) {
+    // A run against itself: every module is its own match.
+    try {
+      SQLite::Statement q(db.sql(), std::string("SELECT module_id FROM module_memory WHERE run_id = ?") +
+                                        (identity_key.empty() ? "" : " AND identity_key = ?") + " ORDER BY module_id");
+      q.bind(1, baseline_run_id);
+      if (!identity_key.empty()) q.bind(2, identity_key);
+      std::vector<ModulePair> pairs;
+      while (q.executeStep()) pairs.push_back({q.getColumn(0).getInt64(), q.getColumn(0).getInt64(), "identity"});
+      return pairs;
+    } catch (const std::exception& e) {
+      return Status::IoError(std::string("matching a run's modules with themselves: ") + e.what());
+    }
+  }
   std::string restriction = "AND mm.run_id IN (:a, :b)";
   if (!identity_key.empty()) restriction += " AND mm.identity_key = :key";
   const std::string body = RestrictedModuleMatchesSql(restriction);

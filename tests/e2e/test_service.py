@@ -229,11 +229,13 @@ class ServiceTest(DaemonTestCase):
         self.assertEqual([(p["run"], p["peak_bytes"]) for p in trend],
                          [(run, dumps[run][module][0][2]) for run in runs])
         self.assertGreater(trend[0]["peak_bytes"], 0)
-        # A pattern over modules compiled several times: every (run, module, xla id) point, oldest run first.
+        # A pattern over modules compiled several times: every (run, module, xla id) point (grouped by identity,
+        # so compared as a set), and every point of the newer run changed by 0 against its twin.
         pattern_trend = d.cli_json("trend", "jit__compute_P*", "--metric", "total")
         expected = [(run, xla_id, total) for run in runs for name in sorted(dumps[run])
                     if fnmatch.fnmatchcase(name, "jit__compute_P*") for xla_id, total, _ in dumps[run][name]]
-        self.assertEqual([(p["run"], p["xla_id"], p["total_bytes"]) for p in pattern_trend], expected)
+        self.assertEqual(sorted((p["run"], p["xla_id"], p["total_bytes"]) for p in pattern_trend), sorted(expected))
+        self.assertEqual({p["change"] for p in pattern_trend if p["run"] == runs[1]}, {0})
         self.assertGreater(len(expected), 2)
 
     def test_upload_and_ingest_path_store_the_same_rows(self):

@@ -17,14 +17,18 @@
 #include <vector>
 
 #include "ingest/dump_ingester.h"
+#include "store/buffer_attribution.h"
 #include "store/database.h"
+#include "store/module_match.h"
+#include "store/module_trend.h"
+#include "store/run_diff.h"
 #include "store/run_writer.h"
 #include "tests/store/test_dirs.h"
 
 namespace xladb {
 namespace {
 
-using store::BufferDiff;
+using store::BufferChange;
 using store::ModuleDiff;
 using testing::MakeSeedRun;
 using testing::ReadFile;
@@ -85,6 +89,13 @@ template <typename T>
 std::vector<std::string> RunNames(const std::vector<T>& rows) {
   std::vector<std::string> names;
   for (const auto& r : rows) names.push_back(r.run_name);
+  return names;
+}
+
+template <typename T>
+std::vector<std::string> SortedRunNames(const std::vector<T>& rows) {
+  std::vector<std::string> names = RunNames(rows);
+  std::sort(names.begin(), names.end());
   return names;
 }
 
@@ -319,36 +330,56 @@ TEST_F(SeedRunQueries, ListModulesOrdersByNameStageAndId) {
 
 // --- PeakMemoryTrend -----------------------------------------------------------------------------------
 
-TEST_F(SeedRunQueries, TrendOfOneModuleAcrossRuns) {
+// nightly-2 holds seed 002 under the splash kernel's name: another entry signature, so another identity.
+// The trend keeps the two apart: seed 000's series (nightly-1, nightly-3, change 0) and seed 002's (nightly-2
+// alone, no change), never a change between the two programs.
+TEST_F(SeedRunQueries, TrendFollowsOneIdentity) {
   store::TrendQuery query;
   query.module = kSplash;
   auto trend = store::PeakMemoryTrend(*db_, query);
   ASSERT_TRUE(trend.ok()) << trend.status().ToString();
   ASSERT_EQ(trend->size(), 3u);
-  EXPECT_EQ(RunNames(*trend), (std::vector<std::string>{"nightly-1", "nightly-2", "nightly-3"}));
-  // Seed 000's last cumulative, seed 002's (nightly-2 holds seed 002 under this name), seed 000's again.
-  EXPECT_EQ((*trend)[0].value, 18612288);
-  EXPECT_EQ((*trend)[1].value, 184680476);
-  EXPECT_EQ((*trend)[2].value, 18612288);
-  EXPECT_EQ((*trend)[0].run_time_us, kNov1Us);
-  EXPECT_EQ((*trend)[0].xla_module_id, 1);
-  EXPECT_EQ((*trend)[0].stage, "after_optimizations");
-  EXPECT_NE((*trend)[0].fingerprint, (*trend)[1].fingerprint);
-  EXPECT_EQ((*trend)[0].fingerprint, (*trend)[2].fingerprint);
+  std::map<std::string, store::TrendPoint> by_run;
+  for (const auto& p : *trend) by_run[p.run_name] = p;
+  ASSERT_EQ(by_run.size(), 3u);
+  // Seed 000's last cumulative, seed 002's, seed 000's again.
+  EXPECT_EQ(by_run["nightly-1"].value, 18612288);
+  EXPECT_EQ(by_run["nightly-2"].value, 184680476);
+  EXPECT_EQ(by_run["nightly-3"].value, 18612288);
+  EXPECT_EQ(by_run["nightly-1"].run_time_us, kNov1Us);
+  EXPECT_EQ(by_run["nightly-1"].xla_module_id, 1);
+  EXPECT_EQ(by_run["nightly-1"].stage, "after_optimizations");
+  EXPECT_EQ(by_run["nightly-1"].identity_key, by_run["nightly-3"].identity_key);
+  EXPECT_NE(by_run["nightly-1"].identity_key, by_run["nightly-2"].identity_key);
+  EXPECT_NE(by_run["nightly-1"].entry_signature, by_run["nightly-2"].entry_signature);
+  EXPECT_FALSE(by_run["nightly-1"].has_change);
+  EXPECT_FALSE(by_run["nightly-2"].has_change);
+  EXPECT_TRUE(by_run["nightly-3"].has_change);
+  EXPECT_EQ(by_run["nightly-3"].change, 0);
+  EXPECT_EQ(by_run["nightly-3"].matched_by, "identity");
+  // A series is contiguous: nightly-1 and nightly-3 are next to each other.
+  int64_t one = -1, three = -1;
+  for (size_t i = 0; i < trend->size(); ++i) {
+    if ((*trend)[i].run_name == "nightly-1") one = static_cast<int64_t>(i);
+    if ((*trend)[i].run_name == "nightly-3") three = static_cast<int64_t>(i);
+  }
+  EXPECT_EQ(three, one + 1);
 
-  query.metric = store::TrendMetric::kTotalBytes;  // `Total bytes used` of seeds 000, 002, 000
+  query.metric = "total_bytes";  // `Total bytes used` of seeds 000, 002, 000
   trend = store::PeakMemoryTrend(*db_, query);
   ASSERT_TRUE(trend.ok());
   ASSERT_EQ(trend->size(), 3u);
-  EXPECT_EQ((*trend)[0].value, 18629632);
-  EXPECT_EQ((*trend)[1].value, 230870056);
-  EXPECT_EQ((*trend)[1].peak_bytes, 184680476);
-  query.metric = store::TrendMetric::kTempBytes;
+  for (const auto& p : *trend) {
+    EXPECT_EQ(p.value, p.run_name == "nightly-2" ? 230870056 : 18629632) << p.run_name;
+    if (p.run_name == "nightly-2") EXPECT_EQ(p.peak_bytes, 184680476);
+  }
+  query.metric = "temp_bytes";
   trend = store::PeakMemoryTrend(*db_, query);
   ASSERT_TRUE(trend.ok());
   ASSERT_EQ(trend->size(), 3u);
-  EXPECT_EQ((*trend)[0].value, 1851392);
-  EXPECT_EQ((*trend)[1].value, 176341032);
+  for (const auto& p : *trend) EXPECT_EQ(p.value, p.run_name == "nightly-2" ? 176341032 : 1851392) << p.run_name;
+  query.metric = "no_such_metric";
+  EXPECT_EQ(store::PeakMemoryTrend(*db_, query).status().code(), Status::Code::kInvalidArgument);
 }
 
 TEST_F(SeedRunQueries, TrendLastNLabelsStageAndPatterns) {
@@ -357,12 +388,12 @@ TEST_F(SeedRunQueries, TrendLastNLabelsStageAndPatterns) {
   query.last_n = 2;
   auto trend = store::PeakMemoryTrend(*db_, query);
   ASSERT_TRUE(trend.ok()) << trend.status().ToString();
-  EXPECT_EQ(RunNames(*trend), (std::vector<std::string>{"nightly-2", "nightly-3"}));
+  EXPECT_EQ(SortedRunNames(*trend), (std::vector<std::string>{"nightly-2", "nightly-3"}));
 
   query.labels = {{"branch", "main"}};
   trend = store::PeakMemoryTrend(*db_, query);
   ASSERT_TRUE(trend.ok());
-  EXPECT_EQ(RunNames(*trend), (std::vector<std::string>{"nightly-1", "nightly-2"}));
+  EXPECT_EQ(SortedRunNames(*trend), (std::vector<std::string>{"nightly-1", "nightly-2"}));
   query.last_n = 1;
   trend = store::PeakMemoryTrend(*db_, query);
   ASSERT_TRUE(trend.ok());
@@ -391,11 +422,19 @@ TEST_F(SeedRunQueries, TrendLastNLabelsStageAndPatterns) {
   EXPECT_EQ(RunNames(*trend), (std::vector<std::string>{"nightly-1", "nightly-3"}));
   EXPECT_EQ((*trend)[0].value, 931536164);
 
+  // Nothing matches: kNotFound saying why.
   store::TrendQuery none;
   none.module = "jit_no_such_module";
   trend = store::PeakMemoryTrend(*db_, none);
-  ASSERT_TRUE(trend.ok());
-  EXPECT_TRUE(trend->empty());
+  ASSERT_EQ(trend.status().code(), Status::Code::kNotFound);
+  EXPECT_NE(trend.status().message().find("not found in any run"), std::string::npos);
+  none.module = kSplash;
+  none.stage = "before_optimizations";
+  trend = store::PeakMemoryTrend(*db_, none);
+  ASSERT_EQ(trend.status().code(), Status::Code::kNotFound);
+  EXPECT_NE(trend.status().message().find("stage 'before_optimizations'"), std::string::npos)
+      << trend.status().message();
+  none.stage = "";
 
   none.module = "jit_[";
   EXPECT_EQ(store::PeakMemoryTrend(*db_, none).status().code(), Status::Code::kInvalidArgument);
@@ -429,12 +468,18 @@ std::vector<TrendPoint> PointsOf(const std::vector<TrendPoint>& all, const std::
 
 // Every module's trend, by its name and with the pattern `*`, is `expected`: one point per buffer-assignment
 // dump, ordered by run time, module name, xla_module_id.
-void ExpectTrendsAre(store::Database& db, const std::vector<TrendPoint>& expected) {
+void ExpectTrendsAre(store::Database& db, std::vector<TrendPoint> expected) {
   ASSERT_FALSE(expected.empty());
-  EXPECT_EQ(TrendPoints(db, "*"), expected);
+  // Points come by series (identity) first; compared here as sets.
+  auto sorted = [](std::vector<TrendPoint> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  expected = sorted(expected);
+  EXPECT_EQ(sorted(TrendPoints(db, "*")), expected);
   std::set<std::string> names;
   for (const auto& p : expected) names.insert(std::get<1>(p));
-  for (const auto& name : names) EXPECT_EQ(TrendPoints(db, name), PointsOf(expected, name)) << name;
+  for (const auto& name : names) EXPECT_EQ(sorted(TrendPoints(db, name)), PointsOf(expected, name)) << name;
 }
 
 // The seeds' peaks, read from the dump text (PeakListBytes): seed 000 under the splash kernel's name in
@@ -623,100 +668,32 @@ TEST_F(SeedRunQueries, DiffOfTwoCopiesIsUnchanged) {
   }
 }
 
-TEST_F(SeedRunQueries, DiffFindsChangedAddedAndRemovedModulesAndBuffers) {
+// nightly-2 replaces the splash kernel's dump by seed 002 (another entry signature: another module), drops
+// seed 004 and adds seed 000 as jit_flash_kernel. Matched by identity, nothing is "changed": two modules are
+// added and two removed, and jit_train_step (seed 002 in both) is unchanged.
+TEST_F(SeedRunQueries, DiffMatchesModulesByIdentity) {
   store::DiffQuery query;
   query.run_a = "nightly-1";
   query.run_b = "nightly-2";
   query.max_buffers = -1;
   auto diff = store::DiffRuns(*db_, query);
   ASSERT_TRUE(diff.ok()) << diff.status().ToString();
-  EXPECT_EQ(diff->changed, 1);
-  EXPECT_EQ(diff->added, 1);
-  EXPECT_EQ(diff->removed, 1);
+  EXPECT_EQ(diff->changed, 0);
+  EXPECT_EQ(diff->added, 2);
+  EXPECT_EQ(diff->removed, 2);
   EXPECT_EQ(diff->unchanged, 1);  // jit_train_step
-  ASSERT_EQ(diff->modules.size(), 3u);
-
-  const ModuleDiff& changed = diff->modules[0];
-  EXPECT_EQ(changed.change, ModuleDiff::Change::kChanged);
-  EXPECT_EQ(changed.module_name, kSplash);
-  EXPECT_EQ(changed.stage, "after_optimizations");
-  EXPECT_EQ(changed.xla_module_id_a, 1);
-  EXPECT_EQ(changed.xla_module_id_b, 1);
-  EXPECT_EQ(changed.peak_a, 18612288);
-  EXPECT_EQ(changed.peak_b, 184680476);
-  EXPECT_EQ(changed.total_a, 18629632);
-  EXPECT_EQ(changed.total_b, 230870056);
-  EXPECT_NE(changed.fingerprint_a, changed.fingerprint_b);
-
-  const ModuleDiff& added = diff->modules[1];
-  EXPECT_EQ(added.change, ModuleDiff::Change::kAdded);
-  EXPECT_EQ(added.module_name, "jit_flash_kernel");
-  EXPECT_EQ(added.xla_module_id_a, -1);
-  EXPECT_EQ(added.xla_module_id_b, 5);
-  EXPECT_EQ(added.peak_b, 18612288);
-  const ModuleDiff& removed = diff->modules[2];
-  EXPECT_EQ(removed.change, ModuleDiff::Change::kRemoved);
-  EXPECT_EQ(removed.module_name, "SyncTensorsGraph.105");
-  EXPECT_EQ(removed.peak_a, 931536164);
-  EXPECT_EQ(removed.peak_b, -1);
-
-  // Seed 000 (11 values) against seed 002 (24 values): four pair by name (Arg_0.1, Arg_1.2, Arg_2.3 at
-  // 4194304 both, and constant.4, 512 -> 33554432); 20 of seed 002's values are new and 7 of seed 000's gone.
-  const auto& buffers = changed.buffers;
-  EXPECT_EQ(changed.buffer_changes, 28);
-  ASSERT_EQ(buffers.size(), 28u);
-  int grew = 0, appeared = 0, disappeared = 0;
-  for (const auto& b : buffers) {
-    grew += b.change == BufferDiff::Change::kGrew;
-    appeared += b.change == BufferDiff::Change::kAppeared;
-    disappeared += b.change == BufferDiff::Change::kDisappeared;
+  ASSERT_EQ(diff->modules.size(), 4u);
+  std::set<std::tuple<std::string, int64_t, int64_t>> added, removed;  // (module, peak_a, peak_b)
+  for (const auto& m : diff->modules) {
+    auto row = std::make_tuple(m.module_name, m.peak_a, m.peak_b);
+    if (m.change == ModuleDiff::Change::kAdded) added.insert(row);
+    if (m.change == ModuleDiff::Change::kRemoved) removed.insert(row);
+    EXPECT_EQ(m.matched_by, "");
   }
-  EXPECT_EQ(grew, 1);
-  EXPECT_EQ(appeared, 20);
-  EXPECT_EQ(disappeared, 7);
-  // Growth first, largest first: fusion.5{1} (134217728 new), copy-start.1{0} (33554432 new), then
-  // constant.4 (grew by 33553920).
-  EXPECT_EQ(buffers[0].change, BufferDiff::Change::kAppeared);
-  EXPECT_EQ(buffers[0].instruction_b, "fusion.5");
-  EXPECT_EQ(buffers[0].shape_index, "{1}");
-  EXPECT_EQ(buffers[0].size_b, 134217728);
-  EXPECT_EQ(buffers[0].instruction_a, "");
-  EXPECT_EQ(buffers[1].instruction_b, "copy-start.1");
-  EXPECT_EQ(buffers[1].size_b, 33554432);
-  const BufferDiff& constant = buffers[2];
-  EXPECT_EQ(constant.change, BufferDiff::Change::kGrew);
-  EXPECT_EQ(constant.instruction_a, "constant.4");
-  EXPECT_EQ(constant.instruction_b, "constant.4");
-  EXPECT_EQ(constant.matched_by, "name");
-  EXPECT_EQ(constant.size_a, 512);
-  EXPECT_EQ(constant.size_b, 33554432);
-  EXPECT_EQ(constant.shape_a, "s8[1,4,4]{2,1,0:T(4,128)(4,1)}");
-  EXPECT_EQ(constant.shape_b, "pred[8,2048,2048]{1,2,0:T(32,128)(4,1)}");
-  // Then what disappeared, largest first: splash_mha_fwd_e9701070.1{3} (4194304) … its {} tuple (32).
-  const BufferDiff& first_gone = buffers[21];
-  EXPECT_EQ(first_gone.change, BufferDiff::Change::kDisappeared);
-  EXPECT_EQ(first_gone.instruction_a, "splash_mha_fwd_e9701070.1");
-  EXPECT_EQ(first_gone.shape_index, "{3}");
-  EXPECT_EQ(first_gone.size_a, 4194304);
-  EXPECT_EQ(first_gone.size_b, -1);
-  EXPECT_NE(first_gone.source.find("splash_attention_kernel.py:1100"), std::string::npos);
-  EXPECT_EQ(buffers[22].instruction_a, "iota.1");
-  EXPECT_EQ(buffers[27].instruction_a, "splash_mha_fwd_e9701070.1");
-  EXPECT_EQ(buffers[27].shape_index, "{}");
-  EXPECT_EQ(buffers[27].size_a, 32);
-
-  // max_buffers keeps the largest growth; module-level only reads no buffers.
-  query.max_buffers = 2;
-  diff = store::DiffRuns(*db_, query);
-  ASSERT_TRUE(diff.ok());
-  EXPECT_EQ(diff->modules[0].buffers.size(), 2u);
-  EXPECT_EQ(diff->modules[0].buffer_changes, 28);
-  query.buffer_level = false;
-  diff = store::DiffRuns(*db_, query);
-  ASSERT_TRUE(diff.ok());
-  EXPECT_EQ(diff->changed, 1);
-  EXPECT_TRUE(diff->modules[0].buffers.empty());
-
+  EXPECT_EQ(added, (std::set<std::tuple<std::string, int64_t, int64_t>>{{"jit_flash_kernel", -1, 18612288},
+                                                                        {kSplash, -1, 184680476}}));
+  EXPECT_EQ(removed, (std::set<std::tuple<std::string, int64_t, int64_t>>{{"SyncTensorsGraph.105", 931536164, -1},
+                                                                          {kSplash, 18612288, -1}}));
   // A module filter; a pattern that matches nothing on either side is an empty diff.
   query.module = "jit_flash_*";
   diff = store::DiffRuns(*db_, query);
@@ -727,6 +704,83 @@ TEST_F(SeedRunQueries, DiffFindsChangedAddedAndRemovedModulesAndBuffers) {
   diff = store::DiffRuns(*db_, query);
   ASSERT_TRUE(diff.ok());
   EXPECT_TRUE(diff->modules.empty());
+}
+
+// The id of module `name` in `run` (the only one of that name there).
+int64_t ModuleIdOf(store::Database& db, const std::string& run, const std::string& name) {
+  SQLite::Statement q(db.sql(), "SELECT module_id FROM module_memory WHERE run_name = ? AND module_name = ?");
+  q.bind(1, run);
+  q.bind(2, name);
+  EXPECT_TRUE(q.executeStep()) << run << " " << name;
+  return q.getColumn(0).getInt64();
+}
+
+// The attribution engine on two different programs: seed 000 (11 values) against seed 002 (24 values). Four
+// pair by name (Arg_0.1, Arg_1.2, Arg_2.3 at 4194304 both, and constant.4, 512 -> 33554432); 20 of seed 002's
+// values are new and 7 of seed 000's gone. Largest absolute change first.
+TEST_F(SeedRunQueries, AttributionOfSeed000AgainstSeed002) {
+  const int64_t a = ModuleIdOf(*db_, "nightly-1", kSplash);
+  const int64_t b = ModuleIdOf(*db_, "nightly-2", kSplash);
+  auto attribution = store::AttributeChange(*db_, a, b, store::AttributionScope::kValues, -1);
+  ASSERT_TRUE(attribution.ok()) << attribution.status().ToString();
+  const auto& changes = attribution->changes;
+  EXPECT_EQ(attribution->change_count, 28);
+  ASSERT_EQ(changes.size(), 28u);
+  int grew = 0, appeared = 0, disappeared = 0;
+  for (const auto& c : changes) {
+    grew += c.kind == BufferChange::Kind::kGrew;
+    appeared += c.kind == BufferChange::Kind::kAppeared;
+    disappeared += c.kind == BufferChange::Kind::kDisappeared;
+  }
+  EXPECT_EQ(grew, 1);
+  EXPECT_EQ(appeared, 20);
+  EXPECT_EQ(disappeared, 7);
+  // fusion.5{1} (134217728 new), copy-start.1{0} (33554432 new), then constant.4 (grew by 33553920).
+  EXPECT_EQ(changes[0].kind, BufferChange::Kind::kAppeared);
+  EXPECT_EQ(changes[0].instruction, "fusion.5");
+  EXPECT_EQ(changes[0].shape_index, "{1}");
+  EXPECT_EQ(changes[0].current_bytes, 134217728);
+  EXPECT_EQ(changes[0].baseline_instruction, "");
+  EXPECT_EQ(changes[1].instruction, "copy-start.1");
+  EXPECT_EQ(changes[1].current_bytes, 33554432);
+  const BufferChange& constant = changes[2];
+  EXPECT_EQ(constant.kind, BufferChange::Kind::kGrew);
+  EXPECT_EQ(constant.baseline_instruction, "constant.4");
+  EXPECT_EQ(constant.instruction, "constant.4");
+  EXPECT_EQ(constant.matched_by, "name");
+  EXPECT_EQ(constant.baseline_bytes, 512);
+  EXPECT_EQ(constant.current_bytes, 33554432);
+  EXPECT_EQ(constant.delta(), 33553920);
+  EXPECT_EQ(constant.baseline_shape, "s8[1,4,4]{2,1,0:T(4,128)(4,1)}");
+  EXPECT_EQ(constant.current_shape, "pred[8,2048,2048]{1,2,0:T(32,128)(4,1)}");
+  // Shrinks are listed among the growths by size: splash_mha_fwd_e9701070.1{3} (4194304) disappeared.
+  auto gone = std::find_if(changes.begin(), changes.end(), [](const BufferChange& c) {
+    return c.baseline_instruction == "splash_mha_fwd_e9701070.1" && c.shape_index == "{3}";
+  });
+  ASSERT_NE(gone, changes.end());
+  EXPECT_EQ(gone->kind, BufferChange::Kind::kDisappeared);
+  EXPECT_EQ(gone->baseline_bytes, 4194304);
+  EXPECT_EQ(gone->current_bytes, -1);
+  EXPECT_EQ(gone->delta(), -4194304);
+  EXPECT_NE(gone->source.find("splash_attention_kernel.py:1100"), std::string::npos);
+  for (size_t i = 1; i < changes.size(); ++i) {
+    EXPECT_GE(std::abs(changes[i - 1].delta()), std::abs(changes[i].delta())) << i;
+  }
+  // by_source sums every change: its deltas add up to the sum of all deltas.
+  int64_t total = 0, by_source = 0, buffers = 0;
+  for (const auto& c : changes) total += c.delta();
+  for (const auto& l : attribution->by_source) {
+    by_source += l.delta;
+    buffers += l.buffers;
+  }
+  EXPECT_EQ(by_source, total);
+  EXPECT_EQ(buffers, 28);
+
+  // max_changes keeps the largest; the count stays.
+  attribution = store::AttributeChange(*db_, a, b, store::AttributionScope::kValues, 2);
+  ASSERT_TRUE(attribution.ok());
+  EXPECT_EQ(attribution->changes.size(), 2u);
+  EXPECT_EQ(attribution->change_count, 28);
 }
 
 TEST_F(SeedRunQueries, DiffNamesAMissingRun) {
@@ -776,14 +830,15 @@ TEST(DiffRenamedInstructions, PairByOpNameAndSource) {
   EXPECT_EQ(m.peak_a, 18612288);
   EXPECT_EQ(m.peak_b, 19660864);
   ASSERT_EQ(m.buffers.size(), 1u);
-  const BufferDiff& b = m.buffers[0];
-  EXPECT_EQ(b.change, BufferDiff::Change::kGrew);
-  EXPECT_EQ(b.matched_by, "op_name_source");
-  EXPECT_EQ(b.instruction_a, "iota.1");
-  EXPECT_EQ(b.instruction_b, "iota.7");
+  EXPECT_EQ(m.matched_by, "identity");
+  const BufferChange& b = m.buffers[0];
+  EXPECT_EQ(b.kind, BufferChange::Kind::kGrew);
+  EXPECT_EQ(b.matched_by, "origin");
+  EXPECT_EQ(b.baseline_instruction, "iota.1");
+  EXPECT_EQ(b.instruction, "iota.7");
   EXPECT_EQ(b.shape_index, "{}");
-  EXPECT_EQ(b.size_a, 1048576);
-  EXPECT_EQ(b.size_b, 2097152);
+  EXPECT_EQ(b.baseline_bytes, 1048576);
+  EXPECT_EQ(b.current_bytes, 2097152);
   EXPECT_EQ(b.op_name,
             "jit(splash_attention_kernel)/jit(main)/splash_attention_kernel/splash_kernel_b512_h8_s2048/"
             "jit(_splash_attention)/broadcast_in_dim");
@@ -883,14 +938,30 @@ TEST_F(CorpusRunQueries, TrendOfAModuleInBothRuns) {
   EXPECT_EQ((*trend)[1].value, 796267856);
   EXPECT_EQ((*trend)[0].stage, "sm_8.0_gpu_after_optimizations");
 
-  // A name compiled 14 times per run: 28 points, by run then xla_module_id.
+  EXPECT_FALSE((*trend)[0].has_change);
+  EXPECT_TRUE((*trend)[1].has_change);
+  EXPECT_EQ((*trend)[1].change, 0);
+
+  // A name compiled 14 times per run: 28 points. Every buffer assignment of run B is byte-identical to run
+  // A's of the same module number, so each point of run B is matched with its twin and changes by 0.
   query.module = "jit_multiply";
   trend = store::PeakMemoryTrend(*db_, query);
   ASSERT_TRUE(trend.ok());
   ASSERT_EQ(trend->size(), 28u);
-  EXPECT_EQ((*trend)[13].run_name, kRunA);
-  EXPECT_EQ((*trend)[14].run_name, kRunB);
-  EXPECT_LT((*trend)[0].xla_module_id, (*trend)[1].xla_module_id);
+  int in_a = 0, in_b = 0;
+  for (const auto& p : *trend) {
+    if (p.run_name == kRunA) {
+      ++in_a;
+      EXPECT_FALSE(p.has_change);
+    } else {
+      ++in_b;
+      EXPECT_TRUE(p.has_change) << p.xla_module_id;
+      EXPECT_EQ(p.change, 0) << p.xla_module_id;
+      EXPECT_NE(p.matched_by, "") << p.xla_module_id;
+    }
+  }
+  EXPECT_EQ(in_a, 14);
+  EXPECT_EQ(in_b, 14);
 }
 
 // Every buffer-assignment dump of both runs is one trend point, its peak read from the dump's text. The

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "store/database.h"
+#include "store/module_facts.h"
 #include "tests/store/test_dirs.h"
 
 namespace xladb::store {
@@ -162,7 +163,7 @@ TEST(SchemaMigration, Version1FileIsMigratedInPlace) {
   SQLite::Database& sql = db.value()->sql();
 
   EXPECT_EQ(sql.execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
-  EXPECT_EQ(kSchemaVersion, 3);
+  EXPECT_EQ(kSchemaVersion, 4);
   EXPECT_EQ(sql.execAndGet("PRAGMA integrity_check").getString(), "ok");
   EXPECT_EQ(sql.execAndGet("SELECT COUNT(*) FROM pragma_foreign_key_check").getInt64(), 0);
 
@@ -435,7 +436,7 @@ TEST(SchemaMigration, Version2FileGainsModuleFoldersAndUploadDigests) {
   auto db = Database::Open(path);
   ASSERT_TRUE(db.ok()) << db.status().ToString();
   SQLite::Database& sql = db.value()->sql();
-  EXPECT_EQ(sql.execAndGet("PRAGMA user_version").getInt(), 3);
+  EXPECT_EQ(sql.execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
   EXPECT_EQ(sql.execAndGet("PRAGMA integrity_check").getString(), "ok");
   // Every module ingested before version 3 was keyed without its folder: the run root.
   EXPECT_EQ(sql.execAndGet("SELECT folder FROM modules WHERE module_id = 1").getString(), "");
@@ -449,6 +450,82 @@ TEST(SchemaMigration, MigratedVersion2FileHasTheSchemaOfANewFile) {
   testing::TempDir tmp;
   ASSERT_NO_FATAL_FAILURE(MakeVersion2File(tmp / "v2.db"));
   auto migrated = Database::Open(tmp / "v2.db");
+  ASSERT_TRUE(migrated.ok()) << migrated.status().ToString();
+  auto fresh = Database::Open(tmp / "new.db");
+  ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
+  EXPECT_EQ(SchemaShape(migrated.value()->sql()), SchemaShape(fresh.value()->sql()));
+}
+
+// A version-3 file: one module whose buffer assignment had two parameters, a tuple output and a preallocated
+// temp, with live ranges of three values (two of them sharing one slice).
+void MakeVersion3File(const std::string& path) {
+  const std::string schema_v3 = testing::ReadFile(std::string(XLADB_FIXTURE_DIR) + "/store/schema_v3.sql");
+  ASSERT_NE(schema_v3.find("version 3"), std::string::npos) << "tests/fixtures/store/schema_v3.sql missing?";
+  SQLite::Database raw(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+  raw.exec(schema_v3);
+  raw.exec("PRAGMA user_version = 3");
+  raw.exec(R"sql(
+    INSERT INTO runs(run_id, name, source_path, run_time_us, run_time_source, created_at_us, updated_at_us)
+      VALUES (1, 'run-a', '/dumps/run-a', 1700000000000000, 'flag', 1700000000000000, 1700000000000000);
+    INSERT INTO modules(module_id, run_id, xla_module_id, name, stage, backend, folder)
+      VALUES (1, 1, 7, 'jit_train_step', 'after_optimizations', 'tpu', 'host0');
+    INSERT INTO module_summary(module_id, allocation_count) VALUES (1, 3);
+    INSERT INTO dump_files(file_id, run_id, path, kind, verdict, size_bytes, content_hash, module_id, line_count,
+                           unknown_lines, issue_count, rows_written, ingested_at_us)
+      VALUES (1, 1, 'host0/module_0007.jit_train_step.after_optimizations-buffer-assignment.txt',
+              'buffer_assignment', 'ingested', 10, 'abc', 1, 3, 0, 0, 1, 1700000000000000);
+    INSERT INTO allocations(module_id, allocation_index, size_bytes, color, is_parameter, parameter_number,
+                            parameter_shape, parameter_shape_index, is_output, output_shape, is_constant,
+                            is_thread_local, is_maybe_live_out, is_preallocated_temp, file_id)
+      VALUES (1, 0, 4096, 0, 1, 1, 's32[]', '{}', 0, NULL, 0, 0, 0, 0, 1),
+             (1, 1, 8192, 0, 1, 0, 'f32[8,128]', '{}', 0, NULL, 0, 0, 0, 0, 1),
+             (1, 2, 1024, 1, 0, NULL, NULL, NULL, 1, '(f32[8], f32[8])', 0, 0, 1, 0, 1),
+             (1, 3, 2048, 0, 0, NULL, NULL, NULL, 0, NULL, 0, 0, 0, 1, 1);
+    INSERT INTO buffer_values(module_id, value_id, instruction, shape_index, is_phi, allocation_index, offset_bytes,
+                              size_bytes, file_id)
+      VALUES (1, 0, 'p0', '{}', 0, 1, 0, 8192, 1),
+             (1, 1, 'a', '{}', 0, 3, 0, 2048, 1),
+             (1, 2, 'b', '{}', 0, 3, 0, 2048, 1);
+    INSERT INTO buffer_live_ranges(module_id, value_id, live_start, live_end, file_id)
+      VALUES (1, 0, 0, 2, 1), (1, 1, 1, 3, 1), (1, 2, 2, 5, 1);
+  )sql");
+}
+
+// Migrating computes what ingest computes for version 4: the entry signature (parameters in number order,
+// the output shape), the identity key, the padded live peak and the memory spaces. Expected values from the
+// rows above: at time 2, p0 (8192) and the slice (3, 0, 2048) shared by a and b are live: 10240.
+TEST(SchemaMigration, Version3FileGainsModuleIdentityAndPaddedPeak) {
+  testing::TempDir tmp;
+  const std::string path = tmp / "v3.db";
+  ASSERT_NO_FATAL_FAILURE(MakeVersion3File(path));
+  auto db = Database::Open(path);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  SQLite::Database& sql = db.value()->sql();
+  EXPECT_EQ(sql.execAndGet("PRAGMA user_version").getInt(), 4);
+  EXPECT_EQ(sql.execAndGet("PRAGMA integrity_check").getString(), "ok");
+  EXPECT_EQ(sql.execAndGet("SELECT entry_signature FROM modules WHERE module_id = 1").getString(),
+            "(f32[8,128], s32[]) -> (f32[8], f32[8])");
+  const std::string key = sql.execAndGet("SELECT identity_key FROM modules WHERE module_id = 1").getString();
+  EXPECT_EQ(key.size(), 16u);
+  EXPECT_EQ(key, ModuleIdentityKey("jit_train_step", "after_optimizations", "(f32[8,128], s32[]) -> (f32[8], f32[8])",
+                                   "host0"));
+  EXPECT_NE(key, ModuleIdentityKey("jit_train_step", "after_optimizations", "(f32[8,128], s32[]) -> (f32[8], f32[8])",
+                                   "host1"));
+  EXPECT_EQ(sql.execAndGet("SELECT live_peak_padded_bytes FROM module_summary WHERE module_id = 1").getInt64(), 10240);
+  EXPECT_EQ(sql.execAndGet("SELECT live_peak_padded_time FROM module_summary WHERE module_id = 1").getInt64(), 1);
+  EXPECT_EQ(sql.execAndGet("SELECT color0_total_bytes FROM module_summary WHERE module_id = 1").getInt64(),
+            4096 + 8192 + 2048);
+  EXPECT_EQ(sql.execAndGet("SELECT group_concat(color || ':' || allocation_count || ':' || total_bytes, ' ') "
+                           "FROM (SELECT * FROM module_memory_spaces WHERE module_id = 1 ORDER BY color)")
+                .getString(),
+            "0:3:14336 1:1:1024");
+  EXPECT_EQ(sql.execAndGet("SELECT identity_key FROM module_memory WHERE module_id = 1").getString(), key);
+}
+
+TEST(SchemaMigration, MigratedVersion3FileHasTheSchemaOfANewFile) {
+  testing::TempDir tmp;
+  ASSERT_NO_FATAL_FAILURE(MakeVersion3File(tmp / "v3.db"));
+  auto migrated = Database::Open(tmp / "v3.db");
   ASSERT_TRUE(migrated.ok()) << migrated.status().ToString();
   auto fresh = Database::Open(tmp / "new.db");
   ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
