@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Lays out two example dump folders from the bundled real XLA dumps (tests/data/seeds), under the file names
-# XLA gives them. Run 2 holds a second module and a GPU module, so the runs differ.
+# XLA gives them. Run 2 holds a second module and a GPU module, so the runs differ; and a small jit_step module
+# (tests/fixtures/gate) whose temp buffer grows in run 2 at model.py:123, for the memory gate to catch.
 #   scripts/make-example-runs.sh OUT_DIR
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,4 +17,8 @@ for run in nightly-2026-11-01 nightly-2026-11-02; do
 done
 cp "$(seed 002)" "$OUT/nightly-2026-11-02/module_0002.jit_train_step.after_optimizations-buffer-assignment.txt"
 cp "$(seed 004)" "$OUT/nightly-2026-11-02/module_0003.SyncTensorsGraph.105.sm_8.0_gpu_after_optimizations-buffer-assignment.txt"
-echo "example runs in $OUT: nightly-2026-11-01 (3 files), nightly-2026-11-02 (5 files)"
+GATE=tests/fixtures/gate
+STEP=module_0001.jit_step.after_optimizations-buffer-assignment.txt
+cp "$GATE/base/$STEP" "$OUT/nightly-2026-11-01/module_0004.jit_step.after_optimizations-buffer-assignment.txt"
+cp "$GATE/head/$STEP" "$OUT/nightly-2026-11-02/module_0004.jit_step.after_optimizations-buffer-assignment.txt"
+echo "example runs in $OUT: nightly-2026-11-01 (4 files), nightly-2026-11-02 (6 files)"

@@ -2,7 +2,8 @@
 # The main job on the embedded default: installs what is missing, builds xladb and xladbd (Release), starts
 # the daemon on a local SQLite file watching a folder of example runs (real XLA dumps bundled in
 # tests/data/seeds, laid out as two CI artifact folders), waits until they are ingested, and answers real
-# questions through the CLI: the runs, the peak-memory trend of a module, and the TPU kernels that spill.
+# questions through the CLI: the runs, the peak-memory trend of a module, the TPU kernels that spill, and the
+# memory gate between the two runs (its Markdown, as a CI job would post it; exit 1 = a regression found).
 #   XLADB_KEEP_RUNNING=1 scripts/quickstart.sh   # leave xladbd running afterwards
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,7 +38,9 @@ touch -d 2026-11-01T06:00:00Z "$STAGING"/nightly-2026-11-01/*   # the runs' own 
 touch -d 2026-11-02T06:00:00Z "$STAGING"/nightly-2026-11-02/*
 mv "$STAGING"/nightly-2026-11-01 "$STAGING"/nightly-2026-11-02 "$WATCH"/
 for _ in $(seq 300); do
-  [ "$("$XLADB" runs --format csv 2>/dev/null | wc -l)" -ge 3 ] && break
+  [ "$("$XLADB" runs --format csv 2>/dev/null | wc -l)" -ge 3 ] && \
+    [ "$("$XLADB" modules nightly-2026-11-01 --format csv 2>/dev/null | grep -c jit_step)" -ge 1 ] && \
+    [ "$("$XLADB" modules nightly-2026-11-02 --format csv 2>/dev/null | grep -c jit_step)" -ge 1 ] && break
   sleep 0.2
 done
 
@@ -49,6 +52,15 @@ echo "== xladb spills --limit 5"
 "$XLADB" spills --limit 5
 echo "== xladb top nightly-2026-11-02 jit_train_step -n 5"
 "$XLADB" top nightly-2026-11-02 jit_train_step -n 5
+echo "== xladb retraces nightly-2026-11-02"
+"$XLADB" retraces nightly-2026-11-02 --min 2 || true
+echo "== xladb check nightly-2026-11-02 --baseline nightly-2026-11-01 --format markdown"
+set +e
+"$XLADB" check nightly-2026-11-02 --baseline nightly-2026-11-01 --format markdown
+GATE_RC=$?
+set -e
+echo "(exit $GATE_RC: 0 pass, 1 regression, 2 usage, 3 inconclusive, 4 failure)"
+[ "$GATE_RC" -eq 1 ] || { echo "quickstart: the gate should have found the example regression" >&2; exit 1; }
 echo "== done. The database is $DB (open it with sqlite3). xladbd log: $LOG"
 if [ "${XLADB_KEEP_RUNNING:-0}" = "1" ]; then
   echo "xladbd keeps running (pid $DAEMON) on $XLADB_ADDR; stop it with: kill $DAEMON"

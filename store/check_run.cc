@@ -268,7 +268,9 @@ StatusOr<CheckResult> CheckRun(Database& db, const CheckOptions& options) {
     std::string inconclusive;
     if (rows_cur->empty()) inconclusive = "run '" + options.run + "' has no module with a buffer assignment";
     if (rows_base->empty()) inconclusive = "baseline '" + baseline->name + "' has no module with a buffer assignment";
-    if (!backends_base.empty() && !backends_cur.empty() && backends_base != backends_cur) {
+    bool shared_backend = false;
+    for (const std::string& b : backends_cur) shared_backend |= backends_base.count(b) > 0;
+    if (!backends_base.empty() && !backends_cur.empty() && !shared_backend) {
       auto join = [](const std::set<std::string>& s) {
         std::string out;
         for (const auto& b : s) out += (out.empty() ? "" : "+") + b;

@@ -10,7 +10,7 @@
 //     (regressed, and every regressed metric is covered by an accepted regression); improved (a metric
 //     shrank); unchanged; added or removed (no match).
 //   * Verdict: fail when a module regressed, or a jit name's compile count grew and that fails; else
-//     inconclusive when there is no baseline, the runs' backends differ, or a module is added, removed or
+//     inconclusive when there is no baseline, the runs share no backend, or a module is added, removed or
 //     ambiguous; else pass.
 //
 // Contract: read-only statements on the caller's connection, one thread at a time per connection. A missing
