@@ -1,0 +1,149 @@
+// The gate's reports (cli/check_report.h) on answers built by hand with known numbers.
+#include "cli/check_report.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace xladb::cli {
+namespace {
+
+// A run pair: jit_a grew by 64 MiB at model.py:123 (three buffers), jit_b shrank, jit_c unchanged.
+v1::CheckRunResponse Report() {
+  v1::CheckRunResponse r;
+  r.set_verdict(v1::CheckRunResponse::FAIL);
+  r.set_reason("1 module regressed, 1 improved, 1 unchanged against nightly-1102");
+  r.set_run_name("pr-7");
+  r.set_baseline_run_name("nightly-1102");
+  r.set_baseline_selected_by("label:branch=main");
+  r.add_metrics("total_bytes");
+  r.mutable_summary()->set_regressed(1);
+  r.mutable_summary()->set_improved(1);
+  r.mutable_summary()->set_unchanged(1);
+  auto add = [&](const std::string& name, v1::CheckedModule::Status status, int64_t base, int64_t cur) {
+    auto* m = r.add_modules();
+    m->set_module(name);
+    m->set_stage("after_optimizations");
+    m->set_xla_module_id(7);
+    m->set_baseline_xla_module_id(-1 + 8);
+    m->set_matched_by("identity");
+    m->set_status(status);
+    auto* d = m->add_metrics();
+    d->set_metric("total_bytes");
+    d->set_baseline(base);
+    d->set_current(cur);
+    d->set_delta(cur - base);
+    d->set_regressed(status == v1::CheckedModule::REGRESSED);
+    m->set_baseline_peak_time(-1);
+    m->set_current_peak_time(-1);
+    return m;
+  };
+  add("jit_c", v1::CheckedModule::UNCHANGED, 100, 100);
+  add("jit_b", v1::CheckedModule::IMPROVED, 2048, 1024);
+  auto* a = add("jit_<a>&\"", v1::CheckedModule::REGRESSED, int64_t{1} << 30, (int64_t{1} << 30) + (int64_t{64} << 20));
+  a->set_attribution_count(3);
+  a->set_attribution_scope("values");
+  a->set_baseline_peak_time(120);
+  a->set_current_peak_time(340);
+  a->set_baseline_schedule_length(800);
+  a->set_current_schedule_length(800);
+  auto* s = a->add_by_source();
+  s->set_source("model.py:123");
+  s->set_delta(int64_t{64} << 20);
+  s->set_buffers(3);
+  auto* b = a->add_attribution();
+  b->set_change(v1::BufferChange::GREW);
+  b->set_instruction_a("fusion.1");
+  b->set_instruction_b("fusion.9");
+  b->set_shape_index("{}");
+  b->set_matched_by("origin");
+  b->set_size_a(1024);
+  b->set_size_b(1024 + (int64_t{32} << 20));
+  b->set_delta(int64_t{32} << 20);
+  b->set_source("model.py:123");
+  auto* ret = r.add_retraces();
+  ret->set_module("jit_step");
+  ret->set_baseline_compiles(1);
+  ret->set_current_compiles(3);
+  return r;
+}
+
+TEST(CheckReport, JsonIsTheDocumentedSchema) {
+  auto j = nlohmann::json::parse(RenderCheckReport(Report(), CheckReportFormat::kJson));
+  EXPECT_EQ(j["verdict"], "fail");
+  EXPECT_EQ(j["baseline"], "nightly-1102");
+  EXPECT_EQ(j["baseline_selected_by"], "label:branch=main");
+  EXPECT_EQ(j["summary"]["regressed"], 1);
+  EXPECT_EQ(j["summary"]["ambiguous"], 0);
+  ASSERT_EQ(j["modules"].size(), 3u);
+  const auto& a = j["modules"][2];
+  EXPECT_EQ(a["status"], "regressed");
+  EXPECT_EQ(a["metrics"]["total_bytes"]["delta"], int64_t{64} << 20);
+  EXPECT_EQ(a["attribution"][0]["buffer"], "fusion.9");
+  EXPECT_EQ(a["attribution"][0]["baseline_buffer"], "fusion.1");
+  EXPECT_EQ(a["attribution"][0]["matched_by"], "origin");
+  EXPECT_EQ(a["by_source"][0]["buffers"], 3);
+  EXPECT_EQ(a["peak"]["moved"], true);
+  EXPECT_TRUE(j["modules"][0]["matched_by"].is_string());
+  EXPECT_EQ(j["retraces"][0]["current_compiles"], 3);
+  // Unknown values are null.
+  v1::CheckRunResponse none;
+  none.set_verdict(v1::CheckRunResponse::INCONCLUSIVE);
+  auto n = nlohmann::json::parse(RenderCheckReport(none, CheckReportFormat::kJson));
+  EXPECT_TRUE(n["baseline"].is_null());
+  EXPECT_EQ(n["verdict"], "inconclusive");
+}
+
+TEST(CheckReport, MarkdownLeadsWithTheVerdictAndOrdersBySizeOfChange) {
+  const std::string md = RenderCheckReport(Report(), CheckReportFormat::kMarkdown);
+  EXPECT_EQ(md.substr(0, md.find('\n')),
+            "**xladb check: FAIL**: 1 module regressed, 1 improved, 1 unchanged against `nightly-1102`");
+  EXPECT_NE(md.find("- +64.0 MiB from `model.py:123` (3 buffers)"), std::string::npos) << md;
+  EXPECT_NE(md.find("The peak moved from t=120 of 800 to t=340 of 800."), std::string::npos);
+  // The regressed module's row comes before the improved one; the unchanged one is not listed.
+  EXPECT_LT(md.find("| regressed |"), md.find("| improved |"));
+  EXPECT_EQ(md.find("jit_c"), std::string::npos);
+  // Escaped: the module name's < > do not open a tag.
+  EXPECT_EQ(md.find("<a>"), std::string::npos);
+  EXPECT_NE(md.find("jit_&lt;a&gt;"), std::string::npos);
+  EXPECT_NE(md.find("compiled 3 times, was 1"), std::string::npos);
+}
+
+TEST(CheckReport, MarkdownStaysUnderItsBudgetAndSaysItTruncated) {
+  v1::CheckRunResponse r = Report();
+  const v1::CheckedModule regressed = r.modules(2);
+  for (int i = 0; i < 5000; ++i) {
+    auto* m = r.add_modules();
+    *m = regressed;
+    m->set_module("jit_model_" + std::to_string(i) + "_with_a_rather_long_name_to_fill_the_table");
+  }
+  const std::string md = RenderCheckReport(r, CheckReportFormat::kMarkdown);
+  EXPECT_LT(md.size(), size_t{1} << 20);
+  EXPECT_NE(md.find("Truncated to stay under"), std::string::npos);
+  EXPECT_EQ(md.back(), '\n');
+  size_t open = 0, close = 0;
+  for (size_t at = md.find("<details>"); at != std::string::npos; at = md.find("<details>", at + 1)) ++open;
+  for (size_t at = md.find("</details>"); at != std::string::npos; at = md.find("</details>", at + 1)) ++close;
+  EXPECT_EQ(open, close);
+  EXPECT_GT(open, 0u);
+}
+
+TEST(CheckReport, JunitCountsAndEscapes) {
+  const std::string xml = RenderCheckReport(Report(), CheckReportFormat::kJunit);
+  EXPECT_NE(xml.find("tests=\"3\" failures=\"1\" errors=\"0\" skipped=\"0\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("name=\"jit_&lt;a&gt;&amp;&quot;#7\""), std::string::npos) << xml;
+  size_t cases = 0;
+  for (size_t at = xml.find("<testcase "); at != std::string::npos; at = xml.find("<testcase ", at + 1)) ++cases;
+  EXPECT_EQ(cases, 3u);
+}
+
+TEST(CheckReport, HumanBytes) {
+  EXPECT_EQ(HumanBytes(512), "512 B");
+  EXPECT_EQ(HumanBytes(int64_t{64} << 20, true), "+64.0 MiB");
+  EXPECT_EQ(HumanBytes(-1536, true), "-1.5 KiB");
+  EXPECT_EQ(HumanBytes(0, true), "0 B");
+}
+
+}  // namespace
+}  // namespace xladb::cli

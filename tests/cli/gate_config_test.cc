@@ -1,0 +1,92 @@
+// The gate's TOML config (cli/gate_config.h): every field read into the request, and every kind of mistake
+// refused with the key and the line it is on (counted in the test's own text).
+#include "cli/gate_config.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace xladb::cli {
+namespace {
+
+v1::CheckRunRequest Parse(const std::string& text, Status* st) {
+  v1::CheckRunRequest req;
+  *st = ParseGateConfig(text, "gate.toml", &req);
+  return req;
+}
+
+TEST(GateConfig, ReadsEveryField) {
+  const std::string text =
+      "metrics = [\"total_bytes\", \"color0_total_bytes\"]\n"
+      "max_growth_bytes = 1024\n"
+      "max_growth_percent = 2\n"
+      "fail_on_retrace_growth = true\n"
+      "ignore = [\"jit_debug_*\"]\n"
+      "[[module]]\n"
+      "pattern = \"jit_train_step*\"\n"
+      "max_growth_percent = 1.5\n"
+      "[[accept]]\n"
+      "pattern = \"jit_fft\"\n"
+      "metric = \"total_bytes\"\n"
+      "up_to_bytes = 123456789\n"
+      "reason = \"PR 1234\"\n";
+  Status st;
+  v1::CheckRunRequest req = Parse(text, &st);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_EQ(req.metrics_size(), 2);
+  EXPECT_EQ(req.metrics(1), "color0_total_bytes");
+  EXPECT_EQ(req.limit().max_growth_bytes(), 1024);
+  EXPECT_DOUBLE_EQ(req.limit().max_growth_percent(), 2.0);
+  EXPECT_TRUE(req.fail_on_retrace_growth());
+  ASSERT_EQ(req.ignore_size(), 1);
+  EXPECT_EQ(req.ignore(0), "jit_debug_*");
+  ASSERT_EQ(req.module_limits_size(), 1);
+  EXPECT_EQ(req.module_limits(0).pattern(), "jit_train_step*");
+  EXPECT_EQ(req.module_limits(0).limit().max_growth_bytes(), 0);
+  EXPECT_DOUBLE_EQ(req.module_limits(0).limit().max_growth_percent(), 1.5);
+  ASSERT_EQ(req.accepted_size(), 1);
+  EXPECT_EQ(req.accepted(0).pattern(), "jit_fft");
+  EXPECT_EQ(req.accepted(0).metric(), "total_bytes");
+  EXPECT_EQ(req.accepted(0).up_to_bytes(), 123456789);
+  EXPECT_EQ(req.accepted(0).reason(), "PR 1234");
+}
+
+// Each mistake: the message names the file, the line and the key.
+TEST(GateConfig, MistakesNameTheKeyAndLine) {
+  struct Case {
+    const char* text;
+    const char* wanted;  // in the message
+  };
+  const Case cases[] = {
+      {"max_growth_bytes = 0\nmax_growth_byte = 5\n", "gate.toml:2: max_growth_byte: unknown key"},
+      {"[[module]]\npattern = \"x\"\n\nmax_growth_byte = 5\n", "gate.toml:4: module[1].max_growth_byte: unknown key"},
+      {"max_growth_bytes = -1\n", "gate.toml:1: max_growth_bytes: must be at least 0"},
+      {"max_growth_bytes = \"big\"\n", "gate.toml:1: max_growth_bytes: must be an integer"},
+      {"\nmax_growth_percent = -0.5\n", "gate.toml:2: max_growth_percent: must not be negative"},
+      {"metrics = [\"total_bytes\", \"peak\"]\n", "gate.toml:1: metrics: unknown metric 'peak'"},
+      {"ignore = [\"jit_[\"]\n", "has a '[' without a closing ']'"},
+      {"[[accept]]\npattern = \"x\"\n", "gate.toml:1: accept[1]: needs `reason`"},
+      {"[[accept]]\npattern = \"x\"\nreason = \"\"\n", "gate.toml:3: accept[1].reason: must not be empty"},
+      {"[[accept]]\npattern = \"x\"\nreason = \"r\"\nup_to_bytes = 0\n", "gate.toml:4: accept[1].up_to_bytes: must be at least 1"},
+      {"[[module]]\npattern = \"x\"\n", "gate.toml:1: module[1]: needs max_growth_bytes or max_growth_percent"},
+      {"fail_on_retrace_growth = 1\n", "gate.toml:1: fail_on_retrace_growth: must be true or false"},
+      {"max_growth_bytes = 99999999999999999999\n", "gate.toml:1"},
+      {"max_growth_bytes = \n", "gate.toml:1"},
+  };
+  for (const Case& c : cases) {
+    Status st;
+    Parse(c.text, &st);
+    EXPECT_EQ(st.code(), Status::Code::kInvalidArgument) << c.text;
+    EXPECT_NE(st.message().find(c.wanted), std::string::npos) << c.text << "\ngot: " << st.message();
+  }
+}
+
+TEST(GateConfig, MissingFileIsNotFound) {
+  v1::CheckRunRequest req;
+  Status st = LoadGateConfig("/nonexistent/gate.toml", &req);
+  EXPECT_EQ(st.code(), Status::Code::kNotFound);
+  EXPECT_NE(st.message().find("/nonexistent/gate.toml"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace xladb::cli
