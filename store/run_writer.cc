@@ -424,6 +424,9 @@ struct RunWriter::Impl {
   uint64_t value_fingerprint = 0;  // order-independent sum of per-value hashes
   bool saw_allocated_values = false;
   bool saw_utilization_counters = false;
+  // The file added or replaced rows the derived facts are computed from (store/module_facts.h): allocations,
+  // values, live ranges, or a new module.
+  bool derived_facts_stale = false;
 
   void ResetFile() {
     in_file = false;
@@ -450,6 +453,7 @@ struct RunWriter::Impl {
     value_fingerprint = 0;
     saw_allocated_values = false;
     saw_utilization_counters = false;
+    derived_facts_stale = false;
     shapes.CommitFile();
     source_files.CommitFile();
   }
@@ -817,7 +821,7 @@ struct RunWriter::Impl {
       fp.bind(2, module_id);
       fp.exec();
     }
-    UpdateDerivedModuleFacts(sql, module_id);
+    if (derived_facts_stale || saw_allocated_values || module_is_new) UpdateDerivedModuleFacts(sql, module_id);
   }
 };
 
@@ -956,6 +960,7 @@ Status RunWriter::BeginFile(const FileSpec& spec) {
       if (old.executeStep()) {
         // A replaced utilization report's counters go with it: recompute the module's spill summary.
         if (old.getColumn(1).getString().rfind("tpu_", 0) == 0) d.saw_utilization_counters = true;
+        d.derived_facts_stale = true;  // the old file's rows go
         const int64_t old_file_id = old.getColumn(0).getInt64();
         old.reset();
         d.DeleteFileRows(old_file_id);
@@ -1096,6 +1101,7 @@ Status RunWriter::FinishRun(int64_t run_id, int64_t newest_mtime_us) {
 void RunWriter::OnAllocation(ingest::AllocationRecord&& r) {
   Impl& d = *impl_;
   if (d.module_id == 0) return;
+  d.derived_facts_stale = true;
   d.Guard([&] {
     auto& st = d.Cached("INSERT INTO allocations(module_id, allocation_index, size_bytes, color, is_parameter, "
                         "parameter_number, parameter_shape, parameter_shape_index, is_output, output_shape, "
@@ -1308,6 +1314,7 @@ void RunWriter::OnScheduleEntry(ingest::ScheduleEntryRecord&& r) {
 void RunWriter::OnLiveRange(ingest::LiveRangeRecord&& r) {
   Impl& d = *impl_;
   if (d.module_id == 0) return;
+  d.derived_facts_stale = true;
   if (auto id = d.value_keys.Find(ValueKeyIndex::Key(r.instruction, r.shape_index))) {
     d.Guard([&] { d.WriteLiveRange(*id, r.start, r.end); });
     return;
