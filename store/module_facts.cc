@@ -12,13 +12,53 @@
 #include <vector>
 
 namespace xladb::store {
+
+struct DerivedModuleFacts::Statements {
+  explicit Statements(SQLite::Database& sql)
+      : names(sql, "SELECT name, stage, folder FROM modules WHERE module_id = ?"),
+        params(sql,
+               "SELECT parameter_number, parameter_shape FROM allocations "
+               "WHERE module_id = ? AND is_parameter = 1 AND parameter_number IS NOT NULL "
+               "ORDER BY parameter_number, parameter_shape_index, allocation_index"),
+        output(sql,
+               "SELECT (SELECT output_shape FROM allocations WHERE module_id = ?1 AND output_shape IS NOT NULL "
+               "        ORDER BY allocation_index LIMIT 1), "
+               "       (SELECT COUNT(*) FROM allocations WHERE module_id = ?1)"),
+        identity(sql, "UPDATE modules SET entry_signature = ?, identity_key = ? WHERE module_id = ?"),
+        live(sql,
+             "SELECT v.allocation_index, COALESCE(v.offset_bytes, -1), v.size_bytes, COALESCE(a.color, 0), "
+             "       l.live_start, l.live_end, v.value_id "
+             "FROM buffer_live_ranges l "
+             "JOIN buffer_values v ON v.module_id = l.module_id AND v.value_id = l.value_id "
+             "LEFT JOIN allocations a ON a.module_id = v.module_id AND a.allocation_index = v.allocation_index "
+             "WHERE l.module_id = ? AND v.size_bytes IS NOT NULL"),
+        summary(sql,
+                "UPDATE module_summary SET live_peak_padded_bytes = ?, live_peak_padded_time = ?, "
+                "color0_total_bytes = (SELECT SUM(size_bytes) FROM allocations "
+                "                      WHERE module_id = ?3 AND color = 0) "
+                "WHERE module_id = ?3"),
+        clear_spaces(sql, "DELETE FROM module_memory_spaces WHERE module_id = ?"),
+        spaces(sql,
+               "SELECT color, COUNT(*), SUM(size_bytes) FROM allocations WHERE module_id = ? "
+               "GROUP BY color ORDER BY color"),
+        insert_space(sql,
+                     "INSERT INTO module_memory_spaces(module_id, color, allocation_count, total_bytes, "
+                     "live_peak_padded_bytes) VALUES (?, ?, ?, ?, ?)") {}
+
+  SQLite::Statement names, params, output, identity, live, summary, clear_spaces, spaces, insert_space;
+};
+
 namespace {
 
-std::string EntrySignature(SQLite::Database& sql, int64_t module_id) {
-  SQLite::Statement params(sql,
-                           "SELECT parameter_number, parameter_shape FROM allocations "
-                           "WHERE module_id = ? AND is_parameter = 1 AND parameter_number IS NOT NULL "
-                           "ORDER BY parameter_number, parameter_shape_index, allocation_index");
+// Resets a cached statement for its next use.
+SQLite::Statement& Fresh(SQLite::Statement& q) {
+  q.reset();
+  q.clearBindings();
+  return q;
+}
+
+std::string EntrySignature(DerivedModuleFacts::Statements& st, int64_t module_id) {
+  SQLite::Statement& params = Fresh(st.params);
   params.bind(1, module_id);
   // Per parameter number, its distinct shapes in shape-index order.
   std::vector<std::pair<int64_t, std::vector<std::string>>> by_number;
@@ -29,14 +69,10 @@ std::string EntrySignature(SQLite::Database& sql, int64_t module_id) {
     auto& shapes = by_number.back().second;
     if (std::find(shapes.begin(), shapes.end(), shape) == shapes.end()) shapes.push_back(std::move(shape));
   }
-  SQLite::Statement output(sql,
-                           "SELECT output_shape FROM allocations WHERE module_id = ? AND output_shape IS NOT NULL "
-                           "ORDER BY allocation_index LIMIT 1");
+  SQLite::Statement& output = Fresh(st.output);
   output.bind(1, module_id);
-  std::string out = output.executeStep() ? output.getColumn(0).getString() : std::string("?");
-  SQLite::Statement count(sql, "SELECT COUNT(*) FROM allocations WHERE module_id = ?");
-  count.bind(1, module_id);
-  if (count.executeStep() && count.getColumn(0).getInt64() == 0) return {};
+  if (!output.executeStep() || output.getColumn(1).getInt64() == 0) return {};  // no allocations
+  const std::string out = output.getColumn(0).isNull() ? std::string("?") : output.getColumn(0).getString();
 
   std::string sig = "(";
   for (size_t i = 0; i < by_number.size(); ++i) {
@@ -78,14 +114,8 @@ LivePeak Sweep(std::vector<std::pair<int64_t, int64_t>>& events) {  // (time, +s
   return peak;
 }
 
-LivePeaks ComputeLivePeaks(SQLite::Database& sql, int64_t module_id) {
-  SQLite::Statement q(sql,
-                      "SELECT v.allocation_index, COALESCE(v.offset_bytes, -1), v.size_bytes, COALESCE(a.color, 0), "
-                      "       l.live_start, l.live_end, v.value_id "
-                      "FROM buffer_live_ranges l "
-                      "JOIN buffer_values v ON v.module_id = l.module_id AND v.value_id = l.value_id "
-                      "LEFT JOIN allocations a ON a.module_id = v.module_id AND a.allocation_index = v.allocation_index "
-                      "WHERE l.module_id = ? AND v.size_bytes IS NOT NULL");
+LivePeaks ComputeLivePeaks(DerivedModuleFacts::Statements& st, int64_t module_id) {
+  SQLite::Statement& q = Fresh(st.live);
   q.bind(1, module_id);
   // Slice (allocation, offset, size, color) -> its values' live intervals. A value without an allocation is
   // a slice of its own (allocation -1 - value_id).
@@ -143,25 +173,26 @@ std::string ModuleIdentityKey(const std::string& name, const std::string& stage,
   return hex;
 }
 
-void UpdateDerivedModuleFacts(SQLite::Database& sql, int64_t module_id) {
-  SQLite::Statement names(sql, "SELECT name, stage, folder FROM modules WHERE module_id = ?");
+DerivedModuleFacts::DerivedModuleFacts(SQLite::Database& sql) : sql_(sql) {}
+DerivedModuleFacts::~DerivedModuleFacts() = default;
+
+void DerivedModuleFacts::Update(int64_t module_id) {
+  if (!st_) st_ = std::make_unique<Statements>(sql_);
+  Statements& st = *st_;
+  SQLite::Statement& names = Fresh(st.names);
   names.bind(1, module_id);
   if (!names.executeStep()) return;
   const std::string name = names.getColumn(0).getString(), stage = names.getColumn(1).getString(),
                     folder = names.getColumn(2).getString();
-  const std::string signature = EntrySignature(sql, module_id);
-  SQLite::Statement identity(sql, "UPDATE modules SET entry_signature = ?, identity_key = ? WHERE module_id = ?");
+  const std::string signature = EntrySignature(st, module_id);
+  SQLite::Statement& identity = Fresh(st.identity);
   identity.bind(1, signature);
   identity.bind(2, ModuleIdentityKey(name, stage, signature, folder));
   identity.bind(3, module_id);
   identity.exec();
 
-  const LivePeaks peaks = ComputeLivePeaks(sql, module_id);
-  SQLite::Statement summary(sql,
-                            "UPDATE module_summary SET live_peak_padded_bytes = ?, live_peak_padded_time = ?, "
-                            "color0_total_bytes = (SELECT SUM(size_bytes) FROM allocations "
-                            "                      WHERE module_id = ?3 AND color = 0) "
-                            "WHERE module_id = ?3");
+  const LivePeaks peaks = ComputeLivePeaks(st, module_id);
+  SQLite::Statement& summary = Fresh(st.summary);
   if (peaks.any) {
     summary.bind(1, peaks.all.bytes);
     summary.bind(2, peaks.all.time);
@@ -169,20 +200,14 @@ void UpdateDerivedModuleFacts(SQLite::Database& sql, int64_t module_id) {
   summary.bind(3, module_id);
   summary.exec();
 
-  SQLite::Statement clear(sql, "DELETE FROM module_memory_spaces WHERE module_id = ?");
+  SQLite::Statement& clear = Fresh(st.clear_spaces);
   clear.bind(1, module_id);
   clear.exec();
-  SQLite::Statement spaces(sql,
-                           "SELECT color, COUNT(*), SUM(size_bytes) FROM allocations WHERE module_id = ? "
-                           "GROUP BY color ORDER BY color");
+  SQLite::Statement& spaces = Fresh(st.spaces);
   spaces.bind(1, module_id);
-  SQLite::Statement insert(sql,
-                           "INSERT INTO module_memory_spaces(module_id, color, allocation_count, total_bytes, "
-                           "live_peak_padded_bytes) VALUES (?, ?, ?, ?, ?)");
   while (spaces.executeStep()) {
     const int64_t color = spaces.getColumn(0).getInt64();
-    insert.reset();
-    insert.clearBindings();
+    SQLite::Statement& insert = Fresh(st.insert_space);
     insert.bind(1, module_id);
     insert.bind(2, color);
     insert.bind(3, spaces.getColumn(1).getInt64());
@@ -194,9 +219,12 @@ void UpdateDerivedModuleFacts(SQLite::Database& sql, int64_t module_id) {
 
 void UpdateDerivedFactsOfAllModules(SQLite::Database& sql) {
   std::vector<int64_t> ids;
-  SQLite::Statement q(sql, "SELECT module_id FROM modules ORDER BY module_id");
-  while (q.executeStep()) ids.push_back(q.getColumn(0).getInt64());
-  for (int64_t id : ids) UpdateDerivedModuleFacts(sql, id);
+  {
+    SQLite::Statement q(sql, "SELECT module_id FROM modules ORDER BY module_id");
+    while (q.executeStep()) ids.push_back(q.getColumn(0).getInt64());
+  }
+  DerivedModuleFacts facts(sql);
+  for (int64_t id : ids) facts.Update(id);
 }
 
 }  // namespace xladb::store

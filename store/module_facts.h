@@ -15,21 +15,37 @@
 //
 // Contract: runs on the caller's read-write connection inside its transaction (the writer's file
 // transaction, or the schema migration's); throws SQLite::Exception on database errors, like the writer's
-// own statements (the callers turn them into Status). Not thread-safe; one connection, one thread.
+// own statements (the callers turn them into Status). Not thread-safe; one connection, one thread. The
+// connection must outlive the object, which keeps its statements prepared.
 #ifndef XLADB_STORE_MODULE_FACTS_H_
 #define XLADB_STORE_MODULE_FACTS_H_
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace xladb::store {
 
-// Recomputes the derived facts of one module from its rows (a module may span several files).
-void UpdateDerivedModuleFacts(SQLite::Database& sql, int64_t module_id);
+class DerivedModuleFacts {
+ public:
+  explicit DerivedModuleFacts(SQLite::Database& sql);
+  ~DerivedModuleFacts();
+  DerivedModuleFacts(const DerivedModuleFacts&) = delete;
+  DerivedModuleFacts& operator=(const DerivedModuleFacts&) = delete;
 
-// The same for every module of the file (schema migration to version 4).
+  // Recomputes the derived facts of one module from its rows (a module may span several files).
+  void Update(int64_t module_id);
+
+  struct Statements;  // the prepared statements (module_facts.cc)
+
+ private:
+  SQLite::Database& sql_;
+  std::unique_ptr<Statements> st_;  // prepared on first use
+};
+
+// Every module of the file (schema migration to version 4).
 void UpdateDerivedFactsOfAllModules(SQLite::Database& sql);
 
 // The identity key of a module with these parts (exposed for tests).

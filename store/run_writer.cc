@@ -356,10 +356,11 @@ class RowBatch {
 };
 
 struct RunWriter::Impl {
-  explicit Impl(Database* database) : db(database), sql(database->sql()) {}
+  explicit Impl(Database* database) : db(database), sql(database->sql()), derived_facts(database->sql()) {}
 
   Database* db;
   SQLite::Database& sql;
+  DerivedModuleFacts derived_facts;  // recomputed when a file changed what they are computed from
 
   RowBatch value_rows{"INSERT INTO buffer_values(module_id, value_id, instruction, shape_index, is_phi, color, "
                       "allocation_index, offset_bytes, size_bytes, shape_id, positions, uses, uses_state, "
@@ -821,7 +822,7 @@ struct RunWriter::Impl {
       fp.bind(2, module_id);
       fp.exec();
     }
-    if (derived_facts_stale || saw_allocated_values || module_is_new) UpdateDerivedModuleFacts(sql, module_id);
+    if (derived_facts_stale || saw_allocated_values || module_is_new) derived_facts.Update(module_id);
   }
 };
 
