@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "store/query_sql.h"
+#include "store/shape_text.h"
 
 namespace xladb::store {
 namespace {
@@ -56,25 +57,6 @@ std::vector<Buffer> ReadBuffers(SQLite::Database& sql, int64_t module_id, Attrib
 std::string SourceOf(const Buffer& b) {
   if (b.source_file.empty()) return {};
   return b.source_line >= 0 ? b.source_file + ":" + std::to_string(b.source_line) : b.source_file;
-}
-
-// A shape without its layouts: 'f32[8,128]{1,0}' -> 'f32[8,128]', '(f32[2]{0}, s32[])' -> '(f32[2], s32[])'.
-// A layout is the `{…}` that follows an array's `]`.
-std::string ShapeWithoutLayout(const std::string& shape) {
-  std::string out;
-  out.reserve(shape.size());
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i] == '{' && i > 0 && shape[i - 1] == ']') {
-      int depth = 0;
-      for (; i < shape.size(); ++i) {
-        if (shape[i] == '{') ++depth;
-        if (shape[i] == '}' && --depth == 0) break;
-      }
-      continue;
-    }
-    out.push_back(shape[i]);
-  }
-  return out;
 }
 
 using Key = std::tuple<std::string, std::string, std::string, std::string, int64_t>;

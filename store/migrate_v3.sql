@@ -5,7 +5,8 @@
 --
 -- Version 4 adds, each as the last column of its table (a new file has the same column order):
 --   * modules.entry_signature and modules.identity_key: which module is which across runs (module name,
---     stage, entry signature and folder).
+--     stage, entry signature and folder); modules.hlo_entry_signature and entry_signature_confirmed (the HLO
+--     text's view of it; NULL for stored modules, whose HLO header was not kept).
 --   * module_summary.live_peak_padded_bytes, .live_peak_padded_time and .color0_total_bytes.
 --   * the table module_memory_spaces and the views module_matches and retrace_groups (schema.sql).
 -- module_memory gains columns; it is dropped here and schema.sql creates it anew.
@@ -13,6 +14,8 @@
 DROP VIEW IF EXISTS module_memory;
 ALTER TABLE modules ADD COLUMN entry_signature TEXT NOT NULL DEFAULT '';
 ALTER TABLE modules ADD COLUMN identity_key TEXT NOT NULL DEFAULT '';
+ALTER TABLE modules ADD COLUMN hlo_entry_signature TEXT;
+ALTER TABLE modules ADD COLUMN entry_signature_confirmed INTEGER;
 ALTER TABLE module_summary ADD COLUMN live_peak_padded_bytes INTEGER;
 ALTER TABLE module_summary ADD COLUMN live_peak_padded_time INTEGER;
 ALTER TABLE module_summary ADD COLUMN color0_total_bytes INTEGER;

@@ -11,11 +11,13 @@
 #include <utility>
 #include <vector>
 
+#include "store/shape_text.h"
+
 namespace xladb::store {
 
 struct DerivedModuleFacts::Statements {
   explicit Statements(SQLite::Database& sql)
-      : names(sql, "SELECT name, stage, folder FROM modules WHERE module_id = ?"),
+      : names(sql, "SELECT name, stage, folder, hlo_entry_signature FROM modules WHERE module_id = ?"),
         params(sql,
                "SELECT parameter_number, parameter_shape FROM allocations "
                "WHERE module_id = ? AND is_parameter = 1 AND parameter_number IS NOT NULL "
@@ -24,7 +26,9 @@ struct DerivedModuleFacts::Statements {
                "SELECT (SELECT output_shape FROM allocations WHERE module_id = ?1 AND output_shape IS NOT NULL "
                "        ORDER BY allocation_index LIMIT 1), "
                "       (SELECT COUNT(*) FROM allocations WHERE module_id = ?1)"),
-        identity(sql, "UPDATE modules SET entry_signature = ?, identity_key = ? WHERE module_id = ?"),
+        identity(sql,
+                 "UPDATE modules SET entry_signature = ?, identity_key = ?, entry_signature_confirmed = ? "
+                 "WHERE module_id = ?"),
         live(sql,
              "SELECT v.allocation_index, COALESCE(v.offset_bytes, -1), v.size_bytes, COALESCE(a.color, 0), "
              "       l.live_start, l.live_end, v.value_id "
@@ -184,11 +188,16 @@ void DerivedModuleFacts::Update(int64_t module_id) {
   if (!names.executeStep()) return;
   const std::string name = names.getColumn(0).getString(), stage = names.getColumn(1).getString(),
                     folder = names.getColumn(2).getString();
-  const std::string signature = EntrySignature(st, module_id);
+  const std::string hlo_signature = names.getColumn(3).isNull() ? std::string() : names.getColumn(3).getString();
+  std::string signature = EntrySignature(st, module_id);
   SQLite::Statement& identity = Fresh(st.identity);
+  if (!signature.empty() && !hlo_signature.empty()) {
+    identity.bind(3, CompactSignature(signature) == CompactSignature(hlo_signature) ? 1 : 0);
+  }
+  if (signature.empty()) signature = hlo_signature;  // no buffer assignment: the HLO text's
   identity.bind(1, signature);
   identity.bind(2, ModuleIdentityKey(name, stage, signature, folder));
-  identity.bind(3, module_id);
+  identity.bind(4, module_id);
   identity.exec();
 
   const LivePeaks peaks = ComputeLivePeaks(st, module_id);

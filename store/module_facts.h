@@ -5,7 +5,9 @@
 //     assignment's allocation flags (docs/formats.md §2.2: `parameter N, shape |…| at ShapeIndex {…}` and
 //     `output shape is |…|`). Parameters in number order; a parameter whose allocations print different
 //     shapes (a tuple parameter split over allocations, 2025-08+) is the tuple of them in shape-index order.
-//     '(f32[8,128], s32[]) -> f32[8]'; '' for a module without allocations.
+//     '(f32[8,128], s32[]) -> f32[8]'. A module without allocations takes the HLO text's signature
+//     (modules.hlo_entry_signature, from its entry_computation_layout, §7), else ''. When both exist,
+//     modules.entry_signature_confirmed says whether they agree (store/shape_text.h compares them).
 //   * modules.identity_key: hex XXH3-64 of (name, stage, entry_signature, folder).
 //   * module_summary.live_peak_padded_bytes/_time: the most padded bytes live at once. A value occupies the
 //     slice (allocation, offset, size) of its ` value:` line; a slice counts once while any of its values is

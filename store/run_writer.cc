@@ -18,6 +18,7 @@
 #include "ingest/arena_string_map.h"
 #include "ingest/run_name.h"
 #include "store/module_facts.h"
+#include "store/shape_text.h"
 #include "store/unix_time.h"
 #include "store/value_key_index.h"
 
@@ -1300,6 +1301,17 @@ void RunWriter::OnHloModule(ingest::HloModuleRecord&& r) {
   Impl& d = *impl_;
   if (d.module_id == 0) return;
   if (r.program_fingerprint != 0) d.hlo_fingerprint = r.program_fingerprint;
+  if (r.entry_computation_layout.empty()) return;
+  // The entry signature as the HLO text prints it, without layouts: '(f32[8], s32[]) -> f32[8]'.
+  std::string signature = ShapeWithoutLayout(r.entry_computation_layout);
+  if (size_t arrow = signature.find("->"); arrow != std::string::npos) signature.replace(arrow, 2, " -> ");
+  d.Guard([&] {
+    SQLite::Statement& up = d.Cached("UPDATE modules SET hlo_entry_signature = ? WHERE module_id = ?");
+    up.bind(1, signature);
+    up.bind(2, d.module_id);
+    up.exec();
+  });
+  d.derived_facts_stale = true;
 }
 
 void RunWriter::OnLiveRangeHeader(ingest::LiveRangeHeaderRecord&& r) {

@@ -88,8 +88,13 @@ CREATE TABLE IF NOT EXISTS modules (
   entry_signature TEXT NOT NULL DEFAULT '',  -- the entry computation's parameter and output shapes from the
                                         -- buffer assignment (§2.2): '(f32[8,128], s32[]) -> f32[8]'; a tuple
                                         -- parameter split over allocations is '(…)'; '' without one (version 4)
-  identity_key  TEXT NOT NULL DEFAULT ''  -- hex XXH3-64 of (name, stage, entry_signature, folder): the module's
+  identity_key  TEXT NOT NULL DEFAULT '', -- hex XXH3-64 of (name, stage, entry_signature, folder): the module's
                                         -- identity across runs; retraces with other shapes have other keys (version 4)
+  hlo_entry_signature TEXT,             -- the HLO text's entry_computation_layout without layouts (§7), when
+                                        -- printed; the entry signature of a module without a buffer assignment
+                                        -- (version 4)
+  entry_signature_confirmed INTEGER     -- 1: the HLO text's signature equals the buffer assignment's, 0: it
+                                        -- differs, NULL: one of them is missing (version 4)
 );
 CREATE INDEX IF NOT EXISTS modules_by_run ON modules(run_id, name);
 CREATE INDEX IF NOT EXISTS modules_by_name ON modules(name);

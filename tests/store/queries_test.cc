@@ -1030,6 +1030,18 @@ TEST_F(CorpusRunQueries, DiffFindsTheThreeRecompiledModules) {
   EXPECT_TRUE(diff->modules.empty());
 }
 
+// Every corpus module has its HLO text beside its buffer assignment: the two printers' entry signatures agree
+// for each (docs/schema.md: the buffer assignment prints the signature, the HLO text confirms it).
+TEST_F(CorpusRunQueries, HloTextConfirmsEveryEntrySignature) {
+  SQLite::Statement q(db_->sql(),
+                      "SELECT COUNT(*), SUM(m.entry_signature_confirmed = 1), SUM(m.entry_signature_confirmed = 0) "
+                      "FROM module_memory mm JOIN modules m USING (module_id)");
+  ASSERT_TRUE(q.executeStep());
+  EXPECT_EQ(q.getColumn(0).getInt64(), 2 * 493);
+  EXPECT_EQ(q.getColumn(1).getInt64(), 2 * 493);
+  EXPECT_EQ(q.getColumn(2).getInt64(), 0);
+}
+
 TEST_F(CorpusRunQueries, ListRunsCountsTheCorpusFolders) {
   auto page = store::ListRuns(*db_, {});
   ASSERT_TRUE(page.ok()) << page.status().ToString();

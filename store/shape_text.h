@@ -1,0 +1,27 @@
+// Shape text as XLA prints it (docs/formats.md §2.3, §7), reduced to what two dumps can compare.
+//
+//   ShapeWithoutLayout("f32[8,128]{1,0}")                 == "f32[8,128]"
+//   ShapeWithoutLayout("(f32[2]{0}, s32[])")              == "(f32[2], s32[])"
+//   ShapeWithoutLayout("s32[2048,128]{1,0:T(8,128)S(1)}") == "s32[2048,128]"   (tiling and memory space too)
+//   CompactSignature("(f32[8]{0}, s32[])->f32[8]{0}")     == "(f32[8],s32[])->f32[8]"
+//   CompactSignature("(f32[8], s32[]) -> f32[8]")         == "(f32[8],s32[])->f32[8]"
+//
+// A layout is the `{…}` right after an array shape's `]`; `/*index=5*/` comments (long tuples) go too.
+// Pure functions; thread-safe.
+#ifndef XLADB_STORE_SHAPE_TEXT_H_
+#define XLADB_STORE_SHAPE_TEXT_H_
+
+#include <string>
+#include <string_view>
+
+namespace xladb::store {
+
+std::string ShapeWithoutLayout(std::string_view shape);
+
+// An entry signature without layouts or spaces: the buffer assignment's form and HLO text's
+// entry_computation_layout compare equal when they describe the same shapes.
+std::string CompactSignature(std::string_view signature);
+
+}  // namespace xladb::store
+
+#endif  // XLADB_STORE_SHAPE_TEXT_H_
