@@ -75,8 +75,11 @@ std::string EntrySignature(DerivedModuleFacts::Statements& st, int64_t module_id
   }
   SQLite::Statement& output = Fresh(st.output);
   output.bind(1, module_id);
-  if (!output.executeStep() || output.getColumn(1).getInt64() == 0) return {};  // no allocations
-  const std::string out = output.getColumn(0).isNull() ? std::string("?") : output.getColumn(0).getString();
+  const bool has_allocations = output.executeStep() && output.getColumn(1).getInt64() > 0;
+  const std::string out =
+      !has_allocations || output.getColumn(0).isNull() ? std::string("?") : output.getColumn(0).getString();
+  output.reset();  // a statement left on a row would hold a read transaction open after the file's COMMIT
+  if (!has_allocations) return {};
 
   std::string sig = "(";
   for (size_t i = 0; i < by_number.size(); ++i) {
@@ -189,6 +192,7 @@ void DerivedModuleFacts::Update(int64_t module_id) {
   const std::string name = names.getColumn(0).getString(), stage = names.getColumn(1).getString(),
                     folder = names.getColumn(2).getString();
   const std::string hlo_signature = names.getColumn(3).isNull() ? std::string() : names.getColumn(3).getString();
+  names.reset();  // see EntrySignature
   std::string signature = EntrySignature(st, module_id);
   SQLite::Statement& identity = Fresh(st.identity);
   if (!signature.empty() && !hlo_signature.empty()) {
