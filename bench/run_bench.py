@@ -666,12 +666,20 @@ class Bench:
                                 f"{r.added} added ({r.removed} removed), expected {p.store_modules} modules with "
                                 f"some changed or retraced")
 
+        def check():
+            r = stub.CheckRun(pb.CheckRunRequest(run_name=runs[-1], baseline=runs[0]), timeout=60)
+            if r.verdict == pb.CheckRunResponse.VERDICT_UNSPECIFIED or len(r.modules) < p.store_modules:
+                raise StepError(f"CheckRun({runs[-1]} against {runs[0]}): verdict {r.verdict}, "
+                                f"{len(r.modules)} modules, expected at least {p.store_modules}")
+
         label = self.store_label()
         rows = []
         for name, call, calls, warmup, target, limit in (
                 ("PeakMemoryTrend of one module over all runs", trend, p.rpc_calls, p.rpc_warmup, "p95 ≤ 10 ms", 10),
                 ("SpillRates, top 20 kernels over all runs", spills, p.rpc_calls, p.rpc_warmup, "p95 ≤ 50 ms", 50),
                 (f"DiffRuns of two {p.store_modules}-module runs (buffer level, as `xladb diff`)", diff,
+                 p.diff_calls, max(1, p.rpc_warmup // 5), "≤ 200 ms", 200),
+                (f"CheckRun of two {p.store_modules}-module runs (the gate, as `xladb check`)", check,
                  p.diff_calls, max(1, p.rpc_warmup // 5), "≤ 200 ms", 200)):
             print(f"   {name.split()[0]}: up to {calls} calls", flush=True)
             lat, warmed = timed(call, calls, warmup)
@@ -684,9 +692,9 @@ class Bench:
         self.report.section("Query latencies", markdown_table(
             ["RPC", "calls", "warm-up calls", "p50", "p95", "max"], rows)
             + f"\n\nOne Python grpcio client, one call at a time, on the {self.store_label()}; module "
-            f"`{module}`; DiffRuns of {runs[0]} and {runs[-1]}. Times include the Python client's own overhead "
+            f"`{module}`; DiffRuns of {runs[0]} and {runs[-1]}, CheckRun of {runs[-1]} against {runs[0]}. Times include the Python client's own overhead "
             f"(a few tenths of a millisecond per call). Each RPC gets {p.rpc_calls} timed calls ({p.diff_calls} "
-            f"for DiffRuns) after the warm-up calls, except that a slow one stops after {RPC_WARMUP_SECONDS} s of "
+            f"for DiffRuns and CheckRun) after the warm-up calls, except that a slow one stops after {RPC_WARMUP_SECONDS} s of "
             f"warm-up and {RPC_TIMING_SECONDS} s of timed calls (at least {RPC_MIN_CALLS}): the calls column says "
             "how many were timed. SpillRates over all runs aggregates "
             f"{self.spill_counter_lines():,} spill and fill counter lines of the store per call.")

@@ -80,7 +80,7 @@ void ToProto(const store::SourceLineChange& s, v1::SourceLineChange* out) {
 
 store::GrowthLimit FromProto(const v1::GrowthLimit& l) { return {l.max_growth_bytes(), l.max_growth_percent()}; }
 
-// An accepted regression needs a reason (the store checks the rest).
+// up_to_bytes is a bound or 0 (the store checks patterns, metrics and reasons).
 Status CheckAccepted(const store::CheckOptions& o) {
   for (const auto& a : o.accepted) {
     if (a.up_to_bytes < 0) return Status::InvalidArgument("accepted regression '" + a.pattern + "': up_to_bytes must not be negative");
