@@ -144,6 +144,24 @@ class GateTest(DaemonTestCase):
         xladb("check", "nope", "--baseline", "base", "--db", db, check_rc=2)
         xladb("check", "head", "--baseline", "head", "--db", db, check_rc=2)
 
+    def test_runs_from_different_backends_are_inconclusive(self):
+        # Seed 000 is a TPU module, seed 004 a CUDA one (sm_8.0 stage): no backend in common, nothing to compare.
+        seeds = os.path.join(SOURCE_DIR, "tests", "data", "seeds")
+        seed = {n: os.path.join(seeds, f) for f in os.listdir(seeds) for n in ("000", "004") if f.startswith(n + "_")}
+        tpu, gpu = os.path.join(self.tmp, "tpu"), os.path.join(self.tmp, "gpu")
+        os.makedirs(tpu)
+        os.makedirs(gpu)
+        shutil.copy(seed["000"], os.path.join(tpu, "module_0001.jit_step" + BA_SUFFIX))
+        shutil.copy(seed["004"], os.path.join(gpu, "module_0001.jit_step.sm_8.0_gpu_after_optimizations"
+                                                   "-buffer-assignment.txt"))
+        db = os.path.join(self.tmp, "mixed.db")
+        xladb("ingest", "--db", db, tpu, "--run", "tpu", "--time", "2026-11-01", check_rc=0)
+        xladb("ingest", "--db", db, gpu, "--run", "gpu", "--time", "2026-11-02", check_rc=0)
+        out = xladb("check", "gpu", "--baseline", "tpu", "--db", db, "--format", "json", check_rc=3)
+        report = json.loads(out.stdout)
+        self.assertEqual(report["verdict"], "inconclusive")
+        self.assertIn("backends (tpu in 'tpu', cuda in 'gpu')", report["reason"])
+
     def test_markdown_and_junit(self):
         db = os.path.join(self.tmp, "gate.db")
         self.ingest_fixture(db)
