@@ -324,7 +324,6 @@ std::string MetricSummary(const Module& m) {
 }
 
 std::string RenderJunit(const v1::CheckRunResponse& r) {
-  const auto& s = r.summary();
   const std::string suite = "xladb check " + r.run_name() + " vs " +
                             (r.baseline_run_name().empty() ? std::string("(no baseline)") : r.baseline_run_name());
   std::string cases;
@@ -368,7 +367,6 @@ std::string RenderJunit(const v1::CheckRunResponse& r) {
     }
     cases += "</testcase>\n";
   }
-  (void)s;
   return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"" + Xml(suite) +
          "\" tests=\"" + std::to_string(tests) + "\" failures=\"" + std::to_string(failures) + "\" errors=\"" +
          std::to_string(errors) + "\" skipped=\"" + std::to_string(skipped) + "\">\n" + cases +

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "store/module_metrics.h"
+#include "store/name_pattern.h"
 
 namespace xladb::cli {
 namespace {
@@ -95,31 +96,10 @@ class TableReader {
   const std::string& source_;
 };
 
-// A GLOB must close every `[…]` (SQLite would match nothing).
-bool GlobIsClosed(const std::string& pattern) {
-  for (size_t i = 0; i < pattern.size(); ++i) {
-    if (pattern[i] != '[') continue;
-    size_t j = i + 1;
-    if (j < pattern.size() && pattern[j] == '^') ++j;
-    if (j < pattern.size() && pattern[j] == ']') ++j;
-    const size_t close = pattern.find(']', j);
-    if (close == std::string::npos) return false;
-    i = close;
-  }
-  return true;
-}
-
-std::string KnownMetrics() {
-  std::string names;
-  for (const auto& m : store::kModuleMetrics) names += (names.empty() ? "" : ", ") + std::string(m.name);
-  return names;
-}
-
 Status Pattern(const TableReader& r, std::string_view key, std::string* out) {
   if (Status st = r.Text(key, true, out); !st.ok()) return st;
-  if (!GlobIsClosed(*out)) {
-    return Status::InvalidArgument(r.Where(*r.Get(key), std::string(key)) + ": pattern '" + *out +
-                                   "' has a '[' without a closing ']'");
+  if (Status st = store::CheckGlobPattern(*out, key); !st.ok()) {
+    return Status::InvalidArgument(r.Where(*r.Get(key), std::string(key)) + ": " + st.message());
   }
   return Status::Ok();
 }
@@ -168,7 +148,7 @@ Status Read(const toml::table& root, const std::string& source, v1::CheckRunRequ
   for (const auto& m : metrics) {
     if (!store::FindModuleMetric(m)) {
       return Status::InvalidArgument(top.Where(*top.Get("metrics"), "metrics") + ": unknown metric '" + m +
-                                     "' (known: " + KnownMetrics() + ")");
+                                     "' (known: " + store::ModuleMetricNames() + ")");
     }
   }
   if (!metrics.empty()) {
@@ -188,9 +168,8 @@ Status Read(const toml::table& root, const std::string& source, v1::CheckRunRequ
   std::vector<std::string> ignore;
   if (Status st = Strings(top, "ignore", &ignore); !st.ok()) return st;
   for (const auto& g : ignore) {
-    if (!GlobIsClosed(g)) {
-      return Status::InvalidArgument(top.Where(*top.Get("ignore"), "ignore") + ": pattern '" + g +
-                                     "' has a '[' without a closing ']'");
+    if (Status st = store::CheckGlobPattern(g, "ignore"); !st.ok()) {
+      return Status::InvalidArgument(top.Where(*top.Get("ignore"), "ignore") + ": " + st.message());
     }
     req->add_ignore(g);
   }
@@ -219,7 +198,7 @@ Status Read(const toml::table& root, const std::string& source, v1::CheckRunRequ
     if (Status s = r.Text("metric", false, &metric); !s.ok()) return s;
     if (!metric.empty() && !store::FindModuleMetric(metric)) {
       return Status::InvalidArgument(r.Where(*r.Get("metric"), "metric") + ": unknown metric '" + metric +
-                                     "' (known: " + KnownMetrics() + ")");
+                                     "' (known: " + store::ModuleMetricNames() + ")");
     }
     int64_t up_to = 0;
     if (Status s = r.Int("up_to_bytes", 1, &up_to); !s.ok()) return s;

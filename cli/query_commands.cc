@@ -59,26 +59,14 @@ Cell Signed(int64_t v) {
   return c;
 }
 
-std::string LowerCase(std::string s) {
-  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return s;
-}
-
-std::string MetricNames() {
-  std::string names;
-  for (const auto& m : store::kModuleMetrics) names += (names.empty() ? "" : ", ") + std::string(m.name);
-  return names;
-}
-
-// --metric: the short names peak, total and temp, or a metric's full name.
-std::optional<v1::TrendMetric> TrendMetricOf(const std::string& name) {
-  if (name == "peak") return v1::PEAK_BYTES;
-  if (name == "total") return v1::TOTAL_BYTES;
-  if (name == "temp") return v1::TEMP_BYTES;
-  std::string upper = name;
+// --metric: the short names peak, total and temp, or a metric's full name; the full name (the trend's column)
+// and its TrendMetric.
+std::optional<std::pair<std::string, v1::TrendMetric>> TrendMetricOf(const std::string& name) {
+  const std::string full = name == "peak" ? "peak_bytes" : name == "total" ? "total_bytes" : name == "temp" ? "temp_bytes" : name;
+  std::string upper = full;
   for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
   v1::TrendMetric metric;
-  if (store::FindModuleMetric(name) && v1::TrendMetric_Parse(upper, &metric)) return metric;
+  if (store::FindModuleMetric(full) && v1::TrendMetric_Parse(upper, &metric)) return std::make_pair(full, metric);
   return std::nullopt;
 }
 
@@ -147,10 +135,11 @@ int CmdTrend(QueryBackend& b, OutputFormat format, const TrendArgs& a) {
   req.set_module(a.module);
   auto metric = TrendMetricOf(a.metric);
   if (!metric) {
-    std::fprintf(stderr, "xladb: --metric must be peak, total, temp or one of: %s\n", MetricNames().c_str());
+    std::fprintf(stderr, "xladb: --metric must be peak, total, temp or one of: %s\n",
+                 store::ModuleMetricNames().c_str());
     return kExitUsage;
   }
-  req.set_metric(*metric);
+  req.set_metric(metric->second);
   req.set_last_n(static_cast<int32_t>(a.last_n));
   AddLabels(a.labels, req.mutable_labels());
   req.set_stage(a.stage);
@@ -164,9 +153,8 @@ int CmdTrend(QueryBackend& b, OutputFormat format, const TrendArgs& a) {
   v1::PeakMemoryTrendResponse resp;
   grpc::Status st = b.PeakMemoryTrend(req, &resp);
   if (!st.ok()) return b.Fail(st);
-  const std::string metric_name = v1::TrendMetric_Name(*metric);
   ResultPrinter p(format, stdout);
-  p.SetColumns({"run", "run_time", "module", "xla_id", "stage", "folder", LowerCase(metric_name), "change",
+  p.SetColumns({"run", "run_time", "module", "xla_id", "stage", "folder", metric->first, "change",
                 "matched_by", "fingerprint", "entry_signature"});
   for (const auto& pt : resp.points()) {
     // The change compares matched instances of one identity only (store/module_trend.h).
@@ -315,7 +303,7 @@ int CmdCheck(QueryBackend& b, const CheckArgs& a) {
     for (const auto& m : a.metrics) {
       if (!store::FindModuleMetric(m)) {
         std::fprintf(stderr, "xladb: --metric %s is not a metric; the metrics are: %s\n", m.c_str(),
-                     MetricNames().c_str());
+                     store::ModuleMetricNames().c_str());
         return kExitUsage;
       }
       req.add_metrics(m);

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <set>
 #include <tuple>
-#include <unordered_map>
 
 #include "store/module_match.h"
 #include "store/module_metrics.h"
@@ -113,6 +112,13 @@ bool Exceeds(const GrowthLimit& limit, int64_t baseline, int64_t delta) {
   return 100.0 * static_cast<double>(delta) / static_cast<double>(baseline) > limit.max_percent;
 }
 
+bool IsIgnored(const CheckOptions& o, const std::string& module) {
+  for (const std::string& pattern : o.ignore) {
+    if (NameMatches(pattern, module)) return true;
+  }
+  return false;
+}
+
 const AcceptedRegression* AcceptanceFor(const CheckOptions& o, const std::string& module, const MetricDelta& m) {
   for (const AcceptedRegression& a : o.accepted) {
     if (!NameMatches(a.pattern, module)) continue;
@@ -148,9 +154,7 @@ int64_t ChangeSize(const CheckedModule& m) {
 Status CheckOptionsValid(const CheckOptions& o, const std::vector<std::string>& metrics) {
   for (const std::string& m : metrics) {
     if (!FindModuleMetric(m)) {
-      std::string known;
-      for (const ModuleMetric& k : kModuleMetrics) known += (known.empty() ? "" : ", ") + std::string(k.name);
-      return Status::InvalidArgument("unknown metric '" + m + "' (known: " + known + ")");
+      return Status::InvalidArgument("unknown metric '" + m + "' (known: " + ModuleMetricNames() + ")");
     }
   }
   if (o.limit.max_bytes < 0 || o.limit.max_percent < 0 || std::isnan(o.limit.max_percent)) {
@@ -168,6 +172,9 @@ Status CheckOptionsValid(const CheckOptions& o, const std::vector<std::string>& 
   for (const AcceptedRegression& a : o.accepted) {
     if (Status st = CheckGlobPattern(a.pattern, "accepted regression"); !st.ok()) return st;
     if (a.reason.empty()) return Status::InvalidArgument("accepted regression '" + a.pattern + "' needs a reason");
+    if (a.up_to_bytes < 0) {
+      return Status::InvalidArgument("accepted regression '" + a.pattern + "': up_to_bytes must not be negative");
+    }
     if (!a.metric.empty() && !FindModuleMetric(a.metric)) {
       return Status::InvalidArgument("accepted regression '" + a.pattern + "': unknown metric '" + a.metric + "'");
     }
@@ -209,21 +216,6 @@ void Conclude(CheckResult* r, const std::string& inconclusive_reason) {
 
 }  // namespace
 
-const char* CheckedModuleStatusName(CheckedModule::Status status) {
-  using S = CheckedModule::Status;
-  switch (status) {
-    case S::kRegressed: return "regressed";
-    case S::kImproved: return "improved";
-    case S::kUnchanged: return "unchanged";
-    case S::kAdded: return "added";
-    case S::kRemoved: return "removed";
-    case S::kAmbiguous: return "ambiguous";
-    case S::kAccepted: return "accepted";
-    case S::kIgnored: return "ignored";
-  }
-  return "unchanged";
-}
-
 StatusOr<CheckResult> CheckRun(Database& db, const CheckOptions& options) {
   CheckResult result;
   result.run = options.run;
@@ -251,23 +243,20 @@ StatusOr<CheckResult> CheckRun(Database& db, const CheckOptions& options) {
       return result;
     }
 
-    auto rows_base = LoadRunModules(db, baseline->run_id);
-    if (!rows_base.ok()) return rows_base.status();
-    auto rows_cur = LoadRunModules(db, run.run_id);
-    if (!rows_cur.ok()) return rows_cur.status();
-    std::unordered_map<int64_t, const ModuleRow*> by_id;
+    auto runs = LoadMatchedRuns(db, baseline->run_id, run.run_id);
+    if (!runs.ok()) return runs.status();
     std::set<std::string> backends_base, backends_cur;
-    for (const ModuleRow& r : *rows_base) {
-      by_id[r.module_id] = &r;
+    for (const ModuleRow& r : runs->baseline) {
       if (!r.backend.empty()) backends_base.insert(r.backend);
     }
-    for (const ModuleRow& r : *rows_cur) {
-      by_id[r.module_id] = &r;
+    for (const ModuleRow& r : runs->current) {
       if (!r.backend.empty()) backends_cur.insert(r.backend);
     }
     std::string inconclusive;
-    if (rows_cur->empty()) inconclusive = "run '" + options.run + "' has no module with a buffer assignment";
-    if (rows_base->empty()) inconclusive = "baseline '" + baseline->name + "' has no module with a buffer assignment";
+    if (runs->current.empty()) inconclusive = "run '" + options.run + "' has no module with a buffer assignment";
+    if (runs->baseline.empty()) {
+      inconclusive = "baseline '" + baseline->name + "' has no module with a buffer assignment";
+    }
     bool shared_backend = false;
     for (const std::string& b : backends_cur) shared_backend |= backends_base.count(b) > 0;
     if (!backends_base.empty() && !backends_cur.empty() && !shared_backend) {
@@ -280,11 +269,9 @@ StatusOr<CheckResult> CheckRun(Database& db, const CheckOptions& options) {
                      "', " + join(backends_cur) + " in '" + options.run + "'): their figures do not compare";
     }
 
-    auto pairs = MatchModules(db, baseline->run_id, run.run_id);
-    if (!pairs.ok()) return pairs.status();
-    for (const ModulePair& p : *pairs) {
-      const ModuleRow* base = p.baseline_module_id ? by_id.at(p.baseline_module_id) : nullptr;
-      const ModuleRow* cur = p.current_module_id ? by_id.at(p.current_module_id) : nullptr;
+    for (const ModulePair& p : runs->pairs) {
+      const ModuleRow* base = runs->Row(p.baseline_module_id);
+      const ModuleRow* cur = runs->Row(p.current_module_id);
       const ModuleRow& any = cur ? *cur : *base;
       CheckedModule m;
       m.module = any.name;
@@ -322,9 +309,7 @@ StatusOr<CheckResult> CheckRun(Database& db, const CheckOptions& options) {
         m.metrics.push_back(std::move(d));
       }
       using S = CheckedModule::Status;
-      bool ignored = false;
-      for (const std::string& pattern : options.ignore) ignored |= NameMatches(pattern, m.module);
-      if (ignored) {
+      if (IsIgnored(options, m.module)) {
         m.status = S::kIgnored;
       } else if (!base || !cur) {
         m.status = base ? S::kRemoved : S::kAdded;
@@ -381,9 +366,7 @@ StatusOr<CheckResult> CheckRun(Database& db, const CheckOptions& options) {
       RetraceChange c{std::get<0>(k), std::get<1>(k), std::get<2>(k), count(*compiles_base), count(*compiles_cur)};
       // A name new or gone is an added or removed module, not a compile count that changed.
       if (c.baseline_compiles == c.current_compiles || c.baseline_compiles == 0 || c.current_compiles == 0) continue;
-      bool ignored = false;
-      for (const std::string& pattern : options.ignore) ignored |= NameMatches(pattern, c.module);
-      c.failed = options.fail_on_retrace_growth && !ignored && c.baseline_compiles > 0 &&
+      c.failed = options.fail_on_retrace_growth && !IsIgnored(options, c.module) && c.baseline_compiles > 0 &&
                  c.current_compiles > c.baseline_compiles;
       result.retraces.push_back(std::move(c));
     }

@@ -81,8 +81,6 @@ struct CheckedModule {
   std::optional<Attribution> attribution;  // regressed and accepted modules
 };
 
-const char* CheckedModuleStatusName(CheckedModule::Status status);  // "regressed", …
-
 struct RetraceChange {
   std::string module, stage, folder;
   int64_t baseline_compiles = 0, current_compiles = 0;

@@ -159,4 +159,27 @@ StatusOr<std::vector<ModulePair>> MatchModules(Database& db, int64_t baseline_ru
   }
 }
 
+const ModuleRow* MatchedRuns::Row(int64_t module_id) const {
+  if (module_id == 0) return nullptr;
+  auto it = by_id_.find(module_id);
+  return it == by_id_.end() ? nullptr : it->second;
+}
+
+StatusOr<MatchedRuns> LoadMatchedRuns(Database& db, int64_t baseline_run_id, int64_t current_run_id) {
+  MatchedRuns runs;
+  auto baseline = LoadRunModules(db, baseline_run_id);
+  if (!baseline.ok()) return baseline.status();
+  auto current = LoadRunModules(db, current_run_id);
+  if (!current.ok()) return current.status();
+  auto pairs = MatchModules(db, baseline_run_id, current_run_id);
+  if (!pairs.ok()) return pairs.status();
+  runs.baseline = std::move(*baseline);
+  runs.current = std::move(*current);
+  runs.pairs = std::move(*pairs);
+  for (const auto* rows : {&runs.baseline, &runs.current}) {
+    for (const ModuleRow& r : *rows) runs.by_id_[r.module_id] = &r;
+  }
+  return runs;
+}
+
 }  // namespace xladb::store

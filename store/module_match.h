@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "ingest/status.h"
@@ -66,6 +67,29 @@ struct ModulePair {
 // then unmatched baseline modules, then unmatched current ones, each by module_id.
 StatusOr<std::vector<ModulePair>> MatchModules(Database& db, int64_t baseline_run_id, int64_t current_run_id,
                                                const std::string& identity_key = "");
+
+// Two runs' modules and their pairing: what comparing the runs module by module (diff, the gate) reads.
+// Movable, not copyable (rows are looked up by pointer into the vectors).
+class MatchedRuns {
+ public:
+  MatchedRuns() = default;
+  MatchedRuns(MatchedRuns&&) = default;
+  MatchedRuns& operator=(MatchedRuns&&) = default;
+  MatchedRuns(const MatchedRuns&) = delete;
+  MatchedRuns& operator=(const MatchedRuns&) = delete;
+
+  std::vector<ModuleRow> baseline, current;  // LoadRunModules of each run
+  std::vector<ModulePair> pairs;             // MatchModules of the two
+
+  // The row of a module of either run; nullptr for 0 (the absent side of a pair).
+  const ModuleRow* Row(int64_t module_id) const;
+
+ private:
+  friend StatusOr<MatchedRuns> LoadMatchedRuns(Database& db, int64_t baseline_run_id, int64_t current_run_id);
+  std::unordered_map<int64_t, const ModuleRow*> by_id_;
+};
+
+StatusOr<MatchedRuns> LoadMatchedRuns(Database& db, int64_t baseline_run_id, int64_t current_run_id);
 
 }  // namespace xladb::store
 

@@ -5,6 +5,7 @@
 #ifndef XLADB_STORE_MODULE_METRICS_H_
 #define XLADB_STORE_MODULE_METRICS_H_
 
+#include <string>
 #include <string_view>
 
 namespace xladb::store {
@@ -33,6 +34,13 @@ constexpr const ModuleMetric* FindModuleMetric(std::string_view name) {
     if (m.name == name) return &m;
   }
   return nullptr;
+}
+
+// "peak_bytes, live_peak_padded_bytes, …": the metrics' names for messages.
+inline std::string ModuleMetricNames() {
+  std::string names;
+  for (const ModuleMetric& m : kModuleMetrics) names += (names.empty() ? "" : ", ") + std::string(m.name);
+  return names;
 }
 
 }  // namespace xladb::store

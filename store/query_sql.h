@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "ingest/status.h"
+#include "store/name_pattern.h"
 
 namespace xladb::store {
 
@@ -45,12 +46,6 @@ class Conditions {
 
 // Binds `args` from placeholder `first` on; returns the next free placeholder.
 int BindArgs(SQLite::Statement& q, const std::vector<SqlArg>& args, int first = 1);
-
-bool IsGlobPattern(const std::string& name);
-// A GLOB pattern must close every `[…]` class (SQLite would silently match nothing): kInvalidArgument.
-Status CheckGlobPattern(const std::string& pattern, std::string_view what);
-// `name` matches `pattern`: GLOB when the pattern has * ? [, else equality; "" matches everything.
-bool NameMatches(const std::string& pattern, const std::string& name);
 
 // Matches `column` against a name: nothing when empty, GLOB when it contains * ? [, else equality (which
 // also keeps the SQL portable and lets every engine use an index).

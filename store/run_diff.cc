@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <tuple>
-#include <unordered_map>
 
 #include "store/module_match.h"
 #include "store/query_sql.h"
@@ -56,21 +55,13 @@ StatusOr<RunDiff> DiffRuns(Database& db, const DiffQuery& query) {
       Status st = CheckGlobPattern(query.module, "module");
       if (!st.ok()) return st;
     }
-    auto rows_a = LoadRunModules(db, *run_a);
-    if (!rows_a.ok()) return rows_a.status();
-    auto rows_b = LoadRunModules(db, *run_b);
-    if (!rows_b.ok()) return rows_b.status();
-    std::unordered_map<int64_t, const ModuleRow*> by_id;
-    for (const auto* rows : {&*rows_a, &*rows_b}) {
-      for (const ModuleRow& r : *rows) by_id[r.module_id] = &r;
-    }
-    auto pairs = MatchModules(db, *run_a, *run_b);
-    if (!pairs.ok()) return pairs.status();
+    auto runs = LoadMatchedRuns(db, *run_a, *run_b);
+    if (!runs.ok()) return runs.status();
 
     RunDiff diff;
-    for (const ModulePair& p : *pairs) {
-      const ModuleRow* a = p.baseline_module_id ? by_id.at(p.baseline_module_id) : nullptr;
-      const ModuleRow* b = p.current_module_id ? by_id.at(p.current_module_id) : nullptr;
+    for (const ModulePair& p : runs->pairs) {
+      const ModuleRow* a = runs->Row(p.baseline_module_id);
+      const ModuleRow* b = runs->Row(p.current_module_id);
       if (!NameMatches(query.module, (a ? a : b)->name)) continue;
       ModuleDiff d;
       d.matched_by = p.matched_by;
