@@ -281,10 +281,12 @@ StatusOr<CheckResult> CheckRun(Database& db, const CheckOptions& options) {
       m.matched_by = p.matched_by;
       if (cur) {
         m.xla_module_id = cur->xla_module_id;
+        m.module_id = cur->module_id;
         m.fingerprint = cur->fingerprint;
       }
       if (base) {
         m.baseline_xla_module_id = base->xla_module_id;
+        m.baseline_module_id = base->module_id;
         m.baseline_fingerprint = base->fingerprint;
       }
       const GrowthLimit& limit = LimitFor(options, m.module);

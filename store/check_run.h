@@ -74,6 +74,7 @@ struct CheckedModule {
   Status status = Status::kUnchanged;
   std::string module, stage, folder, entry_signature;
   int64_t xla_module_id = -1, baseline_xla_module_id = -1;
+  int64_t module_id = -1, baseline_module_id = -1;  // the stores' module_ids (-1 = absent on that side)
   std::string fingerprint, baseline_fingerprint;
   std::string matched_by;
   std::vector<MetricDelta> metrics;     // in the order of CheckResult::metrics

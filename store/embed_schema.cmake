@@ -1,4 +1,8 @@
-# Turns a .sql file (INPUT) into a C++ raw string named NAME (OUTPUT), so binaries carry their schema.
-file(READ ${INPUT} SQL)
+# Turns a text file (INPUT) into a C++ raw string named NAME (OUTPUT) in namespace NAMESPACE (default
+# xladb::store), so binaries carry their schema (store/) and their page assets (service/pages/).
+file(READ ${INPUT} TEXT)
 get_filename_component(SOURCE_NAME ${INPUT} NAME)
-file(WRITE ${OUTPUT} "// Generated from store/${SOURCE_NAME}. Do not edit.\nnamespace xladb::store {\nextern const char ${NAME}[] = R\"xladb_schema(${SQL})xladb_schema\";\n}  // namespace xladb::store\n")
+if(NOT NAMESPACE)
+  set(NAMESPACE xladb::store)
+endif()
+file(WRITE ${OUTPUT} "// Generated from ${SOURCE_NAME}. Do not edit.\nnamespace ${NAMESPACE} {\nextern const char ${NAME}[] = R\"xladb_text(${TEXT})xladb_text\";\n}  // namespace ${NAMESPACE}\n")

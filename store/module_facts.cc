@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "store/live_bytes.h"
 #include "store/shape_text.h"
 
 namespace xladb::store {
@@ -31,13 +32,7 @@ struct DerivedModuleFacts::Statements {
         identity(sql,
                  "UPDATE modules SET entry_signature = ?, identity_key = ?, entry_signature_confirmed = ? "
                  "WHERE module_id = ?"),
-        live(sql,
-             "SELECT v.allocation_index, COALESCE(v.offset_bytes, -1), v.size_bytes, COALESCE(a.color, 0), "
-             "       l.live_start, l.live_end, v.value_id "
-             "FROM buffer_live_ranges l "
-             "JOIN buffer_values v ON v.module_id = l.module_id AND v.value_id = l.value_id "
-             "LEFT JOIN allocations a ON a.module_id = v.module_id AND a.allocation_index = v.allocation_index "
-             "WHERE l.module_id = ? AND v.size_bytes IS NOT NULL"),
+        live(sql, kLiveSlicesSql),
         live_count(sql, "SELECT COUNT(*) FROM buffer_live_ranges WHERE module_id = ?"),
         summary(sql,
                 "UPDATE module_summary SET live_peak_padded_bytes = ?, live_peak_padded_time = ?, "
@@ -100,50 +95,11 @@ std::string EntrySignature(DerivedModuleFacts::Statements& st, int64_t module_id
   return sig;
 }
 
-struct LivePeak {
-  int64_t bytes = 0;
-  int64_t time = -1;
-};
-
 // The padded live peak, over all colors and per color.
 struct LivePeaks {
   bool any = false;  // the module has live ranges
   LivePeak all;
   std::map<int64_t, LivePeak> by_color;
-};
-
-// One value's slice and live range, packed: 32 bytes a value (41 MB for a 1.3-million-value module), freed
-// when its peaks are known.
-struct SliceUse {
-  int64_t offset;
-  int64_t size;
-  int32_t allocation;  // -1 - value_id for a value without an allocation: a slice of its own
-  int32_t color;
-  int32_t start;       // live_start, live_end (inclusive)
-  int32_t end;
-};
-static_assert(sizeof(SliceUse) == 32);
-
-// Live bytes by time as a difference array: +size at start, -size after end.
-class LiveBytes {
- public:
-  explicit LiveBytes(int64_t end_time) : diff_(static_cast<size_t>(end_time) + 2, 0) {}
-  void Add(int32_t start, int32_t end, int64_t size) {
-    diff_[static_cast<size_t>(start)] += size;
-    diff_[static_cast<size_t>(end) + 1] -= size;
-  }
-  LivePeak Peak() const {
-    LivePeak peak;
-    int64_t live = 0;
-    for (size_t t = 0; t < diff_.size(); ++t) {
-      live += diff_[t];
-      if (live > peak.bytes) peak = {live, static_cast<int64_t>(t)};
-    }
-    return peak;
-  }
-
- private:
-  std::vector<int64_t> diff_;
 };
 
 LivePeaks ComputeLivePeaks(DerivedModuleFacts::Statements& st, int64_t module_id) {
@@ -157,51 +113,19 @@ LivePeaks ComputeLivePeaks(DerivedModuleFacts::Statements& st, int64_t module_id
   count.reset();
   int32_t last_time = 0;
   while (q.executeStep()) {
-    const int64_t start = q.getColumn(4).getInt64(), end = q.getColumn(5).getInt64();
-    if (start < 0 || end < start || end >= INT32_MAX - 1) continue;  // not a schedule time; an issue elsewhere
-    const int64_t allocation =
-        q.getColumn(0).isNull() ? -1 - q.getColumn(6).getInt64() : q.getColumn(0).getInt64();
-    if (allocation < INT32_MIN || allocation > INT32_MAX) continue;
     SliceUse u;
-    u.allocation = static_cast<int32_t>(allocation);
-    u.offset = q.getColumn(1).getInt64();
-    u.size = q.getColumn(2).getInt64();
-    u.color = static_cast<int32_t>(q.getColumn(3).getInt64());
-    u.start = static_cast<int32_t>(start);
-    u.end = static_cast<int32_t>(end);
+    if (!ReadSliceUse(q, &u)) continue;
     last_time = std::max(last_time, u.end);
     uses.push_back(u);
   }
   if (uses.empty()) return peaks;
   peaks.any = true;
-  std::sort(uses.begin(), uses.end(), [](const SliceUse& a, const SliceUse& b) {
-    return std::tie(a.allocation, a.offset, a.size, a.color, a.start) <
-           std::tie(b.allocation, b.offset, b.size, b.color, b.start);
-  });
   LiveBytes all(last_time);
   std::map<int64_t, LiveBytes> by_color;
-  // Per slice, merge overlapping or touching intervals (inclusive ends): the slice is live over their union.
-  for (size_t i = 0; i < uses.size();) {
-    const SliceUse& first = uses[i];
-    LiveBytes& color = by_color.try_emplace(first.color, last_time).first->second;
-    int32_t start = first.start, end = first.end;
-    size_t j = i + 1;
-    for (; j < uses.size() && uses[j].allocation == first.allocation && uses[j].offset == first.offset &&
-           uses[j].size == first.size && uses[j].color == first.color;
-         ++j) {
-      if (uses[j].start <= end + 1) {
-        end = std::max(end, uses[j].end);
-      } else {
-        all.Add(start, end, first.size);
-        color.Add(start, end, first.size);
-        start = uses[j].start;
-        end = uses[j].end;
-      }
-    }
-    all.Add(start, end, first.size);
-    color.Add(start, end, first.size);
-    i = j;
-  }
+  ForEachLiveSlice(uses, [&](int32_t start, int32_t end, int64_t size, int32_t color) {
+    all.Add(start, end, size);
+    by_color.try_emplace(color, last_time).first->second.Add(start, end, size);
+  });
   std::vector<SliceUse>().swap(uses);
   peaks.all = all.Peak();
   for (const auto& [color, bytes] : by_color) peaks.by_color[color] = bytes.Peak();

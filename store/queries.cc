@@ -238,6 +238,29 @@ StatusOr<std::vector<SpillRateRow>> SpillRates(Database& db, const SpillQuery& q
   });
 }
 
+StatusOr<std::vector<ModuleSpaceInfo>> ListModuleSpaces(Database& db, const std::string& run_name) {
+  return CatchSqlErrors("memory spaces of run '" + run_name + "'", [&]() -> StatusOr<std::vector<ModuleSpaceInfo>> {
+    StatusOr<int64_t> run_id = FindRunId(db.sql(), run_name);
+    if (!run_id.ok()) return run_id.status();
+    SQLite::Statement q(db.sql(),
+                        "SELECT s.module_id, s.color, s.allocation_count, s.total_bytes, s.live_peak_padded_bytes "
+                        "FROM module_memory_spaces s JOIN modules m ON m.module_id = s.module_id "
+                        "WHERE m.run_id = ? ORDER BY s.total_bytes DESC, s.module_id, s.color");
+    q.bind(1, *run_id);
+    std::vector<ModuleSpaceInfo> spaces;
+    while (q.executeStep()) {
+      ModuleSpaceInfo m;
+      m.module_id = q.getColumn(0).getInt64();
+      m.color = q.getColumn(1).getInt64();
+      m.allocation_count = q.getColumn(2).getInt64();
+      m.total_bytes = q.getColumn(3).getInt64();
+      m.live_peak_padded_bytes = IntOr(q.getColumn(4), -1);
+      spaces.push_back(m);
+    }
+    return spaces;
+  });
+}
+
 StatusOr<TopBuffersAnswer> TopBuffers(Database& db, const std::string& run_name, const std::string& module,
                                       int64_t n, const std::string& stage, int64_t xla_module_id,
                                       const std::optional<std::string>& folder) {
@@ -252,7 +275,8 @@ StatusOr<TopBuffersAnswer> TopBuffers(Database& db, const std::string& run_name,
     if (xla_module_id >= 0) where.Add("m.xla_module_id = ?", xla_module_id);
     if (folder) where.Add("m.folder = ?", *folder);
     SQLite::Statement pick(db.sql(),
-                           "SELECT m.module_id, m.name, m.stage, m.folder, m.xla_module_id, s.peak_bytes, s.peak_time "
+                           "SELECT m.module_id, m.name, m.stage, m.folder, m.xla_module_id, s.peak_bytes, s.peak_time, "
+                           "       m.identity_key "
                            "FROM modules m LEFT JOIN module_summary s ON s.module_id = m.module_id" +
                                where.Where() + " ORDER BY COALESCE(s.peak_bytes, -1) DESC, m.module_id LIMIT 1");
     BindArgs(pick, where.args());
@@ -265,6 +289,8 @@ StatusOr<TopBuffersAnswer> TopBuffers(Database& db, const std::string& run_name,
     }
     const int64_t module_id = pick.getColumn(0).getInt64();
     TopBuffersAnswer answer;
+    answer.module_id = module_id;
+    answer.identity_key = TextOf(pick.getColumn(7));
     answer.module = TextOf(pick.getColumn(1));
     answer.stage = TextOf(pick.getColumn(2));
     answer.folder = TextOf(pick.getColumn(3));

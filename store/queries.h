@@ -97,6 +97,18 @@ struct ModuleMemoryInfo {
 StatusOr<std::vector<ModuleMemoryInfo>> ListModules(Database& db, const std::string& run_name,
                                                     const std::string& name_pattern = "");
 
+// A module's bytes in one memory space (the module_memory_spaces table).
+struct ModuleSpaceInfo {
+  int64_t module_id = 0;
+  int64_t color = 0;                  // memory space: 0 default (HBM), 1 VMEM on TPU, …
+  int64_t allocation_count = 0;
+  int64_t total_bytes = 0;
+  int64_t live_peak_padded_bytes = -1;  // -1 without live ranges
+};
+
+// Every memory space of every module of a run, largest total_bytes first. kNotFound for an unknown run.
+StatusOr<std::vector<ModuleSpaceInfo>> ListModuleSpaces(Database& db, const std::string& run_name);
+
 // ---------------------------------------------------------------------------------------------------
 // SpillRates: VMEM/SMEM spills and fills per kernel and run.
 
@@ -142,6 +154,8 @@ struct TopBuffer {
 
 // The module TopBuffers answered for (a run may hold several of one name), and its buffers.
 struct TopBuffersAnswer {
+  int64_t module_id = 0;         // the store's module_id of the module picked
+  std::string identity_key;      // its identity across runs (store/module_match.h)
   std::string module;
   std::string stage;
   std::string folder;            // the module's folder inside the run ('' = the root)

@@ -11,6 +11,8 @@
 #ifndef XLADB_STORE_SHAPE_TEXT_H_
 #define XLADB_STORE_SHAPE_TEXT_H_
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -21,6 +23,13 @@ std::string ShapeWithoutLayout(std::string_view shape);
 // An entry signature without layouts or spaces: the buffer assignment's form and HLO text's
 // entry_computation_layout compare equal when they describe the same shapes.
 std::string CompactSignature(std::string_view signature);
+
+// The logical size of a shape as XLA's HloLiveRange counts it for its peak (ShapeUtil::ByteSizeOf with 8-byte
+// pointers, docs/formats.md §4): elements × the element type's bytes, no tiling padding (a layout's `E(n)`
+// packs n-bit elements); a tuple is 8 bytes per element; a token 0; a bounded dynamic dimension `<=N` counts
+// N. nullopt for text that is not such a shape (an unbounded `?` dimension included).
+//   LogicalByteSize("f32[8,128]{1,0:T(8,128)}") == 4096    LogicalByteSize("(f32[2], s32[])") == 16
+std::optional<int64_t> LogicalByteSize(std::string_view shape);
 
 }  // namespace xladb::store
 

@@ -1,0 +1,123 @@
+#include "store/memory_timeline.h"
+
+#include <algorithm>
+#include <optional>
+#include <unordered_map>
+#include <utility>
+
+#include "store/query_sql.h"
+#include "store/shape_text.h"
+
+namespace xladb::store {
+
+StatusOr<MemoryTimeline> LoadMemoryTimeline(Database& db, int64_t module_id) {
+  return CatchSqlErrors("memory timeline of module " + std::to_string(module_id),
+                        [&]() -> StatusOr<MemoryTimeline> {
+    MemoryTimeline t;
+    t.module_id = module_id;
+    SQLite::Statement summary(db.sql(),
+                              "SELECT s.schedule_length, s.peak_time, s.peak_bytes, s.live_range_count "
+                              "FROM modules m LEFT JOIN module_summary s ON s.module_id = m.module_id "
+                              "WHERE m.module_id = ?");
+    summary.bind(1, module_id);
+    if (!summary.executeStep()) return Status::NotFound("module " + std::to_string(module_id) + " not found");
+    t.schedule_length = IntOr(summary.getColumn(0), -1);
+    t.xla_peak_time = IntOr(summary.getColumn(1), -1);
+    t.xla_peak_bytes = IntOr(summary.getColumn(2), -1);
+    const int64_t live_ranges = IntOr(summary.getColumn(3), 0);
+
+    // Logical sizes per shape: a module has far fewer shapes than values.
+    std::unordered_map<int64_t, std::optional<int64_t>> logical_size;
+    SQLite::Statement shapes(db.sql(),
+                             "SELECT shape_id, text FROM shapes WHERE shape_id IN "
+                             "(SELECT DISTINCT shape_id FROM buffer_values WHERE module_id = ?)");
+    shapes.bind(1, module_id);
+    while (shapes.executeStep()) {
+      logical_size.emplace(shapes.getColumn(0).getInt64(), LogicalByteSize(shapes.getColumn(1).getString()));
+    }
+
+    // Before 2025-04 XLA sized a tuple element by its whole defining instruction's shape (§4.1): the size
+    // each such value would have had then, from the instruction's shape.
+    std::unordered_map<int64_t, int64_t> instruction_size;
+    SQLite::Statement elements(db.sql(),
+                               "SELECT v.value_id, sh.text FROM buffer_values v "
+                               "JOIN instructions i ON i.module_id = v.module_id AND i.name = v.instruction "
+                               "JOIN shapes sh ON sh.shape_id = i.shape_id "
+                               "WHERE v.module_id = ? AND v.shape_index <> '{}'");
+    elements.bind(1, module_id);
+    while (elements.executeStep()) {
+      if (auto size = LogicalByteSize(elements.getColumn(1).getString())) {
+        instruction_size.emplace(elements.getColumn(0).getInt64(), *size);
+      }
+    }
+
+    std::vector<SliceUse> uses;
+    uses.reserve(static_cast<size_t>(std::max<int64_t>(live_ranges, 0)));
+    struct ValueSize {
+      int32_t start, end;
+      int64_t bytes;              // the value's own shape
+      int64_t instruction_bytes;  // its defining instruction's shape (XLA before 2025-04)
+    };
+    std::vector<ValueSize> logical;
+    logical.reserve(uses.capacity());
+    SQLite::Statement q(db.sql(), kLiveSlicesSql);
+    q.bind(1, module_id);
+    int32_t last_time = 0;
+    while (q.executeStep()) {
+      SliceUse u;
+      if (!ReadSliceUse(q, &u)) continue;
+      last_time = std::max(last_time, u.end);
+      uses.push_back(u);
+      std::optional<int64_t> size;
+      if (!q.getColumn(7).isNull()) {
+        auto found = logical_size.find(q.getColumn(7).getInt64());
+        if (found != logical_size.end()) size = found->second;
+      }
+      if (!size) ++t.values_without_logical_size;
+      const auto whole = instruction_size.find(q.getColumn(6).getInt64());
+      logical.push_back({u.start, u.end, size.value_or(0),
+                         whole != instruction_size.end() ? whole->second : size.value_or(0)});
+    }
+    if (uses.empty()) return t;
+    t.has_live_ranges = true;
+    if (t.schedule_length > last_time) last_time = static_cast<int32_t>(t.schedule_length);
+
+    LiveBytes padded(last_time);
+    ForEachLiveSlice(uses, [&](int32_t start, int32_t end, int64_t size, int32_t) { padded.Add(start, end, size); });
+    std::vector<SliceUse>().swap(uses);
+    LiveBytes logical_live(last_time), by_instruction(last_time);
+    bool sizes_differ = false;
+    for (const ValueSize& v : logical) {
+      logical_live.Add(v.start, v.end, v.bytes);
+      by_instruction.Add(v.start, v.end, v.instruction_bytes);
+      sizes_differ |= v.bytes != v.instruction_bytes;
+    }
+    std::vector<ValueSize>().swap(logical);
+    t.padded_bytes = padded.ByTime();
+    t.padded_peak = padded.Peak();
+    t.logical_bytes = logical_live.ByTime();
+    t.logical_peak = logical_live.Peak();
+    // The older sizing, when only it reproduces the printed peak.
+    if (sizes_differ && !t.matches_xla_peak()) {
+      std::vector<int64_t> older = by_instruction.ByTime();
+      const size_t at = static_cast<size_t>(std::max<int64_t>(t.xla_peak_time, 0));
+      if (t.xla_peak_time >= 0 && at < older.size() && older[at] == t.xla_peak_bytes) {
+        t.logical_bytes = std::move(older);
+        t.logical_peak = by_instruction.Peak();
+        t.sized_by_instruction = true;
+      }
+    }
+
+    t.instructions.resize(t.logical_bytes.size());
+    SQLite::Statement schedule(db.sql(), "SELECT time, instruction FROM schedule WHERE module_id = ? AND time <= ?");
+    schedule.bind(1, module_id);
+    schedule.bind(2, static_cast<int64_t>(last_time));
+    while (schedule.executeStep()) {
+      const int64_t time = schedule.getColumn(0).getInt64();
+      if (time >= 0) t.instructions[static_cast<size_t>(time)] = schedule.getColumn(1).getString();
+    }
+    return t;
+  });
+}
+
+}  // namespace xladb::store
