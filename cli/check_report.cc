@@ -8,11 +8,14 @@
 #include <cstdlib>
 #include <vector>
 
+#include "service/human_bytes.h"
+
 namespace xladb::cli {
 namespace {
 
 using Json = nlohmann::ordered_json;
 using Module = v1::CheckedModule;
+using service::HumanBytes;
 
 std::string Lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -412,25 +415,6 @@ std::optional<CheckReportFormat> ParseCheckReportFormat(std::string_view name) {
   if (name == "markdown") return CheckReportFormat::kMarkdown;
   if (name == "junit") return CheckReportFormat::kJunit;
   return std::nullopt;
-}
-
-std::string HumanBytes(int64_t bytes, bool sign) {
-  const char* prefix = sign ? (bytes > 0 ? "+" : bytes < 0 ? "-" : "") : (bytes < 0 ? "-" : "");
-  const uint64_t v = bytes < 0 ? static_cast<uint64_t>(-(bytes + 1)) + 1 : static_cast<uint64_t>(bytes);
-  char buf[48];
-  if (v < 1024) {
-    std::snprintf(buf, sizeof buf, "%s%" PRIu64 " B", prefix, v);
-  } else {
-    const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
-    double x = static_cast<double>(v) / 1024;
-    int u = 0;
-    while (x >= 1024 && u < 4) {
-      x /= 1024;
-      ++u;
-    }
-    std::snprintf(buf, sizeof buf, "%s%.1f %s", prefix, x, units[u]);
-  }
-  return buf;
 }
 
 std::string RenderCheckReport(const v1::CheckRunResponse& report, CheckReportFormat format, size_t max_markdown_bytes) {

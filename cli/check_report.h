@@ -29,9 +29,6 @@ inline constexpr size_t kMaxMarkdownBytes = (size_t{1} << 20) - 4096;
 std::string RenderCheckReport(const v1::CheckRunResponse& report, CheckReportFormat format,
                               size_t max_markdown_bytes = kMaxMarkdownBytes);
 
-// "+64.0 MiB", "-512 B": a signed size in binary units, exact bytes under 1 KiB.
-std::string HumanBytes(int64_t bytes, bool sign = false);
-
 }  // namespace xladb::cli
 
 #endif  // XLADB_CLI_CHECK_REPORT_H_

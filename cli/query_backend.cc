@@ -31,6 +31,21 @@ class RemoteBackend final : public QueryBackend {
   XLADB_REMOTE_CALL(ListRetraces, ListRetracesRequest, ListRetracesResponse)
 #undef XLADB_REMOTE_CALL
 
+  grpc::Status Report(const v1::ReportRequest& req, std::string* html) override {
+    grpc::ClientContext ctx;
+    Prepare(o_, &ctx);
+    auto reader = stub_->Report(&ctx, req);
+    v1::ReportChunk chunk;
+    bool last = false;
+    while (reader->Read(&chunk)) {
+      html->append(chunk.html());
+      last = chunk.last();
+    }
+    grpc::Status st = reader->Finish();
+    if (st.ok() && !last) return {grpc::StatusCode::DATA_LOSS, "the report was cut short (no last chunk)"};
+    return st;
+  }
+
   int Fail(const grpc::Status& status) override { return cli::Fail(o_, status); }
 
  private:
@@ -61,6 +76,11 @@ class OfflineBackend final : public QueryBackend {
   XLADB_OFFLINE_CALL(CheckRun, CheckRunRequest, CheckRunResponse)
   XLADB_OFFLINE_CALL(ListRetraces, ListRetracesRequest, ListRetracesResponse)
 #undef XLADB_OFFLINE_CALL
+
+  grpc::Status Report(const v1::ReportRequest& req, std::string* html) override {
+    Status st = service::AnswerReport(*db_, req, html);
+    return st.ok() ? grpc::Status::OK : service::ToGrpc(st);
+  }
 
   int Fail(const grpc::Status& status) override {
     std::fprintf(stderr, "xladb: %s\n", status.error_message().c_str());

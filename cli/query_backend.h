@@ -29,6 +29,8 @@ class QueryBackend {
   virtual grpc::Status DiffRuns(const v1::DiffRunsRequest& req, v1::DiffRunsResponse* resp) = 0;
   virtual grpc::Status CheckRun(const v1::CheckRunRequest& req, v1::CheckRunResponse* resp) = 0;
   virtual grpc::Status ListRetraces(const v1::ListRetracesRequest& req, v1::ListRetracesResponse* resp) = 0;
+  // The report page, whole (the remote backend joins the stream and checks that it ended with `last`).
+  virtual grpc::Status Report(const v1::ReportRequest& req, std::string* html) = 0;
   // Prints what went wrong for a failed call on stderr; returns kExitFailure.
   virtual int Fail(const grpc::Status& status) = 0;
 };

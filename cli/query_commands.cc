@@ -282,6 +282,49 @@ int CmdRetraces(QueryBackend& b, OutputFormat format, const std::string& run, in
   return kExitOk;
 }
 
+namespace {
+
+// Writes `text` to a temporary file beside `path`, then renames it over `path`: a reader never sees half a
+// page. False (with a message) when it cannot.
+bool WriteFileWhole(const std::string& path, const std::string& text) {
+  const std::string temp = path + ".tmp-xladb";
+  std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out || std::rename(temp.c_str(), path.c_str()) != 0) {
+    std::remove(temp.c_str());
+    std::fprintf(stderr, "xladb: cannot write %s\n", path.c_str());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int CmdReport(QueryBackend& b, const ReportArgs& a) {
+  if (a.output.empty()) {
+    std::fprintf(stderr, "xladb: report needs -o FILE.html\n");
+    return kExitUsage;
+  }
+  v1::ReportRequest req;
+  req.set_run_name(a.run);
+  req.set_module(a.module);
+  req.set_stage(a.stage);
+  if (a.xla_module_id >= 0) req.set_xla_module_id(a.xla_module_id);
+  if (a.has_folder) req.set_folder(a.folder);
+  req.set_baseline(a.baseline);
+  std::string html;
+  grpc::Status st = b.Report(req, &html);
+  if (!st.ok()) {
+    b.Fail(st);
+    return st.error_code() == grpc::StatusCode::INVALID_ARGUMENT ? kExitUsage : kExitFailure;
+  }
+  if (!WriteFileWhole(a.output, html)) return kExitFailure;
+  std::printf("%s\n", a.output.c_str());
+  std::fprintf(stderr, "xladb report: wrote %zu bytes\n", html.size());
+  return kExitOk;
+}
+
 int CmdCheck(QueryBackend& b, const CheckArgs& a) {
   auto format = ParseCheckReportFormat(a.format);
   if (!format) {
@@ -322,7 +365,12 @@ int CmdCheck(QueryBackend& b, const CheckArgs& a) {
                        st.error_code() == grpc::StatusCode::INVALID_ARGUMENT;
     return usage ? kExitUsage : kExitToolFailed;
   }
-  const std::string report = RenderCheckReport(resp, *format);
+  std::string report = RenderCheckReport(resp, *format);
+  if (*format == CheckReportFormat::kMarkdown && !a.report_url.empty()) {
+    const size_t line_end = report.find('\n');
+    report.insert(line_end == std::string::npos ? report.size() : line_end + 1,
+                  "\n[The memory report, with charts](" + a.report_url + ")\n");
+  }
   if (a.output.empty()) {
     std::fwrite(report.data(), 1, report.size(), stdout);
   } else {

@@ -69,8 +69,19 @@ struct CheckArgs {
   std::string format = "table";           // table, json, markdown or junit
   std::string output;                     // write the report here instead of stdout ("" = stdout)
   int64_t max_attribution = 20;
+  std::string report_url;                 // markdown: link to the HTML report of this check ("" = none)
 };
 int CmdCheck(QueryBackend& b, const CheckArgs& a);
+
+struct ReportArgs {
+  std::string run;
+  std::string module, stage, folder, baseline;
+  bool has_folder = false;
+  int64_t xla_module_id = -1;
+  std::string output;                     // the HTML file to write (required)
+};
+// Writes the page to a temporary file beside `output`, then renames it into place; prints the path.
+int CmdReport(QueryBackend& b, const ReportArgs& a);
 
 }  // namespace xladb::cli
 

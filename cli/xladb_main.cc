@@ -2,6 +2,7 @@
 // database file (--db FILE), through the same code the daemon answers with.
 //
 //   xladb runs | modules RUN | trend MODULE | spills | top RUN MODULE | diff RUN_A RUN_B | retraces RUN | sql "…"
+//   xladb report RUN [--module M [--xla-id N]] [--baseline B] -o FILE.html
 //   xladb check RUN --baseline BASE [--config F] [--metric M]... [--format table|json|markdown|junit]
 //   xladb ingest PATH... [--run NAME] [--label key=value]... [--time T] [--append] [--server-path | --db FILE]
 //   common: [--addr 127.0.0.1:50051] [--db FILE] [--format table|csv|json] [--token-file F] [--tls-ca F]
@@ -292,6 +293,23 @@ int main(int argc, char** argv) {
   check->add_option("--output", check_args.output, "Write the report to this file (e.g. $GITHUB_STEP_SUMMARY)");
   check->add_option("--attribution", check_args.max_attribution, "Buffer changes listed per regressed module")
       ->check(CLI::Range(1, 100000));
+  std::string check_html;
+  check->add_option("--html", check_html, "Also write the gate's HTML page (xladb report RUN --baseline …) here");
+  check->add_option("--report-url", check_args.report_url, "Markdown: link to the HTML page at this URL");
+
+  ReportArgs report_args;
+  auto* report = app.add_subcommand(
+      "report", "Write a self-contained HTML page: a run, one module (--module), or RUN against --baseline");
+  report->add_option("RUN", report_args.run, "Run name")->required();
+  report->add_option("--module", report_args.module, "The module page of this module (exact name)");
+  report->add_option("--xla-id", report_args.xla_module_id, "Picks the module_<ID> among modules of one name")
+      ->check(CLI::NonNegativeNumber);
+  report->add_option("--stage", report_args.stage, "Picks the stage among modules of one name");
+  auto* report_folder_opt =
+      report->add_option("--folder", report_args.folder, "Picks the folder among modules of one name");
+  report->add_option("--baseline", report_args.baseline,
+                     "The gate's page: RUN against a run name, label:KEY=VALUE or commit:SHA");
+  report->add_option("-o,--output", report_args.output, "The HTML file to write")->required();
 
   std::string sql;
   int64_t max_rows = 0;
@@ -340,7 +358,8 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   const bool query_command = runs->parsed() || modules->parsed() || trend->parsed() || spills->parsed() ||
-                             top->parsed() || diff->parsed() || retraces->parsed() || check->parsed();
+                             top->parsed() || diff->parsed() || retraces->parsed() || check->parsed() ||
+                             report->parsed();
   if (query_command) {
     std::unique_ptr<QueryBackend> backend;
     if (db_path.empty()) {
@@ -376,7 +395,19 @@ int main(int argc, char** argv) {
       return CmdDiff(b, out, diff_args);
     }
     if (retraces->parsed()) return CmdRetraces(b, out, retrace_run, min_compiles);
-    return CmdCheck(b, check_args);
+    if (report->parsed()) {
+      report_args.has_folder = report_folder_opt->count() > 0;
+      return CmdReport(b, report_args);
+    }
+    const int verdict = CmdCheck(b, check_args);
+    if (!check_html.empty() && verdict != kExitUsage && verdict != kExitToolFailed) {
+      ReportArgs page;
+      page.run = check_args.run;
+      page.baseline = check_args.baseline;
+      page.output = check_html;
+      if (CmdReport(b, page) != kExitOk) return kExitToolFailed;
+    }
+    return verdict;
   }
   if (sqlcmd->parsed()) {
     if (!db_path.empty()) return RunSql(sql, db_path, format);

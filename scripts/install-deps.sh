@@ -11,6 +11,7 @@ PACKAGES=(
   nlohmann-json3-dev libabsl-dev libxxhash-dev libzstd-dev zlib1g-dev zstd
   libarchive-dev libarchive-tools
   python3-grpcio python3-protobuf openssl
+  libcpp-httplib-dev libssl-dev libbrotli-dev chromium python3-websocket fonts-dejavu-core
 )
 
 missing=()

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Lays out two example dump folders from the bundled real XLA dumps (tests/data/seeds), under the file names
 # XLA gives them. Run 2 holds a second module and a GPU module, so the runs differ; and a small jit_step module
-# (tests/fixtures/gate) whose temp buffer grows in run 2 at model.py:123, for the memory gate to catch.
+# (tests/fixtures/gate) whose temp buffer grows in run 2 at model.py:123, for the memory gate to catch; and
+# jit_mlp (tests/fixtures/report), whose live ranges give the HTML report's memory charts a change to overlay.
 #   scripts/make-example-runs.sh OUT_DIR
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,4 +22,7 @@ GATE=tests/fixtures/gate
 STEP=module_0001.jit_step.after_optimizations-buffer-assignment.txt
 cp "$GATE/base/$STEP" "$OUT/nightly-2026-11-01/module_0004.jit_step.after_optimizations-buffer-assignment.txt"
 cp "$GATE/head/$STEP" "$OUT/nightly-2026-11-02/module_0004.jit_step.after_optimizations-buffer-assignment.txt"
-echo "example runs in $OUT: nightly-2026-11-01 (4 files), nightly-2026-11-02 (6 files)"
+MLP=module_0007.jit_mlp.after_optimizations-buffer-assignment.txt
+cp tests/fixtures/report/base/$MLP "$OUT/nightly-2026-11-01/$MLP"
+cp tests/fixtures/report/head/$MLP "$OUT/nightly-2026-11-02/$MLP"
+echo "example runs in $OUT: nightly-2026-11-01 (5 files), nightly-2026-11-02 (7 files)"

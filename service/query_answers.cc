@@ -1,5 +1,7 @@
 #include "service/query_answers.h"
 
+#include "service/pages/report_pages.h"
+
 #include <string>
 
 #include "store/check_run.h"
@@ -444,6 +446,28 @@ Status AnswerListRetraces(store::Database& db, const v1::ListRetracesRequest& re
     out->set_distinct_fingerprints(g.distinct_fingerprints);
     for (int64_t id : g.xla_module_ids) out->add_xla_module_ids(id);
   }
+  return Status::Ok();
+}
+
+Status AnswerReport(store::Database& db, const v1::ReportRequest& request, std::string* html) {
+  if (request.run_name().empty()) return Status::InvalidArgument("run_name is required");
+  pages::ReportRequest page;
+  page.run = request.run_name();
+  page.module = request.module();
+  page.stage = request.stage();
+  if (request.has_xla_module_id()) {
+    if (request.xla_module_id() < 0) return Status::InvalidArgument("xla_module_id must not be negative");
+    page.xla_module_id = request.xla_module_id();
+  }
+  page.has_folder = request.has_folder();
+  page.folder = request.folder();
+  page.baseline = request.baseline();
+  if (page.module.empty() && (!page.stage.empty() || page.xla_module_id >= 0 || page.has_folder)) {
+    return Status::InvalidArgument("stage, xla_module_id and folder pick a module: name the module too");
+  }
+  auto rendered = pages::RenderReport(db, page, pages::PageLinks(pages::PageLinks::Mode::kFile));
+  if (!rendered.ok()) return rendered.status();
+  *html = std::move(*rendered);
   return Status::Ok();
 }
 

@@ -11,6 +11,8 @@
 #ifndef XLADB_SERVICE_QUERY_ANSWERS_H_
 #define XLADB_SERVICE_QUERY_ANSWERS_H_
 
+#include <string>
+
 #include "ingest/status.h"
 #include "store/database.h"
 #include "xladb/v1/xladb.pb.h"
@@ -31,6 +33,10 @@ namespace xladb::service {
 [[nodiscard]] Status AnswerCheckRun(store::Database& db, const v1::CheckRunRequest& request, v1::CheckRunResponse* response);
 [[nodiscard]] Status AnswerListRetraces(store::Database& db, const v1::ListRetracesRequest& request,
                                         v1::ListRetracesResponse* response);
+
+// The HTML page a ReportRequest names (service/pages/report_pages.h), self-contained for a file: its links
+// stay inside the page. `html` must be empty.
+[[nodiscard]] Status AnswerReport(store::Database& db, const v1::ReportRequest& request, std::string* html);
 
 }  // namespace xladb::service
 

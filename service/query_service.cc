@@ -148,6 +148,28 @@ grpc::Status QueryServiceImpl::ListRetraces(grpc::ServerContext* ctx, const v1::
   return Serve(ctx, *req, resp, &AnswerListRetraces);
 }
 
+grpc::Status QueryServiceImpl::Report(grpc::ServerContext* ctx, const v1::ReportRequest* req,
+                                      grpc::ServerWriter<v1::ReportChunk>* writer) {
+  auto db = Begin(ctx);
+  if (!db.ok()) return ToGrpc(db.status());
+  if (!query_gate_.Enter(std::chrono::milliseconds(limits_.queue_wait_ms))) {
+    return {grpc::StatusCode::RESOURCE_EXHAUSTED, "too many queries and reports at once; retry shortly"};
+  }
+  std::string html;
+  Status st = AnswerReport(**db, *req, &html);
+  query_gate_.Leave();
+  if (!st.ok()) return ToGrpc(st);
+  CancelAfter deadline(ctx, std::chrono::milliseconds(limits_.timeout_ms + 1000));
+  v1::ReportChunk chunk;
+  for (size_t at = 0; at < html.size() || at == 0; at += kReportChunkBytes) {
+    chunk.set_html(html.substr(at, kReportChunkBytes));
+    chunk.set_last(at + kReportChunkBytes >= html.size());
+    if (ctx->IsCancelled() || !writer->Write(chunk)) return {grpc::StatusCode::CANCELLED, "the client went away"};
+    if (html.empty()) break;
+  }
+  return grpc::Status::OK;
+}
+
 grpc::Status QueryServiceImpl::Query(grpc::ServerContext* ctx, const v1::QueryRequest* req,
                                      grpc::ServerWriter<v1::QueryResponse>* writer) {
   auto db = Begin(ctx);

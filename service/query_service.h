@@ -46,6 +46,7 @@ struct QueryLimits {
 // Query's messages are cut before they pass this many value bytes; a single larger row (at most
 // QueryLimits::max_row_bytes) goes alone.
 inline constexpr size_t kQueryMessageBytes = size_t{1} << 20;
+inline constexpr size_t kReportChunkBytes = size_t{1} << 20;
 
 // At most `limit` holders at once. Thread-safe.
 class ConcurrencyGate {
@@ -89,6 +90,12 @@ class QueryServiceImpl final : public xladb::v1::QueryService::Service {
   grpc::Status ListRetraces(grpc::ServerContext*, const v1::ListRetracesRequest*, v1::ListRetracesResponse*) override;
   grpc::Status Query(grpc::ServerContext*, const v1::QueryRequest*,
                      grpc::ServerWriter<v1::QueryResponse>*) override;
+  // Renders with service/query_answers.h AnswerReport, under the same concurrency gate as Query (a large
+  // module's page takes a while), and streams the page in chunks of at most kReportChunkBytes.
+  grpc::Status Report(grpc::ServerContext*, const v1::ReportRequest*, grpc::ServerWriter<v1::ReportChunk>*) override;
+
+  // The gate SQL queries and reports share; xladbd --http renders its pages under it too.
+  ConcurrencyGate* query_gate() { return &query_gate_; }
 
  private:
   // Checks the token, then returns this thread's read-only connection.

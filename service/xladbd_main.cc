@@ -2,12 +2,16 @@
 // at, and watches artifact folders.
 //
 //   xladbd --db FILE [--listen 127.0.0.1:50051] [--watch DIR]... [--allow-root DIR]... [--quiet-seconds N]
-//          [--token-file F] [--tls-cert F --tls-key F] [--insecure-listen] [--log-level info] [limits…]
+//          [--http 127.0.0.1:8080] [--token-file F] [--tls-cert F --tls-key F] [--insecure-listen]
+//          [--log-level info] [limits…]
 //   (`xladbd --help` lists every option with its default.)
 //
 // The port is ours or we exit: port sharing (SO_REUSEPORT) is off, so a second daemon on a busy port exits 1
 // with "address in use" instead of splitting the clients between two databases. A --listen address that is
 // not loopback needs both TLS and a token, unless --insecure-listen says otherwise (logged as a warning).
+//
+// --http ADDR serves the report pages read-only (service/http_pages.h) under the same rules: loopback, or TLS
+// and a token.
 //
 // SIGTERM / SIGINT: stop accepting, let the ingest in hand finish its file, exit 0. Jobs not finished are
 // kept in the database and resumed on the next start; watched folders are caught up on start.
@@ -34,6 +38,7 @@
 #include <vector>
 
 #include "service/access_policy.h"
+#include "service/http_pages.h"
 #include "service/ingest_queue.h"
 #include "service/ingest_service.h"
 #include "service/query_service.h"
@@ -112,6 +117,9 @@ int main(int argc, char** argv) {
   app.option_defaults()->always_capture_default();
   app.add_option("--db", db_path, "SQLite database file (created if missing)")->required();
   app.add_option("--listen", listen, "Address to serve on (host:port; port 0 picks a free one)");
+  std::string http_listen;
+  app.add_option("--http", http_listen,
+                 "Also serve the report pages, read-only, on this host:port (HTTPS with --tls-cert; port 0 picks)");
   app.add_option("--watch", watch_dirs, "Folder whose subfolders (or archives) are runs to ingest (repeatable)");
   app.add_option("--allow-root", allow_roots, "Folder under which IngestPath may read (repeatable)");
   app.add_option("--quiet-seconds", quiet_seconds, "A watched run is ingested after this long without changes");
@@ -172,20 +180,30 @@ int main(int argc, char** argv) {
   }
   const std::string listen_host = listen.substr(0, listen.rfind(':'));
   const std::string listen_port = listen.rfind(':') == std::string::npos ? "" : listen.substr(listen.rfind(':') + 1);
-  if (!IsLoopbackHost(listen_host)) {
+  // An address that is not loopback needs TLS and a token, unless --insecure-listen (a warning then).
+  const auto address_allowed = [&](const std::string& address, const char* flag) {
+    if (IsLoopbackHost(address.substr(0, address.rfind(':')))) return true;
     const bool protected_listen = !tls_cert.empty() && !token_file.empty();
     if (!protected_listen && !insecure_listen) {
       std::fprintf(stderr,
-                   "xladbd: refusing to listen on %s without TLS and a token: anyone who can reach it could read "
-                   "every run and ingest server paths. Give --tls-cert/--tls-key and --token-file, listen on "
-                   "127.0.0.1, or pass --insecure-listen\n",
-                   listen.c_str());
-      return 2;
+                   "xladbd: refusing %s %s without TLS and a token: anyone who can reach it could read every run%s. "
+                   "Give --tls-cert/--tls-key and --token-file, use 127.0.0.1, or pass --insecure-listen\n",
+                   flag, address.c_str(), std::string(flag) == "--listen" ? " and ingest server paths" : "");
+      return false;
     }
     if (!protected_listen) {
-      Log(LogLevel::kWarn, "listening on %s without %s (--insecure-listen): anyone who can reach it can use it",
-          listen.c_str(), tls_cert.empty() && token_file.empty() ? "TLS or a token" : tls_cert.empty() ? "TLS" : "a token");
+      Log(LogLevel::kWarn, "%s %s without %s (--insecure-listen): anyone who can reach it can use it", flag,
+          address.c_str(), tls_cert.empty() && token_file.empty() ? "TLS or a token" : tls_cert.empty() ? "TLS" : "a token");
     }
+    return true;
+  };
+  if (!address_allowed(listen, "--listen")) return 2;
+  if (!http_listen.empty()) {
+    if (http_listen.rfind(':') == std::string::npos) {
+      std::fprintf(stderr, "xladbd: --http wants host:port, not %s\n", http_listen.c_str());
+      return 2;
+    }
+    if (!address_allowed(http_listen, "--http")) return 2;
   }
   source_limits.spool_dir = spool_dir;
   store::SetQueryTempStorageLimit(query_max_temp_bytes);
@@ -251,7 +269,28 @@ int main(int argc, char** argv) {
     queue.value()->Shutdown();
     return 1;
   }
+  std::unique_ptr<service::HttpPages> http;
+  if (!http_listen.empty()) {
+    service::HttpPagesOptions ho;
+    ho.host = http_listen.substr(0, http_listen.rfind(':'));
+    if (ho.host.size() >= 2 && ho.host.front() == '[' && ho.host.back() == ']') ho.host = ho.host.substr(1, ho.host.size() - 2);
+    ho.port = std::atoi(http_listen.substr(http_listen.rfind(':') + 1).c_str());
+    ho.tls_cert_file = tls_cert;
+    ho.tls_key_file = tls_key;
+    auto h = service::HttpPages::Start(ho, db_path, &access.value(), query_service.query_gate());
+    if (!h.ok()) {
+      std::fprintf(stderr, "xladbd: %s\n", h.status().message().c_str());
+      server->Shutdown();
+      queue.value()->Shutdown();
+      return 1;
+    }
+    http = std::move(h.value());
+  }
   std::printf("xladbd listening on %s:%d (database %s)\n", listen_host.c_str(), port, db_path.c_str());
+  if (http) {
+    std::printf("xladbd pages on %s://%s:%d/\n", tls_cert.empty() ? "http" : "https",
+                http_listen.substr(0, http_listen.rfind(':')).c_str(), http->port());
+  }
   std::fflush(stdout);
 
   std::unique_ptr<service::RunFolderWatcher> watcher;
@@ -261,7 +300,11 @@ int main(int argc, char** argv) {
     wo.quiet_period = std::chrono::milliseconds(static_cast<int64_t>(quiet_seconds * 1000));
     auto* q = queue.value().get();
     auto w = service::RunFolderWatcher::Start(wo, [q](const std::string& path, const std::string& name) {
-      auto id = q->Submit(service::IngestRequest{"watch", path, name, {}, -1});
+      service::IngestRequest request;
+      request.source = "watch";
+      request.path = path;
+      request.run_name = name;
+      auto id = q->Submit(request);
       if (id.ok()) Log(LogLevel::kInfo, "run %s ready: queued %s", name.c_str(), id.value().c_str());
     });
     if (!w.ok()) {
@@ -278,6 +321,7 @@ int main(int argc, char** argv) {
   sigwait(&signals, &sig);
   Log(LogLevel::kInfo, "signal %d: shutting down (finishing the file in hand)", sig);
   if (watcher) watcher->Stop();
+  if (http) http->Stop();
   queue.value()->Shutdown();  // the writer stops after its current file; unfinished jobs resume on restart
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   Log(LogLevel::kInfo, "stopped");

@@ -1,5 +1,6 @@
 // The gate's reports (cli/check_report.h) on answers built by hand with known numbers.
 #include "cli/check_report.h"
+#include "service/human_bytes.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -139,6 +140,7 @@ TEST(CheckReport, JunitCountsAndEscapes) {
 }
 
 TEST(CheckReport, HumanBytes) {
+  using service::HumanBytes;
   EXPECT_EQ(HumanBytes(512), "512 B");
   EXPECT_EQ(HumanBytes(int64_t{64} << 20, true), "+64.0 MiB");
   EXPECT_EQ(HumanBytes(-1536, true), "-1.5 KiB");

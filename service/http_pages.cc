@@ -1,0 +1,179 @@
+#include "service/http_pages.h"
+
+#include <httplib.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include "service/pages/html_text.h"
+#include "service/pages/page_frame.h"
+#include "service/pages/report_pages.h"
+
+namespace xladb::service {
+
+struct HttpPages::Server {
+  std::unique_ptr<httplib::Server> http;
+  std::thread thread;
+  std::string db_path;
+  const AccessPolicy* access = nullptr;
+  ConcurrencyGate* gate = nullptr;
+};
+
+namespace {
+
+constexpr const char kCsp[] =
+    "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:";
+
+void SendPage(httplib::Response& res, int status, const std::string& html) {
+  res.status = status;
+  res.set_header("Content-Security-Policy", kCsp);
+  res.set_header("X-Content-Type-Options", "nosniff");
+  res.set_header("Cache-Control", "no-store");
+  res.set_content(html, "text/html; charset=utf-8");
+}
+
+void SendError(httplib::Response& res, const Status& st) {
+  const int status = st.code() == Status::Code::kNotFound          ? 404
+                     : st.code() == Status::Code::kInvalidArgument  ? 400
+                     : st.code() == Status::Code::kPermissionDenied ? 401
+                     : st.code() == Status::Code::kResourceExhausted ? 503
+                                                                     : 500;
+  SendPage(res, status,
+           pages::PageFrame("xladb · error", "<h1>" + std::to_string(status) + "</h1>\n<p id=\"error\">" +
+                                                 pages::Html(st.message()) + "</p>\n<p><a href=\"/\">runs</a></p>"));
+}
+
+// Checks the token, takes a gate slot and a read-only connection, renders, and sends.
+template <typename Render>
+void Serve(HttpPages::Server& s, const httplib::Request& req, httplib::Response& res, Render&& render) {
+  if (Status auth = s.access->CheckToken(req.get_header_value("Authorization")); !auth.ok()) {
+    res.set_header("WWW-Authenticate", "Bearer");
+    SendError(res, Status::PermissionDenied("this server needs 'Authorization: Bearer <token>'"));
+    return;
+  }
+  if (!s.gate->Enter(std::chrono::milliseconds(5000))) {
+    SendError(res, Status::ResourceExhausted("too many pages and queries at once; retry shortly"));
+    return;
+  }
+  struct Slot {
+    ConcurrencyGate* gate;
+    ~Slot() { gate->Leave(); }
+  } slot{s.gate};
+  auto db = ThreadReadConnection(s.db_path);
+  if (!db.ok()) {
+    SendError(res, db.status());
+    return;
+  }
+  const pages::PageLinks links(pages::PageLinks::Mode::kLive);
+  StatusOr<std::string> page = render(**db, links);
+  if (!page.ok()) {
+    SendError(res, page.status());
+    return;
+  }
+  SendPage(res, 200, *page);
+}
+
+pages::ReportRequest ModuleRequest(const httplib::Request& req, Status* error) {
+  pages::ReportRequest r;
+  r.run = req.get_param_value("run");
+  r.module = req.get_param_value("name");
+  r.stage = req.get_param_value("stage");
+  r.has_folder = req.has_param("folder");
+  r.folder = req.get_param_value("folder");
+  if (req.has_param("xla_id")) {
+    const std::string id = req.get_param_value("xla_id");
+    char* end = nullptr;
+    const long long v = std::strtoll(id.c_str(), &end, 10);
+    if (id.empty() || *end != '\0' || v < 0) *error = Status::InvalidArgument("xla_id must be a number >= 0");
+    r.xla_module_id = v;
+  }
+  if (r.run.empty() || r.module.empty()) *error = Status::InvalidArgument("a module page needs run= and name=");
+  return r;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<HttpPages>> HttpPages::Start(const HttpPagesOptions& options, std::string db_path,
+                                                      const AccessPolicy* access, ConcurrencyGate* gate) {
+  auto server = std::make_unique<Server>();
+  if (!options.tls_cert_file.empty()) {
+    auto tls = std::make_unique<httplib::SSLServer>(options.tls_cert_file.c_str(), options.tls_key_file.c_str());
+    if (!tls->is_valid()) return Status::IoError("cannot serve HTTPS with " + options.tls_cert_file);
+    server->http = std::move(tls);
+  } else {
+    server->http = std::make_unique<httplib::Server>();
+  }
+  server->db_path = std::move(db_path);
+  server->access = access;
+  server->gate = gate;
+  Server& s = *server;
+  httplib::Server& http = *s.http;
+  http.Get("/", [&s](const httplib::Request& req, httplib::Response& res) {
+    Serve(s, req, res, [](store::Database& db, const pages::PageLinks& links) {
+      return pages::RenderRunsPage(db, links);
+    });
+  });
+  http.Get("/run", [&s](const httplib::Request& req, httplib::Response& res) {
+    const std::string run = req.get_param_value("name");
+    Serve(s, req, res, [&](store::Database& db, const pages::PageLinks& links) -> StatusOr<std::string> {
+      if (run.empty()) return Status::InvalidArgument("a run page needs name=");
+      return pages::RenderRunPage(db, run, links);
+    });
+  });
+  http.Get("/module", [&s](const httplib::Request& req, httplib::Response& res) {
+    Status error;
+    const pages::ReportRequest r = ModuleRequest(req, &error);
+    Serve(s, req, res, [&](store::Database& db, const pages::PageLinks& links) -> StatusOr<std::string> {
+      if (!error.ok()) return error;
+      return pages::RenderModulePage(db, r, links);
+    });
+  });
+  http.Get("/diff", [&s](const httplib::Request& req, httplib::Response& res) {
+    pages::ReportRequest r;
+    r.run = req.get_param_value("run");
+    r.baseline = req.get_param_value("baseline");
+    Serve(s, req, res, [&](store::Database& db, const pages::PageLinks& links) -> StatusOr<std::string> {
+      if (r.run.empty() || r.baseline.empty()) return Status::InvalidArgument("a diff page needs run= and baseline=");
+      return pages::RenderDiffPage(db, r, links);
+    });
+  });
+  http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
+  for (const char* pattern : {"/.*"}) {
+    const auto refuse = [](const httplib::Request&, httplib::Response& res) {
+      res.status = 405;
+      res.set_header("Allow", "GET, HEAD");
+      res.set_content("read-only: GET and HEAD only\n", "text/plain");
+    };
+    http.Post(pattern, refuse);
+    http.Put(pattern, refuse);
+    http.Delete(pattern, refuse);
+    http.Patch(pattern, refuse);
+  }
+  int port = options.port;
+  if (port == 0) {
+    port = http.bind_to_any_port(options.host);
+  } else if (!http.bind_to_port(options.host, port)) {
+    port = -1;
+  }
+  if (port <= 0) {
+    return Status::IoError("cannot listen for HTTP on " + options.host + ":" + std::to_string(options.port) +
+                           " (address in use or not ours)");
+  }
+  std::unique_ptr<HttpPages> pages_server(new HttpPages());
+  pages_server->port_ = port;
+  s.thread = std::thread([&http] { http.listen_after_bind(); });
+  pages_server->server_ = std::move(server);
+  return pages_server;
+}
+
+void HttpPages::Stop() {
+  if (!server_) return;
+  server_->http->stop();
+  if (server_->thread.joinable()) server_->thread.join();
+  server_.reset();
+}
+
+HttpPages::~HttpPages() { Stop(); }
+
+}  // namespace xladb::service

@@ -1,0 +1,61 @@
+// HttpPages: `xladbd --http ADDR`, the report pages live (service/pages/report_pages.h), rendered by the same
+// code as `xladb report`, over cpp-httplib (Debian's libcpp-httplib; no HTTP parsing of our own).
+//
+//   GET /                                         the runs
+//   GET /run?name=R                               a run
+//   GET /module?run=R&name=M[&stage=S][&xla_id=N][&folder=F]   a module
+//   GET /diff?run=R&baseline=B                    the gate's page: R against B (a run, label:K=V, commit:SHA)
+//   GET /healthz                                  "ok"
+//
+// Contract
+//   * Read-only: every page reads through the calling thread's read-only connection (ThreadReadConnection);
+//     no route writes. Methods other than GET and HEAD get 405.
+//   * The same access rules as gRPC: with a token configured, every request needs `Authorization: Bearer
+//     <token>` (401 otherwise); TLS with the daemon's certificate when one is given. The caller checks the
+//     address (loopback, or TLS and a token, as for --listen).
+//   * Pages are rendered under the gRPC query gate (at most QueryLimits::max_concurrent at once, then 503).
+//   * Errors: 404 for an unknown run or module, 400 for a bad request, 500 otherwise, as a small page that
+//     escapes the message. Every response has a Content-Security-Policy that forbids network requests.
+//   * Start binds before returning (port 0 picks a free port, port() says which) and serves on its own
+//     threads until Stop (or destruction). Thread-safe.
+#ifndef XLADB_SERVICE_HTTP_PAGES_H_
+#define XLADB_SERVICE_HTTP_PAGES_H_
+
+#include <memory>
+#include <string>
+
+#include "ingest/status.h"
+#include "service/access_policy.h"
+#include "service/query_service.h"
+
+namespace xladb::service {
+
+struct HttpPagesOptions {
+  std::string host = "127.0.0.1";
+  int port = 0;
+  std::string tls_cert_file, tls_key_file;  // both set: HTTPS
+};
+
+class HttpPages {
+ public:
+  // kIoError naming the address and the reason when it cannot listen.
+  static StatusOr<std::unique_ptr<HttpPages>> Start(const HttpPagesOptions& options, std::string db_path,
+                                                    const AccessPolicy* access, ConcurrencyGate* gate);
+  ~HttpPages();
+  HttpPages(const HttpPages&) = delete;
+  HttpPages& operator=(const HttpPages&) = delete;
+
+  int port() const { return port_; }
+  void Stop();
+
+  struct Server;  // http_pages.cc
+
+ private:
+  HttpPages() = default;
+  std::unique_ptr<Server> server_;
+  int port_ = 0;
+};
+
+}  // namespace xladb::service
+
+#endif  // XLADB_SERVICE_HTTP_PAGES_H_

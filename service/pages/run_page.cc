@@ -1,0 +1,197 @@
+// The runs page and the run page (report_pages.h).
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "service/pages/html_text.h"
+#include "service/pages/report_pages.h"
+#include "service/pages/table_cells.h"
+#include "store/queries.h"
+
+namespace xladb::service::pages {
+namespace {
+
+std::string ModuleLink(const PageLinks& links, const std::string& run, const store::ModuleMemoryInfo& m) {
+  std::string text = Html(m.name);
+  if (m.xla_module_id >= 0) text += " <span class=\"sub\">#" + std::to_string(m.xla_module_id) + "</span>";
+  return PageLinks::Anchor(links.Module(run, m.name, m.stage, m.xla_module_id, m.folder), text);
+}
+
+std::string ModulesSection(const std::string& run, std::vector<store::ModuleMemoryInfo> modules,
+                           const PageLinks& links) {
+  std::string out = "<h2 id=\"modules\">Modules by memory</h2>\n";
+  modules.erase(std::remove_if(modules.begin(), modules.end(),
+                               [](const store::ModuleMemoryInfo& m) { return !m.has_buffer_assignment; }),
+                modules.end());
+  if (modules.empty()) return out + "<p class=\"note\">No module of this run has a buffer assignment.</p>\n";
+  std::stable_sort(modules.begin(), modules.end(), [](const auto& a, const auto& b) {
+    return a.total_bytes > b.total_bytes;
+  });
+  const int64_t total = static_cast<int64_t>(modules.size());
+  const int64_t shown = std::min(total, kMaxTableRows);
+  out += "<p class=\"sub\">" + std::to_string(total) +
+         " modules with a buffer assignment, the largest total first; click a column to sort by that metric.";
+  if (!links.live()) out += " Each module's own page: <code>xladb report RUN --module NAME --xla-id N</code>.";
+  out += "</p>\n" + LeftOutNote(shown, total, "modules", "`xladb modules RUN` lists them all");
+  out += "<table class=\"sortable\" id=\"modules-table\"><thead><tr>" + HeaderCell("module", true) +
+         HeaderCell("stage", true) + HeaderCell("total", true, true) + HeaderCell("space 0 (HBM)", true, true) +
+         HeaderCell("live peak, padded", true, true) + HeaderCell("XLA peak", true, true) +
+         HeaderCell("temp", true, true) + HeaderCell("parameters", true, true) + HeaderCell("output", true, true) +
+         HeaderCell("allocations", true, true) + "</tr></thead><tbody>\n";
+  for (int64_t i = 0; i < shown; ++i) {
+    const store::ModuleMemoryInfo& m = modules[static_cast<size_t>(i)];
+    out += "<tr data-module=\"" + Html(m.name) + "\"><td data-v=\"" + Html(m.name) + "\">" + ModuleLink(links, run, m) +
+           (m.folder.empty() ? "" : " <span class=\"sub\">in " + Html(m.folder) + "</span>") + "</td>" +
+           TextCell(m.stage) + BytesCell(m.total_bytes) + BytesCell(m.color0_total_bytes) +
+           BytesCell(m.live_peak_padded_bytes) + BytesCell(m.peak_bytes) + BytesCell(m.temp_bytes) +
+           BytesCell(m.parameter_bytes) + BytesCell(m.output_bytes) + IntCell(m.allocation_count) + "</tr>\n";
+  }
+  return out + "</tbody></table>\n";
+}
+
+std::string SpacesSection(store::Database& db, const std::string& run,
+                          const std::vector<store::ModuleMemoryInfo>& modules, const PageLinks& links) {
+  std::string out = "<h2 id=\"spaces\">Memory spaces</h2>\n";
+  auto spaces = store::ListModuleSpaces(db, run);
+  if (!spaces.ok() || spaces->empty()) return out + "<p class=\"note\">No allocations are stored.</p>\n";
+  std::map<int64_t, const store::ModuleMemoryInfo*> by_id;
+  for (const auto& m : modules) by_id[m.module_id] = &m;
+  std::map<int64_t, std::pair<int64_t, int64_t>> per_color;  // color -> (modules, bytes)
+  for (const auto& s : *spaces) {
+    per_color[s.color].first += 1;
+    per_color[s.color].second += s.total_bytes;
+  }
+  out += "<p class=\"sub\">Color 0 is the default space (HBM on an accelerator), 1 is VMEM on TPU.</p>\n"
+         "<table id=\"spaces-summary\"><thead><tr><th class=\"n\">space</th><th class=\"n\">modules</th>"
+         "<th class=\"n\">bytes, all modules</th></tr></thead><tbody>\n";
+  for (const auto& [color, v] : per_color) {
+    out += "<tr>" + IntCell(color) + IntCell(v.first) + BytesCell(v.second) + "</tr>\n";
+  }
+  out += "</tbody></table>\n";
+  const int64_t total = static_cast<int64_t>(spaces->size());
+  const int64_t shown = std::min(total, kMaxTableRows);
+  out += LeftOutNote(shown, total, "module memory spaces", "the module_memory_spaces table has them all");
+  out += "<table class=\"sortable\" id=\"spaces-table\"><thead><tr>" + HeaderCell("module", true) +
+         HeaderCell("space", true, true) + HeaderCell("bytes", true, true) + HeaderCell("live peak, padded", true, true) +
+         HeaderCell("allocations", true, true) + "</tr></thead><tbody>\n";
+  for (int64_t i = 0; i < shown; ++i) {
+    const store::ModuleSpaceInfo& s = (*spaces)[static_cast<size_t>(i)];
+    const auto m = by_id.find(s.module_id);
+    out += "<tr><td>" + (m == by_id.end() ? std::string("?") : ModuleLink(links, run, *m->second)) + "</td>" +
+           IntCell(s.color) + BytesCell(s.total_bytes) + BytesCell(s.live_peak_padded_bytes) +
+           IntCell(s.allocation_count) + "</tr>\n";
+  }
+  return out + "</tbody></table>\n";
+}
+
+std::string RetracesSection(store::Database& db, const std::string& run) {
+  std::string out = "<h2 id=\"retraces\">Retraces</h2>\n";
+  auto groups = store::ListRetraces(db, run, 2);
+  if (!groups.ok() || groups->empty()) return out + "<p class=\"sub\">No jit name was compiled more than once.</p>\n";
+  out += "<p class=\"sub\">Jit names compiled more than once at one stage: other shapes (retraces) or the same "
+         "program again.</p>\n<table class=\"sortable\" id=\"retraces-table\"><thead><tr>" +
+         HeaderCell("module", true) + HeaderCell("stage", true) + HeaderCell("compiles", true, true) +
+         HeaderCell("signatures", true, true) + HeaderCell("programs", true, true) + HeaderCell("xla ids", false) +
+         "</tr></thead><tbody>\n";
+  for (const store::RetraceGroup& g : *groups) {
+    std::string ids;
+    for (int64_t id : g.xla_module_ids) ids += (ids.empty() ? "" : ", ") + std::to_string(id);
+    out += "<tr>" + TextCell(g.folder.empty() ? g.module : g.folder + "/" + g.module) + TextCell(g.stage) +
+           IntCell(g.compiles) + IntCell(g.distinct_signatures) + IntCell(g.distinct_fingerprints) + TextCell(ids) +
+           "</tr>\n";
+  }
+  return out + "</tbody></table>\n";
+}
+
+std::string KernelsSection(store::Database& db, const std::string& run) {
+  std::string out = "<h2 id=\"kernels\">TPU kernels by spill rate</h2>\n";
+  store::SpillQuery q;
+  q.run = run;
+  auto rows = store::SpillRates(db, q);
+  if (!rows.ok() || rows->empty()) {
+    return out + "<p class=\"sub\">No TPU utilization counters are stored for this run.</p>\n";
+  }
+  const int64_t total = static_cast<int64_t>(rows->size());
+  const int64_t shown = std::min(total, kMaxTableRows);
+  out += LeftOutNote(shown, total, "kernels", "`xladb spills --run RUN` lists them all");
+  out += "<p class=\"sub\">Spills and fills of VMEM per bundle, from libtpu's counters.</p>\n"
+         "<table class=\"sortable\" id=\"kernels-table\"><thead><tr>" +
+         HeaderCell("kernel", true) + HeaderCell("module", true) + HeaderCell("VMEM spill rate", true, true) +
+         HeaderCell("VMEM fill rate", true, true) + HeaderCell("VMEM spills", true, true) +
+         HeaderCell("VMEM fills", true, true) + HeaderCell("bundles", true, true) + "</tr></thead><tbody>\n";
+  char rate[32];
+  for (int64_t i = 0; i < shown; ++i) {
+    const store::SpillRateRow& r = (*rows)[static_cast<size_t>(i)];
+    out += "<tr>" + TextCell(r.kernel, true) + TextCell(r.module_name);
+    for (double v : {r.vmem_spill_rate, r.vmem_fill_rate}) {
+      std::snprintf(rate, sizeof rate, "%.4f", v);
+      out += "<td class=\"n\" data-v=\"" + std::string(rate) + "\">" + rate + "</td>";
+    }
+    out += IntCell(r.vmem_spills) + IntCell(r.vmem_fills) + IntCell(r.bundles) + "</tr>\n";
+  }
+  return out + "</tbody></table>\n";
+}
+
+}  // namespace
+
+StatusOr<std::string> RenderRunPage(store::Database& db, const std::string& run, const PageLinks& links) {
+  auto info = store::GetRun(db, run);
+  if (!info.ok()) return info.status();
+  auto modules = store::ListModules(db, run);
+  if (!modules.ok()) return modules.status();
+  std::string body = "<header><p class=\"sub\">xladb · " + PageLinks::Anchor(links.Runs(), "runs") +
+                     " · run</p>\n<h1>" + Html(run) + "</h1>\n<p class=\"sub\">";
+  body += Html(RunTimeText(info->run_time_us));
+  for (const auto& [key, value] : info->labels) body += " · <code>" + Html(key) + "=" + Html(value) + "</code>";
+  body += " · " + std::to_string(info->module_count) + " modules · " + std::to_string(info->file_count) + " files";
+  if (info->error_file_count > 0) body += " · <b>" + std::to_string(info->error_file_count) + " files with errors</b>";
+  body += "</p>\n<nav><a href=\"#modules\">modules</a><a href=\"#spaces\">memory spaces</a>"
+          "<a href=\"#retraces\">retraces</a><a href=\"#kernels\">TPU kernels</a></nav></header>\n";
+  body += ModulesSection(run, *modules, links);
+  body += SpacesSection(db, run, *modules, links);
+  body += RetracesSection(db, run);
+  body += KernelsSection(db, run);
+  return PageFrame("xladb · run " + run, body);
+}
+
+StatusOr<std::string> RenderRunsPage(store::Database& db, const PageLinks& links) {
+  store::RunFilter filter;
+  filter.page_size = 1000;
+  auto page = store::ListRuns(db, filter);
+  if (!page.ok()) return page.status();
+  std::string body = "<header><p class=\"sub\">xladb</p>\n<h1>Runs</h1>\n<p class=\"sub\">" +
+                     std::to_string(page->runs.size()) + " runs, newest first" +
+                     (page->next_page_token.empty() ? "" : " (the newest 1000; `xladb runs` pages through all)") +
+                     ".</p></header>\n";
+  body += "<table class=\"sortable\" id=\"runs-table\"><thead><tr>" + HeaderCell("run", true) +
+          HeaderCell("time", true) + HeaderCell("labels", true) + HeaderCell("modules", true, true) +
+          HeaderCell("files", true, true) + HeaderCell("errors", true, true) + HeaderCell("against the run before", false) +
+          "</tr></thead><tbody>\n";
+  for (size_t i = 0; i < page->runs.size(); ++i) {
+    const store::RunInfo& r = page->runs[i];
+    std::string labels;
+    for (const auto& [key, value] : r.labels) labels += (labels.empty() ? "" : " ") + key + "=" + value;
+    std::string diff;
+    if (i + 1 < page->runs.size()) {
+      diff = PageLinks::Anchor(links.Diff(r.name, page->runs[i + 1].name), "diff with " + Html(page->runs[i + 1].name));
+    }
+    body += "<tr><td>" + PageLinks::Anchor(links.Run(r.name), Html(r.name)) + "</td>" +
+            TextCell(RunTimeText(r.run_time_us)) + TextCell(labels, true) + IntCell(r.module_count) +
+            IntCell(r.file_count) + IntCell(r.error_file_count) + "<td>" + diff + "</td></tr>\n";
+  }
+  body += "</tbody></table>\n";
+  return PageFrame("xladb · runs", body);
+}
+
+StatusOr<std::string> RenderReport(store::Database& db, const ReportRequest& request, const PageLinks& links) {
+  if (request.run.empty()) return Status::InvalidArgument("a report needs a run");
+  if (!request.module.empty() && !request.baseline.empty()) {
+    return Status::InvalidArgument("a report is a module page or a diff against a baseline, not both");
+  }
+  if (!request.baseline.empty()) return RenderDiffPage(db, request, links);
+  if (!request.module.empty()) return RenderModulePage(db, request, links);
+  return RenderRunPage(db, request.run, links);
+}
+
+}  // namespace xladb::service::pages

@@ -1,0 +1,335 @@
+"""End-to-end tests of the HTML report: `xladb report` (offline and through the Report RPC), `xladb check --html`
+and the live pages of `xladbd --http`, loaded in a real headless Chromium (browser.py).
+
+Every page is checked for console errors and for network requests beyond the page itself, and screenshotted
+into $XLADB_ARTIFACTS_DIR/pages (the CI artifact). Expected numbers come from the dump files' text:
+tests/fixtures/report (jit_mlp, base and head; see its README) and, where present, the corpus run folders.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import unittest
+import urllib.error
+import urllib.request
+
+from browser import Browser, have_chromium
+from test_service import (HAVE_CORPUS, RUNS_DIR, SOURCE_DIR, XLADB, DaemonTestCase, Daemon, read_text, xladb_pb2)
+
+FIXTURE = os.path.join(SOURCE_DIR, "tests", "fixtures", "report")
+MLP = "module_0007.jit_mlp.after_optimizations-buffer-assignment.txt"
+ARTIFACTS = os.path.join(os.environ.get("XLADB_ARTIFACTS_DIR") or os.path.join(tempfile.gettempdir(), "xladb-artifacts"),
+                         "pages")
+TWO_MIB = 2 << 20
+
+
+def xladb(*args, check_rc=0):
+    out = subprocess.run([XLADB, *args], capture_output=True, timeout=300)
+    if check_rc is not None and out.returncode != check_rc:
+        raise AssertionError(f"xladb {' '.join(args)} exited {out.returncode}, wanted {check_rc}: "
+                             f"{out.stderr.decode(errors='replace')}")
+    return out
+
+
+def fixture_text(run):
+    return read_text(os.path.join(FIXTURE, run, MLP))
+
+
+def dump_peak(text):
+    """(time, [(buffer, bytes)]) of `Live ranges at <t> (peak):`, read from a dump's text. A buffer is
+    NAME{INDEX} (V2/V3 lines) or NAME (V1 lines)."""
+    head, rest = text.split(" (peak):\n", 1)
+    time = int(re.search(r"Live ranges at (\d+)$", head).group(1))
+    buffers = []
+    for line in rest.splitlines():
+        m = re.match(r"^    (\S+): (\d+) bytes", line)
+        if not m:
+            break
+        buffers.append((m.group(1), int(m.group(2))))
+    return time, buffers
+
+
+def dump_live_range(text, buffer):
+    start, end = re.search(r"^    " + re.escape(buffer) + r":(\d+)-(\d+)$", text, re.M).groups()
+    return int(start), int(end)
+
+
+def dump_value_size(text, name):
+    return int(re.search(r"<\d+ " + re.escape(name) + r" @\d+> \(size=(\d+)", text).group(1))
+
+
+def total_bytes(text):
+    return int(re.search(r"^Total bytes used: (\d+)", text, re.M).group(1))
+
+
+def read_bytes(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def file_url(path):
+    return "file://" + os.path.abspath(path)
+
+
+class PagesTest(DaemonTestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        if not have_chromium():
+            raise AssertionError("chromium is missing: scripts/install-deps.sh installs Debian's chromium; the page "
+                                 "tests cannot check anything without it")
+        cls.browser = Browser()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.browser.close()
+
+    def setUp(self):
+        super().setUp()
+        self.db = os.path.join(self.tmp, "report.db")
+        xladb("ingest", "--db", self.db, os.path.join(FIXTURE, "base"), "--run", "base", "--time", "2026-11-01")
+        xladb("ingest", "--db", self.db, os.path.join(FIXTURE, "head"), "--run", "head", "--time", "2026-11-02")
+        self.tab = self.browser.page()
+
+    def report(self, *args, db=None):
+        path = os.path.join(self.tmp, f"page{len(os.listdir(self.tmp))}.html")
+        out = xladb("report", *args, "--db", db or self.db, "-o", path)
+        self.assertEqual(out.stdout.decode().strip(), path)
+        return path
+
+    def open(self, url, shot):
+        self.tab.load(url)
+        self.tab.assert_clean(self, url)
+        self.tab.screenshot(os.path.join(ARTIFACTS, shot + ".png"))
+
+    # -- what a module page must show, checked against the dump's text
+    def check_module_page(self, text, chart="chart-memory"):
+        peak_time, peak_list = dump_peak(text)
+        peak_bytes = sum(b for _, b in peak_list)
+        marker = self.tab.evaluate(f"Object.assign({{}}, document.getElementById('{chart}-peak-xla').dataset)")
+        self.assertEqual((int(marker["time"]), int(marker["bytes"])), (peak_time, peak_bytes))
+        # The curve is drawn, and it reaches the printed peak at the printed time (first maximum).
+        width = self.tab.evaluate(f"document.querySelector('#{chart} polyline.logical').getBBox().width")
+        self.assertGreater(width, 100)
+        data = json.loads(self.tab.evaluate(f"document.getElementById('{chart}-data').textContent"))
+        logical = next(s["v"] for s in data["series"] if s["key"] == "logical")
+        self.assertEqual(max(logical), peak_bytes)
+        bucket = max(i for i, t in enumerate(data["t"]) if t <= peak_time)
+        self.assertEqual(logical[bucket], peak_bytes)
+        self.assertEqual(logical.index(peak_bytes), bucket)
+        # The peak table lists exactly the buffers of the dump's peak list, with their logical bytes.
+        rows = self.tab.evaluate("""Array.from(document.querySelectorAll('#peak-buffers tbody tr')).map(r =>
+            [r.dataset.instruction, r.dataset.shapeIndex, Number(r.cells[2].dataset.v)])""")
+        listed = sorted((b if "{" in b else b + "{}", n) for b, n in peak_list)
+        if all("{" in b for b, _ in peak_list):
+            self.assertEqual(sorted((i + s, n) for i, s, n in rows), listed)
+        else:  # V1 prints no index: compare names
+            self.assertEqual(sorted((i, n) for i, _, n in rows), sorted(peak_list))
+        return peak_time, peak_bytes
+
+    def test_module_page_from_a_file(self):
+        head = fixture_text("head")
+        page = self.report("head", "--module", "jit_mlp")
+        self.open(file_url(page), "module-file")
+        self.check_module_page(head)
+        # Hovering a buffer draws its lifetime, from its live range in the dump.
+        start, end = dump_live_range(head, "dot.2{}")
+        geometry = self.tab.evaluate("Object.assign({}, document.getElementById('chart-memory').dataset)")
+        self.tab.hover('#peak-buffers tbody tr[data-instruction="dot.2"]')
+        rect = self.tab.evaluate("""(() => { const r = document.querySelector('#chart-memory rect.lifetime');
+            return r ? [Number(r.getAttribute('x')), Number(r.getAttribute('width'))] : null; })()""")
+        self.assertIsNotNone(rect, "hovering a buffer row drew no lifetime")
+        left, width, last = (float(geometry[k]) for k in ("plotLeft", "plotWidth", "lastTime"))
+        self.assertAlmostEqual(rect[0], left + start / last * width, places=3)
+        self.assertAlmostEqual(rect[1], (end + 1 - start) / last * width, places=3)
+        self.tab.hover("h1")
+        self.assertEqual(self.tab.evaluate("document.querySelectorAll('rect.lifetime').length"), 0)
+        # The hover card names the instruction the schedule has at that time.
+        self.tab.hover("#chart-memory")
+        card = self.tab.evaluate("document.getElementById('chart-memory-card').textContent")
+        self.assertRegex(card, r"^time \d+  \S+")
+        # Sorting by program order: the earliest-starting buffer first, then the latest.
+        order = lambda: self.tab.evaluate(
+            "Array.from(document.querySelectorAll('#peak-buffers tbody tr')).map(r => Number(r.cells[5].dataset.v))")
+        self.tab.click("#peak-buffers thead th:nth-child(6)")
+        self.assertEqual(order(), sorted(order(), reverse=True))
+        self.tab.click("#peak-buffers thead th:nth-child(6)")
+        self.assertEqual(order(), sorted(order()))
+        # The trend over the module's identity: both runs, with their dumps' peaks.
+        trend = self.tab.evaluate("""Array.from(document.querySelectorAll('#trend-table tbody tr')).map(r =>
+            [r.cells[0].textContent, Number(r.cells[3].dataset.v)])""")
+        self.assertEqual(trend, [["base", sum(b for _, b in dump_peak(fixture_text("base"))[1])],
+                                 ["head", sum(b for _, b in dump_peak(head)[1])]])
+        self.assertLess(os.path.getsize(page), TWO_MIB)
+
+    def test_run_page_and_gate_page_from_files(self):
+        head, base = fixture_text("head"), fixture_text("base")
+        self.open(file_url(self.report("head")), "run-file")
+        total = self.tab.evaluate("""Number(document.querySelector('#modules-table tr[data-module="jit_mlp"]')
+            .cells[2].dataset.v)""")
+        self.assertEqual(total, total_bytes(head))
+        diff = self.report("head", "--baseline", "base")
+        self.open(file_url(diff), "diff-file")
+        self.assertEqual(self.tab.evaluate("document.getElementById('verdict').dataset.verdict"), "fail")
+        section = self.tab.evaluate("document.querySelector('section.changed-module').id")
+        chart = "chart-" + section
+        # Both charts overlaid, each run's printed peak marked where its dump puts it.
+        self.assertEqual(self.tab.evaluate(f"document.querySelectorAll('#{chart} polyline').length"), 4)
+        marks = self.tab.evaluate(f"""['xla', 'base-xla'].map(k => Number(document.getElementById('{chart}-peak-' + k)
+            .dataset.time))""")
+        self.assertEqual(marks, [dump_peak(head)[0], dump_peak(base)[0]])
+        # The buffers that changed, highlighted by kind, with sizes from the dumps' value lines.
+        rows = self.tab.evaluate(f"""Array.from(document.querySelectorAll('#{chart}-buffers tbody tr[class]')).map(r =>
+            [r.className, r.cells[1].textContent, Number(r.cells[4].dataset.v)])""")
+        self.assertEqual(sorted(rows), sorted([
+            ["appeared", "exp.6{}", dump_value_size(head, "exp.6")],
+            ["grew", "dot.2{}", dump_value_size(head, "dot.2") - dump_value_size(base, "dot.2")],
+            ["shrank", "mul.4{}", dump_value_size(head, "mul.4") - dump_value_size(base, "mul.4")]]))
+        # `xladb check --html` writes the same page, and its Markdown links to it.
+        html = os.path.join(self.tmp, "gate.html")
+        md = xladb("check", "head", "--baseline", "base", "--db", self.db, "--format", "markdown", "--html", html,
+                   "--report-url", "https://ci.example/artifacts/gate.html", check_rc=1).stdout.decode()
+        self.assertIn("[The memory report, with charts](https://ci.example/artifacts/gate.html)", md)
+        self.assertEqual(read_bytes(html), read_bytes(diff))
+
+    def test_live_pages_the_report_rpc_and_links(self):
+        d = self.start("--http", "127.0.0.1:0", db=self.db)
+        line = d.proc.stdout.readline()
+        self.assertIn("pages on http://127.0.0.1:", line)
+        base_url = line.split("pages on ")[1].strip().rstrip("/")
+        for path, shot in (("/", "live-runs"), ("/run?name=head", "live-run"),
+                           ("/module?run=head&name=jit_mlp", "live-module"), ("/diff?run=head&baseline=base", "live-diff")):
+            self.open(base_url + path, shot)
+        # The live module page is the file's page, with links: the same checks hold.
+        self.tab.load(base_url + "/module?run=head&name=jit_mlp&xla_id=7")
+        self.check_module_page(fixture_text("head"))
+        # From the runs page, through the run page, to the module page, by following links.
+        self.tab.load(base_url + "/")
+        run_link = self.tab.evaluate("""document.querySelector('#runs-table tbody tr a').getAttribute('href')""")
+        self.assertEqual(run_link, "/run?name=head")  # newest first
+        self.tab.load(base_url + run_link)
+        self.assertEqual(self.tab.evaluate("document.querySelector('h1').textContent"), "head")
+        href = self.tab.evaluate("""document.querySelector('#modules-table tr[data-module="jit_mlp"] a')
+            .getAttribute('href')""")
+        self.assertEqual(href, "/module?run=head&name=jit_mlp&stage=after_optimizations&xla_id=7")
+        # The Report RPC (Python grpcio) and `xladb report` through the daemon give the offline file, byte for byte.
+        offline = read_bytes(self.report("head", "--module", "jit_mlp"))
+        chunks = list(d.query.Report(xladb_pb2.ReportRequest(run_name="head", module="jit_mlp")))
+        self.assertTrue(chunks[-1].last)
+        self.assertEqual(b"".join(c.html for c in chunks), offline)
+        remote = os.path.join(self.tmp, "remote.html")
+        xladb("report", "head", "--module", "jit_mlp", "--addr", d.addr, "-o", remote)
+        self.assertEqual(read_bytes(remote), offline)
+        # Errors: an unknown run is 404 with its name escaped; writes are refused; unknown paths are 404.
+        with self.assertRaises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(base_url + "/run?name=%3Cb%3Enope", timeout=30)
+        self.assertEqual(e.exception.code, 404)
+        body = e.exception.read().decode()
+        self.assertIn("&lt;b&gt;nope", body)
+        self.assertNotIn("<b>nope", body)
+        with self.assertRaises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(urllib.request.Request(base_url + "/run", data=b"x", method="POST"), timeout=30)
+        self.assertEqual(e.exception.code, 405)
+        with self.assertRaises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(base_url + "/etc/passwd", timeout=30)
+        self.assertEqual(e.exception.code, 404)
+
+    def test_token_and_address_rules_are_the_grpc_ones(self):
+        token = os.path.join(self.tmp, "token")
+        with open(token, "w") as f:
+            f.write("s3cret\n")
+        d = self.start("--http", "127.0.0.1:0", "--token-file", token, db=self.db)
+        url = d.proc.stdout.readline().split("pages on ")[1].strip()
+        with self.assertRaises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(url, timeout=30)
+        self.assertEqual(e.exception.code, 401)
+        ok = urllib.request.urlopen(urllib.request.Request(url, headers={"Authorization": "Bearer s3cret"}), timeout=30)
+        self.assertEqual(ok.status, 200)
+        self.assertIn("Content-Security-Policy", ok.headers)
+        # Not loopback, no TLS and no token: refused before anything listens.
+        out = subprocess.run([os.environ["XLADBD"], "--db", self.db, "--listen", "127.0.0.1:0", "--http", "0.0.0.0:0"],
+                             capture_output=True, text=True, timeout=60)
+        self.assertEqual(out.returncode, 2)
+        self.assertIn("refusing --http 0.0.0.0:0", out.stderr)
+
+    def test_names_with_markup_and_invalid_utf8_are_text(self):
+        run = os.path.join(self.tmp, "evil")
+        os.makedirs(run)
+        evil = "jit_<img src=x onerror=window.__xss=1>"
+        text = fixture_text("head").replace("tanh.3", "tanh<script>window.__xss=2</script>.3")
+        with open(os.path.join(run, f"module_0001.{evil}.after_optimizations-buffer-assignment.txt"), "w") as f:
+            f.write(text)
+        with open(os.path.join(os.fsencode(run), b"module_0002.jit_\xff\xfe.after_optimizations-buffer-assignment.txt"),
+                  "w") as f:
+            f.write(fixture_text("base"))
+        xladb("ingest", "--db", self.db, run, "--run", "evil<script>", "--time", "2026-11-03")
+        for args, shot in ((("evil<script>",), "escaped-run"), (("evil<script>", "--module", evil), "escaped-module")):
+            page = self.report(*args)
+            read_bytes(page).decode("utf-8")  # strict: the page is valid UTF-8 whatever the names were
+            self.open(file_url(page), shot)
+            self.assertIsNone(self.tab.evaluate("window.__xss === undefined ? null : window.__xss"))
+            self.assertEqual(self.tab.evaluate("document.querySelectorAll('img').length"), 0)
+            self.assertEqual(self.tab.evaluate("document.querySelectorAll('script:not([type])').length"), 1)
+            body = self.tab.evaluate("document.body.textContent")
+            self.assertIn(evil, body)
+        self.assertIn("tanh<script>window.__xss=2</script>.3", body)
+        self.assertIn("jit_\ufffd\ufffd", read_bytes(self.report("evil<script>")).decode("utf-8"))
+
+    def test_a_module_without_live_ranges_says_what_is_missing(self):
+        gate = os.path.join(SOURCE_DIR, "tests", "fixtures", "gate", "base")
+        xladb("ingest", "--db", self.db, gate, "--run", "gate-base", "--time", "2026-11-04")
+        self.open(file_url(self.report("gate-base", "--module", "jit_step")), "no-live-ranges")
+        self.assertEqual(self.tab.evaluate("document.querySelectorAll('svg.memchart').length"), 0)
+        note = self.tab.evaluate("document.getElementById('no-live-ranges').textContent")
+        self.assertIn("No live ranges are stored", note)
+        self.assertIsNotNone(self.tab.evaluate("document.getElementById('no-peak-list')"))
+
+    def test_run_pages_of_500_and_5000_modules_stay_under_2_mib(self):
+        text = fixture_text("head")
+        for count in (500, 5000):
+            run = os.path.join(self.tmp, f"big{count}")
+            os.makedirs(run)
+            for i in range(count):
+                with open(os.path.join(run, f"module_{i:04d}.jit_model_{i:04d}_with_a_longer_name.after_optimizations"
+                                            "-buffer-assignment.txt"), "w") as f:
+                    f.write(text)
+            xladb("ingest", "--db", self.db, run, "--run", f"big{count}", "--time", "2026-11-05")
+            page = self.report(f"big{count}")
+            self.assertLess(os.path.getsize(page), TWO_MIB)
+            self.open(file_url(page), f"run-{count}-modules")
+            rows = self.tab.evaluate("document.querySelectorAll('#modules-table tbody tr').length")
+            note = self.tab.evaluate("(document.querySelector('p.left-out') || {}).textContent || ''")
+            if count <= 1000:
+                self.assertEqual((rows, note), (count, ""))
+            else:
+                self.assertEqual(rows, 1000)
+                self.assertIn(f"Showing 1000 of {count} modules", note)
+
+    @unittest.skipUnless(HAVE_CORPUS, "shared corpus not present (../shared/corpus/runs)")
+    def test_corpus_run_folder_pages(self):
+        run_dir = os.path.join(RUNS_DIR, "21_lorrax_scan_C")
+        xladb("ingest", "--db", self.db, run_dir, "--run", "lorrax", "--time", "2026-07-01")
+        self.open(file_url(self.report("lorrax")), "corpus-run")
+        # The module with the largest printed peak, found from the dump files themselves.
+        best = None
+        for folder, _, files in os.walk(run_dir):
+            for name in files:
+                m = re.fullmatch(r"module_(\d{4})\.(.+)\.sm_8\.0_gpu_after_optimizations-buffer-assignment\.txt", name)
+                if not m:
+                    continue
+                text = read_text(os.path.join(folder, name))
+                if " (peak):\n" not in text:
+                    continue
+                peak = sum(b for _, b in dump_peak(text)[1])
+                if best is None or peak > best[0]:
+                    best = (peak, m.group(2), int(m.group(1)), text)
+        self.assertIsNotNone(best)
+        _, module, xla_id, text = best
+        self.open(file_url(self.report("lorrax", "--module", module, "--xla-id", str(xla_id))), "corpus-module")
+        self.check_module_page(text)
+
+
+if __name__ == "__main__":
+    unittest.main()
