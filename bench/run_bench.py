@@ -423,6 +423,7 @@ class Bench:
             base_parse.append(run_tool([a.python, "-c", BASELINE_PARSE_ONLY, a.baseline, path]))
         xladb_rows = count_all_rows(db)
         tables = table_breakdown(db)
+        page = self.module_page_timing(db) if spec == p.file_sizes[-1] else None
         parse_m = [re.search(r"([\d.]+) MB, (\d+) records in ([\d.]+) s", m.stdout) for m in parse_runs]
         if not all(parse_m) or int(parse_m[0].group(2)) == 0:
             raise StepError(f"xladb_parse output unexpected: {parse_runs[0].stdout.strip()}")
@@ -435,11 +436,49 @@ class Bench:
             base_seconds=base.seconds, base_mb_s=mb(size) / base.seconds, base_rss=base.rss_bytes,
             base_db_bytes=database_bytes(base_db),
             parse_mb_s=mb(size) / parse_seconds, parse_rss=max(m.rss_bytes for m in parse_runs),
-            base_parse_mb_s=mb(size) / base_parse_seconds, tables=tables)
+            base_parse_mb_s=mb(size) / base_parse_seconds, tables=tables, page=page)
         os.remove(path)
         remove_database(db)
         remove_database(base_db)
         return result
+
+    # -- the HTML report's pages (issue 11): render time of the biggest module page and of a 500-module run page
+
+    def time_report(self, db, *args):
+        """Best of `repeat` runs of `xladb report … --db db -o page.html`: (Measured, page bytes)."""
+        out = self.path("report-page.html")
+        runs = [run_tool([self.args.xladb, "report", *args, "--db", db, "-o", out]) for _ in range(self.p.repeat)]
+        size = os.path.getsize(out)
+        os.remove(out)
+        return best(runs), size
+
+    def module_page_timing(self, db):
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        try:
+            run, module, xla_id, values = con.execute(
+                "SELECT r.name, m.name, m.xla_module_id, s.value_count FROM modules m JOIN runs r USING (run_id) "
+                "JOIN module_summary s USING (module_id) ORDER BY s.value_count DESC LIMIT 1").fetchone()
+        finally:
+            con.close()
+        args = [run, "--module", module] + ([] if xla_id is None else ["--xla-id", str(xla_id)])
+        measured, size = self.time_report(db, *args)
+        return dict(seconds=measured.seconds, rss=measured.rss_bytes, bytes=size, values=values)
+
+    def report_pages(self):
+        big = getattr(self, "big_file_result", None)
+        if big and big.get("page"):
+            page = big["page"]
+            self.report.target(
+                "HTML report: module page of the largest generated module",
+                f"{fmt_size_label(big['spec'])} buffer assignment ({page['values']:,} values)",
+                f"{page['seconds']:.2f} s, {mb(page['bytes']):.2f} MB page", "", "", fmt_mib(page["rss"]),
+                "measured (issue 11 sets no time); page ≤ 2 MiB", verdict([("size", page["bytes"] <= 2 * MIB)]))
+        if hasattr(self, "store"):
+            measured, size = self.time_report(self.store["db"], "nightly-0000")
+            self.report.target(
+                "HTML report: run page", f"a run of {self.store['modules']} modules in the {self.store_label()}",
+                f"{measured.seconds:.2f} s, {mb(size):.2f} MB page", "", "", fmt_mib(measured.rss_bytes),
+                "measured (issue 11 sets no time); page ≤ 2 MiB", verdict([("size", size <= 2 * MIB)]))
 
     # -- the real run folder ---------------------------------------------------------------------------------------
 
@@ -931,6 +970,7 @@ def main():
         r.step("real run folder", bench.real_run_folder)
         r.step("build the query store", bench.build_store)
         r.step("queries through xladbd", bench.store_queries)
+        r.step("report pages", bench.report_pages)
     finally:
         if not args.keep_work:
             shutil.rmtree(work, ignore_errors=True)

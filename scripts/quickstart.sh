@@ -4,6 +4,8 @@
 # tests/data/seeds, laid out as two CI artifact folders), waits until they are ingested, and answers real
 # questions through the CLI: the runs, the peak-memory trend of a module, the TPU kernels that spill, and the
 # memory gate between the two runs (its Markdown, as a CI job would post it; exit 1 = a regression found).
+# Ends by writing the HTML report of the gate (build/report/gate.html, with the run and module pages beside
+# it) and printing its path; xladbd also serves the same pages live (--http, printed as "pages on …").
 #   XLADB_KEEP_RUNNING=1 scripts/quickstart.sh   # leave xladbd running afterwards
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,13 +25,15 @@ rm -f "$DB" "$DB-wal" "$DB-shm"
 
 echo "== start xladbd on $DB, watching $WATCH"
 LOG=build/xladbd.log
-"$XLADBD" --db "$DB" --listen 127.0.0.1:0 --watch "$WATCH" --quiet-seconds 1 >build/xladbd.out 2>"$LOG" &
+"$XLADBD" --db "$DB" --listen 127.0.0.1:0 --http 127.0.0.1:0 --watch "$WATCH" --quiet-seconds 1 \
+  >build/xladbd.out 2>"$LOG" &
 DAEMON=$!
 stop_daemon() { kill -TERM "$DAEMON" 2>/dev/null && wait "$DAEMON" 2>/dev/null || true; }
 if [ "${XLADB_KEEP_RUNNING:-0}" != "1" ]; then trap stop_daemon EXIT; fi
-for _ in $(seq 100); do grep -q "listening on" build/xladbd.out 2>/dev/null && break; sleep 0.1; done
-export XLADB_ADDR="$(sed -E 's/.*listening on ([^ ]+).*/\1/' build/xladbd.out)"
-echo "xladbd is listening on $XLADB_ADDR"
+for _ in $(seq 100); do grep -q "pages on" build/xladbd.out 2>/dev/null && break; sleep 0.1; done
+export XLADB_ADDR="$(sed -nE 's/.*listening on ([^ ]+).*/\1/p' build/xladbd.out)"
+PAGES="$(sed -nE 's/.*pages on ([^ ]+).*/\1/p' build/xladbd.out)"
+echo "xladbd is listening on $XLADB_ADDR; its pages are on $PAGES"
 
 echo "== two CI artifact folders arrive in the watched folder"
 STAGING=build/examples/staging
@@ -61,7 +65,15 @@ GATE_RC=$?
 set -e
 echo "(exit $GATE_RC: 0 pass, 1 regression, 2 usage, 3 inconclusive, 4 failure)"
 [ "$GATE_RC" -eq 1 ] || { echo "quickstart: the gate should have found the example regression" >&2; exit 1; }
+echo "== xladb report: the gate as a page, the run, and the module that grew (self-contained HTML files)"
+REPORT=build/report
+mkdir -p "$REPORT"
+"$XLADB" report nightly-2026-11-02 --baseline nightly-2026-11-01 -o "$REPORT/gate.html" >/dev/null
+"$XLADB" report nightly-2026-11-02 -o "$REPORT/run.html" >/dev/null
+"$XLADB" report nightly-2026-11-02 --module jit_mlp -o "$REPORT/jit_mlp.html" >/dev/null
+grep -q 'data-verdict="fail"' "$REPORT/gate.html" || { echo "quickstart: the gate page lacks its verdict" >&2; exit 1; }
 echo "== done. The database is $DB (open it with sqlite3). xladbd log: $LOG"
+echo "The report: $(cd "$REPORT" && pwd)/gate.html (open it in a browser; it needs no network)"
 if [ "${XLADB_KEEP_RUNNING:-0}" = "1" ]; then
-  echo "xladbd keeps running (pid $DAEMON) on $XLADB_ADDR; stop it with: kill $DAEMON"
+  echo "xladbd keeps running (pid $DAEMON) on $XLADB_ADDR, pages on $PAGES; stop it with: kill $DAEMON"
 fi

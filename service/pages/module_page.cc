@@ -65,6 +65,8 @@ std::string MemorySection(const store::MemoryTimeline& t) {
   if (t.xla_peak_time >= 0 && t.xla_peak_bytes >= 0) {
     peaks.push_back({"xla", "XLA peak", t.xla_peak_time, t.xla_peak_bytes});
   }
+  const bool own_maximum = t.logical_peak.time >= 0 && t.logical_peak.bytes > t.xla_peak_bytes;
+  if (own_maximum) peaks.push_back({"logical", "logical max", t.logical_peak.time, t.logical_peak.bytes});
   if (t.padded_peak.time >= 0) peaks.push_back({"padded", "padded peak", t.padded_peak.time, t.padded_peak.bytes});
   out += RenderMemoryChart("chart-memory",
                            {{"logical", "logical bytes live", &t.logical_bytes, &t.instructions},
@@ -76,6 +78,13 @@ std::string MemorySection(const store::MemoryTimeline& t) {
     const std::string at = instruction_at(t.xla_peak_time);
     if (!at.empty()) out += ", <code>" + Html(at) + "</code>";
     out += ".</p>\n";
+    if (own_maximum && t.matches_xla_peak()) {
+      out += "<p class=\"sub\" id=\"logical-max\">The logical curve is higher later: " +
+             Html(HumanBytes(t.logical_peak.bytes)) + " at time " + std::to_string(t.logical_peak.time) +
+             ". XLA chose its peak time counting, at each time, the values that ended the step before too "
+             "(its HloLiveRange adds a time's new values before it drops the previous step's), then printed "
+             "the values live at that time (docs/formats.md §4.1).</p>\n";
+    }
     if (!t.matches_xla_peak()) {
       out += "<p class=\"note\" id=\"peak-mismatch\">The logical curve is " +
              Html(HumanBytes(t.xla_peak_time < static_cast<int64_t>(t.logical_bytes.size())

@@ -108,6 +108,14 @@
     });
   }
 
+  // A byte count's exact value, on hover (kept out of the page's bytes until asked for).
+  document.addEventListener("mouseover", function (event) {
+    var cell = event.target.closest ? event.target.closest("td.b") : null;
+    if (cell && !cell.title && cell.getAttribute("data-v") !== "-1") {
+      cell.title = Number(cell.getAttribute("data-v")).toLocaleString("en-US") + " bytes";
+    }
+  });
+
   document.querySelectorAll("table.sortable").forEach(makeSortable);
   document.querySelectorAll("svg.memchart").forEach(attachHover);
   document.querySelectorAll("tr[data-chart]").forEach(attachLifetimes);

@@ -9,14 +9,13 @@ namespace xladb::service::pages {
 
 std::string BytesCell(int64_t bytes) {
   if (bytes < 0) return "<td class=\"n\" data-v=\"-1\">–</td>";
-  return "<td class=\"n\" data-v=\"" + std::to_string(bytes) + "\" title=\"" + GroupedNumber(bytes) + " bytes\">" +
-         Html(HumanBytes(bytes)) + "</td>";
+  return "<td class=\"n b\" data-v=\"" + std::to_string(bytes) + "\">" + Html(HumanBytes(bytes)) + "</td>";
 }
 
 std::string DeltaCell(int64_t delta) {
-  const char* cls = delta > 0 ? "n up" : delta < 0 ? "n down" : "n";
-  return std::string("<td class=\"") + cls + "\" data-v=\"" + std::to_string(delta) + "\" title=\"" +
-         GroupedNumber(delta) + " bytes\">" + Html(HumanBytes(delta, true)) + "</td>";
+  const char* cls = delta > 0 ? "n b up" : delta < 0 ? "n b down" : "n b";
+  return std::string("<td class=\"") + cls + "\" data-v=\"" + std::to_string(delta) + "\">" +
+         Html(HumanBytes(delta, true)) + "</td>";
 }
 
 std::string IntCell(int64_t n) {

@@ -1,5 +1,5 @@
 // Table cells and small pieces the report pages share, so every page shows a number the same way: bytes as
-// a human size with the exact count in data-v (what sorting and tests read) and in the title.
+// a human size with the exact count in data-v (what sorting and tests read; page.js shows it on hover).
 //
 // Pure functions; thread-safe.
 #ifndef XLADB_SERVICE_PAGES_TABLE_CELLS_H_

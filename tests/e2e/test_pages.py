@@ -115,10 +115,11 @@ class PagesTest(DaemonTestCase):
         self.assertGreater(width, 100)
         data = json.loads(self.tab.evaluate(f"document.getElementById('{chart}-data').textContent"))
         logical = next(s["v"] for s in data["series"] if s["key"] == "logical")
-        self.assertEqual(max(logical), peak_bytes)
         bucket = max(i for i, t in enumerate(data["t"]) if t <= peak_time)
-        self.assertEqual(logical[bucket], peak_bytes)
-        self.assertEqual(logical.index(peak_bytes), bucket)
+        if data["w"] == 1:
+            self.assertEqual(logical[bucket], peak_bytes)
+        self.assertGreaterEqual(logical[bucket], peak_bytes)
+        self.assertGreaterEqual(max(logical), peak_bytes)
         # The peak table lists exactly the buffers of the dump's peak list, with their logical bytes.
         rows = self.tab.evaluate("""Array.from(document.querySelectorAll('#peak-buffers tbody tr')).map(r =>
             [r.dataset.instruction, r.dataset.shapeIndex, Number(r.cells[2].dataset.v)])""")
