@@ -139,17 +139,15 @@ StatusOr<std::unique_ptr<HttpPages>> HttpPages::Start(const HttpPagesOptions& op
     });
   });
   http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
-  for (const char* pattern : {"/.*"}) {
-    const auto refuse = [](const httplib::Request&, httplib::Response& res) {
-      res.status = 405;
-      res.set_header("Allow", "GET, HEAD");
-      res.set_content("read-only: GET and HEAD only\n", "text/plain");
-    };
-    http.Post(pattern, refuse);
-    http.Put(pattern, refuse);
-    http.Delete(pattern, refuse);
-    http.Patch(pattern, refuse);
-  }
+  const auto refuse = [](const httplib::Request&, httplib::Response& res) {
+    res.status = 405;
+    res.set_header("Allow", "GET, HEAD");
+    res.set_content("read-only: GET and HEAD only\n", "text/plain");
+  };
+  http.Post("/.*", refuse);
+  http.Put("/.*", refuse);
+  http.Delete("/.*", refuse);
+  http.Patch("/.*", refuse);
   int port = options.port;
   if (port == 0) {
     port = http.bind_to_any_port(options.host);

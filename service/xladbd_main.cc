@@ -199,7 +199,9 @@ int main(int argc, char** argv) {
   };
   if (!address_allowed(listen, "--listen")) return 2;
   if (!http_listen.empty()) {
-    if (http_listen.rfind(':') == std::string::npos) {
+    const std::string http_port = http_listen.substr(http_listen.rfind(':') + 1);
+    if (http_listen.rfind(':') == std::string::npos || http_port.empty() ||
+        http_port.find_first_not_of("0123456789") != std::string::npos || http_port.size() > 5) {
       std::fprintf(stderr, "xladbd: --http wants host:port, not %s\n", http_listen.c_str());
       return 2;
     }

@@ -9,6 +9,7 @@ import json
 import os
 import re
 import shutil
+import ssl
 import subprocess
 import tempfile
 import unittest
@@ -249,6 +250,19 @@ class PagesTest(DaemonTestCase):
         ok = urllib.request.urlopen(urllib.request.Request(url, headers={"Authorization": "Bearer s3cret"}), timeout=30)
         self.assertEqual(ok.status, 200)
         self.assertIn("Content-Security-Policy", ok.headers)
+        # With a certificate the pages are HTTPS, verified against that certificate.
+        cert, key = os.path.join(self.tmp, "cert.pem"), os.path.join(self.tmp, "key.pem")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
+                        "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
+                       check=True, capture_output=True)
+        tls = self.start("--http", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key,
+                         db=os.path.join(self.tmp, "tls.db"))
+        https = tls.proc.stdout.readline().split("pages on ")[1].strip()
+        self.assertTrue(https.startswith("https://127.0.0.1:"), https)
+        page = urllib.request.urlopen(https + "healthz", context=ssl.create_default_context(cafile=cert), timeout=30)
+        self.assertEqual(page.read(), b"ok\n")
+        with self.assertRaises((urllib.error.URLError, ConnectionError)):  # plain HTTP gets no page
+            urllib.request.urlopen(https.replace("https://", "http://") + "healthz", timeout=30)
         # Not loopback, no TLS and no token: refused before anything listens.
         out = subprocess.run([os.environ["XLADBD"], "--db", self.db, "--listen", "127.0.0.1:0", "--http", "0.0.0.0:0"],
                              capture_output=True, text=True, timeout=60)
