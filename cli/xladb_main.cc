@@ -3,6 +3,7 @@
 //
 //   xladb runs | modules RUN | trend MODULE | spills | top RUN MODULE | diff RUN_A RUN_B | retraces RUN | sql "…"
 //   xladb report RUN [--module M [--xla-id N]] [--baseline B] -o FILE.html
+//   xladb label RUN KEY=VALUE... [--remove KEY]...  |  xladb delete RUN
 //   xladb check RUN --baseline BASE [--config F] [--metric M]... [--format table|json|markdown|junit]
 //   xladb ingest PATH... [--run NAME] [--label key=value]... [--time T] [--append] [--server-path | --db FILE]
 //   common: [--addr 127.0.0.1:50051] [--db FILE] [--format table|csv|json] [--token-file F] [--tls-ca F]
@@ -23,6 +24,7 @@
 #include "cli/output.h"
 #include "cli/query_commands.h"
 #include "cli/remote_commands.h"
+#include "cli/run_commands.h"
 #include "ingest/dump_ingester.h"
 #include "proto/wire_text.h"
 #include "store/database.h"
@@ -311,6 +313,16 @@ int main(int argc, char** argv) {
                      "The gate's page: RUN against a run name, label:KEY=VALUE or commit:SHA");
   report->add_option("-o,--output", report_args.output, "The HTML file to write")->required();
 
+  LabelArgs label_args;
+  std::vector<std::string> label_pairs;
+  auto* label = app.add_subcommand("label", "Set (KEY=VALUE) or remove (--remove KEY) labels of a stored run");
+  label->add_option("RUN", label_args.run, "Run name")->required();
+  label->add_option("LABELS", label_pairs, "KEY=VALUE to set (repeatable)");
+  label->add_option("--remove", label_args.remove, "Label key to remove (repeatable)");
+  std::string delete_run;
+  auto* del = app.add_subcommand("delete", "Delete a stored run: every row of it, nothing of another run");
+  del->add_option("RUN", delete_run, "Run name")->required();
+
   std::string sql;
   int64_t max_rows = 0;
   auto* sqlcmd = app.add_subcommand("sql", "Run a read-only SQL query (on xladbd, or on --db FILE)");
@@ -409,6 +421,11 @@ int main(int argc, char** argv) {
     }
     return verdict;
   }
+  if (label->parsed()) {
+    if (!ParseLabels(label_pairs, &label_args.set)) return kExitUsage;
+    return CmdLabel(client, db_path, label_args);
+  }
+  if (del->parsed()) return CmdDelete(client, db_path, delete_run);
   if (sqlcmd->parsed()) {
     if (!db_path.empty()) return RunSql(sql, db_path, format);
     return CmdRemoteSql(client, sql, max_rows);

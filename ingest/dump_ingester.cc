@@ -15,6 +15,7 @@
 #include "ingest/parser_registry.h"
 #include "ingest/printed_number.h"
 #include "ingest/record_pipe.h"
+#include "ingest/run_metadata_file.h"
 #include "ingest/run_name.h"
 #include "ingest/sniff.h"
 
@@ -202,6 +203,7 @@ StatusOr<IngestSummary> DumpIngester::Ingest(DumpSource& source, const std::stri
   summary.run_name = spec.name;
   summary.run_id = *run_id;
   int64_t newest_mtime = -1;
+  bool time_from_metadata = false;  // the run metadata file set the run's time
   Status fatal;
   IngestProgress prog;
   auto read_buffer = std::make_unique_for_overwrite<char[]>(kReadChunk);  // the hash pass's, reused per file
@@ -259,6 +261,32 @@ StatusOr<IngestSummary> DumpIngester::Ingest(DumpSource& source, const std::stri
       return;
     }
     ++summary.files_by_kind[fs.kind];
+    if (entry.path == kRunMetadataFileName) {  // the run's labels and time, at its root
+      StatusOr<RunMetadata> meta = first->bytes <= static_cast<int64_t>(first->head.size())
+                                       ? ParseRunMetadata(first->head)
+                                       : StatusOr<RunMetadata>(Status::DataLoss(
+                                             "larger than " + std::to_string(kMaxRunMetadataBytes) + " bytes"));
+      if (!meta.ok()) {
+        record_verdict(fs, {"error", "run metadata file: " + meta.status().message(), 0, 0});
+        return;
+      }
+      std::vector<std::pair<std::string, std::string>> labels;
+      for (auto& [key, value] : meta->labels) {  // labels given to the ingest itself win
+        bool given = false;
+        for (const auto& l : options.labels) given |= l.first == key;
+        if (!given) labels.emplace_back(key, value);
+      }
+      Status applied = target_->ApplyRunMetadata(*run_id, labels, spec.time_us >= 0 ? -1 : meta->time_us);
+      if (!applied.ok()) {
+        fatal = applied;
+        return;
+      }
+      if (meta->time_us >= 0 && spec.time_us < 0) time_from_metadata = true;
+      record_verdict(fs, {"not_ingested", "run metadata: " + std::to_string(labels.size()) + " labels" +
+                                              (time_from_metadata ? " and the run time" : "") + " applied",
+                          0, 0});
+      return;
+    }
     if (!IsIngestedKind(sniff.kind)) {
       bool is_error = sniff.kind == FileKind::kUnknown && sniff.name_claims_ingested_kind;
       record_verdict(fs, {is_error ? "error" : "not_ingested", sniff.reason, 0, 0});
@@ -333,7 +361,7 @@ StatusOr<IngestSummary> DumpIngester::Ingest(DumpSource& source, const std::stri
   });
 
   if (fatal.ok()) {
-    Status fin = target_->FinishRun(*run_id, spec.time_us >= 0 ? -1 : newest_mtime);
+    Status fin = target_->FinishRun(*run_id, spec.time_us >= 0 || time_from_metadata ? -1 : newest_mtime);
     if (!fin.ok()) fatal = fin;
   }
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

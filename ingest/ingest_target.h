@@ -81,6 +81,13 @@ class IngestTarget : public RecordSink {
   virtual Status AbortFile(const FileOutcome& outcome) = 0;
   virtual Status RecordFileWithoutRows(const FileSpec& spec, const FileOutcome& outcome) = 0;
   virtual Status FinishRun(int64_t run_id, int64_t newest_mtime_us) = 0;
+  // Labels and time from the run's metadata file (run_metadata_file.h), between files: labels are set
+  // (a key's value replaced), and time_us >= 0 becomes the run's time unless the ingest was given one.
+  // A target that keeps no runs may ignore it (the default).
+  virtual Status ApplyRunMetadata(int64_t /*run_id*/, const std::vector<std::pair<std::string, std::string>>& /*labels*/,
+                                  int64_t /*time_us*/) {
+    return Status::Ok();
+  }
 };
 
 }  // namespace xladb::ingest

@@ -1,5 +1,6 @@
 #include "service/ingest_queue.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <random>
 
@@ -141,6 +142,20 @@ int64_t IngestQueue::jobs_finished() const {
   return jobs_finished_;
 }
 
+Status IngestQueue::RunOnWriter(std::function<Status(store::Database&)> task) {
+  WriterTask t{std::move(task), std::nullopt};
+  std::unique_lock<std::mutex> lock(mu_);
+  if (stopping_) return Status::FailedPrecondition("the server is shutting down; retry after restart");
+  tasks_.push_back(&t);
+  changed_.notify_all();
+  changed_.wait(lock, [&] { return t.result.has_value() || stopping_; });
+  if (!t.result) {  // shut down before the writer got to it
+    tasks_.erase(std::remove(tasks_.begin(), tasks_.end(), &t), tasks_.end());
+    return Status::FailedPrecondition("the server is shutting down; retry after restart");
+  }
+  return *t.result;
+}
+
 void IngestQueue::Update(const std::string& job_id, const std::function<void(JobStatus&)>& change) {
   std::lock_guard<std::mutex> lock(mu_);
   JobStatus& js = jobs_[job_id];
@@ -161,13 +176,29 @@ void IngestQueue::Run() {
     }
     return;
   }
-  store::RunWriter writer(db.value().get());
+  auto writer_holder = std::make_unique<store::RunWriter>(db.value().get());
   for (;;) {
     std::pair<std::string, IngestRequest> next;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      changed_.wait(lock, [&] { return stopping_ || !queue_.empty() || !tasks_.empty(); });
       if (stopping_) return;  // queued jobs stay QUEUED in ingest_jobs and resume on the next start
+      if (!tasks_.empty()) {  // label and delete changes, between jobs
+        WriterTask* task = tasks_.front();
+        tasks_.pop_front();
+        lock.unlock();
+        Status result;
+        try {
+          result = task->run(*db.value());
+        } catch (const std::exception& e) {
+          result = Status::Internal(std::string("writer task failed: ") + e.what());
+        }
+        writer_holder = std::make_unique<store::RunWriter>(db.value().get());  // its cached ids may be gone
+        lock.lock();
+        task->result = result;
+        changed_.notify_all();
+        continue;
+      }
       next = std::move(queue_.front());
       queue_.pop_front();
       if (next.second.source == "upload") running_upload_ = next.second.path;
@@ -180,7 +211,7 @@ void IngestQueue::Run() {
     const IngestRequest& request = next.second;
     Update(job_id, [](JobStatus& js) { js.state = JobStatus::State::kRunning; });
 
-    ingest::DumpIngester ingester(&writer);
+    ingest::DumpIngester ingester(writer_holder.get());
     ingest::IngestOptions options;
     options.run_name = request.run_name;
     options.labels = request.labels;

@@ -82,6 +82,10 @@ class IngestQueue {
   ~IngestQueue();
 
   StatusOr<std::string> Submit(IngestRequest request);
+  // Runs `task` on the writer's connection, between ingest jobs (the job in hand finishes first), and returns
+  // its Status once it ran: how label and delete changes serialize with ingest. The writer's caches are
+  // rebuilt after a task. kFailedPrecondition once Shutdown() has begun.
+  Status RunOnWriter(std::function<Status(store::Database&)> task);
   std::optional<JobStatus> Get(const std::string& job_id) const;
   // Blocks until the job's version exceeds `after_version`, it finishes, or `timeout` passes.
   std::optional<JobStatus> WaitForChange(const std::string& job_id, uint64_t after_version,
@@ -109,6 +113,11 @@ class IngestQueue {
   mutable std::mutex mu_;
   mutable std::condition_variable changed_;
   std::deque<std::pair<std::string, IngestRequest>> queue_;
+  struct WriterTask {
+    std::function<Status(store::Database&)> run;
+    std::optional<Status> result;  // set by the writer thread
+  };
+  std::deque<WriterTask*> tasks_;  // owned by the callers of RunOnWriter, who wait for `result`
   std::map<std::string, JobStatus> jobs_;
   bool stopping_ = false;
   std::string running_upload_;  // the staged folder of the upload being ingested, or ""

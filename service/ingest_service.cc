@@ -18,6 +18,8 @@
 #include "ingest/run_name.h"
 #include "proto/wire_text.h"
 #include "service/query_service.h"
+#include "service/query_answers.h"
+#include "store/run_lifecycle.h"
 
 namespace xladb::service {
 
@@ -327,6 +329,39 @@ grpc::Status IngestServiceImpl::WatchIngestJob(grpc::ServerContext* ctx, const v
     version = st->version;
     if (st->finished() || ctx->IsCancelled()) return grpc::Status::OK;
   }
+}
+
+grpc::Status IngestServiceImpl::LabelRun(grpc::ServerContext* ctx, const v1::LabelRunRequest* req, v1::Run* resp) {
+  if (Status auth = access_->CheckToken(AuthorizationHeader(ctx)); !auth.ok()) return ToGrpc(auth);
+  if (req->run_name().empty()) return {grpc::StatusCode::INVALID_ARGUMENT, "run_name is required"};
+  store::LabelList set;
+  for (const auto& l : req->set()) set.emplace_back(l.key(), l.value());
+  const std::vector<std::string> remove(req->remove().begin(), req->remove().end());
+  Status st = queue_->RunOnWriter([&](store::Database& db) {
+    Status changed = store::RelabelRun(db, req->run_name(), set, remove);
+    if (!changed.ok()) return changed;
+    v1::GetRunRequest get;
+    get.set_run_name(req->run_name());
+    return AnswerGetRun(db, get, resp);
+  });
+  if (!st.ok()) return ToGrpc(st);
+  return Answer(resp);
+}
+
+grpc::Status IngestServiceImpl::DeleteRun(grpc::ServerContext* ctx, const v1::DeleteRunRequest* req,
+                                          v1::DeleteRunResponse* resp) {
+  if (Status auth = access_->CheckToken(AuthorizationHeader(ctx)); !auth.ok()) return ToGrpc(auth);
+  if (req->run_name().empty()) return {grpc::StatusCode::INVALID_ARGUMENT, "run_name is required"};
+  Status st = queue_->RunOnWriter([&](store::Database& db) -> Status {
+    auto deleted = store::DeleteRun(db, req->run_name());
+    if (!deleted.ok()) return deleted.status();
+    resp->set_files(deleted->files);
+    resp->set_modules(deleted->modules);
+    resp->set_rows(deleted->rows);
+    return Status::Ok();
+  });
+  if (!st.ok()) return ToGrpc(st);
+  return grpc::Status::OK;
 }
 
 }  // namespace xladb::service

@@ -54,6 +54,9 @@ class IngestServiceImpl final : public xladb::v1::IngestService::Service {
   grpc::Status GetIngestJob(grpc::ServerContext*, const v1::GetIngestJobRequest*, v1::IngestJob*) override;
   grpc::Status WatchIngestJob(grpc::ServerContext*, const v1::GetIngestJobRequest*,
                               grpc::ServerWriter<v1::IngestJob>*) override;
+  // Run changes (store/run_lifecycle.h), done by the queue's writer between jobs (IngestQueue::RunOnWriter).
+  grpc::Status LabelRun(grpc::ServerContext*, const v1::LabelRunRequest*, v1::Run*) override;
+  grpc::Status DeleteRun(grpc::ServerContext*, const v1::DeleteRunRequest*, v1::DeleteRunResponse*) override;
 
  private:
   // Waits (while the client is there) until the job finishes; fills `out` with its last state.

@@ -1097,6 +1097,36 @@ Status RunWriter::FinishRun(int64_t run_id, int64_t newest_mtime_us) {
   }
 }
 
+Status RunWriter::ApplyRunMetadata(int64_t run_id, const std::vector<std::pair<std::string, std::string>>& labels,
+                                   int64_t time_us) {
+  auto& sql = impl_->sql;
+  try {
+    SQLite::Transaction tx(sql, SQLite::TransactionBehavior::IMMEDIATE);
+    SQLite::Statement put(sql,
+                          "INSERT INTO run_labels(run_id, key, value) VALUES (?, ?, ?) "
+                          "ON CONFLICT(run_id, key) DO UPDATE SET value = excluded.value");
+    for (const auto& [key, value] : labels) {
+      put.bind(1, run_id);
+      put.bind(2, key);
+      put.bind(3, value);
+      put.exec();
+      put.reset();
+    }
+    if (time_us >= 0) {
+      SQLite::Statement up(sql,
+                           "UPDATE runs SET run_time_us = ?, run_time_source = 'run_file' "
+                           "WHERE run_id = ? AND run_time_source <> 'flag'");
+      up.bind(1, time_us);
+      up.bind(2, run_id);
+      up.exec();
+    }
+    tx.commit();
+    return Status::Ok();
+  } catch (const std::exception& e) {
+    return Status::IoError(std::string("applying the run metadata file: ") + e.what());
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------
 // RecordSink
 

@@ -58,6 +58,9 @@ class RunWriter : public ingest::IngestTarget {
   Status RecordFileWithoutRows(const FileSpec& spec, const FileOutcome& outcome) override;
   // Sets the run's time from the newest file mtime when --time did not give one.
   Status FinishRun(int64_t run_id, int64_t newest_mtime_us) override;
+  // Sets the labels, and the run time (run_time_source 'run_file') unless a flag set it, in one transaction.
+  Status ApplyRunMetadata(int64_t run_id, const std::vector<std::pair<std::string, std::string>>& labels,
+                          int64_t time_us) override;
 
   // RecordSink
   void OnAllocation(ingest::AllocationRecord&&) override;

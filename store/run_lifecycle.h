@@ -1,0 +1,41 @@
+// Changing a run after its ingest: its labels, and deleting it.
+//
+//   * RelabelRun sets labels (replacing a key's value) and removes keys, in one transaction. The gate picks
+//     baselines by label (`label:branch=main`), so labels must be changeable after a run is stored.
+//   * DeleteRun removes every row of the run: its files and their issues, its modules and every row keyed by
+//     them, its labels and its spill summary; then the interned texts (shapes, source files, long texts) no
+//     other run uses any more. Nothing of another run is touched, so the database afterwards holds what it
+//     would hold had the run never been ingested (tests/store/run_lifecycle_test.cc counts every table).
+//
+// Contract: read-write connection (Database opened read-write), one transaction per call, one thread at a
+// time. kNotFound names an unknown run; kInvalidArgument a bad label; kIoError a database failure (rolled
+// back: a run is deleted whole or not at all). A writer that caches interned ids (store/run_writer.h) must
+// not be used across a DeleteRun on its connection: make a new one. No exceptions escape.
+#ifndef XLADB_STORE_RUN_LIFECYCLE_H_
+#define XLADB_STORE_RUN_LIFECYCLE_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ingest/status.h"
+#include "store/database.h"
+
+namespace xladb::store {
+
+using LabelList = std::vector<std::pair<std::string, std::string>>;
+
+Status RelabelRun(Database& db, const std::string& run, const LabelList& set, const std::vector<std::string>& remove);
+
+struct DeletedRun {
+  int64_t files = 0;
+  int64_t modules = 0;
+  int64_t rows = 0;  // all rows removed, the run's own rows and the interned texts no longer used
+};
+
+StatusOr<DeletedRun> DeleteRun(Database& db, const std::string& run);
+
+}  // namespace xladb::store
+
+#endif  // XLADB_STORE_RUN_LIFECYCLE_H_

@@ -1,0 +1,105 @@
+"""End-to-end tests of a run's lifecycle (issue 12): labels and time from a watched run's xladb-run.toml,
+`xladb label` and `xladb delete` through xladbd (LabelRun, DeleteRun: done by its one writer) and offline.
+Expected row counts come from ingesting the same folders into fresh databases."""
+import os
+import shutil
+import sqlite3
+import subprocess
+import unittest
+
+from test_service import XLADB, DaemonTestCase, make_run, table_counts, wait_for, xladb_pb2
+
+METADATA = """# written by the CI job that made the artifact
+time = "2026-10-30T12:00:00Z"
+[labels]
+branch = "main"
+commit = "1a2b3c4d5e"
+"""
+
+
+def xladb(*args, check_rc=0):
+    out = subprocess.run([XLADB, *args], capture_output=True, text=True, timeout=300)
+    if check_rc is not None and out.returncode != check_rc:
+        raise AssertionError(f"xladb {' '.join(args)} exited {out.returncode}, wanted {check_rc}: {out.stderr}")
+    return out
+
+
+def all_table_counts(db):
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                            "AND name NOT LIKE 'sqlite_%' AND name <> 'ingest_jobs'")]
+        return {t: con.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0] for t in tables}
+    finally:
+        con.close()
+
+
+class RunLifecycleTest(DaemonTestCase):
+
+    def test_a_watched_run_with_a_metadata_file_is_listed_with_its_labels_and_time(self):
+        root = os.path.join(self.tmp, "artifacts")
+        os.makedirs(root)
+        d = self.start("--watch", root, "--quiet-seconds", "0.3")
+        staging = os.path.join(self.tmp, "staging", "nightly-77")
+        make_run(staging)
+        with open(os.path.join(staging, "xladb-run.toml"), "w") as f:
+            f.write(METADATA)
+        shutil.move(staging, os.path.join(root, "nightly-77"))
+        runs = wait_for(lambda: [r for r in d.cli_json("runs") if r["run"] == "nightly-77" and r["modules"] == 3],
+                        what="the watched run to be ingested")
+        self.assertEqual(runs[0]["labels"], "branch=main,commit=1a2b3c4d5e")
+        self.assertEqual(runs[0]["run_time"], "2026-10-30T12:00:00Z")
+        # The gate finds it by label.
+        out = d.cli("check", "nightly-77", "--baseline", "label:branch=main", check=False)
+        self.assertIn("no baseline", out.stdout + out.stderr)
+        # A metadata file that does not parse is that file's error, with its line; the run is still ingested.
+        bad = os.path.join(self.tmp, "bad-run")
+        make_run(bad)
+        with open(os.path.join(bad, "xladb-run.toml"), "w") as f:
+            f.write('time = "2026-10-30"\n[labels]\nbranch = [1, 2]\n')
+        db = os.path.join(self.tmp, "offline.db")
+        out = xladb("ingest", bad, "--db", db, check_rc=1)
+        self.assertIn("xladb-run.toml", out.stderr + out.stdout)
+        self.assertIn("line 3", out.stderr + out.stdout)
+        clean = os.path.join(self.tmp, "bad-run-clean")
+        make_run(clean)
+        clean_db = os.path.join(self.tmp, "clean.db")
+        xladb("ingest", clean, "--db", clean_db, "--run", "bad-run")
+        counts, expected = table_counts(db, "bad-run"), table_counts(clean_db, "bad-run")
+        expected["files"] += 1  # the metadata file's own verdict
+        self.assertEqual(counts, expected)  # every dump still ingested
+
+    def test_label_and_delete_through_the_daemon_and_offline(self):
+        a, b = os.path.join(self.tmp, "run-a"), os.path.join(self.tmp, "run-b")
+        make_run(a)
+        make_run(b)  # the same dumps under another run name: shared interned texts stay for run-a
+        alone = os.path.join(self.tmp, "alone.db")
+        xladb("ingest", a, "--db", alone)
+        db = os.path.join(self.tmp, "xladb.db")
+        xladb("ingest", a, "--db", db)
+        xladb("ingest", b, "--db", db)
+        d = self.start(db=db)
+        out = d.cli("label", "run-b", "branch=dev", "commit=abc")
+        self.assertEqual(out.stdout.strip(), "run run-b: branch=dev commit=abc")
+        run = d.ingest.LabelRun(xladb_pb2.LabelRunRequest(run_name="run-b", remove=["commit"]), timeout=30)
+        self.assertEqual([(l.key, l.value) for l in run.labels], [("branch", "dev")])
+        unknown = d.cli("label", "nope", "k=v", check=False)
+        self.assertEqual(unknown.returncode, 1)
+        self.assertIn("nope", unknown.stderr)
+        # Deleting B through the daemon leaves what ingesting A alone leaves, table by table.
+        out = d.cli("delete", "run-b")
+        self.assertRegex(out.stdout, r"^deleted run run-b: \d+ files, \d+ modules, \d+ rows")
+        self.assertEqual(all_table_counts(db), all_table_counts(alone))
+        self.assertEqual([r["run"] for r in d.cli_json("runs")], ["run-a"])
+        d.stop()
+        # Offline, the same.
+        xladb("ingest", b, "--db", db)
+        xladb("label", "run-b", "x=1", "--db", db)
+        xladb("delete", "run-b", "--db", db)
+        self.assertEqual(all_table_counts(db), all_table_counts(alone))
+        self.assertEqual(xladb("delete", "run-b", "--db", db, check_rc=1).stderr.strip(),
+                         "xladb: run 'run-b' not found")
+
+
+if __name__ == "__main__":
+    unittest.main()
