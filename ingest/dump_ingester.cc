@@ -360,10 +360,10 @@ StatusOr<IngestSummary> DumpIngester::Ingest(DumpSource& source, const std::stri
     if (progress) progress(prog);
   });
 
-  if (fatal.ok()) {
-    Status fin = target_->FinishRun(*run_id, spec.time_us >= 0 || time_from_metadata ? -1 : newest_mtime);
-    if (!fin.ok()) fatal = fin;
-  }
+  // Also after a fatal error: the files stored whole so far are kept (a target that commits files in groups
+  // commits its open group here).
+  Status fin = target_->FinishRun(*run_id, spec.time_us >= 0 || time_from_metadata ? -1 : newest_mtime);
+  if (fatal.ok() && !fin.ok()) fatal = fin;
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!fatal.ok()) return fatal;
   if (!walk.ok()) {

@@ -2,10 +2,14 @@
 // driver (dump_ingester.h) knows only this interface, so ingest/ stays free of SQL.
 //
 // Protocol, per run:  BeginRun → for each file: CheckFile → (BeginFile → records… → CommitFile | AbortFile)
-//                     or RecordFileWithoutRows → FinishRun.
+//                     or RecordFileWithoutRows → FinishRun (always, after a fatal error too).
 // Contract
-//   * One transaction per file: BeginFile..CommitFile is atomic; AbortFile leaves none of the file's rows
-//     and records the error verdict. Errors are returned as Status, never thrown.
+//   * Each file is atomic: BeginFile..CommitFile stores all of its rows or none; AbortFile leaves none of the
+//     file's rows and records the error verdict. A target may commit several files together (the store's
+//     RunWriter does, each file in a savepoint): a crash then loses whole files of the last group only, and
+//     FinishRun commits what is pending. If such a group cannot be committed, every later call fails with
+//     that reason, so the run ends with an error and a rerun stores those files. Errors are returned as
+//     Status, never thrown.
 //   * A failed BeginFile or CommitFile has rolled back that file's rows and recorded nothing: the driver then
 //     records the file's error verdict with AbortFile and goes on with the next file. Only a failure to record
 //     that verdict (the database itself is failing) ends the run.

@@ -175,7 +175,7 @@ class PendingValues {
   }
 
  private:
-  static constexpr int kChunkBits = 16;
+  static constexpr int kChunkBits = 10;  // 1,024 slots (40 KiB): a small module zeroes and scans one chunk, not 2.6 MB
   std::vector<std::unique_ptr<Slot[]>> chunks_;
   std::vector<uint32_t> chunk_waiting_;  // filled, not yet taken slots per chunk
   ingest::ByteArena names_;
@@ -407,6 +407,49 @@ struct RunWriter::Impl {
 
   // Per-file state.
   bool in_file = false;
+
+  // Group commit: files share one transaction until kGroupSeconds or kGroupBytes of files have gone by, each
+  // file inside a savepoint of its own (rolled back alone when it fails). A crash loses the open group only,
+  // whole files all of them, and a rerun ingests them again.
+  GroupCommit group;
+  bool in_group = false;
+  std::chrono::steady_clock::time_point group_started;
+  int64_t group_bytes = 0, group_files = 0;
+  std::string group_failure;  // set when a group's COMMIT failed: its files are gone; the run must stop
+
+  void OpenGroup() {
+    if (in_group) return;
+    sql.exec("BEGIN IMMEDIATE");
+    in_group = true;
+    group_started = std::chrono::steady_clock::now();
+    group_bytes = group_files = 0;
+  }
+  // Commits the open group; on failure rolls it back and remembers why (group_failure).
+  Status CloseGroup() {
+    if (!in_group) return Status::Ok();
+    in_group = false;
+    try {
+      sql.exec("COMMIT");
+      return Status::Ok();
+    } catch (const std::exception& e) {
+      try {
+        sql.exec("ROLLBACK");
+      } catch (...) {
+      }
+      shapes.AbortFile();
+      source_files.AbortFile();
+      group_failure = "committing the last " + std::to_string(group_files) +
+                      " files failed, so they are not stored (a rerun ingests them): " + e.what();
+      return Status::IoError(group_failure);
+    }
+  }
+  Status CloseGroupIfDue(int64_t file_bytes) {
+    group_bytes += file_bytes;
+    ++group_files;
+    const double open_for =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - group_started).count();
+    return open_for >= group.max_seconds || group_bytes >= group.max_bytes ? CloseGroup() : Status::Ok();
+  }
   FileSpec spec;
   int64_t file_id = 0;
   int64_t module_id = 0;  // 0: none
@@ -827,13 +870,21 @@ struct RunWriter::Impl {
   }
 };
 
-RunWriter::RunWriter(Database* db) : impl_(std::make_unique<Impl>(db)) {}
+RunWriter::RunWriter(Database* db, GroupCommit group) : impl_(std::make_unique<Impl>(db)) {
+  impl_->group = group;
+  // The WAL is checkpointed when a run is finished (FinishRun), not in the middle of one.
+  try {
+    impl_->sql.exec("PRAGMA wal_autocheckpoint = 0");
+  } catch (...) {
+  }
+}
 RunWriter::~RunWriter() {
-  if (impl_->in_file) {
-    try {
-      impl_->sql.exec("ROLLBACK");
-    } catch (...) {
-    }
+  Impl& d = *impl_;
+  try {
+    if (d.in_file) d.sql.exec("ROLLBACK TO file; RELEASE file");
+    (void)d.CloseGroup();  // the group's whole files were acknowledged: keep them
+    d.sql.exec("PRAGMA wal_autocheckpoint = 1000");
+  } catch (...) {
   }
 }
 
@@ -869,6 +920,7 @@ std::string RefuseMerge(const RunSpec& spec, const std::string& source, const st
 
 StatusOr<int64_t> RunWriter::BeginRun(const RunSpec& spec) {
   auto& sql = impl_->sql;
+  if (Status closed = impl_->CloseGroup(); !closed.ok()) return closed;
   try {
     sql.exec("BEGIN IMMEDIATE");
     int64_t run_id = 0;
@@ -950,10 +1002,12 @@ StatusOr<RunWriter::FileState> RunWriter::CheckFile(int64_t run_id, const std::s
 Status RunWriter::BeginFile(const FileSpec& spec) {
   Impl& d = *impl_;
   if (d.in_file) return Status::Internal("BeginFile called twice without CommitFile/AbortFile");
+  if (!d.group_failure.empty()) return Status::IoError(d.group_failure);
   d.ResetFile();
   d.spec = spec;
   try {
-    d.sql.exec("BEGIN IMMEDIATE");
+    d.OpenGroup();
+    d.sql.exec("SAVEPOINT file");
     d.in_file = true;
     {
       SQLite::Statement& old = d.Cached("SELECT file_id, kind FROM dump_files WHERE run_id = ? AND path = ?");
@@ -977,7 +1031,7 @@ Status RunWriter::BeginFile(const FileSpec& spec) {
   } catch (const std::exception& e) {
     if (d.in_file) {
       try {
-        d.sql.exec("ROLLBACK");
+        d.sql.exec("ROLLBACK TO file; RELEASE file");
       } catch (...) {
       }
       d.in_file = false;
@@ -1012,7 +1066,7 @@ StatusOr<FileWriteStats> RunWriter::CommitFile(const FileOutcome& outcome) {
     run.bind(1, UnixMicrosNow());
     run.bind(2, d.spec.run_id);
     run.exec();
-    d.sql.exec("COMMIT");
+    d.sql.exec("RELEASE file");
     d.in_file = false;
   });
   if (!d.error.ok()) {
@@ -1021,7 +1075,7 @@ StatusOr<FileWriteStats> RunWriter::CommitFile(const FileOutcome& outcome) {
     Status err = d.error;
     if (d.in_file) {
       try {
-        d.sql.exec("ROLLBACK");
+        d.sql.exec("ROLLBACK TO file; RELEASE file");
       } catch (...) {
       }
       d.in_file = false;
@@ -1030,7 +1084,9 @@ StatusOr<FileWriteStats> RunWriter::CommitFile(const FileOutcome& outcome) {
     return err;
   }
   FileWriteStats stats{d.rows, d.issue_total};
+  const int64_t file_bytes = d.spec.size_bytes;
   d.ResetFile();
+  if (Status closed = d.CloseGroupIfDue(file_bytes); !closed.ok()) return closed;
   return stats;
 }
 
@@ -1038,11 +1094,12 @@ Status RunWriter::AbortFile(const FileOutcome& outcome) {
   Impl& d = *impl_;
   if (d.in_file) {
     try {
-      d.sql.exec("ROLLBACK");
+      d.sql.exec("ROLLBACK TO file; RELEASE file");
     } catch (...) {
     }
     d.in_file = false;
   }
+  if (!d.group_failure.empty()) return Status::IoError(d.group_failure);  // nothing can be recorded now
   d.shapes.AbortFile();
   d.source_files.AbortFile();
   // Keep the issues seen (they explain the error), drop the rows.
@@ -1059,8 +1116,12 @@ Status RunWriter::AbortFile(const FileOutcome& outcome) {
 
 Status RunWriter::RecordFileWithoutRows(const FileSpec& spec, const FileOutcome& outcome) {
   Impl& d = *impl_;
+  if (!d.group_failure.empty()) return Status::IoError(d.group_failure);
+  bool in_savepoint = false;
   try {
-    d.sql.exec("BEGIN IMMEDIATE");
+    d.OpenGroup();
+    d.sql.exec("SAVEPOINT file");
+    in_savepoint = true;
     SQLite::Statement& old = d.Cached("SELECT file_id FROM dump_files WHERE run_id = ? AND path = ?");
     old.bind(1, spec.run_id);
     old.bind(2, spec.path);
@@ -1072,18 +1133,22 @@ Status RunWriter::RecordFileWithoutRows(const FileSpec& spec, const FileOutcome&
     old.reset();
     int64_t fid = d.InsertFileRow(spec, outcome, std::nullopt);
     d.WriteIssues(fid);
-    d.sql.exec("COMMIT");
-    return Status::Ok();
+    d.sql.exec("RELEASE file");
+    in_savepoint = false;
   } catch (const std::exception& e) {
-    try {
-      d.sql.exec("ROLLBACK");
-    } catch (...) {
+    if (in_savepoint) {
+      try {
+        d.sql.exec("ROLLBACK TO file; RELEASE file");
+      } catch (...) {
+      }
     }
     return Status::IoError(std::string("recording file ") + spec.path + ": " + e.what());
   }
+  return d.CloseGroupIfDue(0);
 }
 
 Status RunWriter::FinishRun(int64_t run_id, int64_t newest_mtime_us) {
+  if (Status closed = impl_->CloseGroup(); !closed.ok()) return closed;
   try {
     SQLite::Statement up(impl_->sql,
                          "UPDATE runs SET run_time_us = ?, run_time_source = 'newest_file_mtime' "
@@ -1091,6 +1156,9 @@ Status RunWriter::FinishRun(int64_t run_id, int64_t newest_mtime_us) {
     up.bind(1, newest_mtime_us);
     up.bind(2, run_id);
     if (newest_mtime_us >= 0) up.exec();
+    // The WAL's pages go to the database now, once per run (wal_autocheckpoint is off while writing).
+    // PASSIVE: readers are not waited for; what they still use is copied at the next run's end.
+    impl_->sql.exec("PRAGMA wal_checkpoint(PASSIVE)");
     return Status::Ok();
   } catch (const std::exception& e) {
     return Status::IoError(std::string("finishing run: ") + e.what());
@@ -1099,10 +1167,14 @@ Status RunWriter::FinishRun(int64_t run_id, int64_t newest_mtime_us) {
 
 Status RunWriter::ApplyRunMetadata(int64_t run_id, const std::vector<std::pair<std::string, std::string>>& labels,
                                    int64_t time_us) {
-  auto& sql = impl_->sql;
+  Impl& d = *impl_;
+  if (!d.group_failure.empty()) return Status::IoError(d.group_failure);
+  bool in_savepoint = false;
   try {
-    SQLite::Transaction tx(sql, SQLite::TransactionBehavior::IMMEDIATE);
-    SQLite::Statement put(sql,
+    d.OpenGroup();
+    d.sql.exec("SAVEPOINT meta");
+    in_savepoint = true;
+    SQLite::Statement put(d.sql,
                           "INSERT INTO run_labels(run_id, key, value) VALUES (?, ?, ?) "
                           "ON CONFLICT(run_id, key) DO UPDATE SET value = excluded.value");
     for (const auto& [key, value] : labels) {
@@ -1113,16 +1185,22 @@ Status RunWriter::ApplyRunMetadata(int64_t run_id, const std::vector<std::pair<s
       put.reset();
     }
     if (time_us >= 0) {
-      SQLite::Statement up(sql,
+      SQLite::Statement up(d.sql,
                            "UPDATE runs SET run_time_us = ?, run_time_source = 'run_file' "
                            "WHERE run_id = ? AND run_time_source <> 'flag'");
       up.bind(1, time_us);
       up.bind(2, run_id);
       up.exec();
     }
-    tx.commit();
+    d.sql.exec("RELEASE meta");
     return Status::Ok();
   } catch (const std::exception& e) {
+    if (in_savepoint) {
+      try {
+        d.sql.exec("ROLLBACK TO meta; RELEASE meta");
+      } catch (...) {
+      }
+    }
     return Status::IoError(std::string("applying the run metadata file: ") + e.what());
   }
 }

@@ -1,18 +1,23 @@
-// RunWriter: the RecordSink that stores parsed records in the database, one transaction per dump file.
+// RunWriter: the RecordSink that stores parsed records in the database, each dump file atomically, files
+// committed in groups (up to 100 ms or 64 MiB of files per transaction, each file in a savepoint).
 //
 // Usage (the ingest driver does this):
 //   RunWriter w(db);
 //   auto run = w.BeginRun(spec);                        // find or create the run, apply labels
 //   switch (w.CheckFile(run, path, hash)) { … }         // unchanged files are skipped
-//   w.BeginFile(file_spec);                              // BEGIN IMMEDIATE; replaces an older version of the file
+//   w.BeginFile(file_spec);                              // SAVEPOINT (in the group's transaction); replaces an
+//                                                        // older version of the file
 //   parser(&w) … ;                                       // records arrive through the RecordSink methods
-//   w.CommitFile(outcome) or w.AbortFile(outcome)        // COMMIT all rows + verdict, or ROLLBACK + error verdict
-//   w.FinishRun(run, newest_mtime_us)
+//   w.CommitFile(outcome) or w.AbortFile(outcome)        // RELEASE all rows + verdict, or ROLLBACK TO + error verdict
+//   w.FinishRun(run, newest_mtime_us)                    // COMMIT the group, checkpoint the WAL
 //
 // Contract
-//   * Atomicity: a file's rows and its dump_files row are committed together. A crash before COMMIT leaves
-//     nothing of the file (SQLite rolls the WAL back); AbortFile() rolls back and then records the error
-//     verdict with its issues in a transaction of its own.
+//   * Atomicity: a file's rows and its dump_files row are committed together, with the other files of its
+//     group. A crash before the group's COMMIT leaves nothing of those files (SQLite rolls the WAL back) and a
+//     rerun stores them; AbortFile() rolls the file back to its savepoint and records the error verdict. A
+//     group whose COMMIT fails makes every later call fail with why (the run ends; nothing half-stored).
+//   * The WAL is checkpointed by FinishRun (PASSIVE), not during a run: wal_autocheckpoint is 0 while the
+//     writer lives on the connection.
 //   * Idempotence: CheckFile() compares the content hash with the stored one; the same content again is
 //     kUnchanged and writes nothing. A changed file (same path, new hash) replaces the rows of the old one.
 //   * Merging: values, instructions and live ranges of one module may arrive in several files (the 2026
@@ -40,9 +45,16 @@ using ingest::FileWriteStats;
 using ingest::ModuleKey;
 using ingest::RunSpec;
 
+// When the files of a group are committed: after max_seconds since the group's first file, or once its files
+// hold max_bytes (whichever comes first). {0, 0} commits every file on its own.
+struct GroupCommit {
+  double max_seconds = 0.1;
+  int64_t max_bytes = int64_t{64} << 20;
+};
+
 class RunWriter : public ingest::IngestTarget {
  public:
-  explicit RunWriter(Database* db);
+  explicit RunWriter(Database* db, GroupCommit group = {});
   ~RunWriter() override;
   RunWriter(const RunWriter&) = delete;
   RunWriter& operator=(const RunWriter&) = delete;

@@ -1,5 +1,5 @@
-// A database on a full disk: the file that does not fit fails cleanly, the database stays intact and holds
-// only whole files. Needs a small tmpfs, which only root can mount; skips with a message otherwise.
+// A database on a full disk: the group of files that does not fit fails cleanly, the database stays intact
+// and holds only whole files (whole groups). Needs a small tmpfs, which only root can mount; skips with a message otherwise.
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
 #include <sys/mount.h>
@@ -53,7 +53,8 @@ TEST(FullDisk, TheFileThatDoesNotFitFailsCleanlyAndTheDatabaseStaysIntact) {
   {
     auto db = store::Database::Open(db_path);
     ASSERT_TRUE(db.ok()) << db.status().ToString();
-    store::RunWriter writer(db.value().get());
+    // Groups of 3 files: the first groups fit; the one that does not is rolled back whole.
+    store::RunWriter writer(db.value().get(), store::GroupCommit{60, 3 * static_cast<int64_t>(s002.size())});
     ingest::DumpIngester ingester(&writer);
     auto summary = ingester.Ingest(run, {});
     ASSERT_FALSE(summary.ok()) << "1 MiB cannot hold 150 modules";
@@ -71,6 +72,7 @@ TEST(FullDisk, TheFileThatDoesNotFitFailsCleanlyAndTheDatabaseStaysIntact) {
   // Every stored module is whole: seed 002's 14 allocations and 24 values.
   EXPECT_EQ(Scalar(db, "SELECT COUNT(*) FROM module_summary WHERE allocation_count <> 14 OR value_count <> 24"), 0);
   EXPECT_EQ(Scalar(db, "SELECT COUNT(*) FROM modules"), files);
+  EXPECT_EQ(files % 3, 0) << "whole groups of 3 files only";
 }
 
 }  // namespace
