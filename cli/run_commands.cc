@@ -5,6 +5,7 @@
 #include "store/database.h"
 #include "store/queries.h"
 #include "store/run_lifecycle.h"
+#include "store/unix_time.h"
 #include "xladb/v1/xladb.grpc.pb.h"
 
 namespace xladb::cli {
@@ -80,6 +81,43 @@ int CmdDelete(const ClientOptions& o, const std::string& db_path, const std::str
   std::printf("deleted run %s: %lld files, %lld modules, %lld rows\n", run.c_str(),
               static_cast<long long>(deleted.files()), static_cast<long long>(deleted.modules()),
               static_cast<long long>(deleted.rows()));
+  return kExitOk;
+}
+
+int CmdPrune(const ClientOptions& o, const std::string& db_path, const PruneArgs& a) {
+  if (a.keep_detail_days < 0) {
+    std::fprintf(stderr, "xladb: prune needs --keep-detail-days N (N >= 0)\n");
+    return kExitUsage;
+  }
+  v1::PruneDetailResponse pruned;
+  if (!db_path.empty()) {
+    auto db = store::Database::Open(db_path);
+    if (!db.ok()) return OfflineFailure(db.status());
+    store::PruneOptions options{a.keep_detail_days, a.keep_labels, store::UnixMicrosNow()};
+    auto p = store::PruneDetail(**db, options);
+    if (!p.ok()) return OfflineFailure(p.status());
+    pruned.set_runs(p->runs);
+    pruned.set_rows(p->rows);
+    pruned.set_bytes_before(p->bytes_before);
+    pruned.set_bytes_after(p->bytes_after);
+  } else {
+    auto stub = v1::IngestService::NewStub(Connect(o));
+    v1::PruneDetailRequest req;
+    req.set_keep_detail_days(a.keep_detail_days);
+    for (const auto& [key, value] : a.keep_labels) {
+      auto* l = req.add_keep_labels();
+      l->set_key(key);
+      l->set_value(value);
+    }
+    grpc::ClientContext ctx;
+    Prepare(o, &ctx, /*deadline=*/false);  // a first prune of an old file rewrites it (VACUUM): no deadline
+    grpc::Status st = stub->PruneDetail(&ctx, req, &pruned);
+    if (!st.ok()) return Fail(o, st);
+  }
+  std::printf("pruned %lld runs older than %lld days: %lld rows removed, database %lld -> %lld bytes\n",
+              static_cast<long long>(pruned.runs()), static_cast<long long>(a.keep_detail_days),
+              static_cast<long long>(pruned.rows()), static_cast<long long>(pruned.bytes_before()),
+              static_cast<long long>(pruned.bytes_after()));
   return kExitOk;
 }
 

@@ -1,4 +1,4 @@
-// The xladb commands that change a stored run: `label` and `delete`. Through xladbd (the IngestService's
+// The xladb commands that change stored runs: `label`, `delete` and `prune`. Through xladbd (the IngestService's
 // LabelRun and DeleteRun, done by its one writer between ingest jobs), or offline on `--db FILE` with the
 // same store code (store/run_lifecycle.h). Exit codes: 0 done, 1 failure (an unknown run included), 2 usage.
 // Not thread-safe; one command per process.
@@ -21,6 +21,13 @@ struct LabelArgs {
 int CmdLabel(const ClientOptions& o, const std::string& db_path, const LabelArgs& a);
 // Prints what was removed.
 int CmdDelete(const ClientOptions& o, const std::string& db_path, const std::string& run);
+
+struct PruneArgs {
+  int64_t keep_detail_days = -1;
+  LabelList keep_labels;
+};
+// Prints the runs pruned, the rows removed and the space given back.
+int CmdPrune(const ClientOptions& o, const std::string& db_path, const PruneArgs& a);
 
 }  // namespace xladb::cli
 

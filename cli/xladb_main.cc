@@ -3,7 +3,7 @@
 //
 //   xladb runs | modules RUN | trend MODULE | spills | top RUN MODULE | diff RUN_A RUN_B | retraces RUN | sql "…"
 //   xladb report RUN [--module M [--xla-id N]] [--baseline B] -o FILE.html
-//   xladb label RUN KEY=VALUE... [--remove KEY]...  |  xladb delete RUN
+//   xladb label RUN KEY=VALUE... [--remove KEY]...  |  xladb delete RUN  |  xladb prune --keep-detail-days N
 //   xladb check RUN --baseline BASE [--config F] [--metric M]... [--format table|json|markdown|junit]
 //   xladb ingest PATH... [--run NAME] [--label key=value]... [--time T] [--append] [--server-path | --db FILE]
 //   common: [--addr 127.0.0.1:50051] [--db FILE] [--format table|csv|json] [--token-file F] [--tls-ca F]
@@ -323,6 +323,15 @@ int main(int argc, char** argv) {
   auto* del = app.add_subcommand("delete", "Delete a stored run: every row of it, nothing of another run");
   del->add_option("RUN", delete_run, "Run name")->required();
 
+  PruneArgs prune_args;
+  std::vector<std::string> prune_keep;
+  auto* prune = app.add_subcommand(
+      "prune", "Drop value-, live-range- and instruction-level rows of old runs (summaries, peaks, gate metrics stay)");
+  prune->add_option("--keep-detail-days", prune_args.keep_detail_days, "Runs older than this many days lose detail")
+      ->required()
+      ->check(CLI::NonNegativeNumber);
+  prune->add_option("--keep-label", prune_keep, "Runs with this KEY=VALUE label keep their detail (repeatable)");
+
   std::string sql;
   int64_t max_rows = 0;
   auto* sqlcmd = app.add_subcommand("sql", "Run a read-only SQL query (on xladbd, or on --db FILE)");
@@ -426,6 +435,10 @@ int main(int argc, char** argv) {
     return CmdLabel(client, db_path, label_args);
   }
   if (del->parsed()) return CmdDelete(client, db_path, delete_run);
+  if (prune->parsed()) {
+    if (!ParseLabels(prune_keep, &prune_args.keep_labels)) return kExitUsage;
+    return CmdPrune(client, db_path, prune_args);
+  }
   if (sqlcmd->parsed()) {
     if (!db_path.empty()) return RunSql(sql, db_path, format);
     return CmdRemoteSql(client, sql, max_rows);

@@ -20,6 +20,7 @@
 #include "service/query_service.h"
 #include "service/query_answers.h"
 #include "store/run_lifecycle.h"
+#include "store/unix_time.h"
 
 namespace xladb::service {
 
@@ -361,6 +362,35 @@ grpc::Status IngestServiceImpl::DeleteRun(grpc::ServerContext* ctx, const v1::De
     return Status::Ok();
   });
   if (!st.ok()) return ToGrpc(st);
+  return grpc::Status::OK;
+}
+
+StatusOr<store::PrunedDetail> PruneOnWriter(IngestQueue* queue, int64_t keep_detail_days,
+                                            const store::LabelList& keep_labels) {
+  store::PrunedDetail result;
+  Status st = queue->RunOnWriter([&](store::Database& db) -> Status {
+    store::PruneOptions options{keep_detail_days, keep_labels, store::UnixMicrosNow()};
+    auto pruned = store::PruneDetail(db, options);
+    if (!pruned.ok()) return pruned.status();
+    result = *pruned;
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return result;
+}
+
+grpc::Status IngestServiceImpl::PruneDetail(grpc::ServerContext* ctx, const v1::PruneDetailRequest* req,
+                                            v1::PruneDetailResponse* resp) {
+  if (Status auth = access_->CheckToken(AuthorizationHeader(ctx)); !auth.ok()) return ToGrpc(auth);
+  if (req->keep_detail_days() < 0) return {grpc::StatusCode::INVALID_ARGUMENT, "keep_detail_days must not be negative"};
+  store::LabelList keep;
+  for (const auto& l : req->keep_labels()) keep.emplace_back(l.key(), l.value());
+  auto pruned = PruneOnWriter(queue_, req->keep_detail_days(), keep);
+  if (!pruned.ok()) return ToGrpc(pruned.status());
+  resp->set_runs(pruned->runs);
+  resp->set_rows(pruned->rows);
+  resp->set_bytes_before(pruned->bytes_before);
+  resp->set_bytes_after(pruned->bytes_after);
   return grpc::Status::OK;
 }
 

@@ -24,6 +24,7 @@
 
 #include "service/access_policy.h"
 #include "service/ingest_queue.h"
+#include "store/run_lifecycle.h"
 #include "xladb/v1/xladb.grpc.pb.h"
 
 namespace xladb::service {
@@ -57,6 +58,7 @@ class IngestServiceImpl final : public xladb::v1::IngestService::Service {
   // Run changes (store/run_lifecycle.h), done by the queue's writer between jobs (IngestQueue::RunOnWriter).
   grpc::Status LabelRun(grpc::ServerContext*, const v1::LabelRunRequest*, v1::Run*) override;
   grpc::Status DeleteRun(grpc::ServerContext*, const v1::DeleteRunRequest*, v1::DeleteRunResponse*) override;
+  grpc::Status PruneDetail(grpc::ServerContext*, const v1::PruneDetailRequest*, v1::PruneDetailResponse*) override;
 
  private:
   // Waits (while the client is there) until the job finishes; fills `out` with its last state.
@@ -70,6 +72,10 @@ class IngestServiceImpl final : public xladb::v1::IngestService::Service {
   std::string spool_dir_;
   UploadLimits limits_;
 };
+
+// Runs store::PruneDetail on the queue's writer (between ingest jobs), counting from now.
+StatusOr<store::PrunedDetail> PruneOnWriter(IngestQueue* queue, int64_t keep_detail_days,
+                                            const store::LabelList& keep_labels);
 
 }  // namespace xladb::service
 

@@ -10,6 +10,7 @@
 // with "address in use" instead of splitting the clients between two databases. A --listen address that is
 // not loopback needs both TLS and a token, unless --insecure-listen says otherwise (logged as a warning).
 //
+// --prune-detail-days N prunes old runs' detail at start and daily (store/run_lifecycle.h PruneDetail).
 // --http ADDR serves the report pages read-only (service/http_pages.h) under the same rules: loopback, or TLS
 // and a token.
 //
@@ -29,9 +30,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -117,6 +120,11 @@ int main(int argc, char** argv) {
   app.option_defaults()->always_capture_default();
   app.add_option("--db", db_path, "SQLite database file (created if missing)")->required();
   app.add_option("--listen", listen, "Address to serve on (host:port; port 0 picks a free one)");
+  int64_t prune_detail_days = -1;
+  std::vector<std::string> prune_keep_labels;
+  app.add_option("--prune-detail-days", prune_detail_days,
+                 "Daily (and at start): runs older than this many days lose their value-level detail (off: -1)");
+  app.add_option("--prune-keep-label", prune_keep_labels, "KEY=VALUE: runs with this label keep their detail");
   std::string http_listen;
   app.add_option("--http", http_listen,
                  "Also serve the report pages, read-only, on this host:port (HTTPS with --tls-cert; port 0 picks)");
@@ -159,6 +167,15 @@ int main(int argc, char** argv) {
                 : log_level == "warn" ? LogLevel::kWarn
                 : log_level == "debug" ? LogLevel::kDebug
                                        : LogLevel::kInfo;
+  store::LabelList prune_keep;
+  for (const auto& kv : prune_keep_labels) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      std::fprintf(stderr, "xladbd: --prune-keep-label %s is not KEY=VALUE\n", kv.c_str());
+      return 2;
+    }
+    prune_keep.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+  }
   if (tls_cert.empty() != tls_key.empty()) {
     std::fprintf(stderr, "xladbd: --tls-cert and --tls-key go together\n");
     return 2;
@@ -319,12 +336,44 @@ int main(int argc, char** argv) {
     for (const auto& d : watch_dirs) Log(LogLevel::kInfo, "watching %s", d.c_str());
   }
 
+  // Retention, daily, by the one writer between ingest jobs.
+  std::mutex prune_mu;
+  std::condition_variable prune_wake;
+  bool prune_stop = false;
+  std::thread pruner;
+  if (prune_detail_days >= 0) {
+    auto* q = queue.value().get();
+    const store::LabelList keep = prune_keep;
+    pruner = std::thread([&, q, keep] {
+      std::unique_lock<std::mutex> lock(prune_mu);
+      do {
+        lock.unlock();
+        auto pruned = service::PruneOnWriter(q, prune_detail_days, keep);
+        if (pruned.ok()) {
+          Log(LogLevel::kInfo, "pruned %lld runs older than %lld days: %lld rows, database %lld -> %lld bytes",
+              static_cast<long long>(pruned->runs), static_cast<long long>(prune_detail_days),
+              static_cast<long long>(pruned->rows), static_cast<long long>(pruned->bytes_before),
+              static_cast<long long>(pruned->bytes_after));
+        } else {
+          Log(LogLevel::kWarn, "pruning failed: %s", pruned.status().message().c_str());
+        }
+        lock.lock();
+      } while (!prune_wake.wait_for(lock, std::chrono::hours(24), [&] { return prune_stop; }));
+    });
+  }
+
   int sig = 0;
   sigwait(&signals, &sig);
+  {
+    std::lock_guard<std::mutex> lock(prune_mu);
+    prune_stop = true;
+  }
+  prune_wake.notify_all();
   Log(LogLevel::kInfo, "signal %d: shutting down (finishing the file in hand)", sig);
   if (watcher) watcher->Stop();
   if (http) http->Stop();
   queue.value()->Shutdown();  // the writer stops after its current file; unfinished jobs resume on restart
+  if (pruner.joinable()) pruner.join();  // a prune waiting for the writer is refused by the shutdown
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   Log(LogLevel::kInfo, "stopped");
   return 0;

@@ -18,6 +18,7 @@ extern const char kSchemaSql[];     // generated from schema.sql
 extern const char kMigrateV1Sql[];  // generated from migrate_v1.sql
 extern const char kMigrateV2Sql[];  // generated from migrate_v2.sql
 extern const char kMigrateV3Sql[];  // generated from migrate_v3.sql
+extern const char kMigrateV4Sql[];  // generated from migrate_v4.sql
 
 namespace {
 
@@ -26,7 +27,7 @@ namespace {
 // schema.sql, then the second parts in order: the first parts drop views and rename or add what schema.sql's
 // CREATE … IF NOT EXISTS statements would otherwise leave as it was; the second parts move data.
 constexpr std::string_view kApplySchemaMarker = "\n-- @apply schema.sql\n";
-constexpr const char* kMigrations[] = {kMigrateV1Sql, kMigrateV2Sql, kMigrateV3Sql};  // [N-1]: from version N to N+1
+constexpr const char* kMigrations[] = {kMigrateV1Sql, kMigrateV2Sql, kMigrateV3Sql, kMigrateV4Sql};  // [N-1]: from version N to N+1
 static_assert(std::size(kMigrations) == kSchemaVersion - 1, "one migration per schema version");
 
 std::pair<std::string_view, std::string_view> SplitMigration(std::string_view migration) {
@@ -90,6 +91,8 @@ StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path, Mode
     auto db = std::make_unique<SQLite::Database>(path.c_str(), flags | SQLITE_OPEN_NOMUTEX,
                                                  /*busy_timeout_ms=*/30000, vfs);
     if (mode == Mode::kReadWrite) {
+      // A new file gives space back incrementally after `xladb prune` (no effect on a file that has tables).
+      db->exec("PRAGMA auto_vacuum = INCREMENTAL");
       db->exec("PRAGMA journal_mode = WAL");
       db->exec("PRAGMA synchronous = NORMAL");
       db->exec("PRAGMA temp_store = MEMORY");

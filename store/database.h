@@ -21,7 +21,7 @@
 
 namespace xladb::store {
 
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
 
 class Database {
  public:

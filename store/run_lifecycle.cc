@@ -18,12 +18,22 @@ constexpr const char* kFileTables[] = {"ingest_issues", "memory_report_rows", "m
 // as if the run had never been ingested.
 constexpr const char* kInternedOfRun[] = {
     "CREATE TEMP TABLE run_shapes AS SELECT shape_id FROM buffer_values WHERE shape_id IS NOT NULL AND module_id IN "
-    "(SELECT module_id FROM modules WHERE run_id = ?1) UNION SELECT shape_id FROM instructions WHERE shape_id IS NOT "
-    "NULL AND module_id IN (SELECT module_id FROM modules WHERE run_id = ?1)",
+    "(SELECT module_id FROM modules WHERE run_id IN (SELECT run_id FROM temp.doomed_runs)) UNION SELECT shape_id "
+    "FROM instructions WHERE shape_id IS NOT NULL AND module_id IN "
+    "(SELECT module_id FROM modules WHERE run_id IN (SELECT run_id FROM temp.doomed_runs))",
     "CREATE TEMP TABLE run_sources AS SELECT DISTINCT source_file_id FROM instructions WHERE source_file_id IS NOT "
-    "NULL AND module_id IN (SELECT module_id FROM modules WHERE run_id = ?1)",
+    "NULL AND module_id IN (SELECT module_id FROM modules WHERE run_id IN (SELECT run_id FROM temp.doomed_runs))",
     "CREATE TEMP TABLE run_texts AS SELECT DISTINCT text_id FROM instructions WHERE text_id IS NOT NULL AND "
-    "module_id IN (SELECT module_id FROM modules WHERE run_id = ?1)"};
+    "module_id IN (SELECT module_id FROM modules WHERE run_id IN (SELECT run_id FROM temp.doomed_runs))"};
+
+// The detail rows `xladb prune` drops: per value, live range and instruction. What stays answers module_memory,
+// trends and the gate: module_summary, module_memory_spaces, allocations, peak_buffers, spill figures.
+constexpr const char* kDetailTables[] = {"buffer_values", "buffer_live_ranges", "instructions", "schedule",
+                                         "computations", "stack_trace_nodes"};
+
+int64_t FileBytes(SQLite::Database& sql) {
+  return sql.execAndGet("PRAGMA page_count").getInt64() * sql.execAndGet("PRAGMA page_size").getInt64();
+}
 constexpr const char* kUnusedInterned[] = {
     "DELETE FROM shapes WHERE shape_id IN (SELECT shape_id FROM temp.run_shapes) AND shape_id NOT IN "
     "(SELECT shape_id FROM buffer_values WHERE shape_id IS NOT NULL UNION "
@@ -32,6 +42,29 @@ constexpr const char* kUnusedInterned[] = {
     "source_file_id NOT IN (SELECT source_file_id FROM instructions WHERE source_file_id IS NOT NULL)",
     "DELETE FROM long_texts WHERE text_id IN (SELECT text_id FROM temp.run_texts) AND text_id NOT IN "
     "(SELECT text_id FROM instructions WHERE text_id IS NOT NULL)"};
+
+// Fills temp.doomed_runs, the runs whose rows go; collects the interned rows they refer to.
+void BeginRemoval(SQLite::Database& sql, const std::vector<int64_t>& run_ids) {
+  sql.exec("CREATE TEMP TABLE doomed_runs(run_id INTEGER PRIMARY KEY)");
+  SQLite::Statement add(sql, "INSERT INTO temp.doomed_runs(run_id) VALUES (?)");
+  for (int64_t id : run_ids) {
+    add.bind(1, id);
+    add.exec();
+    add.reset();
+  }
+  for (const char* q : kInternedOfRun) sql.exec(q);
+}
+
+// Deletes the interned rows of the removed runs that nothing refers to any more; returns the rows deleted.
+int64_t EndRemoval(SQLite::Database& sql) {
+  int64_t rows = 0;
+  for (const char* q : kUnusedInterned) rows += sql.exec(q);
+  for (const char* table : {"doomed_runs", "run_shapes", "run_sources", "run_texts"}) {
+    sql.exec(std::string("DROP TABLE temp.") + table);
+  }
+  return rows;
+}
+
 
 }  // namespace
 
@@ -84,11 +117,7 @@ StatusOr<DeletedRun> DeleteRun(Database& db, const std::string& run) {
       if (q.getBindParameterCount() > 0) q.bind(1, *run_id);
       deleted.rows += q.exec();
     };
-    for (const char* sql : kInternedOfRun) {
-      SQLite::Statement q(db.sql(), sql);
-      q.bind(1, *run_id);
-      q.exec();
-    }
+    BeginRemoval(db.sql(), {*run_id});
     for (const char* table : kModuleTables) {
       remove(std::string("DELETE FROM ") + table + " WHERE module_id IN (SELECT module_id FROM modules WHERE run_id = ?)");
     }
@@ -98,10 +127,63 @@ StatusOr<DeletedRun> DeleteRun(Database& db, const std::string& run) {
     for (const char* table : {"kernel_spill_summary", "modules", "dump_files", "run_labels", "runs"}) {
       remove(std::string("DELETE FROM ") + table + " WHERE run_id = ?");
     }
-    for (const char* sql : kUnusedInterned) remove(sql);
-    for (const char* table : {"run_shapes", "run_sources", "run_texts"}) db.sql().exec(std::string("DROP TABLE temp.") + table);
+    deleted.rows += EndRemoval(db.sql());
     tx.commit();
     return deleted;
+  });
+}
+
+StatusOr<PrunedDetail> PruneDetail(Database& db, const PruneOptions& options) {
+  if (options.keep_detail_days < 0) return Status::InvalidArgument("--keep-detail-days must not be negative");
+  return CatchSqlErrors("pruning run detail", [&]() -> StatusOr<PrunedDetail> {
+    PrunedDetail pruned;
+    const int64_t cutoff_us = options.now_us - options.keep_detail_days * int64_t{86400} * 1000000;
+    {
+      SQLite::Transaction tx(db.sql(), SQLite::TransactionBehavior::IMMEDIATE);
+      std::string sql =
+          "SELECT r.run_id FROM runs r WHERE r.run_time_us < ? AND r.detail_pruned_at_us IS NULL";
+      for (size_t i = 0; i < options.keep_labels.size(); ++i) {
+        sql += " AND NOT EXISTS (SELECT 1 FROM run_labels l WHERE l.run_id = r.run_id AND l.key = ? AND l.value = ?)";
+      }
+      SQLite::Statement q(db.sql(), sql + " ORDER BY r.run_time_us");
+      int slot = 1;
+      q.bind(slot++, cutoff_us);
+      for (const auto& [key, value] : options.keep_labels) {
+        q.bind(slot++, key);
+        q.bind(slot++, value);
+      }
+      std::vector<int64_t> runs;
+      while (q.executeStep()) runs.push_back(q.getColumn(0).getInt64());
+      q.reset();
+      if (runs.empty()) return pruned;
+      pruned.runs = static_cast<int64_t>(runs.size());
+      pruned.bytes_before = FileBytes(db.sql());
+      BeginRemoval(db.sql(), runs);
+      for (const char* table : kDetailTables) {
+        pruned.rows += db.sql().exec(std::string("DELETE FROM ") + table + " WHERE module_id IN (SELECT module_id "
+                                     "FROM modules WHERE run_id IN (SELECT run_id FROM temp.doomed_runs))");
+      }
+      pruned.rows += EndRemoval(db.sql());
+      SQLite::Statement mark(db.sql(), "UPDATE runs SET detail_pruned_at_us = ? WHERE run_id = ?");
+      for (int64_t id : runs) {
+        mark.bind(1, options.now_us);
+        mark.bind(2, id);
+        mark.exec();
+        mark.reset();
+      }
+      tx.commit();
+    }
+    // Give the space back: incrementally on a file made with auto_vacuum = INCREMENTAL (new files are); an
+    // older file is rewritten once by VACUUM, which also switches it to incremental for the next prune.
+    if (db.sql().execAndGet("PRAGMA auto_vacuum").getInt() == 2) {
+      db.sql().exec("PRAGMA incremental_vacuum");
+    } else {
+      db.sql().exec("PRAGMA auto_vacuum = INCREMENTAL");
+      db.sql().exec("VACUUM");
+    }
+    db.sql().exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    pruned.bytes_after = FileBytes(db.sql());
+    return pruned;
   });
 }
 

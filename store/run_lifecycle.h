@@ -1,4 +1,4 @@
-// Changing a run after its ingest: its labels, and deleting it.
+// Changing a run after its ingest: its labels, deleting it, and pruning old runs' detail.
 //
 //   * RelabelRun sets labels (replacing a key's value) and removes keys, in one transaction. The gate picks
 //     baselines by label (`label:branch=main`), so labels must be changeable after a run is stored.
@@ -35,6 +35,25 @@ struct DeletedRun {
 };
 
 StatusOr<DeletedRun> DeleteRun(Database& db, const std::string& run);
+
+// Retention: runs older than keep_detail_days (by run time) that carry none of keep_labels lose their value-,
+// live-range- and instruction-level rows, and the interned texts only those used. Their module summaries,
+// memory spaces, allocations, peak lists and spill figures stay, so module_memory, trends and the gate answer
+// as before; runs.detail_pruned_at_us marks them (a pruned run takes no more files). Then the space is given
+// back (incremental vacuum, or one VACUUM on a file made before version 5) and the WAL truncated.
+struct PruneOptions {
+  int64_t keep_detail_days = 0;
+  LabelList keep_labels;     // a run with any of these (key, value) keeps its detail
+  int64_t now_us = 0;        // the time the age is counted from
+};
+
+struct PrunedDetail {
+  int64_t runs = 0;          // runs pruned now (already pruned ones are not counted)
+  int64_t rows = 0;          // rows removed
+  int64_t bytes_before = 0, bytes_after = 0;  // the database file (pages × page size)
+};
+
+StatusOr<PrunedDetail> PruneDetail(Database& db, const PruneOptions& options);
 
 }  // namespace xladb::store
 

@@ -929,11 +929,17 @@ StatusOr<int64_t> RunWriter::BeginRun(const RunSpec& spec) {
     int64_t time_us = spec.time_us;
     std::string time_source = time_us >= 0 ? "flag" : "";
     {
-      SQLite::Statement find(sql, "SELECT run_id, IFNULL(source_path, ''), IFNULL(content_digest, '') FROM runs "
-                                  "WHERE name = ?");
+      SQLite::Statement find(sql, "SELECT run_id, IFNULL(source_path, ''), IFNULL(content_digest, ''), "
+                                  "detail_pruned_at_us FROM runs WHERE name = ?");
       find.bind(1, spec.name);
       if (find.executeStep()) {
         run_id = find.getColumn(0).getInt64();
+        if (!find.getColumn(3).isNull()) {  // its modules lack the rows new files would merge with
+          find.reset();
+          sql.exec("ROLLBACK");
+          return Status::FailedPrecondition("run '" + spec.name + "' was pruned (xladb prune kept only its "
+                                            "summaries); `xladb delete` it to ingest it again");
+        }
         std::string refused = RefuseMerge(spec, find.getColumn(1).getString(), find.getColumn(2).getString());
         if (!refused.empty()) {
           find.reset();

@@ -1,4 +1,4 @@
--- xladb schema, version 4 (PRAGMA user_version = 4).
+-- xladb schema, version 5 (PRAGMA user_version = 5).
 --
 -- One file holds every run. The tables follow the data as XLA printed it; the views at the end are the
 -- stable interface for analysts (docs/schema.md). Conventions:
@@ -22,9 +22,12 @@ CREATE TABLE IF NOT EXISTS runs (
   run_time_source TEXT NOT NULL,        -- 'flag', 'label:<key>' or 'newest_file_mtime'
   created_at_us   INTEGER NOT NULL,     -- first ingest
   updated_at_us   INTEGER NOT NULL,     -- last ingest that changed rows
-  content_digest  TEXT                  -- uploads: hex XXH3-128 over the uploaded paths and contents, so a
+  content_digest  TEXT,                 -- uploads: hex XXH3-128 over the uploaded paths and contents, so a
                                         -- second upload of other content under the same name is noticed
                                         -- (it needs --append); NULL for folders read in place (version 3)
+  detail_pruned_at_us INTEGER           -- when `xladb prune` dropped the run's value-, live-range- and
+                                        -- instruction-level rows (its summaries, peak lists and gate metrics
+                                        -- stay); NULL while the run is whole (version 5)
 );
 
 -- Free-form key=value labels of a run (--label commit=abc123).

@@ -5,6 +5,7 @@ import os
 import shutil
 import sqlite3
 import subprocess
+import time
 import unittest
 
 from test_service import XLADB, DaemonTestCase, make_run, table_counts, wait_for, xladb_pb2
@@ -99,6 +100,40 @@ class RunLifecycleTest(DaemonTestCase):
         self.assertEqual(all_table_counts(db), all_table_counts(alone))
         self.assertEqual(xladb("delete", "run-b", "--db", db, check_rc=1).stderr.strip(),
                          "xladb: run 'run-b' not found")
+
+    def test_prune_through_the_daemon_on_its_schedule_and_offline(self):
+        folder = os.path.join(self.tmp, "dumps")
+        make_run(folder)
+        db = os.path.join(self.tmp, "xladb.db")
+        for run, day, labels in (("old", "2020-01-01", []), ("release", "2020-01-02", ["--label", "keep=yes"]),
+                                 ("new", str(int(time.time()) - 86400), [])):  # yesterday, in Unix seconds
+            xladb("ingest", folder, "--db", db, "--run", run, "--time", day, *labels)
+
+        def detail(run):
+            con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+            try:
+                return con.execute("SELECT COUNT(*) FROM buffer_values v JOIN modules m USING (module_id) "
+                                   "JOIN runs r USING (run_id) WHERE r.name = ?", (run,)).fetchone()[0]
+            finally:
+                con.close()
+
+        before = {r: table_counts(db, r)["peak_sum"] for r in ("old", "release", "new")}
+        # The daemon prunes at start (then daily): "old" loses its detail, the labelled and the new run keep it.
+        d = self.start("--prune-detail-days", "30", "--prune-keep-label", "keep=yes", db=db)
+        wait_for(lambda: detail("old") == 0, what="the scheduled prune")
+        self.assertGreater(detail("release"), 0)
+        self.assertGreater(detail("new"), 0)
+        self.assertEqual({r: table_counts(db, r)["peak_sum"] for r in before}, before)  # module_memory unchanged
+        out = d.cli("prune", "--keep-detail-days", "30")  # the labelled run goes too, now
+        self.assertRegex(out.stdout, r"^pruned 1 runs older than 30 days: \d+ rows removed")
+        self.assertEqual(detail("release"), 0)
+        refused = d.cli("ingest", folder, "--run", "old", check=False)
+        self.assertNotEqual(refused.returncode, 0)
+        self.assertIn("was pruned", refused.stdout + refused.stderr)
+        d.stop()
+        out = xladb("prune", "--keep-detail-days", "0", "--db", db)
+        self.assertRegex(out.stdout, r"^pruned 1 runs older than 0 days")
+        self.assertEqual(detail("new"), 0)
 
 
 if __name__ == "__main__":

@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <tuple>
 
 #include "ingest/dump_ingester.h"
+#include "store/check_run.h"
+#include "store/module_trend.h"
 #include "store/queries.h"
 #include "store/run_writer.h"
 #include "tests/store/test_dirs.h"
@@ -98,6 +101,82 @@ TEST_F(RunLifecycleTest, LabelsAreSetReplacedAndRemoved) {
   EXPECT_EQ(run->labels, (store::Labels{{"commit", "def"}}));
   EXPECT_EQ(store::RelabelRun(*db, "nope", {{"k", "v"}}, {}).code(), Status::Code::kNotFound);
   EXPECT_EQ(store::RelabelRun(*db, "a", {{"", "v"}}, {}).code(), Status::Code::kInvalidArgument);
+}
+
+// Prune drops the detail of old runs without a kept label, and the gate and trends answer as before: the
+// verdict and every metric of `check b --baseline a`, and the peak-memory trend of every module.
+TEST_F(RunLifecycleTest, PruneKeepsGateAndTrendAnswers) {
+  auto db = Open("x.db");
+  ingest::IngestOptions old_run, kept_run, new_run;
+  const int64_t day_us = int64_t{86400} * 1000000, now_us = int64_t{1793491200} * 1000000;  // 2026-11-01
+  for (auto& [options, name, days, labels] :
+       std::vector<std::tuple<ingest::IngestOptions*, std::string, int, store::Labels>>{
+           {&old_run, "a", 40, {}}, {&kept_run, "kept", 35, {{"release", "yes"}}}, {&new_run, "b", 1, {}}}) {
+    options->run_name = name;
+    options->time_us = now_us - days * day_us;
+    options->labels = labels;
+  }
+  for (auto* o : {&old_run, &kept_run, &new_run}) {
+    store::RunWriter writer(db.get());
+    ingest::DumpIngester ingester(&writer);
+    auto s = ingester.Ingest(o == &new_run ? tmp_ / "b" : tmp_ / "a", *o);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+  }
+  const auto answers = [&] {
+    std::string out;
+    store::CheckOptions check;
+    check.run = "b";
+    check.baseline = "a";
+    auto r = store::CheckRun(*db, check);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    out += r->reason + "\n";
+    for (const auto& m : r->modules) {
+      out += m.module + " " + std::to_string(static_cast<int>(m.status));
+      for (const auto& d : m.metrics) out += " " + d.metric + "=" + std::to_string(d.baseline) + "/" + std::to_string(d.current);
+      out += "\n";
+    }
+    store::TrendQuery trend;
+    trend.module = "*";
+    for (const char* metric : {"peak_bytes", "live_peak_padded_bytes", "total_bytes", "temp_bytes"}) {
+      trend.metric = metric;
+      auto points = store::PeakMemoryTrend(*db, trend);
+      EXPECT_TRUE(points.ok()) << points.status().ToString();
+      for (const auto& p : *points) out += p.run_name + " " + p.module_name + " " + std::to_string(p.value) + "\n";
+    }
+    return out;
+  };
+  const std::string before = answers();
+  const int64_t values_of_b = db->sql().execAndGet(
+      "SELECT COUNT(*) FROM buffer_values v JOIN modules m USING (module_id) JOIN runs r USING (run_id) "
+      "WHERE r.name = 'b'").getInt64();
+  ASSERT_GT(values_of_b, 0);
+
+  store::PruneOptions options{30, {{"release", "yes"}}, now_us};
+  auto pruned = store::PruneDetail(*db, options);
+  ASSERT_TRUE(pruned.ok()) << pruned.status().ToString();
+  EXPECT_EQ(pruned->runs, 1);  // "a": 40 days old; "kept" has the label, "b" is 1 day old
+  EXPECT_GT(pruned->rows, 0);
+  EXPECT_LT(pruned->bytes_after, pruned->bytes_before);
+  EXPECT_EQ(answers(), before);
+  const auto detail_of = [&](const char* run) {
+    return db->sql().execAndGet(std::string("SELECT (SELECT COUNT(*) FROM buffer_values v JOIN modules m USING "
+                                            "(module_id) JOIN runs r USING (run_id) WHERE r.name = '") + run +
+                                "') + (SELECT COUNT(*) FROM instructions i JOIN modules m USING (module_id) JOIN "
+                                "runs r USING (run_id) WHERE r.name = '" + run + "')").getInt64();
+  };
+  EXPECT_EQ(detail_of("a"), 0);
+  EXPECT_GT(detail_of("kept"), 0);
+  EXPECT_GT(detail_of("b"), 0);
+  EXPECT_GT(db->sql().execAndGet("SELECT COUNT(*) FROM peak_buffers p JOIN modules m USING (module_id) JOIN runs r "
+                                 "USING (run_id) WHERE r.name = 'a'").getInt64(), 0);
+  EXPECT_EQ(db->sql().execAndGet("PRAGMA integrity_check").getString(), "ok");
+  // Pruning again finds nothing; a pruned run takes no more files.
+  EXPECT_EQ(store::PruneDetail(*db, options)->runs, 0);
+  store::RunWriter writer(db.get());
+  ingest::DumpIngester ingester(&writer);
+  auto again = ingester.Ingest(tmp_ / "a", old_run);
+  EXPECT_EQ(again.status().code(), Status::Code::kFailedPrecondition);
+  EXPECT_NE(again.status().message().find("pruned"), std::string::npos);
 }
 
 }  // namespace

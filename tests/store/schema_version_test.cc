@@ -163,7 +163,7 @@ TEST(SchemaMigration, Version1FileIsMigratedInPlace) {
   SQLite::Database& sql = db.value()->sql();
 
   EXPECT_EQ(sql.execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
-  EXPECT_EQ(kSchemaVersion, 4);
+  EXPECT_EQ(kSchemaVersion, 5);
   EXPECT_EQ(sql.execAndGet("PRAGMA integrity_check").getString(), "ok");
   EXPECT_EQ(sql.execAndGet("SELECT COUNT(*) FROM pragma_foreign_key_check").getInt64(), 0);
 
@@ -501,7 +501,7 @@ TEST(SchemaMigration, Version3FileGainsModuleIdentityAndPaddedPeak) {
   auto db = Database::Open(path);
   ASSERT_TRUE(db.ok()) << db.status().ToString();
   SQLite::Database& sql = db.value()->sql();
-  EXPECT_EQ(sql.execAndGet("PRAGMA user_version").getInt(), 4);
+  EXPECT_EQ(sql.execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
   EXPECT_EQ(sql.execAndGet("PRAGMA integrity_check").getString(), "ok");
   EXPECT_EQ(sql.execAndGet("SELECT entry_signature FROM modules WHERE module_id = 1").getString(),
             "(f32[8,128], s32[]) -> (f32[8], f32[8])");
@@ -530,6 +530,33 @@ TEST(SchemaMigration, MigratedVersion3FileHasTheSchemaOfANewFile) {
   auto fresh = Database::Open(tmp / "new.db");
   ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
   EXPECT_EQ(SchemaShape(migrated.value()->sql()), SchemaShape(fresh.value()->sql()));
+}
+
+// A version-4 file: the schema of tests/fixtures/store/schema_v4.sql with one run.
+void MakeVersion4File(const std::string& path) {
+  const std::string schema_v4 = testing::ReadFile(std::string(XLADB_FIXTURE_DIR) + "/store/schema_v4.sql");
+  ASSERT_NE(schema_v4.find("version 4"), std::string::npos) << "tests/fixtures/store/schema_v4.sql missing?";
+  SQLite::Database raw(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+  raw.exec(schema_v4);
+  raw.exec("PRAGMA user_version = 4");
+  raw.exec(R"sql(
+    INSERT INTO runs(run_id, name, source_path, run_time_us, run_time_source, created_at_us, updated_at_us)
+      VALUES (1, 'run-a', '/dumps/run-a', 1700000000000000, 'flag', 1700000000000000, 1700000000000000);
+  )sql");
+}
+
+TEST(SchemaMigration, Version4FileGainsThePrunedMark) {
+  testing::TempDir tmp;
+  ASSERT_NO_FATAL_FAILURE(MakeVersion4File(tmp / "v4.db"));
+  auto db = Database::Open(tmp / "v4.db");
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  SQLite::Database& sql = db.value()->sql();
+  EXPECT_EQ(sql.execAndGet("PRAGMA user_version").getInt(), 5);
+  EXPECT_EQ(sql.execAndGet("PRAGMA integrity_check").getString(), "ok");
+  EXPECT_TRUE(sql.execAndGet("SELECT detail_pruned_at_us FROM runs WHERE run_id = 1").isNull());
+  auto fresh = Database::Open(tmp / "new.db");
+  ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
+  EXPECT_EQ(SchemaShape(sql), SchemaShape(fresh.value()->sql()));
 }
 
 }  // namespace
