@@ -46,6 +46,12 @@ bool ParseLabels(const std::vector<std::string>& raw, std::vector<std::pair<std:
   return true;
 }
 
+std::map<std::string, int64_t> WithRereads(const ingest::IngestSummary& s) {
+  auto verdicts = s.files_by_verdict;
+  if (s.files_reread > 0) verdicts["reread"] = s.files_reread;
+  return verdicts;
+}
+
 std::string FormatVerdicts(const std::map<std::string, int64_t>& by_verdict) {
   std::string s;
   for (const char* v : {"ingested", "unchanged", "not_ingested", "error"}) {
@@ -53,6 +59,10 @@ std::string FormatVerdicts(const std::map<std::string, int64_t>& by_verdict) {
     int64_t n = it == by_verdict.end() ? 0 : it->second;
     if (!s.empty()) s += ", ";
     s += std::to_string(n) + " " + v;
+  }
+  // Files of a module one of whose files was replaced, read again to rebuild it (store/run_writer.h).
+  if (auto it = by_verdict.find("reread"); it != by_verdict.end() && it->second > 0) {
+    s += ", " + std::to_string(it->second) + " read again";
   }
   return s;
 }
@@ -100,7 +110,7 @@ int RunIngest(const std::vector<std::string>& paths, const std::string& db_path,
     const auto& s = summary.value();
     double mb = static_cast<double>(s.bytes_read) / 1e6;
     std::printf("run %s: %lld files (%s); %lld rows, %.1f MB in %.2f s (%.1f MB/s), %lld issues\n",
-                s.run_name.c_str(), static_cast<long long>(s.files), FormatVerdicts(s.files_by_verdict).c_str(),
+                s.run_name.c_str(), static_cast<long long>(s.files), FormatVerdicts(WithRereads(s)).c_str(),
                 static_cast<long long>(s.rows), mb, s.seconds, s.seconds > 0 ? mb / s.seconds : 0.0,
                 static_cast<long long>(s.issues));
     if (s.files > 0 && s.files_by_verdict.count("unchanged") &&

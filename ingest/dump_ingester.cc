@@ -215,14 +215,17 @@ StatusOr<IngestSummary> DumpIngester::Ingest(DumpSource& source, const std::stri
     if (outcome.verdict == "error") summary.errors.push_back({fs.path, outcome.reason});
   };
 
-  Status walk = source.ForEach([&](DumpEntry& entry) {
+  bool reread = false;  // the second pass: siblings of replaced files, read again
+  const auto visit = [&](DumpEntry& entry) {
     if (!fatal.ok() || summary.interrupted) return;
     if (options.should_stop && options.should_stop()) {
       summary.interrupted = true;
       return;
     }
-    ++summary.files;
-    newest_mtime = std::max(newest_mtime, entry.mtime_us);
+    if (!reread) {
+      ++summary.files;
+      newest_mtime = std::max(newest_mtime, entry.mtime_us);
+    }
     FileSpec fs;
     fs.run_id = *run_id;
     fs.path = entry.path;
@@ -257,8 +260,22 @@ StatusOr<IngestSummary> DumpIngester::Ingest(DumpSource& source, const std::stri
       return;
     }
     if (*state == IngestTarget::FileState::kUnchanged) {
-      ++summary.files_by_verdict["unchanged"];
+      if (!reread) ++summary.files_by_verdict["unchanged"];
       return;
+    }
+    // A file read again to rebuild its module is counted as such, not under its verdict.
+    struct RereadCount {
+      IngestSummary* summary = nullptr;
+      std::map<std::string, int64_t> verdicts;
+      ~RereadCount() {
+        if (summary == nullptr) return;
+        ++summary->files_reread;
+        summary->files_by_verdict = std::move(verdicts);
+      }
+    } reread_count;
+    if (*state == IngestTarget::FileState::kReread) {
+      reread_count.verdicts = summary.files_by_verdict;
+      reread_count.summary = &summary;
     }
     ++summary.files_by_kind[fs.kind];
     if (entry.path == kRunMetadataFileName) {  // the run's labels and time, at its root
@@ -358,7 +375,14 @@ StatusOr<IngestSummary> DumpIngester::Ingest(DumpSource& source, const std::stri
     prog.bytes_done = summary.bytes_read;
     prog.current_path = &entry.path;
     if (progress) progress(prog);
-  });
+  };
+  Status walk = source.ForEach(visit);
+  // A replaced file whose module other files also wrote to made the target rebuild that module: read those
+  // files again (they are "changed" now; the rest is unchanged and skipped). Counted apart, not twice.
+  if (walk.ok() && fatal.ok() && !summary.interrupted && target_->TakeRereadRequest()) {
+    reread = true;
+    walk = source.ForEach(visit);
+  }
 
   // Also after a fatal error: the files stored whole so far are kept (a target that commits files in groups
   // commits its open group here).

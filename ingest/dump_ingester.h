@@ -58,6 +58,8 @@ struct IngestSummary {
   };
   std::vector<FileError> errors;  // every file with verdict "error"
   bool interrupted = false;       // should_stop() ended the ingest before every file was visited
+  int64_t files_reread = 0;       // unchanged files read again because a file of their module was replaced
+                                  // (the module is rebuilt from all its files; not in files_by_verdict)
 };
 
 struct IngestProgress {

@@ -75,7 +75,8 @@ struct FileWriteStats {
 
 class IngestTarget : public RecordSink {
  public:
-  enum class FileState { kNew, kUnchanged, kChanged };
+  // kReread: the same content, but its module was rebuilt (TakeRereadRequest): it must be read again.
+  enum class FileState { kNew, kUnchanged, kChanged, kReread };
 
   virtual StatusOr<int64_t> BeginRun(const RunSpec& spec) = 0;
   virtual StatusOr<FileState> CheckFile(int64_t run_id, const std::string& path,
@@ -85,6 +86,9 @@ class IngestTarget : public RecordSink {
   virtual Status AbortFile(const FileOutcome& outcome) = 0;
   virtual Status RecordFileWithoutRows(const FileSpec& spec, const FileOutcome& outcome) = 0;
   virtual Status FinishRun(int64_t run_id, int64_t newest_mtime_us) = 0;
+  // True (once) when a replaced file's module was rebuilt and its other files must be read again: they are
+  // then "changed" for CheckFile, and the driver walks the run a second time. The default: never.
+  virtual bool TakeRereadRequest() { return false; }
   // Labels and time from the run's metadata file (run_metadata_file.h), between files: labels are set
   // (a key's value replaced), and time_us >= 0 becomes the run's time unless the ingest was given one.
   // A target that keeps no runs may ignore it (the default).

@@ -278,6 +278,7 @@ void IngestQueue::Run() {
       if (summary.ok()) {
         js.run_name = summary->run_name;
         js.files_by_verdict = summary->files_by_verdict;
+        if (summary->files_reread > 0) js.files_by_verdict["reread"] = summary->files_reread;
         js.rows = summary->rows;
         js.issues = summary->issues;
         js.seconds = summary->seconds;

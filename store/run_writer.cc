@@ -24,6 +24,10 @@
 
 namespace xladb::store {
 
+// The stored hash of a file that must be read again (its module was rebuilt): never a content hash, so the
+// file is "changed"; replacing it then does not rebuild the module once more.
+const std::string kRereadHashPrefix = "reread:";
+
 using ingest::IssueRecord;
 
 namespace {
@@ -411,6 +415,7 @@ struct RunWriter::Impl {
   // Group commit: files share one transaction until kGroupSeconds or kGroupBytes of files have gone by, each
   // file inside a savepoint of its own (rolled back alone when it fails). A crash loses the open group only,
   // whole files all of them, and a rerun ingests them again.
+  std::vector<int64_t> rebuilt_modules;  // modules RebuildModuleIfShared cleared in this run
   GroupCommit group;
   bool in_group = false;
   std::chrono::steady_clock::time_point group_started;
@@ -601,6 +606,61 @@ struct RunWriter::Impl {
     SQLite::Statement& sum = Cached("INSERT INTO module_summary(module_id) VALUES (?)");
     sum.bind(1, module_id);
     sum.exec();
+  }
+
+  // A module other files also wrote to: its merged rows carry one file id each, so they all go, and the
+  // other files are marked (their hash prefixed) to be read again in the driver's second pass.
+  void RebuildModuleIfShared(int64_t module, int64_t replaced_file_id) {
+    SQLite::Statement& siblings = Cached("SELECT COUNT(*) FROM dump_files WHERE module_id = ? AND file_id <> ?");
+    siblings.bind(1, module);
+    siblings.bind(2, replaced_file_id);
+    const bool shared = siblings.executeStep() && siblings.getColumn(0).getInt64() > 0;
+    siblings.reset();
+    if (!shared) return;
+    ClearModuleRows(module);
+    SQLite::Statement& mark = Cached("UPDATE dump_files SET content_hash = 'reread:' || content_hash "
+                                     "WHERE module_id = ? AND file_id <> ?");
+    mark.bind(1, module);
+    mark.bind(2, replaced_file_id);
+    mark.exec();
+    rebuilt_modules.push_back(module);
+  }
+
+  // Merges are last-writer-wins, so a module is rebuilt right only when its files are read in walk order.
+  // Siblings the walk met after the replaced file were read again in that order already; a module with a
+  // sibling still marked (the walk had passed it) is cleared again and all its files marked, for the driver's
+  // second pass to read them all in order. True when that pass is needed.
+  bool ScheduleSecondPass() {
+    bool needed = false;
+    for (int64_t module : rebuilt_modules) {
+      SQLite::Statement& left = Cached("SELECT COUNT(*) FROM dump_files WHERE module_id = ? "
+                                       "AND content_hash LIKE 'reread:%'");
+      left.bind(1, module);
+      const bool pending = left.executeStep() && left.getColumn(0).getInt64() > 0;
+      left.reset();
+      if (!pending) continue;
+      ClearModuleRows(module);
+      SQLite::Statement& mark = Cached("UPDATE dump_files SET content_hash = 'reread:' || content_hash "
+                                       "WHERE module_id = ? AND content_hash NOT LIKE 'reread:%'");
+      mark.bind(1, module);
+      mark.exec();
+      needed = true;
+    }
+    rebuilt_modules.clear();
+    return needed;
+  }
+
+  void ClearModuleRows(int64_t module) {
+    static const char* const kModuleRows[] = {
+        "DELETE FROM allocations WHERE module_id = ?",  "DELETE FROM buffer_values WHERE module_id = ?",
+        "DELETE FROM buffer_live_ranges WHERE module_id = ?", "DELETE FROM instructions WHERE module_id = ?",
+        "DELETE FROM schedule WHERE module_id = ?",     "DELETE FROM computations WHERE module_id = ?",
+        "DELETE FROM peak_buffers WHERE module_id = ?", "DELETE FROM stack_trace_nodes WHERE module_id = ?"};
+    for (const char* text : kModuleRows) {
+      SQLite::Statement& del = Cached(text);
+      del.bind(1, module);
+      del.exec();
+    }
   }
 
   void DeleteFileRows(int64_t old_file_id) {
@@ -921,6 +981,8 @@ std::string RefuseMerge(const RunSpec& spec, const std::string& source, const st
 StatusOr<int64_t> RunWriter::BeginRun(const RunSpec& spec) {
   auto& sql = impl_->sql;
   if (Status closed = impl_->CloseGroup(); !closed.ok()) return closed;
+  impl_->group_failure.clear();  // a failed group ended its own run; this one starts afresh
+  impl_->rebuilt_modules.clear();
   try {
     sql.exec("BEGIN IMMEDIATE");
     int64_t run_id = 0;
@@ -996,7 +1058,10 @@ StatusOr<RunWriter::FileState> RunWriter::CheckFile(int64_t run_id, const std::s
     q.bind(2, path);
     FileState state = FileState::kNew;
     if (q.executeStep()) {
-      state = q.getColumn(0).getString() == content_hash ? FileState::kUnchanged : FileState::kChanged;
+      const std::string stored = q.getColumn(0).getString();
+      state = stored == content_hash                         ? FileState::kUnchanged
+              : stored == kRereadHashPrefix + content_hash ? FileState::kReread
+                                                             : FileState::kChanged;
     }
     q.reset();  // no snapshot held between files
     return state;
@@ -1016,7 +1081,8 @@ Status RunWriter::BeginFile(const FileSpec& spec) {
     d.sql.exec("SAVEPOINT file");
     d.in_file = true;
     {
-      SQLite::Statement& old = d.Cached("SELECT file_id, kind FROM dump_files WHERE run_id = ? AND path = ?");
+      SQLite::Statement& old = d.Cached(
+          "SELECT file_id, kind, module_id, content_hash FROM dump_files WHERE run_id = ? AND path = ?");
       old.bind(1, spec.run_id);
       old.bind(2, spec.path);
       if (old.executeStep()) {
@@ -1024,7 +1090,11 @@ Status RunWriter::BeginFile(const FileSpec& spec) {
         if (old.getColumn(1).getString().rfind("tpu_", 0) == 0) d.saw_utilization_counters = true;
         d.derived_facts_stale = true;  // the old file's rows go
         const int64_t old_file_id = old.getColumn(0).getInt64();
+        const std::optional<int64_t> old_module =
+            old.getColumn(2).isNull() ? std::nullopt : std::optional<int64_t>(old.getColumn(2).getInt64());
+        const bool rereading = old.getColumn(3).getString().rfind(kRereadHashPrefix, 0) == 0;
         old.reset();
+        if (old_module && !rereading) d.RebuildModuleIfShared(*old_module, old_file_id);
         d.DeleteFileRows(old_file_id);
       }
       old.reset();
@@ -1155,6 +1225,7 @@ Status RunWriter::RecordFileWithoutRows(const FileSpec& spec, const FileOutcome&
 
 Status RunWriter::FinishRun(int64_t run_id, int64_t newest_mtime_us) {
   if (Status closed = impl_->CloseGroup(); !closed.ok()) return closed;
+  if (!impl_->group_failure.empty()) return Status::IoError(impl_->group_failure);
   try {
     SQLite::Statement up(impl_->sql,
                          "UPDATE runs SET run_time_us = ?, run_time_source = 'newest_file_mtime' "
@@ -1168,6 +1239,27 @@ Status RunWriter::FinishRun(int64_t run_id, int64_t newest_mtime_us) {
     return Status::Ok();
   } catch (const std::exception& e) {
     return Status::IoError(std::string("finishing run: ") + e.what());
+  }
+}
+
+bool RunWriter::TakeRereadRequest() {
+  Impl& d = *impl_;
+  if (d.rebuilt_modules.empty() || !d.group_failure.empty()) return false;
+  try {
+    d.OpenGroup();
+    return d.ScheduleSecondPass();
+  } catch (const std::exception& e) {
+    // Like a failed group commit: the open group is rolled back, and the run ends saying why (FinishRun).
+    try {
+      d.sql.exec("ROLLBACK");
+    } catch (...) {
+    }
+    d.in_group = false;
+    d.shapes.AbortFile();
+    d.source_files.AbortFile();
+    d.group_failure = std::string("rebuilding a module whose file was replaced failed, so the last ") +
+                      std::to_string(d.group_files) + " files are not stored (a rerun ingests them): " + e.what();
+    return false;
   }
 }
 

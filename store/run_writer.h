@@ -21,7 +21,10 @@
 //   * Idempotence: CheckFile() compares the content hash with the stored one; the same content again is
 //     kUnchanged and writes nothing. A changed file (same path, new hash) replaces the rows of the old one.
 //   * Merging: values, instructions and live ranges of one module may arrive in several files (the 2026
-//     split format, HLO text next to its buffer assignment); rows are merged by key, never duplicated.
+//     split format, HLO text next to its buffer assignment); rows are merged by key, never duplicated. A
+//     merged row has one file_id, so replacing one of such a module's files cannot remove just that file's
+//     part: the module's rows are removed whole, its other files marked to be read again
+//     (TakeRereadRequest), and the driver's second pass rebuilds the module from all of them.
 //   * Errors are returned as Status; a database error inside a record callback is remembered and returned
 //     by CommitFile(). The writer owns no thread; use it from one thread. Not copyable.
 #ifndef XLADB_STORE_RUN_WRITER_H_
@@ -70,6 +73,7 @@ class RunWriter : public ingest::IngestTarget {
   Status RecordFileWithoutRows(const FileSpec& spec, const FileOutcome& outcome) override;
   // Sets the run's time from the newest file mtime when --time did not give one.
   Status FinishRun(int64_t run_id, int64_t newest_mtime_us) override;
+  bool TakeRereadRequest() override;
   // Sets the labels, and the run time (run_time_source 'run_file') unless a flag set it, in one transaction.
   Status ApplyRunMetadata(int64_t run_id, const std::vector<std::pair<std::string, std::string>>& labels,
                           int64_t time_us) override;
