@@ -34,6 +34,15 @@ void Ingest(store::Database& db, const std::string& folder, const std::string& r
   ASSERT_TRUE(summary->errors.empty()) << summary->errors[0].path << ": " << summary->errors[0].reason;
 }
 
+// The summary of ingesting `folder` again as run `run`.
+StatusOr<ingest::IngestSummary> Reingest(store::Database& db, const std::string& folder, const std::string& run) {
+  store::RunWriter writer(&db);
+  ingest::DumpIngester ingester(&writer);
+  ingest::IngestOptions options;
+  options.run_name = run;
+  return ingester.Ingest(folder, options);
+}
+
 // Rows of every table of the file (sqlite_master), by table name.
 std::map<std::string, int64_t> TableCounts(store::Database& db) {
   std::map<std::string, int64_t> counts;
@@ -217,11 +226,7 @@ TEST_F(RunLifecycleTest, ReplacingOneOfAModulesFilesKeepsWhatItsSiblingWrote) {
   Ingest(*db, run, "split");
   WriteFile(ba, ReadFile(SeedFile("000")) + "\n");  // new content: the file is replaced
   {
-    store::RunWriter writer(db.get());
-    ingest::DumpIngester ingester(&writer);
-    ingest::IngestOptions options;
-    options.run_name = "split";
-    auto again = ingester.Ingest(run, options);
+    auto again = Reingest(*db, run, "split");
     ASSERT_TRUE(again.ok()) << again.status().ToString();
     EXPECT_EQ(again->files_by_verdict["ingested"], 1);  // the buffer assignment
     EXPECT_EQ(again->files_by_verdict["unchanged"], 0);
@@ -239,11 +244,7 @@ TEST_F(RunLifecycleTest, ReplacingOneOfAModulesFilesKeepsWhatItsSiblingWrote) {
   const std::string hlo = run + "/module_0001.jit_splash_attention_kernel.after_optimizations.txt";
   WriteFile(hlo, ReadFile(SeedFile("003")) + "\n");
   {
-    store::RunWriter writer(db.get());
-    ingest::DumpIngester ingester(&writer);
-    ingest::IngestOptions options;
-    options.run_name = "split";
-    auto again = ingester.Ingest(run, options);
+    auto again = Reingest(*db, run, "split");
     ASSERT_TRUE(again.ok()) << again.status().ToString();
     EXPECT_EQ(again->files_by_verdict["ingested"], 1);
     EXPECT_EQ(again->files_by_verdict["unchanged"], 1);  // the buffer assignment, in the first pass
