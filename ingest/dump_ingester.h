@@ -2,7 +2,7 @@
 //
 // For each file: read it once to hash its content (XXH3-128) and keep its head; sniff the format; skip it
 // if the target already holds the same content at the same path; otherwise parse it line by line straight
-// into the target, inside the target's per-file transaction. The content is hashed again while parsing, so
+// into the target, each file atomic (BeginFile..CommitFile). The content is hashed again while parsing, so
 // a file that changes while being read is rolled back and recorded as an error, not half-stored. The run's
 // `xladb-run.toml` (run_metadata_file.h), met at its root, gives the run labels and a time.
 //
