@@ -48,6 +48,21 @@ inline constexpr const char kLiveSlicesSql[] =
 // schedule time: reported elsewhere as an ingest issue).
 bool ReadSliceUse(const SQLite::Statement& row, SliceUse* use);
 
+// Steps `q` (kLiveSlicesSql, bound) to its end: appends each row's SliceUse to `uses` and calls
+// on_row(q, use) for it (rows ReadSliceUse refuses are skipped). Returns the last live_end seen (0: none).
+template <typename OnRow>
+int32_t ReadLiveSlices(SQLite::Statement& q, std::vector<SliceUse>* uses, OnRow&& on_row) {
+  int32_t last_time = 0;
+  while (q.executeStep()) {
+    SliceUse u;
+    if (!ReadSliceUse(q, &u)) continue;
+    last_time = std::max(last_time, u.end);
+    uses->push_back(u);
+    on_row(q, u);
+  }
+  return last_time;
+}
+
 struct LivePeak {
   int64_t bytes = 0;
   int64_t time = -1;  // the first time with that many bytes live; -1 when nothing is ever live

@@ -62,22 +62,17 @@ StatusOr<MemoryTimeline> LoadMemoryTimeline(Database& db, int64_t module_id) {
     logical.reserve(uses.capacity());
     SQLite::Statement q(db.sql(), kLiveSlicesSql);
     q.bind(1, module_id);
-    int32_t last_time = 0;
-    while (q.executeStep()) {
-      SliceUse u;
-      if (!ReadSliceUse(q, &u)) continue;
-      last_time = std::max(last_time, u.end);
-      uses.push_back(u);
+    int32_t last_time = ReadLiveSlices(q, &uses, [&](const SQLite::Statement& row, const SliceUse& u) {
       std::optional<int64_t> size;
-      if (!q.getColumn(7).isNull()) {
-        auto found = logical_size.find(q.getColumn(7).getInt64());
+      if (!row.getColumn(7).isNull()) {
+        auto found = logical_size.find(row.getColumn(7).getInt64());
         if (found != logical_size.end()) size = found->second;
       }
       if (!size) ++t.values_without_logical_size;
-      const auto whole = instruction_size.find(q.getColumn(6).getInt64());
+      const auto whole = instruction_size.find(row.getColumn(6).getInt64());
       logical.push_back({u.start, u.end, size.value_or(0),
                          whole != instruction_size.end() ? whole->second : size.value_or(0)});
-    }
+    });
     if (uses.empty()) return t;
     t.has_live_ranges = true;
     if (t.schedule_length > last_time) last_time = static_cast<int32_t>(t.schedule_length);

@@ -111,13 +111,7 @@ LivePeaks ComputeLivePeaks(DerivedModuleFacts::Statements& st, int64_t module_id
   count.bind(1, module_id);
   if (count.executeStep()) uses.reserve(static_cast<size_t>(count.getColumn(0).getInt64()));  // no regrowth
   count.reset();
-  int32_t last_time = 0;
-  while (q.executeStep()) {
-    SliceUse u;
-    if (!ReadSliceUse(q, &u)) continue;
-    last_time = std::max(last_time, u.end);
-    uses.push_back(u);
-  }
+  const int32_t last_time = ReadLiveSlices(q, &uses, [](const SQLite::Statement&, const SliceUse&) {});
   if (uses.empty()) return peaks;
   peaks.any = true;
   LiveBytes all(last_time);

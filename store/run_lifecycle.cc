@@ -1,17 +1,10 @@
 #include "store/run_lifecycle.h"
 
 #include "store/query_sql.h"
+#include "store/row_tables.h"
 
 namespace xladb::store {
 namespace {
-
-// Tables whose rows belong to a module (module_id), and to a dump file (file_id), of the run. Keep in step
-// with schema.sql: tests/store/run_lifecycle_test.cc fails when a table keeps rows of a deleted run.
-constexpr const char* kModuleTables[] = {"module_summary", "module_memory_spaces", "allocations", "buffer_values",
-                                         "buffer_live_ranges", "instructions", "schedule", "computations",
-                                         "peak_buffers", "stack_trace_nodes"};
-constexpr const char* kFileTables[] = {"ingest_issues", "memory_report_rows", "memory_report_totals",
-                                       "utilization_counters", "oom_stats", "oom_buffers"};
 
 // The interned rows the run's rows refer to (collected before they go), then those of them no row refers to
 // any more. Only the run's own candidates: a text some earlier merge left unreferenced stays, so the file is
@@ -26,14 +19,6 @@ constexpr const char* kInternedOfRun[] = {
     "CREATE TEMP TABLE run_texts AS SELECT DISTINCT text_id FROM instructions WHERE text_id IS NOT NULL AND "
     "module_id IN (SELECT module_id FROM modules WHERE run_id IN (SELECT run_id FROM temp.doomed_runs))"};
 
-// The detail rows `xladb prune` drops: per value, live range and instruction. What stays answers module_memory,
-// trends and the gate: module_summary, module_memory_spaces, allocations, peak_buffers, spill figures.
-constexpr const char* kDetailTables[] = {"buffer_values", "buffer_live_ranges", "instructions", "schedule",
-                                         "computations", "stack_trace_nodes"};
-
-int64_t FileBytes(SQLite::Database& sql) {
-  return sql.execAndGet("PRAGMA page_count").getInt64() * sql.execAndGet("PRAGMA page_size").getInt64();
-}
 constexpr const char* kUnusedInterned[] = {
     "DELETE FROM shapes WHERE shape_id IN (SELECT shape_id FROM temp.run_shapes) AND shape_id NOT IN "
     "(SELECT shape_id FROM buffer_values WHERE shape_id IS NOT NULL UNION "
@@ -42,6 +27,10 @@ constexpr const char* kUnusedInterned[] = {
     "source_file_id NOT IN (SELECT source_file_id FROM instructions WHERE source_file_id IS NOT NULL)",
     "DELETE FROM long_texts WHERE text_id IN (SELECT text_id FROM temp.run_texts) AND text_id NOT IN "
     "(SELECT text_id FROM instructions WHERE text_id IS NOT NULL)"};
+
+int64_t FileBytes(SQLite::Database& sql) {
+  return sql.execAndGet("PRAGMA page_count").getInt64() * sql.execAndGet("PRAGMA page_size").getInt64();
+}
 
 // Fills temp.doomed_runs, the runs whose rows go; collects the interned rows they refer to.
 void BeginRemoval(SQLite::Database& sql, const std::vector<int64_t>& run_ids) {
@@ -118,10 +107,12 @@ StatusOr<DeletedRun> DeleteRun(Database& db, const std::string& run) {
       deleted.rows += q.exec();
     };
     BeginRemoval(db.sql(), {*run_id});
-    for (const char* table : kModuleTables) {
+    const auto remove_by_module = [&](const char* table) {
       remove(std::string("DELETE FROM ") + table + " WHERE module_id IN (SELECT module_id FROM modules WHERE run_id = ?)");
-    }
-    for (const char* table : kFileTables) {
+    };
+    for (const char* table : kModuleDerivedTables) remove_by_module(table);
+    for (const char* table : kModuleRowTables) remove_by_module(table);
+    for (const char* table : kFileRowTables) {
       remove(std::string("DELETE FROM ") + table + " WHERE file_id IN (SELECT file_id FROM dump_files WHERE run_id = ?)");
     }
     for (const char* table : {"kernel_spill_summary", "modules", "dump_files", "run_labels", "runs"}) {
@@ -159,7 +150,7 @@ StatusOr<PrunedDetail> PruneDetail(Database& db, const PruneOptions& options) {
       pruned.runs = static_cast<int64_t>(runs.size());
       pruned.bytes_before = FileBytes(db.sql());
       BeginRemoval(db.sql(), runs);
-      for (const char* table : kDetailTables) {
+      for (const char* table : kModuleDetailTables) {
         pruned.rows += db.sql().exec(std::string("DELETE FROM ") + table + " WHERE module_id IN (SELECT module_id "
                                      "FROM modules WHERE run_id IN (SELECT run_id FROM temp.doomed_runs))");
       }

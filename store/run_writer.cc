@@ -10,6 +10,7 @@
 #include <climits>
 #include <cstdio>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -18,6 +19,7 @@
 #include "ingest/arena_string_map.h"
 #include "ingest/run_name.h"
 #include "store/module_facts.h"
+#include "store/row_tables.h"
 #include "store/shape_text.h"
 #include "store/unix_time.h"
 #include "store/value_key_index.h"
@@ -360,6 +362,30 @@ class RowBatch {
   std::unique_ptr<SQLite::Statement> one_, batch_;
 };
 
+// "DELETE FROM <table> WHERE <key> = ?" for each table (store/row_tables.h).
+std::vector<std::string> DeleteTexts(std::span<const char* const> tables, const char* key) {
+  std::vector<std::string> texts;
+  for (const char* t : tables) texts.push_back(std::string("DELETE FROM ") + t + " WHERE " + key + " = ?");
+  return texts;
+}
+
+// The statements that remove a module's parsed rows, and a file's rows with its dump_files row (last: the
+// others name it). Built once: the strings live for the program, so Impl::Cached (keyed by the text's
+// address) prepares each statement once.
+const std::vector<std::string>& ModuleRowDeletes() {
+  static const std::vector<std::string> texts = DeleteTexts(kModuleRowTables, "module_id");
+  return texts;
+}
+const std::vector<std::string>& FileRowDeletes() {
+  static const std::vector<std::string> texts = [] {
+    std::vector<std::string> all = DeleteTexts(kModuleRowTables, "file_id");
+    for (std::string& t : DeleteTexts(kFileRowTables, "file_id")) all.push_back(std::move(t));
+    all.push_back("DELETE FROM dump_files WHERE file_id = ?");
+    return all;
+  }();
+  return texts;
+}
+
 struct RunWriter::Impl {
   explicit Impl(Database* database) : db(database), sql(database->sql()), derived_facts(database->sql()) {}
 
@@ -651,30 +677,16 @@ struct RunWriter::Impl {
   }
 
   void ClearModuleRows(int64_t module) {
-    static const char* const kModuleRows[] = {
-        "DELETE FROM allocations WHERE module_id = ?",  "DELETE FROM buffer_values WHERE module_id = ?",
-        "DELETE FROM buffer_live_ranges WHERE module_id = ?", "DELETE FROM instructions WHERE module_id = ?",
-        "DELETE FROM schedule WHERE module_id = ?",     "DELETE FROM computations WHERE module_id = ?",
-        "DELETE FROM peak_buffers WHERE module_id = ?", "DELETE FROM stack_trace_nodes WHERE module_id = ?"};
-    for (const char* text : kModuleRows) {
-      SQLite::Statement& del = Cached(text);
+    for (const std::string& text : ModuleRowDeletes()) {
+      SQLite::Statement& del = Cached(text.c_str());
       del.bind(1, module);
       del.exec();
     }
   }
 
   void DeleteFileRows(int64_t old_file_id) {
-    static const char* const kDeletes[] = {
-        "DELETE FROM allocations WHERE file_id = ?",          "DELETE FROM buffer_values WHERE file_id = ?",
-        "DELETE FROM buffer_live_ranges WHERE file_id = ?",   "DELETE FROM instructions WHERE file_id = ?",
-        "DELETE FROM schedule WHERE file_id = ?",             "DELETE FROM computations WHERE file_id = ?",
-        "DELETE FROM peak_buffers WHERE file_id = ?",         "DELETE FROM stack_trace_nodes WHERE file_id = ?",
-        "DELETE FROM memory_report_rows WHERE file_id = ?",   "DELETE FROM memory_report_totals WHERE file_id = ?",
-        "DELETE FROM utilization_counters WHERE file_id = ?", "DELETE FROM oom_stats WHERE file_id = ?",
-        "DELETE FROM oom_buffers WHERE file_id = ?",          "DELETE FROM ingest_issues WHERE file_id = ?",
-        "DELETE FROM dump_files WHERE file_id = ?"};  // last: the rows above name it
-    for (const char* text : kDeletes) {
-      SQLite::Statement& del = Cached(text);
+    for (const std::string& text : FileRowDeletes()) {
+      SQLite::Statement& del = Cached(text.c_str());
       del.bind(1, old_file_id);
       del.exec();
     }
