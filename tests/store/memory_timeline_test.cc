@@ -14,10 +14,9 @@
 #include <sstream>
 #include <tuple>
 
-#include "ingest/dump_ingester.h"
 #include "store/database.h"
-#include "store/run_writer.h"
 #include "tests/store/test_dirs.h"
+#include "tests/store/test_ingest.h"
 
 namespace xladb {
 namespace {
@@ -94,11 +93,7 @@ class TimelineTest : public ::testing::Test {
   void IngestFolder(const std::string& folder, const std::string& run) {
     auto db = store::Database::Open(tmp_ / "x.db");
     ASSERT_TRUE(db.ok()) << db.status().ToString();
-    store::RunWriter writer(db.value().get());
-    ingest::DumpIngester ingester(&writer);
-    ingest::IngestOptions options;
-    options.run_name = run;
-    auto summary = ingester.Ingest(folder, options);
+    auto summary = testing::IngestRun(**db, folder, run);
     ASSERT_TRUE(summary.ok()) << summary.status().ToString();
     ASSERT_TRUE(summary->errors.empty()) << summary->errors[0].path << ": " << summary->errors[0].reason;
   }

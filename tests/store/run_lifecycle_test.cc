@@ -12,8 +12,8 @@
 #include "store/check_run.h"
 #include "store/module_trend.h"
 #include "store/queries.h"
-#include "store/run_writer.h"
 #include "tests/store/test_dirs.h"
+#include "tests/store/test_ingest.h"
 
 namespace xladb {
 namespace {
@@ -24,23 +24,12 @@ using testing::SeedFile;
 using testing::TempDir;
 using testing::WriteFile;
 
+using testing::IngestRun;
+
 void Ingest(store::Database& db, const std::string& folder, const std::string& run) {
-  store::RunWriter writer(&db);
-  ingest::DumpIngester ingester(&writer);
-  ingest::IngestOptions options;
-  options.run_name = run;
-  auto summary = ingester.Ingest(folder, options);
+  auto summary = IngestRun(db, folder, run);
   ASSERT_TRUE(summary.ok()) << summary.status().ToString();
   ASSERT_TRUE(summary->errors.empty()) << summary->errors[0].path << ": " << summary->errors[0].reason;
-}
-
-// The summary of ingesting `folder` again as run `run`.
-StatusOr<ingest::IngestSummary> Reingest(store::Database& db, const std::string& folder, const std::string& run) {
-  store::RunWriter writer(&db);
-  ingest::DumpIngester ingester(&writer);
-  ingest::IngestOptions options;
-  options.run_name = run;
-  return ingester.Ingest(folder, options);
 }
 
 // Rows of every table of the file (sqlite_master), by table name.
@@ -127,9 +116,7 @@ TEST_F(RunLifecycleTest, PruneKeepsGateAndTrendAnswers) {
     options->labels = labels;
   }
   for (auto* o : {&old_run, &kept_run, &new_run}) {
-    store::RunWriter writer(db.get());
-    ingest::DumpIngester ingester(&writer);
-    auto s = ingester.Ingest(o == &new_run ? tmp_ / "b" : tmp_ / "a", *o);
+    auto s = IngestRun(*db, o == &new_run ? tmp_ / "b" : tmp_ / "a", o->run_name, *o);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
   }
   const auto answers = [&] {
@@ -182,9 +169,7 @@ TEST_F(RunLifecycleTest, PruneKeepsGateAndTrendAnswers) {
   EXPECT_EQ(db->sql().execAndGet("PRAGMA integrity_check").getString(), "ok");
   // Pruning again finds nothing; a pruned run takes no more files.
   EXPECT_EQ(store::PruneDetail(*db, options)->runs, 0);
-  store::RunWriter writer(db.get());
-  ingest::DumpIngester ingester(&writer);
-  auto again = ingester.Ingest(tmp_ / "a", old_run);
+  auto again = IngestRun(*db, tmp_ / "a", "a", old_run);
   EXPECT_EQ(again.status().code(), Status::Code::kFailedPrecondition);
   EXPECT_NE(again.status().message().find("pruned"), std::string::npos);
 }
@@ -226,7 +211,7 @@ TEST_F(RunLifecycleTest, ReplacingOneOfAModulesFilesKeepsWhatItsSiblingWrote) {
   Ingest(*db, run, "split");
   WriteFile(ba, ReadFile(SeedFile("000")) + "\n");  // new content: the file is replaced
   {
-    auto again = Reingest(*db, run, "split");
+    auto again = IngestRun(*db, run, "split");
     ASSERT_TRUE(again.ok()) << again.status().ToString();
     EXPECT_EQ(again->files_by_verdict["ingested"], 1);  // the buffer assignment
     EXPECT_EQ(again->files_by_verdict["unchanged"], 0);
@@ -244,7 +229,7 @@ TEST_F(RunLifecycleTest, ReplacingOneOfAModulesFilesKeepsWhatItsSiblingWrote) {
   const std::string hlo = run + "/module_0001.jit_splash_attention_kernel.after_optimizations.txt";
   WriteFile(hlo, ReadFile(SeedFile("003")) + "\n");
   {
-    auto again = Reingest(*db, run, "split");
+    auto again = IngestRun(*db, run, "split");
     ASSERT_TRUE(again.ok()) << again.status().ToString();
     EXPECT_EQ(again->files_by_verdict["ingested"], 1);
     EXPECT_EQ(again->files_by_verdict["unchanged"], 1);  // the buffer assignment, in the first pass
