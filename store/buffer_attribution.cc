@@ -27,10 +27,11 @@ struct Buffer {
 // XLA printed when the value is not resolved or has no size).
 std::vector<Buffer> ReadBuffers(SQLite::Database& sql, int64_t module_id, AttributionScope scope) {
   const char* values =
-      "SELECT v.instruction, v.shape_index, v.size_bytes, sh.text, i.op_name, sf.path, i.source_line "
+      "SELECT v.instruction, v.shape_index, v.size_bytes, sh.text, opn.text, sf.path, i.source_line "
       "FROM buffer_values v "
       "LEFT JOIN shapes sh ON sh.shape_id = v.shape_id "
       "LEFT JOIN instructions i ON i.module_id = v.module_id AND i.name = v.instruction "
+      "LEFT JOIN names opn ON opn.name_id = i.op_name_id "
       "LEFT JOIN source_files sf ON sf.source_file_id = i.source_file_id "
       "WHERE v.module_id = ? ORDER BY v.value_id";
   const char* peak =

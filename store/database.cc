@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "store/module_facts.h"
+#include "store/run_summary.h"
 #include "store/query_temp_storage.h"
 
 namespace xladb::store {
@@ -19,6 +20,7 @@ extern const char kMigrateV1Sql[];  // generated from migrate_v1.sql
 extern const char kMigrateV2Sql[];  // generated from migrate_v2.sql
 extern const char kMigrateV3Sql[];  // generated from migrate_v3.sql
 extern const char kMigrateV4Sql[];  // generated from migrate_v4.sql
+extern const char kMigrateV5Sql[];  // generated from migrate_v5.sql
 
 namespace {
 
@@ -27,7 +29,8 @@ namespace {
 // schema.sql, then the second parts in order: the first parts drop views and rename or add what schema.sql's
 // CREATE … IF NOT EXISTS statements would otherwise leave as it was; the second parts move data.
 constexpr std::string_view kApplySchemaMarker = "\n-- @apply schema.sql\n";
-constexpr const char* kMigrations[] = {kMigrateV1Sql, kMigrateV2Sql, kMigrateV3Sql, kMigrateV4Sql};  // [N-1]: from version N to N+1
+constexpr const char* kMigrations[] = {kMigrateV1Sql, kMigrateV2Sql, kMigrateV3Sql, kMigrateV4Sql,
+                                       kMigrateV5Sql};  // [N-1]: from version N to N+1
 static_assert(std::size(kMigrations) == kSchemaVersion - 1, "one migration per schema version");
 
 std::pair<std::string_view, std::string_view> SplitMigration(std::string_view migration) {
@@ -57,6 +60,7 @@ Status ApplySchema(SQLite::Database& db) {
     // Version 4's derived columns (identity, padded live peak, memory spaces) are computed in C++, as ingest
     // computes them.
     if (first_migration < 4) UpdateDerivedFactsOfAllModules(db);
+    if (first_migration < 6) UpdateSummariesOfAllRuns(db);  // version 6's run summary, as the writer keeps it
     db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
     db.exec("COMMIT");
   } catch (const std::exception& e) {

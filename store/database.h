@@ -21,7 +21,7 @@
 
 namespace xladb::store {
 
-inline constexpr int kSchemaVersion = 5;
+inline constexpr int kSchemaVersion = 6;
 
 class Database {
  public:

@@ -18,6 +18,27 @@ DROP VIEW IF EXISTS instruction_sequence;
 DROP VIEW IF EXISTS peak_buffer_details;
 DROP VIEW IF EXISTS value_positions;
 ALTER TABLE instructions RENAME TO instructions_v1;
+-- The version-2 instructions table (unchanged up to version 5), which the second part below fills;
+-- migrate_v5.sql then turns it into version 6's.
+CREATE TABLE instructions (
+  instruction_id     INTEGER PRIMARY KEY,
+  module_id          INTEGER NOT NULL,
+  name               TEXT NOT NULL,
+  computation        TEXT,
+  opcode             TEXT,
+  shape_id           INTEGER,
+  op_type            TEXT,
+  op_name            TEXT,
+  source_file_id     INTEGER,
+  source_line        INTEGER,
+  fusion_kind        TEXT,
+  custom_call_target TEXT,
+  is_root            INTEGER,
+  sequence_index     INTEGER,
+  text_id            INTEGER,
+  file_id            INTEGER NOT NULL,
+  UNIQUE (module_id, name)
+);
 ALTER TABLE long_texts RENAME TO long_texts_v1;
 
 -- @apply schema.sql

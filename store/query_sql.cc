@@ -16,6 +16,8 @@ int BindArgs(SQLite::Statement& q, const std::vector<SqlArg>& args, int first) {
   for (const SqlArg& arg : args) {
     if (const auto* i = std::get_if<int64_t>(&arg)) {
       q.bind(index++, *i);
+    } else if (const auto* d = std::get_if<double>(&arg)) {
+      q.bind(index++, *d);
     } else {
       q.bind(index++, std::get<std::string>(arg));
     }

@@ -22,7 +22,7 @@
 namespace xladb::store {
 
 using Labels = std::vector<std::pair<std::string, std::string>>;
-using SqlArg = std::variant<int64_t, std::string>;
+using SqlArg = std::variant<int64_t, double, std::string>;
 
 class Conditions {
  public:

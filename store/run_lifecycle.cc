@@ -17,7 +17,11 @@ constexpr const char* kInternedOfRun[] = {
     "CREATE TEMP TABLE run_sources AS SELECT DISTINCT source_file_id FROM instructions WHERE source_file_id IS NOT "
     "NULL AND module_id IN (SELECT module_id FROM modules WHERE run_id IN (SELECT run_id FROM temp.doomed_runs))",
     "CREATE TEMP TABLE run_texts AS SELECT DISTINCT text_id FROM instructions WHERE text_id IS NOT NULL AND "
-    "module_id IN (SELECT module_id FROM modules WHERE run_id IN (SELECT run_id FROM temp.doomed_runs))"};
+    "module_id IN (SELECT module_id FROM modules WHERE run_id IN (SELECT run_id FROM temp.doomed_runs))",
+    "CREATE TEMP TABLE run_names AS SELECT computation_id AS name_id FROM instructions WHERE computation_id IS NOT "
+    "NULL AND module_id IN (SELECT module_id FROM modules WHERE run_id IN (SELECT run_id FROM temp.doomed_runs)) "
+    "UNION SELECT op_name_id FROM instructions WHERE op_name_id IS NOT NULL AND module_id IN "
+    "(SELECT module_id FROM modules WHERE run_id IN (SELECT run_id FROM temp.doomed_runs))"};
 
 constexpr const char* kUnusedInterned[] = {
     "DELETE FROM shapes WHERE shape_id IN (SELECT shape_id FROM temp.run_shapes) AND shape_id NOT IN "
@@ -26,7 +30,10 @@ constexpr const char* kUnusedInterned[] = {
     "DELETE FROM source_files WHERE source_file_id IN (SELECT source_file_id FROM temp.run_sources) AND "
     "source_file_id NOT IN (SELECT source_file_id FROM instructions WHERE source_file_id IS NOT NULL)",
     "DELETE FROM long_texts WHERE text_id IN (SELECT text_id FROM temp.run_texts) AND text_id NOT IN "
-    "(SELECT text_id FROM instructions WHERE text_id IS NOT NULL)"};
+    "(SELECT text_id FROM instructions WHERE text_id IS NOT NULL)",
+    "DELETE FROM names WHERE name_id IN (SELECT name_id FROM temp.run_names) AND name_id NOT IN "
+    "(SELECT computation_id FROM instructions WHERE computation_id IS NOT NULL UNION "
+    " SELECT op_name_id FROM instructions WHERE op_name_id IS NOT NULL)"};
 
 int64_t FileBytes(SQLite::Database& sql) {
   return sql.execAndGet("PRAGMA page_count").getInt64() * sql.execAndGet("PRAGMA page_size").getInt64();
@@ -48,7 +55,7 @@ void BeginRemoval(SQLite::Database& sql, const std::vector<int64_t>& run_ids) {
 int64_t EndRemoval(SQLite::Database& sql) {
   int64_t rows = 0;
   for (const char* q : kUnusedInterned) rows += sql.exec(q);
-  for (const char* table : {"doomed_runs", "run_shapes", "run_sources", "run_texts"}) {
+  for (const char* table : {"doomed_runs", "run_shapes", "run_sources", "run_texts", "run_names"}) {
     sql.exec(std::string("DROP TABLE temp.") + table);
   }
   return rows;

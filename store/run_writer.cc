@@ -10,6 +10,7 @@
 #include <climits>
 #include <cstdio>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -19,6 +20,7 @@
 #include "ingest/arena_string_map.h"
 #include "ingest/run_name.h"
 #include "store/module_facts.h"
+#include "store/run_summary.h"
 #include "store/row_tables.h"
 #include "store/shape_text.h"
 #include "store/unix_time.h"
@@ -192,8 +194,8 @@ class PendingValues {
 
 // The columns of one instructions row; unset fields leave what another file wrote.
 struct InstructionRow {
-  std::optional<std::string> computation, opcode, op_type, op_name, fusion_kind, custom_call_target;
-  std::optional<int64_t> shape_id, source_file_id, source_line, sequence_index, text_id;
+  std::optional<std::string> opcode, op_type, fusion_kind, custom_call_target;
+  std::optional<int64_t> computation_id, shape_id, op_name_id, source_file_id, source_line, sequence_index, text_id;
   std::optional<bool> is_root;
 };
 
@@ -258,17 +260,28 @@ class InternedTexts {
     ids_.emplace(text, id);
     return id;
   }
-  void CommitFile() { added_in_file_.clear(); }
-  void AbortFile() {
+  // A file's additions stay in the cache while its group is open, and are forgotten if the file (its
+  // savepoint) or the whole group is rolled back: an id whose row was rolled back is never handed out again.
+  void FileDone() {
+    added_in_group_.insert(added_in_group_.end(), added_in_file_.begin(), added_in_file_.end());
+    added_in_file_.clear();
+  }
+  void FileAborted() {
     for (const auto& text : added_in_file_) ids_.erase(text);
     added_in_file_.clear();
+  }
+  void GroupCommitted() { added_in_group_.clear(); }
+  void GroupAborted() {
+    FileAborted();
+    for (const auto& text : added_in_group_) ids_.erase(text);
+    added_in_group_.clear();
   }
 
  private:
   std::string find_sql_, insert_sql_;
   std::unique_ptr<SQLite::Statement> find_, insert_;
   std::unordered_map<std::string, int64_t> ids_;
-  std::vector<std::string> added_in_file_;
+  std::vector<std::string> added_in_file_, added_in_group_;
 };
 
 // Rows of a table that a dump fills by the million (values, live ranges, the schedule), inserted
@@ -434,6 +447,11 @@ struct RunWriter::Impl {
   // Caches that outlive a file; entries added inside an aborted transaction are dropped again.
   InternedTexts shapes{"shapes", "shape_id", "text"};
   InternedTexts source_files{"source_files", "source_file_id", "path"};
+  InternedTexts names{"names", "name_id", "text"};
+  // What a file's end, its abort, a group's commit and its rollback mean for every cache of interned ids.
+  void ForEachInterned(void (InternedTexts::*step)()) {
+    for (InternedTexts* cache : {&shapes, &source_files, &names}) (cache->*step)();
+  }
 
   // Per-file state.
   bool in_file = false;
@@ -447,6 +465,7 @@ struct RunWriter::Impl {
   std::chrono::steady_clock::time_point group_started;
   int64_t group_bytes = 0, group_files = 0;
   std::string group_failure;  // set when a group's COMMIT failed: its files are gone; the run must stop
+  std::set<int64_t> group_runs;  // runs with files in the open group: their summaries are recounted at COMMIT
 
   void OpenGroup() {
     if (in_group) return;
@@ -460,15 +479,18 @@ struct RunWriter::Impl {
     if (!in_group) return Status::Ok();
     in_group = false;
     try {
+      for (int64_t run_id : group_runs) UpdateRunSummary(sql, run_id);
+      group_runs.clear();
       sql.exec("COMMIT");
+      ForEachInterned(&InternedTexts::GroupCommitted);
       return Status::Ok();
     } catch (const std::exception& e) {
       try {
         sql.exec("ROLLBACK");
       } catch (...) {
       }
-      shapes.AbortFile();
-      source_files.AbortFile();
+      group_runs.clear();
+      ForEachInterned(&InternedTexts::GroupAborted);
       group_failure = "committing the last " + std::to_string(group_files) +
                       " files failed, so they are not stored (a rerun ingests them): " + e.what();
       return Status::IoError(group_failure);
@@ -530,8 +552,7 @@ struct RunWriter::Impl {
     saw_allocated_values = false;
     saw_utilization_counters = false;
     derived_facts_stale = false;
-    shapes.CommitFile();
-    source_files.CommitFile();
+    ForEachInterned(&InternedTexts::FileDone);
   }
 
   // Runs `fn`, turning an exception from SQLiteCpp into the remembered error.
@@ -556,6 +577,7 @@ struct RunWriter::Impl {
 
   int64_t ShapeId(const std::string& text) { return shapes.Id(sql, text); }
   int64_t SourceFileId(const std::string& path) { return source_files.Id(sql, path); }
+  int64_t NameId(const std::string& name) { return names.Id(sql, name); }
 
   // Stores `text` once (found by its hash) and returns its text_id.
   int64_t TextId(const std::string& text) {
@@ -635,14 +657,15 @@ struct RunWriter::Impl {
   }
 
   // A module other files also wrote to: its merged rows carry one file id each, so they all go, and the
-  // other files are marked (their hash prefixed) to be read again in the driver's second pass.
-  void RebuildModuleIfShared(int64_t module, int64_t replaced_file_id) {
+  // other files are marked (their hash prefixed) to be read again in the driver's second pass. False when
+  // the replaced file is the module's only one.
+  bool RebuildModuleIfShared(int64_t module, int64_t replaced_file_id) {
     SQLite::Statement& siblings = Cached("SELECT COUNT(*) FROM dump_files WHERE module_id = ? AND file_id <> ?");
     siblings.bind(1, module);
     siblings.bind(2, replaced_file_id);
     const bool shared = siblings.executeStep() && siblings.getColumn(0).getInt64() > 0;
     siblings.reset();
-    if (!shared) return;
+    if (!shared) return false;
     ClearModuleRows(module);
     SQLite::Statement& mark = Cached("UPDATE dump_files SET content_hash = 'reread:' || content_hash "
                                      "WHERE module_id = ? AND file_id <> ?");
@@ -650,6 +673,7 @@ struct RunWriter::Impl {
     mark.bind(2, replaced_file_id);
     mark.exec();
     rebuilt_modules.push_back(module);
+    return true;
   }
 
   // Merges are last-writer-wins, so a module is rebuilt right only when its files are read in walk order.
@@ -676,11 +700,33 @@ struct RunWriter::Impl {
     return needed;
   }
 
+  // Clears a module for a rebuild from its files: its rows, and what was computed from them or printed in
+  // them (summary, memory spaces, spill summary, fingerprint), which the files read again write anew.
   void ClearModuleRows(int64_t module) {
     for (const std::string& text : ModuleRowDeletes()) {
       SQLite::Statement& del = Cached(text.c_str());
       del.bind(1, module);
       del.exec();
+    }
+    for (const char* text : {"DELETE FROM module_summary WHERE module_id = ?",
+                             "INSERT INTO module_summary(module_id) VALUES (?)",
+                             "DELETE FROM module_memory_spaces WHERE module_id = ?",
+                             "DELETE FROM kernel_spill_summary WHERE module_id = ?",
+                             "UPDATE modules SET fingerprint = NULL, fingerprint_source = NULL WHERE module_id = ?"}) {
+      SQLite::Statement& st = Cached(text);
+      st.bind(1, module);
+      st.exec();
+    }
+  }
+
+  // Removes a module that no stored file writes to any more (its only file was replaced by one that could not
+  // be read): its rows, derived rows and the module itself, as if it had never been ingested.
+  void DropModule(int64_t module) {
+    ClearModuleRows(module);
+    for (const char* text : {"DELETE FROM module_summary WHERE module_id = ?", "DELETE FROM modules WHERE module_id = ?"}) {
+      SQLite::Statement& st = Cached(text);
+      st.bind(1, module);
+      st.exec();
     }
   }
 
@@ -792,13 +838,14 @@ struct RunWriter::Impl {
 
   // Writes (or merges into) one instruction row at once: nothing about instructions is held per file.
   void UpsertInstruction(const std::string& name, const InstructionRow& in) {
-    auto& st = Cached("INSERT INTO instructions(module_id, name, computation, opcode, shape_id, op_type, op_name, "
-                      "source_file_id, source_line, fusion_kind, custom_call_target, is_root, sequence_index, "
-                      "text_id, file_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+    auto& st = Cached("INSERT INTO instructions(module_id, name, computation_id, opcode, shape_id, op_type, "
+                      "op_name_id, source_file_id, source_line, fusion_kind, custom_call_target, is_root, "
+                      "sequence_index, text_id, file_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
                       "ON CONFLICT(module_id, name) DO UPDATE SET "
-                      "computation = COALESCE(excluded.computation, computation), "
+                      "computation_id = COALESCE(excluded.computation_id, computation_id), "
                       "opcode = COALESCE(excluded.opcode, opcode), shape_id = COALESCE(excluded.shape_id, shape_id), "
-                      "op_type = COALESCE(excluded.op_type, op_type), op_name = COALESCE(excluded.op_name, op_name), "
+                      "op_type = COALESCE(excluded.op_type, op_type), "
+                      "op_name_id = COALESCE(excluded.op_name_id, op_name_id), "
                       "source_file_id = COALESCE(excluded.source_file_id, source_file_id), "
                       "source_line = COALESCE(excluded.source_line, source_line), "
                       "fusion_kind = COALESCE(excluded.fusion_kind, fusion_kind), "
@@ -808,11 +855,11 @@ struct RunWriter::Impl {
                       "text_id = COALESCE(excluded.text_id, text_id)");
     st.bind(1, module_id);
     BindText(st, 2, name);
-    BindOpt(st, 3, in.computation);
+    BindOpt(st, 3, in.computation_id);
     BindOpt(st, 4, in.opcode);
     BindOpt(st, 5, in.shape_id);
     BindOpt(st, 6, in.op_type);
-    BindOpt(st, 7, in.op_name);
+    BindOpt(st, 7, in.op_name_id);
     BindOpt(st, 8, in.source_file_id);
     BindOpt(st, 9, in.source_line);
     BindOpt(st, 10, in.fusion_kind);
@@ -1090,6 +1137,7 @@ Status RunWriter::BeginFile(const FileSpec& spec) {
   d.spec = spec;
   try {
     d.OpenGroup();
+    d.group_runs.insert(spec.run_id);
     d.sql.exec("SAVEPOINT file");
     d.in_file = true;
     {
@@ -1188,8 +1236,7 @@ Status RunWriter::AbortFile(const FileOutcome& outcome) {
     d.in_file = false;
   }
   if (!d.group_failure.empty()) return Status::IoError(d.group_failure);  // nothing can be recorded now
-  d.shapes.AbortFile();
-  d.source_files.AbortFile();
+  d.ForEachInterned(&InternedTexts::FileAborted);
   // Keep the issues seen (they explain the error), drop the rows.
   std::vector<IssueRecord> issues = std::move(d.issues);
   int64_t issue_total = d.issue_total;
@@ -1208,15 +1255,24 @@ Status RunWriter::RecordFileWithoutRows(const FileSpec& spec, const FileOutcome&
   bool in_savepoint = false;
   try {
     d.OpenGroup();
+    d.group_runs.insert(spec.run_id);
     d.sql.exec("SAVEPOINT file");
     in_savepoint = true;
-    SQLite::Statement& old = d.Cached("SELECT file_id FROM dump_files WHERE run_id = ? AND path = ?");
+    // A stored version of the file goes, with what it wrote; when it was its module's only file (a dump
+    // replaced by an unreadable one), the module goes too, so no summary outlives its rows.
+    SQLite::Statement& old =
+        d.Cached("SELECT file_id, module_id, content_hash FROM dump_files WHERE run_id = ? AND path = ?");
     old.bind(1, spec.run_id);
     old.bind(2, spec.path);
     if (old.executeStep()) {
       const int64_t old_file_id = old.getColumn(0).getInt64();
+      const std::optional<int64_t> old_module =
+          old.getColumn(1).isNull() ? std::nullopt : std::optional<int64_t>(old.getColumn(1).getInt64());
+      const bool rereading = old.getColumn(2).getString().rfind(kRereadHashPrefix, 0) == 0;
       old.reset();
+      const bool drop_module = old_module && !rereading && !d.RebuildModuleIfShared(*old_module, old_file_id);
       d.DeleteFileRows(old_file_id);
+      if (drop_module) d.DropModule(*old_module);
     }
     old.reset();
     int64_t fid = d.InsertFileRow(spec, outcome, std::nullopt);
@@ -1267,8 +1323,8 @@ bool RunWriter::TakeRereadRequest() {
     } catch (...) {
     }
     d.in_group = false;
-    d.shapes.AbortFile();
-    d.source_files.AbortFile();
+    d.group_runs.clear();
+    d.ForEachInterned(&InternedTexts::GroupAborted);
     d.group_failure = std::string("rebuilding a module whose file was replaced failed, so the last ") +
                       std::to_string(d.group_files) + " files are not stored (a rerun ingests them): " + e.what();
     return false;
@@ -1480,11 +1536,11 @@ void RunWriter::OnInstruction(ingest::InstructionRecord&& r) {
     InstructionRow in;
     const bool from_module_text = !r.computation.empty();  // HLO text knows ROOT; other sources do not
     if (from_module_text) in.is_root = r.is_root;
-    Merge(in.computation, NonEmpty(std::move(r.computation)));
+    if (!r.computation.empty()) in.computation_id = d.NameId(r.computation);
     Merge(in.opcode, NonEmpty(std::move(r.opcode)));
     if (!r.shape.empty()) in.shape_id = d.ShapeId(r.shape);
     Merge(in.op_type, NonEmpty(std::move(r.op_type)));
-    Merge(in.op_name, NonEmpty(std::move(r.op_name)));
+    if (!r.op_name.empty()) in.op_name_id = d.NameId(r.op_name);
     if (!r.source_file.empty()) in.source_file_id = d.SourceFileId(r.source_file);
     Merge(in.source_line, NonNegative(r.source_line));
     Merge(in.fusion_kind, NonEmpty(std::move(r.fusion_kind)));

@@ -1,4 +1,4 @@
--- xladb schema, version 5 (PRAGMA user_version = 5).
+-- xladb schema, version 6 (PRAGMA user_version = 6).
 --
 -- One file holds every run. The tables follow the data as XLA printed it; the views at the end are the
 -- stable interface for analysts (docs/schema.md). Conventions:
@@ -25,9 +25,15 @@ CREATE TABLE IF NOT EXISTS runs (
   content_digest  TEXT,                 -- uploads: hex XXH3-128 over the uploaded paths and contents, so a
                                         -- second upload of other content under the same name is noticed
                                         -- (it needs --append); NULL for folders read in place (version 3)
-  detail_pruned_at_us INTEGER           -- when `xladb prune` dropped the run's value-, live-range- and
+  detail_pruned_at_us INTEGER,          -- when `xladb prune` dropped the run's value-, live-range- and
                                         -- instruction-level rows (its summaries, peak lists and gate metrics
                                         -- stay); NULL while the run is whole (version 5)
+  -- The run's summary, recounted by the writer at every commit of the run's files (store/run_summary.h), so
+  -- listing runs reads one row per run (version 6):
+  file_count          INTEGER NOT NULL DEFAULT 0,  -- dump_files rows of the run
+  ingested_file_count INTEGER NOT NULL DEFAULT 0,  -- of them with verdict 'ingested'
+  error_file_count    INTEGER NOT NULL DEFAULT 0,  -- of them with verdict 'error'
+  module_count        INTEGER NOT NULL DEFAULT 0   -- modules with a buffer assignment (module_memory rows)
 );
 
 -- Free-form key=value labels of a run (--label commit=abc123).
@@ -153,6 +159,14 @@ CREATE TABLE IF NOT EXISTS shapes (
   text     TEXT NOT NULL UNIQUE         -- the shape as printed, e.g. 'bf16[8,2048,128]{2,1,0:T(8,128)(2,1)}'
 );
 
+-- Interned names of instructions, shared by all modules: op_name metadata (a module's thousands of
+-- instructions carry a few hundred distinct op_names, and the same ones recur in every run) and computation
+-- names (version 6). instruction_details and peak_buffer_details spell them out.
+CREATE TABLE IF NOT EXISTS names (
+  name_id INTEGER PRIMARY KEY,          -- surrogate key
+  text    TEXT NOT NULL UNIQUE          -- the name as printed
+);
+
 -- Long texts stored once for all runs (whole instruction lines with backend configs), found by their hash.
 -- Rows are appended in arrival order, so a big file's texts fill pages densely; the hash is looked up
 -- through its own narrow index.
@@ -224,11 +238,9 @@ CREATE TABLE IF NOT EXISTS instructions (
   instruction_id     INTEGER PRIMARY KEY, -- surrogate key, in arrival order
   module_id          INTEGER NOT NULL,   -- the module
   name               TEXT NOT NULL,      -- instruction name, without '%'
-  computation        TEXT,               -- enclosing computation (from HLO text)
   opcode             TEXT,               -- e.g. 'fusion', 'custom-call'
   shape_id           INTEGER,            -- result shape with layout
   op_type            TEXT,               -- metadata op_type
-  op_name            TEXT,               -- metadata op_name (the framework's name for the op)
   source_file_id     INTEGER,            -- source_files.source_file_id of metadata source_file
   source_line        INTEGER,            -- metadata source_line
   fusion_kind        TEXT,               -- kLoop, kInput, kOutput, kCustom…
@@ -237,6 +249,9 @@ CREATE TABLE IF NOT EXISTS instructions (
   sequence_index     INTEGER,            -- position within its computation in the HLO text
   text_id            INTEGER,            -- long_texts.text_id of the whole printed instruction
   file_id            INTEGER NOT NULL,   -- file that first wrote the row
+  computation_id     INTEGER,            -- names.name_id of the enclosing computation (from HLO text; version 6)
+  op_name_id         INTEGER,            -- names.name_id of metadata op_name, the framework's name for the op
+                                         -- (version 6)
   UNIQUE (module_id, name)
 );
 
@@ -402,7 +417,10 @@ CREATE TABLE IF NOT EXISTS kernel_spill_summary (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS kernel_spill_summary_by_rate
   ON kernel_spill_summary(vmem_spill_rate DESC, vmem_fill_rate DESC);
-CREATE INDEX IF NOT EXISTS kernel_spill_summary_by_run ON kernel_spill_summary(run_id);
+-- One run's kernels in rate order, and the kernels of each run that tie at one rate pair (store/queries.cc
+-- SpillRates reads the ties of the top N run by run; version 6, replacing an index on run_id alone).
+CREATE INDEX IF NOT EXISTS kernel_spill_summary_by_run_rate
+  ON kernel_spill_summary(run_id, vmem_spill_rate, vmem_fill_rate);
 
 -- ---------------------------------------------------------------------------------------------------
 -- Views: the stable interface for analysts. Columns may be added, never renamed or removed.
@@ -497,22 +515,25 @@ FROM buffer_values v, json_each(v.uses) u;
 CREATE VIEW IF NOT EXISTS peak_buffer_details AS
 SELECT p.module_id, p.ordinal, p.instruction, p.shape_index, p.logical_bytes, p.cumulative_bytes,
        v.value_id, v.allocation_index, v.size_bytes, v.offset_bytes, sh.text AS shape,
-       i.opcode, i.op_name, sf.path AS source_file, i.source_line, l.live_start, l.live_end
+       i.opcode, opn.text AS op_name, sf.path AS source_file, i.source_line, l.live_start, l.live_end
 FROM peak_buffers p
 LEFT JOIN buffer_values v ON v.module_id = p.module_id AND v.value_id = p.value_id
 LEFT JOIN buffer_live_ranges l ON l.module_id = p.module_id AND l.value_id = p.value_id
 LEFT JOIN shapes sh ON sh.shape_id = v.shape_id
 LEFT JOIN instructions i ON i.module_id = p.module_id AND i.name = p.instruction
+LEFT JOIN names opn ON opn.name_id = i.op_name_id
 LEFT JOIN source_files sf ON sf.source_file_id = i.source_file_id;
 
--- Instructions with their interned parts spelled out: shape text, source file path and the whole printed
--- instruction.
+-- Instructions with their interned parts spelled out: computation, shape text, op_name, source file path and
+-- the whole printed instruction.
 CREATE VIEW IF NOT EXISTS instruction_details AS
-SELECT i.module_id, i.name, i.computation, i.opcode, sh.text AS shape, i.op_type, i.op_name,
+SELECT i.module_id, i.name, cn.text AS computation, i.opcode, sh.text AS shape, i.op_type, opn.text AS op_name,
        sf.path AS source_file, i.source_line, i.fusion_kind, i.custom_call_target, i.is_root, i.sequence_index,
        t.text AS text, i.file_id
 FROM instructions i
+LEFT JOIN names cn ON cn.name_id = i.computation_id
 LEFT JOIN shapes sh ON sh.shape_id = i.shape_id
+LEFT JOIN names opn ON opn.name_id = i.op_name_id
 LEFT JOIN source_files sf ON sf.source_file_id = i.source_file_id
 LEFT JOIN long_texts t ON t.text_id = i.text_id;
 

@@ -617,7 +617,7 @@ TEST_F(BadInput, InvalidUtf8IsStoredByteForByte) {
   EXPECT_EQ(row.verdict, "ingested");
   EXPECT_EQ(ModuleNumbers("utf8", "jit_splash_attention_kernel"), kSeed000Numbers);
   SQLite::Database db = Db();
-  EXPECT_EQ(Scalar(db, "SELECT COUNT(*) FROM instructions WHERE module_id = " + std::to_string(row.module_id) +
+  EXPECT_EQ(Scalar(db, "SELECT COUNT(*) FROM instruction_details WHERE module_id = " + std::to_string(row.module_id) +
                            " AND instr(op_name, CAST(X'FFFEC328' AS TEXT)) = 1"),
             1);
   ExpectNeighbourIngestedAndEarlierUntouched("utf8");

@@ -74,7 +74,7 @@ std::string RowCounts(const std::string& db_path) {
   SQLite::Database db(db_path, SQLite::OPEN_READONLY);
   std::string out;
   for (const char* t : {"runs", "dump_files", "modules", "module_summary", "allocations", "buffer_values",
-                        "instructions", "peak_buffers", "shapes", "long_texts", "ingest_issues"}) {
+                        "instructions", "peak_buffers", "shapes", "names", "long_texts", "ingest_issues"}) {
     out += std::string(t) + "=" + std::to_string(Scalar(db, std::string("SELECT COUNT(*) FROM ") + t)) + " ";
   }
   return out;

@@ -38,7 +38,7 @@ int64_t TotalRows(const std::string& db_path) {
   for (const char* t : {"runs", "dump_files", "modules", "module_summary", "allocations", "buffer_values",
                         "instructions", "computations", "peak_buffers", "stack_trace_nodes", "memory_report_rows",
                         "memory_report_totals", "utilization_counters", "oom_stats", "oom_buffers", "ingest_issues",
-                        "shapes", "long_texts"}) {
+                        "shapes", "names", "long_texts"}) {
     total += Scalar(db_path, std::string("SELECT COUNT(*) FROM ") + t);
   }
   return total;

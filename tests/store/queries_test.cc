@@ -567,6 +567,33 @@ TEST_F(SeedRunQueries, SpillRatesAcrossRunsLimitAndKernelPattern) {
   EXPECT_NE(missing.status().message().find("nightly-7"), std::string::npos);
 }
 
+// The top N is cut at the N-th rate pair before the rows are joined and sorted (store/queries.cc): with
+// every kind of tie the seeds give (equal rates across the three runs, zero rates within a run), each limit
+// must return exactly the first N rows of the unlimited answer.
+TEST_F(SeedRunQueries, SpillRatesTopNIsThePrefixOfTheWholeOrder) {
+  auto key = [](const store::SpillRateRow& r) { return std::make_tuple(r.run_name, r.module_name, r.kernel); };
+  for (const char* pattern : {"", "*", "iota*"}) {
+    for (const char* run : {"", "nightly-2"}) {
+      store::SpillQuery query;
+      query.kernel_pattern = pattern;
+      query.run = run;
+      auto all = store::SpillRates(*db_, query);
+      ASSERT_TRUE(all.ok()) << all.status().ToString();
+      ASSERT_FALSE(all->empty());
+      for (int64_t n = 1; n <= static_cast<int64_t>(all->size()) + 1; ++n) {
+        query.limit = n;
+        auto top = store::SpillRates(*db_, query);
+        ASSERT_TRUE(top.ok()) << top.status().ToString();
+        const size_t expected = std::min(all->size(), static_cast<size_t>(n));
+        ASSERT_EQ(top->size(), expected) << "pattern '" << pattern << "' run '" << run << "' limit " << n;
+        for (size_t i = 0; i < expected; ++i) {
+          EXPECT_EQ(key((*top)[i]), key((*all)[i])) << "pattern '" << pattern << "' limit " << n << " row " << i;
+        }
+      }
+    }
+  }
+}
+
 // --- TopBuffers ----------------------------------------------------------------------------------------
 
 TEST_F(SeedRunQueries, TopBuffersOfSeed000) {

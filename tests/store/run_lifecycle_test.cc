@@ -202,6 +202,39 @@ std::vector<std::string> Contents(store::Database& db) {
 // A module written by two files (a buffer assignment and the HLO text of the same module): replacing the file
 // that wrote a merged row first must not take the other file's part with it. The store then holds what a clean
 // ingest of the folder as it is now holds, row for row.
+// The summary on the run's row (store/run_summary.h) follows files that are added, replaced by an unreadable
+// version, and runs deleted beside it.
+TEST_F(RunLifecycleTest, RunSummaryFollowsEveryChange) {
+  auto db = Open("x.db");
+  Ingest(*db, tmp_ / "a", "a");
+  Ingest(*db, tmp_ / "b", "b");
+  const auto summary = [&](const std::string& run) {
+    auto info = store::GetRun(*db, run);
+    EXPECT_TRUE(info.ok()) << info.status().ToString();
+    return std::make_tuple(info->file_count, info->ingested_file_count, info->error_file_count, info->module_count);
+  };
+  // MakeSeedRun's six files (five read, the thunk sequence not; three buffer assignments) and jit_mlp's.
+  EXPECT_EQ(summary("a"), std::make_tuple(7, 6, 0, 4));
+  // Run b also has the gate fixture's jit_step in gate/.
+  EXPECT_EQ(summary("b"), std::make_tuple(8, 7, 0, 5));
+
+  // jit_train_step's buffer assignment becomes unreadable (NUL bytes under a dump name): an error, and the
+  // module has no buffer assignment any more. A new file is one more file.
+  WriteFile(tmp_ / "a/module_0002.jit_train_step.after_optimizations-buffer-assignment.txt", std::string(4096, '\0'));
+  WriteFile(tmp_ / "a/notes.txt", "not a dump\n");
+  auto again = IngestRun(*db, tmp_ / "a", "a");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(summary("a"), std::make_tuple(8, 5, 1, 3));
+
+  auto deleted = store::DeleteRun(*db, "b");
+  ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
+  EXPECT_EQ(summary("a"), std::make_tuple(8, 5, 1, 3));
+  auto page = store::ListRuns(*db, store::RunFilter{});
+  ASSERT_TRUE(page.ok());
+  ASSERT_EQ(page->runs.size(), 1u);
+  EXPECT_EQ(page->runs[0].error_file_count, 1);
+}
+
 TEST_F(RunLifecycleTest, ReplacingOneOfAModulesFilesKeepsWhatItsSiblingWrote) {
   const std::string run = tmp_ / "split";
   const std::string ba = run + "/module_0001.jit_splash_attention_kernel.after_optimizations-buffer-assignment.txt";

@@ -198,6 +198,34 @@ TEST(SchemaDoc, EveryWorkedQueryAnswersWhatTheDumpsSay) {
          for (size_t i = 0; i < rows.size(); ++i) EXPECT_EQ(Int(rows[i][1]), peak[i]) << i;
        }},
       {"live_at_time", [&](const Rows& rows) { EXPECT_EQ(static_cast<int64_t>(rows.size()), LiveAt(seed000, 6)); }},
+      {"runs",
+       [&](const Rows& rows) {
+         // Files on disk and buffer-assignment files (one module each) of every ingested run folder; the seed
+         // run's thunk sequence is seen but not ingested.
+         std::vector<std::string> folders;
+         if (corpus) {
+           for (const char* r : {"21_lorrax_scan_C", "22_lorrax_scan_cached_C"}) {
+             folders.push_back(testing::CorpusDir() + "/runs/" + r);
+           }
+         }
+         folders.push_back(run);
+         ASSERT_EQ(rows.size(), folders.size());
+         for (size_t i = 0; i < rows.size(); ++i) {
+           int64_t files = 0, buffer_assignments = 0;
+           for (const auto& e : std::filesystem::recursive_directory_iterator(folders[i])) {
+             if (!e.is_regular_file()) continue;
+             ++files;
+             if (e.path().filename().string().ends_with("-buffer-assignment.txt")) ++buffer_assignments;
+           }
+           EXPECT_EQ(Text(rows[i][0]), std::filesystem::path(folders[i]).filename().string());
+           EXPECT_EQ(Int(rows[i][1]), files);
+           EXPECT_EQ(Int(rows[i][3]), 0);
+           EXPECT_EQ(Int(rows[i][4]), buffer_assignments);
+         }
+         EXPECT_EQ(Int(rows.back()[1]), 6);  // MakeSeedRun's six files,
+         EXPECT_EQ(Int(rows.back()[2]), 5);  // all but the thunk sequence read,
+         EXPECT_EQ(Int(rows.back()[4]), 3);  // three of them buffer assignments
+       }},
       {"errors", [&](const Rows& rows) { EXPECT_TRUE(rows.empty()); }},
       {"invariants", [&](const Rows& rows) { EXPECT_TRUE(rows.empty()); }},
   };

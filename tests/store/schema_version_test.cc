@@ -163,7 +163,7 @@ TEST(SchemaMigration, Version1FileIsMigratedInPlace) {
   SQLite::Database& sql = db.value()->sql();
 
   EXPECT_EQ(sql.execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
-  EXPECT_EQ(kSchemaVersion, 5);
+  EXPECT_EQ(kSchemaVersion, 6);
   EXPECT_EQ(sql.execAndGet("PRAGMA integrity_check").getString(), "ok");
   EXPECT_EQ(sql.execAndGet("SELECT COUNT(*) FROM pragma_foreign_key_check").getInt64(), 0);
 
@@ -246,6 +246,10 @@ TEST(SchemaMigration, Version1FileIsMigratedInPlace) {
                            "WHERE name = 'fusion.1'")
                 .getString(),
             std::string("f32[8]{0}:/src/model.py:") + kLongText);
+  // Version 6 interned computation and op_name; the view spells them out as version 1 stored them.
+  EXPECT_EQ(sql.execAndGet("SELECT computation || ':' || op_name FROM instruction_details WHERE name = 'fusion.1'")
+                .getString(),
+            "main:jit(train_step)/add");
   EXPECT_EQ(Count(sql, "value_positions"), 3);  // value 0: its own; value 1: its own and tuple.2 {0}
   EXPECT_EQ(sql.execAndGet("SELECT group_concat(value_id || ':' || ordinal || ':' || instruction || ':' || "
                            "shape_index, ' ') FROM (SELECT * FROM value_positions ORDER BY value_id, ordinal)")
@@ -545,18 +549,74 @@ void MakeVersion4File(const std::string& path) {
   )sql");
 }
 
+// Opens the older file at `path`, which migrates it, and checks what every migration leaves: the current
+// version, an intact file, and the schema of a new file (made at `fresh_path` to compare). Null on failure.
+std::unique_ptr<Database> OpenMigrated(const std::string& path, const std::string& fresh_path) {
+  auto db = Database::Open(path);
+  EXPECT_TRUE(db.ok()) << db.status().ToString();
+  if (!db.ok()) return nullptr;
+  SQLite::Database& sql = db.value()->sql();
+  EXPECT_EQ(sql.execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
+  EXPECT_EQ(sql.execAndGet("PRAGMA integrity_check").getString(), "ok");
+  auto fresh = Database::Open(fresh_path);
+  EXPECT_TRUE(fresh.ok()) << fresh.status().ToString();
+  if (fresh.ok()) EXPECT_EQ(SchemaShape(sql), SchemaShape(fresh.value()->sql()));
+  return std::move(db.value());
+}
+
 TEST(SchemaMigration, Version4FileGainsThePrunedMark) {
   testing::TempDir tmp;
   ASSERT_NO_FATAL_FAILURE(MakeVersion4File(tmp / "v4.db"));
-  auto db = Database::Open(tmp / "v4.db");
-  ASSERT_TRUE(db.ok()) << db.status().ToString();
-  SQLite::Database& sql = db.value()->sql();
-  EXPECT_EQ(sql.execAndGet("PRAGMA user_version").getInt(), 5);
-  EXPECT_EQ(sql.execAndGet("PRAGMA integrity_check").getString(), "ok");
-  EXPECT_TRUE(sql.execAndGet("SELECT detail_pruned_at_us FROM runs WHERE run_id = 1").isNull());
-  auto fresh = Database::Open(tmp / "new.db");
-  ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
-  EXPECT_EQ(SchemaShape(sql), SchemaShape(fresh.value()->sql()));
+  auto db = OpenMigrated(tmp / "v4.db", tmp / "new.db");
+  ASSERT_NE(db, nullptr);
+  EXPECT_TRUE(db->sql().execAndGet("SELECT detail_pruned_at_us FROM runs WHERE run_id = 1").isNull());
+}
+
+// A version-5 file: the schema of tests/fixtures/store/schema_v5.sql with one run of three files (one of them an
+// error), one module with a buffer assignment and one without, and instructions whose computation and op_name
+// are texts (two of them the same op_name).
+void MakeVersion5File(const std::string& path) {
+  const std::string schema_v5 = testing::ReadFile(std::string(XLADB_FIXTURE_DIR) + "/store/schema_v5.sql");
+  ASSERT_NE(schema_v5.find("version 5"), std::string::npos) << "tests/fixtures/store/schema_v5.sql missing?";
+  SQLite::Database raw(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+  raw.exec(schema_v5);
+  raw.exec("PRAGMA user_version = 5");
+  raw.exec(R"sql(
+    INSERT INTO runs(run_id, name, source_path, run_time_us, run_time_source, created_at_us, updated_at_us)
+      VALUES (1, 'run-a', '/dumps/run-a', 1700000000000000, 'flag', 1700000000000000, 1700000000000000);
+    INSERT INTO dump_files(file_id, run_id, path, kind, verdict, size_bytes, content_hash, ingested_at_us)
+      VALUES (1, 1, 'a-buffer-assignment.txt', 'buffer_assignment', 'ingested', 10, 'h1', 1),
+             (2, 1, 'a.txt', 'hlo_module', 'ingested', 10, 'h2', 1),
+             (3, 1, 'b-buffer-assignment.txt', 'buffer_assignment', 'error', 10, 'h3', 1);
+    INSERT INTO modules(module_id, run_id, name, stage, backend)
+      VALUES (1, 1, 'jit_a', 'after_optimizations', 'gpu'), (2, 1, 'jit_b', 'after_optimizations', 'gpu');
+    INSERT INTO module_summary(module_id, allocation_count) VALUES (1, 2), (2, 0);
+    INSERT INTO instructions(module_id, name, computation, opcode, op_name, file_id)
+      VALUES (1, 'add.1', 'main', 'add', 'jit(a)/add', 2), (1, 'add.2', 'main', 'add', 'jit(a)/add', 2),
+             (1, 'p.0', 'body.3', 'parameter', NULL, 2), (1, 'c.4', NULL, NULL, NULL, 1);
+  )sql");
+}
+
+TEST(SchemaMigration, Version5FileGainsRunSummaryAndInternedNames) {
+  testing::TempDir tmp;
+  ASSERT_NO_FATAL_FAILURE(MakeVersion5File(tmp / "v5.db"));
+  auto db = OpenMigrated(tmp / "v5.db", tmp / "new.db");
+  ASSERT_NE(db, nullptr);
+  SQLite::Database& sql = db->sql();
+  // 3 files, 2 ingested, 1 error; jit_a has allocations, jit_b none.
+  EXPECT_EQ(sql.execAndGet("SELECT file_count || '/' || ingested_file_count || '/' || error_file_count || '/' || "
+                           "module_count FROM runs WHERE run_id = 1").getString(),
+            "3/2/1/1");
+  // The names as inserted, spelled out by the view; 'jit(a)/add' is stored once.
+  SQLite::Statement q(sql, "SELECT name, IFNULL(computation, '-'), IFNULL(op_name, '-') FROM instruction_details "
+                           "ORDER BY name");
+  std::vector<std::string> rows;
+  while (q.executeStep()) {
+    rows.push_back(q.getColumn(0).getString() + ":" + q.getColumn(1).getString() + ":" + q.getColumn(2).getString());
+  }
+  EXPECT_EQ(rows, (std::vector<std::string>{"add.1:main:jit(a)/add", "add.2:main:jit(a)/add", "c.4:-:-",
+                                            "p.0:body.3:-"}));
+  EXPECT_EQ(Count(sql, "names"), 3);
 }
 
 }  // namespace
