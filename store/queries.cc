@@ -252,9 +252,19 @@ StatusOr<std::vector<SpillRateRow>> SpillRates(Database& db, const SpillQuery& q
       ReadSpillRows(db.sql(), kSpillRowsByRate + where.Where() + kSpillRateOrder, where.args(), query.limit, &rows);
       return rows;
     }
-    Conditions above = where, at = where;
-    above.Add("(k.vmem_spill_rate, k.vmem_fill_rate) > (?, ?)", cut->first, cut->second);
-    ReadSpillRows(db.sql(), kSpillRowsByRate + above.Where() + kSpillRateOrder, above.args(), -1, &rows);
+    // Above the cut: among the first N rows of the rate index (a range condition on the descending index
+    // would walk all of it), those with a higher rate pair.
+    std::vector<SqlArg> above = where.args();
+    above.emplace_back(query.limit);
+    above.emplace_back(cut->first);
+    above.emplace_back(cut->second);
+    ReadSpillRows(db.sql(),
+                  std::string(kSpillColumns) + "FROM (SELECT * FROM kernel_spill_summary k" + where.Where() +
+                      " ORDER BY k.vmem_spill_rate DESC, k.vmem_fill_rate DESC LIMIT ?) k "
+                      "JOIN runs r ON r.run_id = k.run_id JOIN modules m ON m.module_id = k.module_id "
+                      "WHERE (k.vmem_spill_rate, k.vmem_fill_rate) > (?, ?)" + kSpillRateOrder,
+                  above, -1, &rows);
+    Conditions at = where;
     at.Add("k.vmem_spill_rate = ? AND k.vmem_fill_rate = ?", cut->first, cut->second);
     ReadSpillRows(db.sql(), kSpillRowsByRunTime + at.And() + " ORDER BY r.run_time_us DESC, k.kernel, k.run_id, k.module_id",
                   at.args(), query.limit - static_cast<int64_t>(rows.size()), &rows);
