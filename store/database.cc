@@ -9,6 +9,7 @@
 #include <string_view>
 #include <utility>
 
+#include "store/interned_texts.h"
 #include "store/module_facts.h"
 #include "store/run_summary.h"
 #include "store/query_temp_storage.h"
@@ -60,7 +61,10 @@ Status ApplySchema(SQLite::Database& db) {
     // Version 4's derived columns (identity, padded live peak, memory spaces) are computed in C++, as ingest
     // computes them.
     if (first_migration < 4) UpdateDerivedFactsOfAllModules(db);
-    if (first_migration < 6) UpdateSummariesOfAllRuns(db);  // version 6's run summary, as the writer keeps it
+    if (first_migration < 6) {  // version 6's name hashes and run summaries, as the writer keeps them
+      HashAllNames(db);
+      UpdateSummariesOfAllRuns(db);
+    }
     db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
     db.exec("COMMIT");
   } catch (const std::exception& e) {

@@ -1,7 +1,7 @@
 -- xladb schema migration from version 5 to version 6. Database::Open runs it on a version-5 file (after the
 -- earlier migrations' first parts on older files), inside the transaction that applies schema.sql, at the
--- line below that says so; then, in the same transaction, it counts every run's summary (store/run_summary.h),
--- as the writer would have.
+-- line below that says so; then, in the same transaction, it hashes the names and counts every run's summary
+-- (store/interned_texts.h, store/run_summary.h), as the writer would have.
 --
 -- Version 6
 --   * adds the run summary runs.file_count, ingested_file_count, error_file_count and module_count, as the
@@ -25,12 +25,17 @@ ALTER TABLE instructions ADD COLUMN op_name_id INTEGER;
 
 -- @apply schema.sql
 
-INSERT OR IGNORE INTO names(text)
-SELECT computation FROM instructions WHERE computation IS NOT NULL
-UNION SELECT op_name FROM instructions WHERE op_name IS NOT NULL;
+-- Each distinct name once; its hash is filled in C++ (store/interned_texts.h HashAllNames) after this part.
+-- A temporary table keyed by the text finds each name's id.
+INSERT INTO names(hash, text)
+SELECT 0, computation FROM instructions WHERE computation IS NOT NULL
+UNION SELECT 0, op_name FROM instructions WHERE op_name IS NOT NULL;
+CREATE TEMP TABLE v6_name_ids (text TEXT PRIMARY KEY, name_id INTEGER NOT NULL);
+INSERT INTO temp.v6_name_ids SELECT text, name_id FROM names;
 UPDATE instructions
-SET computation_id = (SELECT name_id FROM names WHERE text = instructions.computation),
-    op_name_id = (SELECT name_id FROM names WHERE text = instructions.op_name)
+SET computation_id = (SELECT name_id FROM temp.v6_name_ids WHERE text = instructions.computation),
+    op_name_id = (SELECT name_id FROM temp.v6_name_ids WHERE text = instructions.op_name)
 WHERE computation IS NOT NULL OR op_name IS NOT NULL;
+DROP TABLE temp.v6_name_ids;
 ALTER TABLE instructions DROP COLUMN computation;
 ALTER TABLE instructions DROP COLUMN op_name;

@@ -19,6 +19,7 @@
 
 #include "ingest/arena_string_map.h"
 #include "ingest/run_name.h"
+#include "store/interned_texts.h"
 #include "store/module_facts.h"
 #include "store/run_summary.h"
 #include "store/row_tables.h"
@@ -232,58 +233,6 @@ std::optional<int64_t> NonNegative(int64_t v) {
 
 }  // namespace
 
-// Texts interned in a table of (id INTEGER PRIMARY KEY, text UNIQUE): shapes, source file paths. The ids
-// are cached for the writer's life; those added by a file that is rolled back are forgotten again.
-class InternedTexts {
- public:
-  InternedTexts(const char* table, const char* id_column, const char* text_column)
-      : find_sql_(std::string("SELECT ") + id_column + " FROM " + table + " WHERE " + text_column + " = ?"),
-        insert_sql_(std::string("INSERT INTO ") + table + "(" + text_column + ") VALUES (?)") {}
-
-  int64_t Id(SQLite::Database& sql, const std::string& text) {
-    auto it = ids_.find(text);
-    if (it != ids_.end()) return it->second;
-    if (!find_) find_ = std::make_unique<SQLite::Statement>(sql, find_sql_);
-    find_->bind(1, text);
-    int64_t id = 0;
-    if (find_->executeStep()) {
-      id = find_->getColumn(0).getInt64();
-    } else {
-      if (!insert_) insert_ = std::make_unique<SQLite::Statement>(sql, insert_sql_);
-      insert_->bind(1, text);
-      insert_->exec();
-      insert_->reset();
-      id = sql.getLastInsertRowid();
-      added_in_file_.push_back(text);
-    }
-    find_->reset();
-    ids_.emplace(text, id);
-    return id;
-  }
-  // A file's additions stay in the cache while its group is open, and are forgotten if the file (its
-  // savepoint) or the whole group is rolled back: an id whose row was rolled back is never handed out again.
-  void FileDone() {
-    added_in_group_.insert(added_in_group_.end(), added_in_file_.begin(), added_in_file_.end());
-    added_in_file_.clear();
-  }
-  void FileAborted() {
-    for (const auto& text : added_in_file_) ids_.erase(text);
-    added_in_file_.clear();
-  }
-  void GroupCommitted() { added_in_group_.clear(); }
-  void GroupAborted() {
-    FileAborted();
-    for (const auto& text : added_in_group_) ids_.erase(text);
-    added_in_group_.clear();
-  }
-
- private:
-  std::string find_sql_, insert_sql_;
-  std::unique_ptr<SQLite::Statement> find_, insert_;
-  std::unordered_map<std::string, int64_t> ids_;
-  std::vector<std::string> added_in_file_, added_in_group_;
-};
-
 // Rows of a table that a dump fills by the million (values, live ranges, the schedule), inserted
 // kBatchRows at a time by one multi-row INSERT: SQLite's cost per statement (binding, stepping, setting up
 // the program) is paid once per batch instead of once per row. Texts are copied in, so a row may be added
@@ -445,9 +394,9 @@ struct RunWriter::Impl {
   std::unordered_map<const char*, std::unique_ptr<SQLite::Statement>> cached_statements;
 
   // Caches that outlive a file; entries added inside an aborted transaction are dropped again.
-  InternedTexts shapes{"shapes", "shape_id", "text"};
-  InternedTexts source_files{"source_files", "source_file_id", "path"};
-  InternedTexts names{"names", "name_id", "text"};
+  InternedTexts shapes{"shapes", "shape_id", "text", InternedTexts::Key::kText};
+  InternedTexts source_files{"source_files", "source_file_id", "path", InternedTexts::Key::kText};
+  InternedTexts names{"names", "name_id", "text", InternedTexts::Key::kHash};
   // What a file's end, its abort, a group's commit and its rollback mean for every cache of interned ids.
   void ForEachInterned(void (InternedTexts::*step)()) {
     for (InternedTexts* cache : {&shapes, &source_files, &names}) (cache->*step)();
@@ -581,7 +530,7 @@ struct RunWriter::Impl {
 
   // Stores `text` once (found by its hash) and returns its text_id.
   int64_t TextId(const std::string& text) {
-    const auto hash = static_cast<int64_t>(XXH3_64bits(text.data(), text.size()));
+    const int64_t hash = TextHash(text);
     auto& ins = Cached("INSERT INTO long_texts(hash, text) VALUES (?, ?) ON CONFLICT DO NOTHING");
     ins.bind(1, hash);
     BindText(ins, 2, text);

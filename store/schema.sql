@@ -162,13 +162,16 @@ CREATE TABLE IF NOT EXISTS shapes (
   text     TEXT NOT NULL UNIQUE         -- the shape as printed, e.g. 'bf16[8,2048,128]{2,1,0:T(8,128)(2,1)}'
 );
 
--- Interned names of instructions, shared by all modules: op_name metadata (a module's thousands of
+-- Interned names of instructions, shared by all modules: op_name metadata (a real module's thousands of
 -- instructions carry a few hundred distinct op_names, and the same ones recur in every run) and computation
--- names (version 6). instruction_details and peak_buffer_details spell them out.
+-- names (version 6). instruction_details and peak_buffer_details spell them out. Found by hash, so a program
+-- whose names are mostly distinct does not store each one twice (store/interned_texts.h).
 CREATE TABLE IF NOT EXISTS names (
   name_id INTEGER PRIMARY KEY,          -- surrogate key
-  text    TEXT NOT NULL UNIQUE          -- the name as printed
+  hash    INTEGER NOT NULL,             -- XXH3-64 of the text, as a signed 64-bit integer (not unique)
+  text    TEXT NOT NULL                 -- the name as printed
 );
+CREATE INDEX IF NOT EXISTS names_by_hash ON names(hash);
 
 -- Long texts stored once for all runs (whole instruction lines with backend configs), found by their hash.
 -- Rows are appended in arrival order, so a big file's texts fill pages densely; the hash is looked up

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "store/database.h"
+#include "store/interned_texts.h"
 #include "store/module_facts.h"
 #include "tests/store/test_dirs.h"
 
@@ -617,6 +618,7 @@ TEST(SchemaMigration, Version5FileGainsRunSummaryAndInternedNames) {
   EXPECT_EQ(rows, (std::vector<std::string>{"add.1:main:jit(a)/add", "add.2:main:jit(a)/add", "c.4:-:-",
                                             "p.0:body.3:-"}));
   EXPECT_EQ(Count(sql, "names"), 3);
+  EXPECT_EQ(sql.execAndGet("SELECT hash FROM names WHERE text = 'jit(a)/add'").getInt64(), TextHash("jit(a)/add"));
 }
 
 }  // namespace

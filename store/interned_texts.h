@@ -1,0 +1,63 @@
+// Interned texts: strings that rows refer to by a small integer id, stored once for all runs. The writer
+// (store/run_writer.cc) uses one InternedTexts per table:
+//   * shapes(shape_id, text UNIQUE) and source_files(source_file_id, path UNIQUE): few, short texts, found
+//     through their UNIQUE index;
+//   * names(name_id, hash, text), op_names and computation names: many, and in generated or very large
+//     programs mostly distinct, so the lookup index holds a 64-bit hash (TextHash) instead of a second copy of
+//     the text. Rows of equal hash are compared by text, so a hash collision only costs a comparison.
+//
+// Contract: runs statements on the caller's read-write connection inside its transaction, and throws
+// SQLite::Exception on database errors, like the writer's own statements. Ids are cached for the object's
+// life (up to kMaxCachedTexts, then the cache starts afresh); ids added by a file or group that is rolled
+// back are forgotten (FileAborted, GroupAborted), so a rolled-back id is never handed out. Not thread-safe.
+#ifndef XLADB_STORE_INTERNED_TEXTS_H_
+#define XLADB_STORE_INTERNED_TEXTS_H_
+
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace xladb::store {
+
+// XXH3-64 of `text` as a signed 64-bit integer (how names.hash and long_texts.hash store it).
+int64_t TextHash(std::string_view text);
+
+class InternedTexts {
+ public:
+  enum class Key { kText, kHash };
+  static constexpr size_t kMaxCachedTexts = 65536;
+
+  InternedTexts(const char* table, const char* id_column, const char* text_column, Key key);
+
+  // The id of `text`, inserting it when it is new.
+  int64_t Id(SQLite::Database& sql, const std::string& text);
+
+  // A file's additions stay cached while its group is open; they are forgotten when the file (its
+  // savepoint) or the whole group is rolled back.
+  void FileDone();
+  void FileAborted();
+  void GroupCommitted();
+  void GroupAborted();
+
+ private:
+  int64_t Find(SQLite::Database& sql, const std::string& text, int64_t hash);  // 0 when absent
+
+  const Key key_;
+  std::string find_sql_, insert_sql_;
+  std::unique_ptr<SQLite::Statement> find_, insert_;
+  std::unordered_map<std::string, int64_t> ids_;
+  std::vector<std::string> added_in_file_, added_in_group_;
+};
+
+// Fills names.hash for every row (the schema migration to version 6 inserts names in SQL, which has no
+// XXH3).
+void HashAllNames(SQLite::Database& sql);
+
+}  // namespace xladb::store
+
+#endif  // XLADB_STORE_INTERNED_TEXTS_H_
