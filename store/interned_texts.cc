@@ -54,7 +54,7 @@ int64_t InternedTexts::Id(SQLite::Database& sql, const std::string& text) {
     insert_->exec();
     insert_->reset();
     id = sql.getLastInsertRowid();
-    added_in_file_.push_back(text);
+    added_in_file_ = true;
   }
   if (ids_.size() >= kMaxCachedTexts) ids_.clear();  // a cache only: the table answers what it forgot
   ids_.emplace(text, id);
@@ -62,22 +62,20 @@ int64_t InternedTexts::Id(SQLite::Database& sql, const std::string& text) {
 }
 
 void InternedTexts::FileDone() {
-  added_in_group_.insert(added_in_group_.end(), std::make_move_iterator(added_in_file_.begin()),
-                         std::make_move_iterator(added_in_file_.end()));
-  added_in_file_.clear();
+  added_in_group_ = added_in_group_ || added_in_file_;
+  added_in_file_ = false;
 }
 
 void InternedTexts::FileAborted() {
-  for (const auto& text : added_in_file_) ids_.erase(text);
-  added_in_file_.clear();
+  if (added_in_file_) ids_.clear();
+  added_in_file_ = false;
 }
 
-void InternedTexts::GroupCommitted() { added_in_group_.clear(); }
+void InternedTexts::GroupCommitted() { added_in_group_ = false; }
 
 void InternedTexts::GroupAborted() {
-  FileAborted();
-  for (const auto& text : added_in_group_) ids_.erase(text);
-  added_in_group_.clear();
+  if (added_in_file_ || added_in_group_) ids_.clear();
+  added_in_file_ = added_in_group_ = false;
 }
 
 void HashAllNames(SQLite::Database& sql) {

@@ -8,8 +8,9 @@
 //
 // Contract: runs statements on the caller's read-write connection inside its transaction, and throws
 // SQLite::Exception on database errors, like the writer's own statements. Ids are cached for the object's
-// life (up to kMaxCachedTexts, then the cache starts afresh); ids added by a file or group that is rolled
-// back are forgotten (FileAborted, GroupAborted), so a rolled-back id is never handed out. Not thread-safe.
+// life (up to kMaxCachedTexts, then the cache starts afresh); when a file or group that added texts is rolled
+// back (FileAborted, GroupAborted) the whole cache is forgotten, so a rolled-back id is never handed out.
+// Rollbacks are rare, and forgetting is cheaper than remembering what each file added. Not thread-safe.
 #ifndef XLADB_STORE_INTERNED_TEXTS_H_
 #define XLADB_STORE_INTERNED_TEXTS_H_
 
@@ -37,8 +38,8 @@ class InternedTexts {
   // The id of `text`, inserting it when it is new.
   int64_t Id(SQLite::Database& sql, const std::string& text);
 
-  // A file's additions stay cached while its group is open; they are forgotten when the file (its
-  // savepoint) or the whole group is rolled back.
+  // Where the enclosing file (savepoint) and group (transaction) end: a commit keeps the cache, a rollback
+  // of anything that added a text forgets it.
   void FileDone();
   void FileAborted();
   void GroupCommitted();
@@ -51,7 +52,7 @@ class InternedTexts {
   std::string find_sql_, insert_sql_;
   std::unique_ptr<SQLite::Statement> find_, insert_;
   std::unordered_map<std::string, int64_t> ids_;
-  std::vector<std::string> added_in_file_, added_in_group_;
+  bool added_in_file_ = false, added_in_group_ = false;
 };
 
 // Fills names.hash for every row (the schema migration to version 6 inserts names in SQL, which has no
