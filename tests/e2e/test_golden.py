@@ -1,0 +1,157 @@
+"""Golden tests of what the store holds (as Perfetto's diff tests): each case under tests/golden/cases/ names
+the dump folders to ingest, as runs, with `xladb ingest` (the real CLI, into a fresh SQLite file); then every
+named query of tests/golden/queries/ runs through `xladb sql --format csv`, and its output must equal the
+case's expected CSV, byte for byte.
+
+    XLADB_GOLDEN_UPDATE=1 python3 -m unittest test_golden   # rewrite the expected CSVs on purpose
+
+A rewrite is a change of what the store holds: review its diff as you would code. Cases that read the corpus
+(a path starting with $CORPUS/) are skipped, and say so, where the corpus is absent. A backend added later
+must produce the same CSVs (issue 13)."""
+import difflib
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+SOURCE_DIR = os.environ.get("XLADB_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+XLADB = os.environ.get("XLADB", os.path.join(SOURCE_DIR, "build", "test", "cli", "xladb"))
+CORPUS_DIR = os.environ.get("XLADB_CORPUS_DIR", os.path.join(SOURCE_DIR, "..", "shared", "corpus"))
+GOLDEN_DIR = os.path.join(SOURCE_DIR, "tests", "golden")
+UPDATE = os.environ.get("XLADB_GOLDEN_UPDATE") == "1"
+
+
+def queries():
+    """name -> SQL of every tests/golden/queries/*.sql."""
+    folder = os.path.join(GOLDEN_DIR, "queries")
+    out = {}
+    for f in sorted(os.listdir(folder)):
+        if f.endswith(".sql"):
+            with open(os.path.join(folder, f)) as fh:
+                out[f[:-4]] = fh.read()
+    return out
+
+
+class Case:
+    """A tests/golden/cases/NAME/case.txt: `run NAME TIME PATH...` lines (paths relative to the repository, or
+    $CORPUS/...) and an optional `queries Q...` line (default: every query)."""
+
+    def __init__(self, name):
+        self.name = name
+        self.folder = os.path.join(GOLDEN_DIR, "cases", name)
+        self.runs, self.queries, self.needs_corpus = [], None, False
+        with open(os.path.join(self.folder, "case.txt")) as fh:
+            for number, line in enumerate(fh, 1):
+                words = line.split()
+                if not words or words[0].startswith("#"):
+                    continue
+                if words[0] == "run" and len(words) >= 4:
+                    paths = []
+                    for p in words[3:]:
+                        if p.startswith("$CORPUS/"):
+                            self.needs_corpus = True
+                            paths.append(os.path.join(CORPUS_DIR, p[len("$CORPUS/"):]))
+                        else:
+                            paths.append(os.path.join(SOURCE_DIR, p))
+                    self.runs.append((words[1], words[2], paths))
+                elif words[0] == "queries":
+                    self.queries = words[1:]
+                else:
+                    raise ValueError(f"{self.folder}/case.txt:{number}: not `run NAME TIME PATH...` or "
+                                     f"`queries Q...`: {line.rstrip()}")
+
+
+def run_xladb(*args):
+    return subprocess.run([XLADB, *args], capture_output=True, timeout=600)
+
+
+class GoldenTest(unittest.TestCase):
+    maxDiff = None
+
+    def check_case(self, name):
+        case = Case(name)
+        if case.needs_corpus and not os.path.isdir(os.path.join(CORPUS_DIR, "public")):
+            self.skipTest(f"the corpus is absent ({CORPUS_DIR}): golden case {name} needs it")
+        all_queries = queries()
+        wanted = case.queries or sorted(all_queries)
+        unknown = [q for q in wanted if q not in all_queries]
+        self.assertEqual(unknown, [], f"case {name} names queries that tests/golden/queries lacks")
+        tmp = tempfile.mkdtemp(prefix="xladb_golden.")
+        try:
+            db = os.path.join(tmp, "golden.db")
+            for run, when, paths in case.runs:
+                out = run_xladb("--db", db, "ingest", *paths, "--run", run, "--time", when)
+                # Exit 1 means some files were errors: fixtures hold broken files on purpose, and their
+                # verdicts are part of the golden output. Anything else is a failure.
+                self.assertIn(out.returncode, (0, 1), f"ingest of {run}: {out.stderr.decode(errors='replace')}")
+            mismatches = []
+            for q in wanted:
+                out = run_xladb("--db", db, "--format", "csv", "sql", "--max-rows", "0", all_queries[q])
+                self.assertEqual(out.returncode, 0, f"query {q}: {out.stderr.decode(errors='replace')}")
+                expected_path = os.path.join(case.folder, q + ".csv")
+                if UPDATE:
+                    with open(expected_path, "wb") as fh:
+                        fh.write(out.stdout)
+                    continue
+                if not os.path.exists(expected_path):
+                    mismatches.append(f"{q}: no expected file {expected_path} (XLADB_GOLDEN_UPDATE=1 writes it)")
+                    continue
+                with open(expected_path, "rb") as fh:
+                    expected = fh.read()
+                if out.stdout != expected:
+                    diff = difflib.unified_diff(expected.decode(errors="replace").splitlines(),
+                                                out.stdout.decode(errors="replace").splitlines(),
+                                                f"{name}/{q}.csv (expected)", f"{name}/{q}.csv (now)", lineterm="",
+                                                n=1)
+                    mismatches.append("\n".join(list(diff)[:40]))
+            if mismatches:
+                self.fail("the store no longer holds what the golden files say:\n\n" + "\n\n".join(mismatches))
+            if not UPDATE:
+                stale = sorted(f for f in os.listdir(case.folder)
+                               if f.endswith(".csv") and f[:-4] not in wanted)
+                self.assertEqual(stale, [], f"case {name} has expected files of queries it does not run")
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+class GoldenAgreesWithTheDumps(unittest.TestCase):
+    """The expected CSVs are written by the code under test, so one review is not enough: every buffer
+    assignment the fixtures case reads must have, in its modules.csv row, the `Total bytes used:` its text
+    prints and as many allocations as it has `allocation N:` lines."""
+
+    def test_every_fixture_buffer_assignment(self):
+        import csv
+        import re
+        case = Case("fixtures")
+        folders = {run: paths[0] for run, _, paths in case.runs}
+        with open(os.path.join(case.folder, "files.csv"), newline="") as fh:
+            files = [r for r in csv.DictReader(fh) if r["kind"] == "buffer_assignment" and r["verdict"] == "ingested"]
+        with open(os.path.join(case.folder, "modules.csv"), newline="") as fh:
+            modules = list(csv.DictReader(fh))
+        self.assertGreater(len(files), 10)
+        checked = 0
+        for f in files:
+            with open(os.path.join(folders[f["run"]], f["path"]), encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+            allocations = len(re.findall(r"^allocation \d+:", text, re.M))
+            total = re.search(r"^Total bytes used: (\d+)", text, re.M)
+            rows = [m for m in modules if (m["run"], m["module"], m["stage"]) == (f["run"], f["module"], f["stage"])]
+            self.assertTrue(rows, f"{f['run']}/{f['path']}: no module row for {f['module']} {f['stage']}")
+            # A 2026 split dump prints its total in a sibling file: then only the allocations are this file's.
+            found = [(m["allocation_count"], m["total_bytes"] if total else "") for m in rows]
+            self.assertIn((str(allocations), total.group(1) if total else ""), found,
+                          f"{f['run']}/{f['path']}: modules.csv disagrees with the dump's own lines")
+            checked += 1
+        self.assertEqual(checked, len(files))
+
+
+def add_case_tests():
+    for name in sorted(os.listdir(os.path.join(GOLDEN_DIR, "cases"))):
+        setattr(GoldenTest, "test_" + name.replace("-", "_"), lambda self, n=name: self.check_case(n))
+
+
+add_case_tests()
+
+if __name__ == "__main__":
+    unittest.main()
