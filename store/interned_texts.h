@@ -31,7 +31,7 @@ int64_t TextHash(std::string_view text);
 class InternedTexts {
  public:
   enum class Key { kText, kHash };
-  static constexpr size_t kMaxCachedTexts = 65536;
+  static constexpr size_t kMaxCachedTexts = 4096;  // a real run has a few hundred op_names; a 1 GiB program ~600k
 
   InternedTexts(const char* table, const char* id_column, const char* text_column, Key key);
 
