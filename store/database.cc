@@ -11,8 +11,8 @@
 
 #include "store/interned_texts.h"
 #include "store/module_facts.h"
-#include "store/run_summary.h"
 #include "store/query_temp_storage.h"
+#include "store/run_summary.h"
 
 namespace xladb::store {
 

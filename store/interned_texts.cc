@@ -2,7 +2,9 @@
 
 #include <xxhash.h>
 
+#include <string>
 #include <utility>
+#include <vector>
 
 namespace xladb::store {
 

@@ -83,10 +83,11 @@ bool ParseRunPageToken(const std::string& token, int64_t* run_time_us, int64_t* 
 constexpr const char* kSpillColumns =
     "SELECT r.name, r.run_time_us, m.name, k.kernel, k.vmem_spills, k.vmem_fills, k.smem_spills, k.smem_fills, "
     "       k.bundles, k.vmem_spill_rate, k.vmem_fill_rate, k.smem_spill_rate, k.smem_fill_rate ";
+constexpr const char* kSpillRunAndModule =
+    " JOIN runs r ON r.run_id = k.run_id JOIN modules m ON m.module_id = k.module_id";
 // The rows in rate order (read through the rate index or one run's rows).
-const std::string kSpillRowsByRate = std::string(kSpillColumns) +
-                                     "FROM kernel_spill_summary k JOIN runs r ON r.run_id = k.run_id "
-                                     "JOIN modules m ON m.module_id = k.module_id";
+const std::string kSpillRowsByRate = std::string(kSpillColumns) + "FROM kernel_spill_summary k" + kSpillRunAndModule;
+constexpr const char* kRateIndexOrder = " ORDER BY k.vmem_spill_rate DESC, k.vmem_fill_rate DESC";
 constexpr const char* kSpillRateOrder =
     " ORDER BY k.vmem_spill_rate DESC, k.vmem_fill_rate DESC, r.run_time_us DESC, k.kernel, k.run_id, k.module_id";
 // The rows run by run, newest run first (CROSS JOIN keeps runs as SQLite's outer loop).
@@ -243,8 +244,7 @@ StatusOr<std::vector<SpillRateRow>> SpillRates(Database& db, const SpillQuery& q
     std::optional<std::pair<double, double>> cut;
     if (query.run.empty() && query.limit > 0) {
       SQLite::Statement q(db.sql(), "SELECT k.vmem_spill_rate, k.vmem_fill_rate FROM kernel_spill_summary k" +
-                                        where.Where() +
-                                        " ORDER BY k.vmem_spill_rate DESC, k.vmem_fill_rate DESC LIMIT 1 OFFSET ?");
+                                        where.Where() + kRateIndexOrder + " LIMIT 1 OFFSET ?");
       q.bind(BindArgs(q, where.args()), query.limit - 1);
       if (q.executeStep()) cut.emplace(q.getColumn(0).getDouble(), q.getColumn(1).getDouble());
     }
@@ -260,9 +260,8 @@ StatusOr<std::vector<SpillRateRow>> SpillRates(Database& db, const SpillQuery& q
     above.emplace_back(cut->second);
     ReadSpillRows(db.sql(),
                   std::string(kSpillColumns) + "FROM (SELECT * FROM kernel_spill_summary k" + where.Where() +
-                      " ORDER BY k.vmem_spill_rate DESC, k.vmem_fill_rate DESC LIMIT ?) k "
-                      "JOIN runs r ON r.run_id = k.run_id JOIN modules m ON m.module_id = k.module_id "
-                      "WHERE (k.vmem_spill_rate, k.vmem_fill_rate) > (?, ?)" + kSpillRateOrder,
+                      kRateIndexOrder + " LIMIT ?) k" + kSpillRunAndModule +
+                      " WHERE (k.vmem_spill_rate, k.vmem_fill_rate) > (?, ?)" + kSpillRateOrder,
                   above, -1, &rows);
     Conditions at = where;
     at.Add("k.vmem_spill_rate = ? AND k.vmem_fill_rate = ?", cut->first, cut->second);

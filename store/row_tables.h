@@ -19,8 +19,10 @@ inline constexpr const char* kModuleRowTables[] = {"allocations",  "buffer_value
 inline constexpr const char* kModuleDetailTables[] = {"buffer_values", "buffer_live_ranges", "instructions",
                                                       "schedule",      "computations",       "stack_trace_nodes"};
 
-// Rows computed from a module's rows at ingest (store/module_facts.h), keyed by module_id.
-inline constexpr const char* kModuleDerivedTables[] = {"module_summary", "module_memory_spaces"};
+// Rows computed from a module's rows at ingest (store/module_facts.h, the writer's spill summary), keyed by
+// module_id.
+inline constexpr const char* kModuleDerivedTables[] = {"module_summary", "module_memory_spaces",
+                                                       "kernel_spill_summary"};
 
 // Rows keyed by the file_id of the file that wrote them, with no module key of their own.
 inline constexpr const char* kFileRowTables[] = {"memory_report_rows", "memory_report_totals", "utilization_counters",

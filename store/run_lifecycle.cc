@@ -122,7 +122,7 @@ StatusOr<DeletedRun> DeleteRun(Database& db, const std::string& run) {
     for (const char* table : kFileRowTables) {
       remove(std::string("DELETE FROM ") + table + " WHERE file_id IN (SELECT file_id FROM dump_files WHERE run_id = ?)");
     }
-    for (const char* table : {"kernel_spill_summary", "modules", "dump_files", "run_labels", "runs"}) {
+    for (const char* table : {"modules", "dump_files", "run_labels", "runs"}) {
       remove(std::string("DELETE FROM ") + table + " WHERE run_id = ?");
     }
     deleted.rows += EndRemoval(db.sql());

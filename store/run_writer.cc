@@ -21,8 +21,8 @@
 #include "ingest/run_name.h"
 #include "store/interned_texts.h"
 #include "store/module_facts.h"
-#include "store/run_summary.h"
 #include "store/row_tables.h"
+#include "store/run_summary.h"
 #include "store/shape_text.h"
 #include "store/unix_time.h"
 #include "store/value_key_index.h"
@@ -331,11 +331,15 @@ std::vector<std::string> DeleteTexts(std::span<const char* const> tables, const 
   return texts;
 }
 
-// The statements that remove a module's parsed rows, and a file's rows with its dump_files row (last: the
-// others name it). Built once: the strings live for the program, so Impl::Cached (keyed by the text's
+// The statements that remove a module's parsed rows with what was derived from them, and a file's rows with
+// its dump_files row (last: the others name it). Built once: the strings live for the program, so Impl::Cached (keyed by the text's
 // address) prepares each statement once.
 const std::vector<std::string>& ModuleRowDeletes() {
-  static const std::vector<std::string> texts = DeleteTexts(kModuleRowTables, "module_id");
+  static const std::vector<std::string> texts = [] {
+    std::vector<std::string> all = DeleteTexts(kModuleRowTables, "module_id");
+    for (std::string& t : DeleteTexts(kModuleDerivedTables, "module_id")) all.push_back(std::move(t));
+    return all;
+  }();
   return texts;
 }
 const std::vector<std::string>& FileRowDeletes() {
@@ -434,16 +438,21 @@ struct RunWriter::Impl {
       ForEachInterned(&InternedTexts::GroupCommitted);
       return Status::Ok();
     } catch (const std::exception& e) {
-      try {
-        sql.exec("ROLLBACK");
-      } catch (...) {
-      }
-      group_runs.clear();
-      ForEachInterned(&InternedTexts::GroupAborted);
+      RollBackGroup();
       group_failure = "committing the last " + std::to_string(group_files) +
                       " files failed, so they are not stored (a rerun ingests them): " + e.what();
       return Status::IoError(group_failure);
     }
+  }
+  // Abandons the open group: its files are gone, and with them the run summaries and interned ids it held.
+  void RollBackGroup() {
+    try {
+      sql.exec("ROLLBACK");
+    } catch (...) {
+    }
+    in_group = false;
+    group_runs.clear();
+    ForEachInterned(&InternedTexts::GroupAborted);
   }
   Status CloseGroupIfDue(int64_t file_bytes) {
     group_bytes += file_bytes;
@@ -649,34 +658,51 @@ struct RunWriter::Impl {
     return needed;
   }
 
+  // Removes the stored version of the file at `s`'s path, if any, with every row it wrote. A module it shared
+  // with other files is cleared for a rebuild (RebuildModuleIfShared); one it wrote alone goes too when
+  // `drop_lone_module`. A file being read again (its hash marked) has had its module cleared already. Returns
+  // the stored version's kind, nullopt when there was none.
+  std::optional<std::string> RemoveStoredVersion(const FileSpec& s, bool drop_lone_module) {
+    SQLite::Statement& old =
+        Cached("SELECT file_id, kind, module_id, content_hash FROM dump_files WHERE run_id = ? AND path = ?");
+    old.bind(1, s.run_id);
+    old.bind(2, s.path);
+    if (!old.executeStep()) {
+      old.reset();
+      return std::nullopt;
+    }
+    const int64_t old_file_id = old.getColumn(0).getInt64();
+    std::string kind = old.getColumn(1).getString();
+    const int64_t old_module = old.getColumn(2).isNull() ? 0 : old.getColumn(2).getInt64();  // 0: none
+    const bool rereading = old.getColumn(3).getString().rfind(kRereadHashPrefix, 0) == 0;
+    old.reset();
+    const bool owned = old_module != 0 && !rereading;
+    const bool shared = owned && RebuildModuleIfShared(old_module, old_file_id);
+    DeleteFileRows(old_file_id);
+    if (owned && !shared && drop_lone_module) DropModule(old_module);
+    return kind;
+  }
+
+  // Runs a statement whose one `?` is the module.
+  void ExecForModule(const char* text, int64_t module) {
+    SQLite::Statement& st = Cached(text);
+    st.bind(1, module);
+    st.exec();
+  }
+
   // Clears a module for a rebuild from its files: its rows, and what was computed from them or printed in
   // them (summary, memory spaces, spill summary, fingerprint), which the files read again write anew.
   void ClearModuleRows(int64_t module) {
-    for (const std::string& text : ModuleRowDeletes()) {
-      SQLite::Statement& del = Cached(text.c_str());
-      del.bind(1, module);
-      del.exec();
-    }
-    for (const char* text : {"DELETE FROM module_summary WHERE module_id = ?",
-                             "INSERT INTO module_summary(module_id) VALUES (?)",
-                             "DELETE FROM module_memory_spaces WHERE module_id = ?",
-                             "DELETE FROM kernel_spill_summary WHERE module_id = ?",
-                             "UPDATE modules SET fingerprint = NULL, fingerprint_source = NULL WHERE module_id = ?"}) {
-      SQLite::Statement& st = Cached(text);
-      st.bind(1, module);
-      st.exec();
-    }
+    for (const std::string& text : ModuleRowDeletes()) ExecForModule(text.c_str(), module);
+    ExecForModule("INSERT INTO module_summary(module_id) VALUES (?)", module);
+    ExecForModule("UPDATE modules SET fingerprint = NULL, fingerprint_source = NULL WHERE module_id = ?", module);
   }
 
   // Removes a module that no stored file writes to any more (its only file was replaced by one that could not
   // be read): its rows, derived rows and the module itself, as if it had never been ingested.
   void DropModule(int64_t module) {
-    ClearModuleRows(module);
-    for (const char* text : {"DELETE FROM module_summary WHERE module_id = ?", "DELETE FROM modules WHERE module_id = ?"}) {
-      SQLite::Statement& st = Cached(text);
-      st.bind(1, module);
-      st.exec();
-    }
+    for (const std::string& text : ModuleRowDeletes()) ExecForModule(text.c_str(), module);
+    ExecForModule("DELETE FROM modules WHERE module_id = ?", module);
   }
 
   void DeleteFileRows(int64_t old_file_id) {
@@ -1089,24 +1115,11 @@ Status RunWriter::BeginFile(const FileSpec& spec) {
     d.group_runs.insert(spec.run_id);
     d.sql.exec("SAVEPOINT file");
     d.in_file = true;
-    {
-      SQLite::Statement& old = d.Cached(
-          "SELECT file_id, kind, module_id, content_hash FROM dump_files WHERE run_id = ? AND path = ?");
-      old.bind(1, spec.run_id);
-      old.bind(2, spec.path);
-      if (old.executeStep()) {
-        // A replaced utilization report's counters go with it: recompute the module's spill summary.
-        if (old.getColumn(1).getString().rfind("tpu_", 0) == 0) d.saw_utilization_counters = true;
-        d.derived_facts_stale = true;  // the old file's rows go
-        const int64_t old_file_id = old.getColumn(0).getInt64();
-        const std::optional<int64_t> old_module =
-            old.getColumn(2).isNull() ? std::nullopt : std::optional<int64_t>(old.getColumn(2).getInt64());
-        const bool rereading = old.getColumn(3).getString().rfind(kRereadHashPrefix, 0) == 0;
-        old.reset();
-        if (old_module && !rereading) d.RebuildModuleIfShared(*old_module, old_file_id);
-        d.DeleteFileRows(old_file_id);
-      }
-      old.reset();
+    // The new version writes into the module again, so a module the old one wrote alone stays.
+    if (std::optional<std::string> old_kind = d.RemoveStoredVersion(spec, /*drop_lone_module=*/false)) {
+      // A replaced utilization report's counters go with it: recompute the module's spill summary.
+      if (old_kind->rfind("tpu_", 0) == 0) d.saw_utilization_counters = true;
+      d.derived_facts_stale = true;  // the old file's rows go
     }
     if (spec.has_module) d.FindOrCreateModule();
     // Reserve the file id now so rows can reference it; the row is completed at commit.
@@ -1207,23 +1220,9 @@ Status RunWriter::RecordFileWithoutRows(const FileSpec& spec, const FileOutcome&
     d.group_runs.insert(spec.run_id);
     d.sql.exec("SAVEPOINT file");
     in_savepoint = true;
-    // A stored version of the file goes, with what it wrote; when it was its module's only file (a dump
-    // replaced by an unreadable one), the module goes too, so no summary outlives its rows.
-    SQLite::Statement& old =
-        d.Cached("SELECT file_id, module_id, content_hash FROM dump_files WHERE run_id = ? AND path = ?");
-    old.bind(1, spec.run_id);
-    old.bind(2, spec.path);
-    if (old.executeStep()) {
-      const int64_t old_file_id = old.getColumn(0).getInt64();
-      const std::optional<int64_t> old_module =
-          old.getColumn(1).isNull() ? std::nullopt : std::optional<int64_t>(old.getColumn(1).getInt64());
-      const bool rereading = old.getColumn(2).getString().rfind(kRereadHashPrefix, 0) == 0;
-      old.reset();
-      const bool drop_module = old_module && !rereading && !d.RebuildModuleIfShared(*old_module, old_file_id);
-      d.DeleteFileRows(old_file_id);
-      if (drop_module) d.DropModule(*old_module);
-    }
-    old.reset();
+    // When the stored version was its module's only file (a dump replaced by an unreadable one), the module
+    // goes too, so no summary outlives its rows.
+    (void)d.RemoveStoredVersion(spec, /*drop_lone_module=*/true);
     int64_t fid = d.InsertFileRow(spec, outcome, std::nullopt);
     d.WriteIssues(fid);
     d.sql.exec("RELEASE file");
@@ -1267,13 +1266,7 @@ bool RunWriter::TakeRereadRequest() {
     return d.ScheduleSecondPass();
   } catch (const std::exception& e) {
     // Like a failed group commit: the open group is rolled back, and the run ends saying why (FinishRun).
-    try {
-      d.sql.exec("ROLLBACK");
-    } catch (...) {
-    }
-    d.in_group = false;
-    d.group_runs.clear();
-    d.ForEachInterned(&InternedTexts::GroupAborted);
+    d.RollBackGroup();
     d.group_failure = std::string("rebuilding a module whose file was replaced failed, so the last ") +
                       std::to_string(d.group_files) + " files are not stored (a rerun ingests them): " + e.what();
     return false;

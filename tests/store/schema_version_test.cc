@@ -561,7 +561,9 @@ std::unique_ptr<Database> OpenMigrated(const std::string& path, const std::strin
   EXPECT_EQ(sql.execAndGet("PRAGMA integrity_check").getString(), "ok");
   auto fresh = Database::Open(fresh_path);
   EXPECT_TRUE(fresh.ok()) << fresh.status().ToString();
-  if (fresh.ok()) EXPECT_EQ(SchemaShape(sql), SchemaShape(fresh.value()->sql()));
+  if (fresh.ok()) {
+    EXPECT_EQ(SchemaShape(sql), SchemaShape(fresh.value()->sql()));
+  }
   return std::move(db.value());
 }
 
