@@ -11,24 +11,20 @@
 #include "ingest/dump_name.h"
 #include "ingest/line_reader.h"
 #include "ingest/parser_registry.h"
+#include "ingest/record_list.h"
+#include "ingest/record_sink.h"
 #include "ingest/sniff.h"
 
 namespace {
 
-// Counts records; keeps nothing.
+// Counts records of every type; keeps nothing.
 class CountingSink : public xladb::ingest::RecordSink {
  public:
   int64_t records = 0;
-  void OnAllocation(xladb::ingest::AllocationRecord&&) override { ++records; }
-  void OnAllocatedValue(xladb::ingest::AllocatedValueRecord&&) override { ++records; }
-  void OnValueDetail(xladb::ingest::ValueDetailRecord&&) override { ++records; }
-  void OnInstruction(xladb::ingest::InstructionRecord&&) override { ++records; }
-  void OnScheduleEntry(xladb::ingest::ScheduleEntryRecord&&) override { ++records; }
-  void OnLiveRange(xladb::ingest::LiveRangeRecord&&) override { ++records; }
-  void OnPeakBuffer(xladb::ingest::PeakBufferRecord&&) override { ++records; }
-  void OnMemoryReportRow(xladb::ingest::MemoryReportRowRecord&&) override { ++records; }
-  void OnUtilizationCounter(xladb::ingest::UtilizationCounterRecord&&) override { ++records; }
-  void OnIssue(xladb::ingest::IssueRecord&&) override { ++records; }
+#define XLADB_COUNT_RECORD(Name, plural) \
+  void On##Name(xladb::ingest::Name##Record&&) override { ++records; }
+  XLADB_RECORD_TYPES(XLADB_COUNT_RECORD)
+#undef XLADB_COUNT_RECORD
 };
 
 }  // namespace

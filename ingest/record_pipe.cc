@@ -8,29 +8,10 @@ namespace {
 // Visitor that calls the On* method matching each record type.
 struct Deliverer {
   RecordSink* sink;
-  void operator()(AllocationRecord&& r) { sink->OnAllocation(std::move(r)); }
-  void operator()(AllocatedValueRecord&& r) { sink->OnAllocatedValue(std::move(r)); }
-  void operator()(CrossColorReuseRecord&& r) { sink->OnCrossColorReuse(std::move(r)); }
-  void operator()(TotalBytesRecord&& r) { sink->OnTotalBytes(std::move(r)); }
-  void operator()(ValueDetailRecord&& r) { sink->OnValueDetail(std::move(r)); }
-  void operator()(InstructionRecord&& r) { sink->OnInstruction(std::move(r)); }
-  void operator()(ComputationRecord&& r) { sink->OnComputation(std::move(r)); }
-  void operator()(HloModuleRecord&& r) { sink->OnHloModule(std::move(r)); }
-  void operator()(LiveRangeHeaderRecord&& r) { sink->OnLiveRangeHeader(std::move(r)); }
-  void operator()(ScheduleEntryRecord&& r) { sink->OnScheduleEntry(std::move(r)); }
-  void operator()(LiveRangeRecord&& r) { sink->OnLiveRange(std::move(r)); }
-  void operator()(PeakMomentRecord&& r) { sink->OnPeakMoment(std::move(r)); }
-  void operator()(PeakBufferRecord&& r) { sink->OnPeakBuffer(std::move(r)); }
-  void operator()(StackTraceHeaderRecord&& r) { sink->OnStackTraceHeader(std::move(r)); }
-  void operator()(StackTraceNodeRecord&& r) { sink->OnStackTraceNode(std::move(r)); }
-  void operator()(MemoryReportTotalRecord&& r) { sink->OnMemoryReportTotal(std::move(r)); }
-  void operator()(MemoryReportRowRecord&& r) { sink->OnMemoryReportRow(std::move(r)); }
-  void operator()(MemoryReportOmittedRecord&& r) { sink->OnMemoryReportOmitted(std::move(r)); }
-  void operator()(UtilizationBlockRecord&& r) { sink->OnUtilizationBlock(std::move(r)); }
-  void operator()(UtilizationCounterRecord&& r) { sink->OnUtilizationCounter(std::move(r)); }
-  void operator()(OomStatRecord&& r) { sink->OnOomStat(std::move(r)); }
-  void operator()(OomBufferRecord&& r) { sink->OnOomBuffer(std::move(r)); }
-  void operator()(IssueRecord&& r) { sink->OnIssue(std::move(r)); }
+#define XLADB_DELIVER_RECORD(Name, plural) \
+  void operator()(Name##Record&& r) { sink->On##Name(std::move(r)); }
+  XLADB_RECORD_TYPES(XLADB_DELIVER_RECORD)
+#undef XLADB_DELIVER_RECORD
 };
 
 }  // namespace

@@ -25,17 +25,20 @@
 #include <variant>
 #include <vector>
 
+#include "ingest/record_list.h"
 #include "ingest/record_sink.h"
 #include "ingest/records.h"
 
 namespace xladb::ingest {
 
-using AnyRecord =
-    std::variant<AllocationRecord, AllocatedValueRecord, CrossColorReuseRecord, TotalBytesRecord, ValueDetailRecord,
-                 InstructionRecord, ComputationRecord, HloModuleRecord, LiveRangeHeaderRecord, ScheduleEntryRecord,
-                 LiveRangeRecord, PeakMomentRecord, PeakBufferRecord, StackTraceHeaderRecord, StackTraceNodeRecord,
-                 MemoryReportTotalRecord, MemoryReportRowRecord, MemoryReportOmittedRecord, UtilizationBlockRecord,
-                 UtilizationCounterRecord, OomStatRecord, OomBufferRecord, IssueRecord>;
+// Any one record (the types of record_list.h, in its order).
+template <typename Ignored, typename... Records>
+struct VariantOfRecords {
+  using type = std::variant<Records...>;
+};
+#define XLADB_RECORD_TYPE_AFTER_COMMA(Name, plural) , Name##Record
+using AnyRecord = VariantOfRecords<void XLADB_RECORD_TYPES(XLADB_RECORD_TYPE_AFTER_COMMA)>::type;
+#undef XLADB_RECORD_TYPE_AFTER_COMMA
 
 // Hands `record` to the matching On* method of `sink`.
 void Deliver(AnyRecord&& record, RecordSink* sink);
@@ -56,29 +59,10 @@ class RecordPipe {
   class Input : public RecordSink {
    public:
     explicit Input(RecordPipe* pipe) : pipe_(pipe) {}
-    void OnAllocation(AllocationRecord&& r) override { Push(std::move(r)); }
-    void OnAllocatedValue(AllocatedValueRecord&& r) override { Push(std::move(r)); }
-    void OnCrossColorReuse(CrossColorReuseRecord&& r) override { Push(std::move(r)); }
-    void OnTotalBytes(TotalBytesRecord&& r) override { Push(std::move(r)); }
-    void OnValueDetail(ValueDetailRecord&& r) override { Push(std::move(r)); }
-    void OnInstruction(InstructionRecord&& r) override { Push(std::move(r)); }
-    void OnComputation(ComputationRecord&& r) override { Push(std::move(r)); }
-    void OnHloModule(HloModuleRecord&& r) override { Push(std::move(r)); }
-    void OnLiveRangeHeader(LiveRangeHeaderRecord&& r) override { Push(std::move(r)); }
-    void OnScheduleEntry(ScheduleEntryRecord&& r) override { Push(std::move(r)); }
-    void OnLiveRange(LiveRangeRecord&& r) override { Push(std::move(r)); }
-    void OnPeakMoment(PeakMomentRecord&& r) override { Push(std::move(r)); }
-    void OnPeakBuffer(PeakBufferRecord&& r) override { Push(std::move(r)); }
-    void OnStackTraceHeader(StackTraceHeaderRecord&& r) override { Push(std::move(r)); }
-    void OnStackTraceNode(StackTraceNodeRecord&& r) override { Push(std::move(r)); }
-    void OnMemoryReportTotal(MemoryReportTotalRecord&& r) override { Push(std::move(r)); }
-    void OnMemoryReportRow(MemoryReportRowRecord&& r) override { Push(std::move(r)); }
-    void OnMemoryReportOmitted(MemoryReportOmittedRecord&& r) override { Push(std::move(r)); }
-    void OnUtilizationBlock(UtilizationBlockRecord&& r) override { Push(std::move(r)); }
-    void OnUtilizationCounter(UtilizationCounterRecord&& r) override { Push(std::move(r)); }
-    void OnOomStat(OomStatRecord&& r) override { Push(std::move(r)); }
-    void OnOomBuffer(OomBufferRecord&& r) override { Push(std::move(r)); }
-    void OnIssue(IssueRecord&& r) override { Push(std::move(r)); }
+#define XLADB_PIPE_INPUT_METHOD(Name, plural) \
+  void On##Name(Name##Record&& r) override { Push(std::move(r)); }
+    XLADB_RECORD_TYPES(XLADB_PIPE_INPUT_METHOD)
+#undef XLADB_PIPE_INPUT_METHOD
 
    private:
     template <typename R>

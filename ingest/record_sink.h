@@ -9,13 +9,16 @@
 //   * Sinks do not fail through this interface: a sink that cannot store (a database error) remembers the
 //     error and reports it to its owner after the file; parsing goes on regardless.
 //
-// Implementations: store::RunWriter (the database), CountingSink (parse-only benchmarks), VectorSink
-// (tests, in tests/ingest/vector_sink.h).
+// The methods are generated from the one list of record types (record_list.h).
+//
+// Implementations: store::FileWriter (the database, one per file), CountingSink (parse-only benchmarks),
+// VectorSink (tests, in tests/ingest/vector_sink.h).
 #ifndef XLADB_INGEST_RECORD_SINK_H_
 #define XLADB_INGEST_RECORD_SINK_H_
 
-#include <cstdint>
+#include <utility>
 
+#include "ingest/record_list.h"
 #include "ingest/records.h"
 
 namespace xladb::ingest {
@@ -24,42 +27,25 @@ class RecordSink {
  public:
   virtual ~RecordSink() = default;
 
-  // Buffer assignment (§2, §3)
-  virtual void OnAllocation(AllocationRecord&&) {}
-  virtual void OnAllocatedValue(AllocatedValueRecord&&) {}
-  virtual void OnCrossColorReuse(CrossColorReuseRecord&&) {}
-  virtual void OnTotalBytes(TotalBytesRecord&&) {}
-  virtual void OnValueDetail(ValueDetailRecord&&) {}
+  // One method per record type (record_list.h), each with an empty default.
+#define XLADB_RECORD_SINK_METHOD(Name, plural) \
+  virtual void On##Name(Name##Record&&) {}
+  XLADB_RECORD_TYPES(XLADB_RECORD_SINK_METHOD)
+#undef XLADB_RECORD_SINK_METHOD
+};
 
-  // Instructions, from any format that prints them. Emitted at most once per instruction name per file.
-  virtual void OnInstruction(InstructionRecord&&) {}
-  virtual void OnComputation(ComputationRecord&&) {}
-  virtual void OnHloModule(HloModuleRecord&&) {}
+// Passes every record on to `next`: a base for sinks that watch or filter a stream (tests override the
+// methods they watch and call the base).
+class ForwardingSink : public RecordSink {
+ public:
+  explicit ForwardingSink(RecordSink* next) : next_(next) {}
+#define XLADB_FORWARDING_SINK_METHOD(Name, plural) \
+  void On##Name(Name##Record&& r) override { next_->On##Name(std::move(r)); }
+  XLADB_RECORD_TYPES(XLADB_FORWARDING_SINK_METHOD)
+#undef XLADB_FORWARDING_SINK_METHOD
 
-  // HloLiveRange (§4)
-  virtual void OnLiveRangeHeader(LiveRangeHeaderRecord&&) {}
-  virtual void OnScheduleEntry(ScheduleEntryRecord&&) {}
-  virtual void OnLiveRange(LiveRangeRecord&&) {}
-  virtual void OnPeakMoment(PeakMomentRecord&&) {}
-  virtual void OnPeakBuffer(PeakBufferRecord&&) {}
-  virtual void OnStackTraceHeader(StackTraceHeaderRecord&&) {}
-  virtual void OnStackTraceNode(StackTraceNodeRecord&&) {}
-
-  // Memory-usage report (§5)
-  virtual void OnMemoryReportTotal(MemoryReportTotalRecord&&) {}
-  virtual void OnMemoryReportRow(MemoryReportRowRecord&&) {}
-  virtual void OnMemoryReportOmitted(MemoryReportOmittedRecord&&) {}
-
-  // TPU utilization (§8)
-  virtual void OnUtilizationBlock(UtilizationBlockRecord&&) {}
-  virtual void OnUtilizationCounter(UtilizationCounterRecord&&) {}
-
-  // OOM report (§9)
-  virtual void OnOomStat(OomStatRecord&&) {}
-  virtual void OnOomBuffer(OomBufferRecord&&) {}
-
-  // Problems (unknown lines, invariant violations, warnings, errors).
-  virtual void OnIssue(IssueRecord&&) {}
+ private:
+  RecordSink* next_;
 };
 
 }  // namespace xladb::ingest

@@ -12,6 +12,7 @@
 #include "ingest/line_parser.h"
 #include "ingest/line_reader.h"
 #include "ingest/parser_registry.h"
+#include "ingest/record_list.h"
 #include "ingest/record_sink.h"
 #include "ingest/sniff.h"
 #include "ingest/status.h"
@@ -29,29 +30,17 @@ class CountingSink : public ingest::RecordSink {
   int64_t max_line_seen = 0;  // the highest line number passed to ParseLine so far (set by the driver loop)
   std::string broken;         // first contract violation seen
 
-  void OnAllocation(ingest::AllocationRecord&&) override { ++records; }
-  void OnAllocatedValue(ingest::AllocatedValueRecord&&) override { ++records; }
-  void OnCrossColorReuse(ingest::CrossColorReuseRecord&&) override { ++records; }
-  void OnTotalBytes(ingest::TotalBytesRecord&&) override { ++records; }
-  void OnValueDetail(ingest::ValueDetailRecord&&) override { ++records; }
-  void OnInstruction(ingest::InstructionRecord&&) override { ++records; }
-  void OnComputation(ingest::ComputationRecord&&) override { ++records; }
-  void OnHloModule(ingest::HloModuleRecord&&) override { ++records; }
-  void OnLiveRangeHeader(ingest::LiveRangeHeaderRecord&&) override { ++records; }
-  void OnScheduleEntry(ingest::ScheduleEntryRecord&&) override { ++records; }
-  void OnLiveRange(ingest::LiveRangeRecord&&) override { ++records; }
-  void OnPeakMoment(ingest::PeakMomentRecord&&) override { ++records; }
-  void OnPeakBuffer(ingest::PeakBufferRecord&&) override { ++records; }
-  void OnStackTraceHeader(ingest::StackTraceHeaderRecord&&) override { ++records; }
-  void OnStackTraceNode(ingest::StackTraceNodeRecord&&) override { ++records; }
-  void OnMemoryReportTotal(ingest::MemoryReportTotalRecord&&) override { ++records; }
-  void OnMemoryReportRow(ingest::MemoryReportRowRecord&&) override { ++records; }
-  void OnMemoryReportOmitted(ingest::MemoryReportOmittedRecord&&) override { ++records; }
-  void OnUtilizationBlock(ingest::UtilizationBlockRecord&&) override { ++records; }
-  void OnUtilizationCounter(ingest::UtilizationCounterRecord&&) override { ++records; }
-  void OnOomStat(ingest::OomStatRecord&&) override { ++records; }
-  void OnOomBuffer(ingest::OomBufferRecord&&) override { ++records; }
-  void OnIssue(ingest::IssueRecord&& issue) override {
+#define XLADB_COUNT_RECORD(Name, plural) \
+  void On##Name(ingest::Name##Record&& r) override { Count(r); }
+  XLADB_RECORD_TYPES(XLADB_COUNT_RECORD)
+#undef XLADB_COUNT_RECORD
+
+ private:
+  template <typename Record>
+  void Count(const Record&) {
+    ++records;
+  }
+  void Count(const ingest::IssueRecord& issue) {
     ++records;
     if (!broken.empty()) return;
     if (issue.reason.empty()) broken = "an issue without a reason (line " + std::to_string(issue.line) + ")";
