@@ -326,9 +326,9 @@ StatusOr<IngestSummary> DumpIngester::Ingest(DumpSource& source, const std::stri
       ++summary.files_by_verdict["error"];
       summary.errors.push_back({fs.path, reason});
     };
-    Status begun = target_->BeginFile(fs);
-    if (!begun.ok()) {
-      file_failed("cannot store this file: " + begun.message(), 0, 0);
+    StatusOr<RecordSink*> sink = target_->BeginFile(fs);
+    if (!sink.ok()) {
+      file_failed("cannot store this file: " + sink.status().message(), 0, 0);
       return;
     }
     FileOutcome outcome;
@@ -340,10 +340,10 @@ StatusOr<IngestSummary> DumpIngester::Ingest(DumpSource& source, const std::stri
         parsed = ParseEntry(entry, sniff.kind, pipe.input());
         pipe.Close();
       });
-      pipe.Drain(target_);
+      pipe.Drain(*sink);
       parser_thread.join();
     } else {
-      parsed = ParseEntry(entry, sniff.kind, target_);
+      parsed = ParseEntry(entry, sniff.kind, *sink);
     }
     outcome.line_count = parsed.line_count;
     outcome.unknown_lines = parsed.unknown_lines;

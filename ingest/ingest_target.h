@@ -3,6 +3,8 @@
 //
 // Protocol, per run:  BeginRun → for each file: CheckFile → (BeginFile → records… → CommitFile | AbortFile)
 //                     or RecordFileWithoutRows → FinishRun (always, after a fatal error too).
+// BeginFile returns the RecordSink that takes the file's records; it belongs to the target and is valid until
+// the file's CommitFile or AbortFile.
 // Contract
 //   * Each file is atomic: BeginFile..CommitFile stores all of its rows or none; AbortFile leaves none of the
 //     file's rows and records the error verdict. A target may commit several files together (the store's
@@ -73,15 +75,17 @@ struct FileWriteStats {
   int64_t issues = 0;          // issues recorded
 };
 
-class IngestTarget : public RecordSink {
+class IngestTarget {
  public:
   // kReread: the same content, but its module was rebuilt (TakeRereadRequest): it must be read again.
   enum class FileState { kNew, kUnchanged, kChanged, kReread };
 
+  virtual ~IngestTarget() = default;
+
   virtual StatusOr<int64_t> BeginRun(const RunSpec& spec) = 0;
   virtual StatusOr<FileState> CheckFile(int64_t run_id, const std::string& path,
                                         const std::string& content_hash) = 0;
-  virtual Status BeginFile(const FileSpec& spec) = 0;
+  virtual StatusOr<RecordSink*> BeginFile(const FileSpec& spec) = 0;
   virtual StatusOr<FileWriteStats> CommitFile(const FileOutcome& outcome) = 0;
   virtual Status AbortFile(const FileOutcome& outcome) = 0;
   virtual Status RecordFileWithoutRows(const FileSpec& spec, const FileOutcome& outcome) = 0;

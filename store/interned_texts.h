@@ -1,5 +1,5 @@
 // Interned texts: strings that rows refer to by a small integer id, stored once for all runs. The writer
-// (store/run_writer.cc) uses one InternedTexts per table:
+// (store/run_writer.h, InternedTextCaches below) uses one InternedTexts per table:
 //   * shapes(shape_id, text UNIQUE) and source_files(source_file_id, path UNIQUE): few, short texts, found
 //     through their UNIQUE index;
 //   * names(name_id, hash, text), op_names and computation names: many, and in generated or very large
@@ -17,6 +17,7 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -52,6 +53,18 @@ class InternedTexts {
   std::unique_ptr<SQLite::Statement> find_, insert_;
   std::unordered_map<std::string, int64_t> ids_;
   bool added_in_file_ = false, added_in_group_ = false;
+};
+
+// The writer's interned texts (shapes, source file paths, instruction and computation names), stepped together
+// at every file and group end.
+struct InternedTextCaches {
+  InternedTexts shapes{"shapes", "shape_id", "text", InternedTexts::Key::kText};
+  InternedTexts source_files{"source_files", "source_file_id", "path", InternedTexts::Key::kText};
+  InternedTexts names{"names", "name_id", "text", InternedTexts::Key::kHash};
+
+  void ForEach(void (InternedTexts::*step)()) {
+    for (InternedTexts* cache : {&shapes, &source_files, &names}) (cache->*step)();
+  }
 };
 
 // Fills names.hash for every row (the schema migration to version 6 inserts names in SQL, which has no

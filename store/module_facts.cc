@@ -45,9 +45,61 @@ struct DerivedModuleFacts::Statements {
                "GROUP BY color ORDER BY color"),
         insert_space(sql,
                      "INSERT INTO module_memory_spaces(module_id, color, allocation_count, total_bytes, "
-                     "live_peak_padded_bytes) VALUES (?, ?, ?, ?, ?)") {}
+                     "live_peak_padded_bytes) VALUES (?, ?, ?, ?, ?)"),
+        clear_spills(sql, "DELETE FROM kernel_spill_summary WHERE module_id = ?"),
+        spills(sql, kSpillSummarySql),
+        printed(sql,
+                "UPDATE module_summary SET total_bytes = COALESCE(?, total_bytes), "
+                "schedule_length = COALESCE(?, schedule_length), peak_time = COALESCE(?, peak_time), "
+                "stack_trace_peak_bytes = COALESCE(?, stack_trace_peak_bytes) WHERE module_id = ?"),
+        aggregates(sql, kAggregatesSql),
+        hlo_fingerprint(sql,
+                        "UPDATE modules SET fingerprint = ?, fingerprint_source = 'hlo_text' WHERE module_id = ?"),
+        value_fingerprint(sql,
+                          "UPDATE modules SET fingerprint = ?, fingerprint_source = 'buffer_assignment' "
+                          "WHERE module_id = ? AND (fingerprint_source IS NULL "
+                          "                         OR fingerprint_source = 'buffer_assignment')") {}
+
+  // A module's kernel_spill_summary rows from its counter lines (all of its reports).
+  static constexpr const char* kSpillSummarySql = R"sql(
+      INSERT INTO kernel_spill_summary(module_id, kernel, run_id, vmem_spills, vmem_fills, smem_spills, smem_fills,
+                                       bundles, vmem_spill_rate, vmem_fill_rate, smem_spill_rate, smem_fill_rate)
+      SELECT :m, kernel, :run, vs, vf, ss, sf, vs_den,
+             COALESCE(1.0 * vs / NULLIF(vs_den, 0), 0), COALESCE(1.0 * vf / NULLIF(vf_den, 0), 0),
+             COALESCE(1.0 * ss / NULLIF(ss_den, 0), 0), COALESCE(1.0 * sf / NULLIF(sf_den, 0), 0)
+      FROM (SELECT kernel,
+                   SUM(CASE WHEN counter = 'VMEM_SPILL_COUNT' THEN numerator ELSE 0 END) AS vs,
+                   SUM(CASE WHEN counter = 'VMEM_FILL_COUNT' THEN numerator ELSE 0 END) AS vf,
+                   SUM(CASE WHEN counter = 'SMEM_SPILL_COUNT' THEN numerator ELSE 0 END) AS ss,
+                   SUM(CASE WHEN counter = 'SMEM_FILL_COUNT' THEN numerator ELSE 0 END) AS sf,
+                   SUM(CASE WHEN counter = 'VMEM_SPILL_COUNT' THEN denominator ELSE 0 END) AS vs_den,
+                   SUM(CASE WHEN counter = 'VMEM_FILL_COUNT' THEN denominator ELSE 0 END) AS vf_den,
+                   SUM(CASE WHEN counter = 'SMEM_SPILL_COUNT' THEN denominator ELSE 0 END) AS ss_den,
+                   SUM(CASE WHEN counter = 'SMEM_FILL_COUNT' THEN denominator ELSE 0 END) AS sf_den
+            FROM utilization_counters
+            WHERE module_id = :m
+              AND counter IN ('VMEM_SPILL_COUNT', 'VMEM_FILL_COUNT', 'SMEM_SPILL_COUNT', 'SMEM_FILL_COUNT')
+            GROUP BY kernel))sql";
+
+  // module_summary's aggregates, recomputed from the module's rows (a module can span several files).
+  static constexpr const char* kAggregatesSql = R"sql(
+      UPDATE module_summary SET
+        allocation_bytes   = (SELECT SUM(size_bytes) FROM allocations WHERE module_id = :m),
+        parameter_bytes    = (SELECT COALESCE(SUM(size_bytes), 0) FROM allocations WHERE module_id = :m AND is_parameter = 1),
+        output_bytes       = (SELECT COALESCE(SUM(size_bytes), 0) FROM allocations WHERE module_id = :m AND is_maybe_live_out = 1),
+        temp_bytes         = (SELECT COALESCE(SUM(size_bytes), 0) FROM allocations WHERE module_id = :m AND is_preallocated_temp = 1),
+        constant_bytes     = (SELECT COALESCE(SUM(size_bytes), 0) FROM allocations WHERE module_id = :m AND is_constant = 1),
+        thread_local_bytes = (SELECT COALESCE(SUM(size_bytes), 0) FROM allocations WHERE module_id = :m AND is_thread_local = 1),
+        allocation_count   = (SELECT COUNT(*) FROM allocations WHERE module_id = :m),
+        value_count        = (SELECT COUNT(*) FROM buffer_values WHERE module_id = :m),
+        live_range_count   = (SELECT COUNT(*) FROM buffer_live_ranges WHERE module_id = :m),
+        peak_bytes         = (SELECT COALESCE(MAX(cumulative_bytes), SUM(logical_bytes)) FROM peak_buffers WHERE module_id = :m),
+        peak_buffer_count  = (SELECT COUNT(*) FROM peak_buffers WHERE module_id = :m),
+        instruction_count  = (SELECT COUNT(*) FROM instructions WHERE module_id = :m)
+      WHERE module_id = :m)sql";
 
   SQLite::Statement names, params, output, identity, live, live_count, summary, clear_spaces, spaces, insert_space;
+  SQLite::Statement clear_spills, spills, printed, aggregates, hlo_fingerprint, value_fingerprint;
 };
 
 namespace {
@@ -57,6 +109,17 @@ SQLite::Statement& Fresh(SQLite::Statement& q) {
   q.reset();
   q.clearBindings();
   return q;
+}
+
+// Binds `v`, or leaves the parameter NULL (Fresh cleared it).
+void BindIfSet(SQLite::Statement& q, int index, const std::optional<int64_t>& v) {
+  if (v) q.bind(index, *v);
+}
+
+std::string HexU64(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
 }
 
 std::string EntrySignature(DerivedModuleFacts::Statements& st, int64_t module_id) {
@@ -143,6 +206,44 @@ std::string ModuleIdentityKey(const std::string& name, const std::string& stage,
 
 DerivedModuleFacts::DerivedModuleFacts(SQLite::Database& sql) : sql_(sql) {}
 DerivedModuleFacts::~DerivedModuleFacts() = default;
+
+void DerivedModuleFacts::UpdateAfterFile(int64_t run_id, int64_t module_id, bool module_is_new,
+                                         const FileFacts& facts) {
+  if (module_id == 0) return;
+  if (!st_) st_ = std::make_unique<Statements>(sql_);
+  Statements& st = *st_;
+  if (facts.counters_changed) {
+    SQLite::Statement& clear = Fresh(st.clear_spills);
+    clear.bind(1, module_id);
+    clear.exec();
+    SQLite::Statement& spills = Fresh(st.spills);
+    spills.bind(":m", module_id);
+    spills.bind(":run", run_id);
+    spills.exec();
+  }
+  SQLite::Statement& printed = Fresh(st.printed);
+  BindIfSet(printed, 1, facts.total_bytes);
+  BindIfSet(printed, 2, facts.schedule_length);
+  BindIfSet(printed, 3, facts.peak_time);
+  BindIfSet(printed, 4, facts.stack_peak);
+  printed.bind(5, module_id);
+  printed.exec();
+  SQLite::Statement& aggregates = Fresh(st.aggregates);
+  aggregates.bind(":m", module_id);
+  aggregates.exec();
+  if (facts.hlo_fingerprint) {
+    SQLite::Statement& fp = Fresh(st.hlo_fingerprint);
+    fp.bind(1, HexU64(*facts.hlo_fingerprint));
+    fp.bind(2, module_id);
+    fp.exec();
+  } else if (facts.saw_allocated_values) {
+    SQLite::Statement& fp = Fresh(st.value_fingerprint);
+    fp.bind(1, HexU64(facts.value_fingerprint));
+    fp.bind(2, module_id);
+    fp.exec();
+  }
+  if (facts.rows_changed || facts.saw_allocated_values || module_is_new) Update(module_id);
+}
 
 void DerivedModuleFacts::Update(int64_t module_id) {
   if (!st_) st_ = std::make_unique<Statements>(sql_);

@@ -1,5 +1,18 @@
-// Module facts derived from a module's stored rows at ingest: what the module is across runs, and padded
-// memory figures XLA does not print.
+// Module facts derived from a module's stored rows at ingest, all in one place: what the module is across
+// runs, its summary, its spill summary, its fingerprint, and padded memory figures XLA does not print.
+//
+// After each file (UpdateAfterFile), from what the file printed (FileFacts) and the module's rows:
+//   * module_summary's printed figures (total_bytes, schedule_length, peak_time, stack_trace_peak_bytes): a
+//     file that prints one sets it; one that does not leaves it;
+//   * module_summary's aggregates (allocation bytes by kind, counts of allocations, values, live ranges,
+//     instructions, peak_bytes and peak_buffer_count), recomputed from the rows, since a module can span
+//     several files;
+//   * kernel_spill_summary: per kernel, the sums of its VMEM/SMEM spill and fill counters and their rates
+//     (numerator over denominator), recomputed when the file's counters changed;
+//   * modules.fingerprint: the HLO text's program fingerprint when a file printed one (fingerprint_source
+//     'hlo_text'), else an order-independent hash of the buffer assignment's values ('buffer_assignment'),
+//     which never replaces an HLO one;
+//   * then, when rows they depend on changed, the facts below (Update).
 //
 //   * modules.entry_signature: the entry computation's parameter and output shapes, read from the buffer
 //     assignment's allocation flags (docs/formats.md §2.2: `parameter N, shape |…| at ShapeIndex {…}` and
@@ -26,9 +39,20 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace xladb::store {
+
+// What one file printed about its module, or changed in it, that the module's derived rows come from.
+struct FileFacts {
+  std::optional<int64_t> total_bytes, schedule_length, peak_time, stack_peak;  // as printed
+  std::optional<uint64_t> hlo_fingerprint;  // the HLO module text's program fingerprint
+  bool saw_allocated_values = false;        // the file has a buffer assignment's values…
+  uint64_t value_fingerprint = 0;           // …and this sum of a hash of each value's (size, shape)
+  bool counters_changed = false;            // utilization counters were added or removed
+  bool rows_changed = false;                // allocations, values, live ranges or the module header changed
+};
 
 class DerivedModuleFacts {
  public:
@@ -37,7 +61,11 @@ class DerivedModuleFacts {
   DerivedModuleFacts(const DerivedModuleFacts&) = delete;
   DerivedModuleFacts& operator=(const DerivedModuleFacts&) = delete;
 
-  // Recomputes the derived facts of one module from its rows (a module may span several files).
+  // Everything above, after a file of module `module_id` (of run `run_id`) was written; `module_is_new`
+  // when the file created the module.
+  void UpdateAfterFile(int64_t run_id, int64_t module_id, bool module_is_new, const FileFacts& facts);
+  // Recomputes the identity and padded-memory facts of one module from its rows (a module may span several
+  // files).
   void Update(int64_t module_id);
 
   struct Statements;  // the prepared statements (module_facts.cc)

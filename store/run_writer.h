@@ -1,13 +1,16 @@
-// RunWriter: the RecordSink that stores parsed records in the database, each dump file atomically, files
-// committed in groups (up to 100 ms or 64 MiB of files per transaction, each file in a savepoint).
+// RunWriter: the IngestTarget that stores runs in the database, each dump file atomically, files committed in
+// groups (up to 100 ms or 64 MiB of files per transaction, each file in a savepoint). It keeps what outlives a
+// file (the transaction, prepared statements, interned texts, the rebuild of modules whose files were
+// replaced); each file's records go to a FileWriter (store/file_writer.h) that lives from BeginFile to the
+// file's commit or abort.
 //
 // Usage (the ingest driver does this):
 //   RunWriter w(db);
 //   auto run = w.BeginRun(spec);                        // find or create the run, apply labels
 //   switch (w.CheckFile(run, path, hash)) { … }         // unchanged files are skipped
-//   w.BeginFile(file_spec);                              // SAVEPOINT (in the group's transaction); replaces an
+//   auto sink = w.BeginFile(file_spec);                  // SAVEPOINT (in the group's transaction); replaces an
 //                                                        // older version of the file
-//   parser(&w) … ;                                       // records arrive through the RecordSink methods
+//   parser(*sink) … ;                                    // records arrive through the file's RecordSink
 //   w.CommitFile(outcome) or w.AbortFile(outcome)        // RELEASE all rows + verdict, or ROLLBACK TO + error verdict
 //   w.FinishRun(run, newest_mtime_us)                    // COMMIT the group, checkpoint the WAL
 //
@@ -26,7 +29,8 @@
 //     part: the module's rows are removed whole, its other files marked to be read again
 //     (TakeRereadRequest), and the driver's second pass rebuilds the module from all of them.
 //   * Errors are returned as Status; a database error inside a record callback is remembered and returned
-//     by CommitFile(). The writer owns no thread; use it from one thread. Not copyable.
+//     by CommitFile(). The writer owns no thread; use it from one thread. Not copyable. The sink BeginFile
+//     returns belongs to the writer and is valid until CommitFile or AbortFile.
 #ifndef XLADB_STORE_RUN_WRITER_H_
 #define XLADB_STORE_RUN_WRITER_H_
 
@@ -41,6 +45,8 @@
 #include "store/database.h"
 
 namespace xladb::store {
+
+struct FileIssues;  // store/file_rows.h
 
 using ingest::FileOutcome;
 using ingest::FileSpec;
@@ -65,7 +71,7 @@ class RunWriter : public ingest::IngestTarget {
   // IngestTarget
   StatusOr<int64_t> BeginRun(const RunSpec& spec) override;
   StatusOr<FileState> CheckFile(int64_t run_id, const std::string& path, const std::string& content_hash) override;
-  Status BeginFile(const FileSpec& spec) override;
+  StatusOr<ingest::RecordSink*> BeginFile(const FileSpec& spec) override;
   StatusOr<FileWriteStats> CommitFile(const FileOutcome& outcome) override;
   // Rolls back the file's rows and records the error verdict (with the issues seen) on its own.
   Status AbortFile(const FileOutcome& outcome) override;
@@ -78,32 +84,10 @@ class RunWriter : public ingest::IngestTarget {
   Status ApplyRunMetadata(int64_t run_id, const std::vector<std::pair<std::string, std::string>>& labels,
                           int64_t time_us) override;
 
-  // RecordSink
-  void OnAllocation(ingest::AllocationRecord&&) override;
-  void OnAllocatedValue(ingest::AllocatedValueRecord&&) override;
-  void OnCrossColorReuse(ingest::CrossColorReuseRecord&&) override;
-  void OnTotalBytes(ingest::TotalBytesRecord&&) override;
-  void OnValueDetail(ingest::ValueDetailRecord&&) override;
-  void OnInstruction(ingest::InstructionRecord&&) override;
-  void OnComputation(ingest::ComputationRecord&&) override;
-  void OnHloModule(ingest::HloModuleRecord&&) override;
-  void OnLiveRangeHeader(ingest::LiveRangeHeaderRecord&&) override;
-  void OnScheduleEntry(ingest::ScheduleEntryRecord&&) override;
-  void OnLiveRange(ingest::LiveRangeRecord&&) override;
-  void OnPeakMoment(ingest::PeakMomentRecord&&) override;
-  void OnPeakBuffer(ingest::PeakBufferRecord&&) override;
-  void OnStackTraceHeader(ingest::StackTraceHeaderRecord&&) override;
-  void OnStackTraceNode(ingest::StackTraceNodeRecord&&) override;
-  void OnMemoryReportTotal(ingest::MemoryReportTotalRecord&&) override;
-  void OnMemoryReportRow(ingest::MemoryReportRowRecord&&) override;
-  void OnMemoryReportOmitted(ingest::MemoryReportOmittedRecord&&) override;
-  void OnUtilizationBlock(ingest::UtilizationBlockRecord&&) override;
-  void OnUtilizationCounter(ingest::UtilizationCounterRecord&&) override;
-  void OnOomStat(ingest::OomStatRecord&&) override;
-  void OnOomBuffer(ingest::OomBufferRecord&&) override;
-  void OnIssue(ingest::IssueRecord&&) override;
-
  private:
+  // Records a file's verdict without rows (replacing a stored version), with the issues seen.
+  Status RecordFile(const FileSpec& spec, const FileOutcome& outcome, const FileIssues& issues);
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -114,7 +114,10 @@ class TouchCountingTarget : public IngestTarget {
   StatusOr<FileState> CheckFile(int64_t, const std::string&, const std::string&) override {
     return FileState::kNew;
   }
-  Status BeginFile(const FileSpec&) override { return Count(); }
+  StatusOr<RecordSink*> BeginFile(const FileSpec&) override {
+    ++touches;
+    return &ignored_;
+  }
   StatusOr<FileWriteStats> CommitFile(const FileOutcome&) override {
     ++touches;
     return FileWriteStats{};
@@ -128,6 +131,7 @@ class TouchCountingTarget : public IngestTarget {
     ++touches;
     return Status::Ok();
   }
+  RecordSink ignored_;
 };
 
 TEST(ValidateRunName, IngestRefusesABadNameBeforeTouchingTheTarget) {

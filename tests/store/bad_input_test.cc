@@ -24,6 +24,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -118,17 +119,29 @@ class InterferingWriter : public store::RunWriter {
     return n;
   }
 
-  Status BeginFile(const ingest::FileSpec& spec) override {
+  StatusOr<ingest::RecordSink*> BeginFile(const ingest::FileSpec& spec) override {
     current_ = spec.path;
     Fire(When::kBetweenPasses);
-    return RunWriter::BeginFile(spec);
-  }
-  void OnAllocation(ingest::AllocationRecord&& r) override {
-    Fire(When::kDuringParse);
-    RunWriter::OnAllocation(std::move(r));
+    StatusOr<ingest::RecordSink*> sink = RunWriter::BeginFile(spec);
+    if (!sink.ok()) return sink;
+    watcher_ = std::make_unique<Watcher>(this, *sink);
+    return watcher_.get();
   }
 
  private:
+  // The file's sink, watched for its first allocation record.
+  class Watcher : public ingest::ForwardingSink {
+   public:
+    Watcher(InterferingWriter* writer, ingest::RecordSink* next) : ForwardingSink(next), writer_(writer) {}
+    void OnAllocation(ingest::AllocationRecord&& r) override {
+      writer_->Fire(When::kDuringParse);
+      ForwardingSink::OnAllocation(std::move(r));
+    }
+
+   private:
+    InterferingWriter* writer_;
+  };
+
   struct Hook {
     std::string path;
     When when;
@@ -145,6 +158,7 @@ class InterferingWriter : public store::RunWriter {
   }
   std::vector<Hook> hooks_;
   std::string current_;
+  std::unique_ptr<Watcher> watcher_;
 };
 
 // A ustar archive built in memory, for archives that lie.

@@ -371,7 +371,9 @@ TEST_F(SeedRunQueries, TrendFollowsOneIdentity) {
   ASSERT_EQ(trend->size(), 3u);
   for (const auto& p : *trend) {
     EXPECT_EQ(p.value, p.run_name == "nightly-2" ? 230870056 : 18629632) << p.run_name;
-    if (p.run_name == "nightly-2") EXPECT_EQ(p.peak_bytes, 184680476);
+    if (p.run_name == "nightly-2") {
+      EXPECT_EQ(p.peak_bytes, 184680476);
+    }
   }
   query.metric = "temp_bytes";
   trend = store::PeakMemoryTrend(*db_, query);

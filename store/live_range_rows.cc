@@ -1,0 +1,125 @@
+#include "store/live_range_rows.h"
+
+#include <optional>
+#include <utility>
+
+#include "store/row_binding.h"
+
+namespace xladb::store {
+namespace {
+
+const BatchedInsert kLiveRangeInsert{
+    "INSERT INTO buffer_live_ranges(module_id, value_id, live_start, live_end, file_id) VALUES ",
+    " ON CONFLICT(module_id, value_id) DO UPDATE SET live_start = excluded.live_start, "
+    "live_end = excluded.live_end, file_id = excluded.file_id",
+    5};
+const BatchedInsert kScheduleInsert{
+    "INSERT INTO schedule(module_id, time, instruction, file_id) VALUES ",
+    " ON CONFLICT(module_id, time) DO UPDATE SET instruction = excluded.instruction, file_id = excluded.file_id",
+    4};
+
+}  // namespace
+
+LiveRangeRows::LiveRangeRows(FileRows* file, BufferAssignmentRows* values)
+    : file_(file), values_(values), live_ranges_(&kLiveRangeInsert), schedule_(&kScheduleInsert) {}
+
+void LiveRangeRows::Add(ingest::ScheduleEntryRecord&& r) {
+  FileRows& f = *file_;
+  if (f.module_id == 0) return;
+  f.Guard([&] {
+    schedule_.Int(f.module_id);
+    schedule_.Int(r.time);
+    schedule_.Text(r.instruction);
+    schedule_.Int(f.file_id);
+    f.rows += schedule_.EndRow(f.statements());
+  });
+}
+
+void LiveRangeRows::Add(ingest::LiveRangeRecord&& r) {
+  FileRows& f = *file_;
+  if (f.module_id == 0) return;
+  f.facts.rows_changed = true;
+  if (auto id = values_->FindValueInFile(r.instruction, r.shape_index)) {
+    f.Guard([&] { WriteLiveRange(*id, r.start, r.end); });
+    return;
+  }
+  unmatched_.push_back(std::move(r));  // a value of an earlier file, or of none (WriteUnmatched)
+}
+
+void LiveRangeRows::Add(ingest::PeakBufferRecord&& r) {
+  if (file_->module_id == 0) return;
+  peak_buffers_.push_back(std::move(r));
+}
+
+void LiveRangeRows::Add(ingest::StackTraceNodeRecord&& r) {
+  FileRows& f = *file_;
+  if (f.module_id == 0) return;
+  f.Guard([&] {
+    auto& st = f.Statement("INSERT INTO stack_trace_nodes(module_id, ordinal, depth, name, percent, total_bytes, "
+                           "current_bytes, remaining_bytes, file_id) VALUES (?,?,?,?,?,?,?,?,?) "
+                           "ON CONFLICT(module_id, ordinal) DO NOTHING");
+    st.bind(1, f.module_id);
+    st.bind(2, r.ordinal);
+    st.bind(3, r.depth);
+    st.bind(4, r.name);
+    st.bind(5, r.percent);
+    st.bind(6, r.total_bytes);
+    st.bind(7, r.current_bytes);
+    st.bind(8, r.remaining_bytes);
+    st.bind(9, f.file_id);
+    f.rows += st.exec();
+    st.reset();
+  });
+}
+
+void LiveRangeRows::WriteLiveRange(int64_t value_id, int64_t start, int64_t end) {
+  FileRows& f = *file_;
+  live_ranges_.Int(f.module_id);
+  live_ranges_.Int(value_id);
+  live_ranges_.Int(start);
+  live_ranges_.Int(end);
+  live_ranges_.Int(f.file_id);
+  f.rows += live_ranges_.EndRow(f.statements());
+}
+
+void LiveRangeRows::WriteUnmatched() {
+  for (const auto& lr : unmatched_) {
+    auto id = values_->FindValue(lr.instruction, lr.shape_index);
+    if (!id) {
+      file_->issues.Add(IssueRecord::Severity::kWarning, 0,
+                        "live range for " + lr.instruction + lr.shape_index + " matches no buffer value of the module");
+      continue;
+    }
+    WriteLiveRange(*id, lr.start, lr.end);
+  }
+}
+
+void LiveRangeRows::Flush() {
+  file_->rows += live_ranges_.Flush(file_->statements());
+  file_->rows += schedule_.Flush(file_->statements());
+}
+
+void LiveRangeRows::WritePeakBuffers() {
+  FileRows& f = *file_;
+  auto& st = f.Statement("INSERT INTO peak_buffers(module_id, ordinal, instruction, shape_index, logical_bytes, "
+                         "cumulative_bytes, value_id, file_id) VALUES (?,?,?,?,?,?,?,?) "
+                         "ON CONFLICT(module_id, ordinal) DO UPDATE SET instruction = excluded.instruction, "
+                         "shape_index = excluded.shape_index, logical_bytes = excluded.logical_bytes, "
+                         "cumulative_bytes = excluded.cumulative_bytes, value_id = excluded.value_id, "
+                         "file_id = excluded.file_id");
+  for (const auto& p : peak_buffers_) {
+    st.bind(1, f.module_id);
+    st.bind(2, p.ordinal);
+    st.bind(3, p.instruction);
+    st.bind(4, p.shape_index);
+    st.bind(5, p.logical_bytes);
+    if (p.cumulative_bytes >= 0) st.bind(6, p.cumulative_bytes); else st.bind(6);
+    BindOpt(st, 7, values_->FindValue(p.instruction, p.shape_index));
+    st.bind(8, f.file_id);
+    st.exec();
+    st.reset();
+    ++f.rows;
+  }
+}
+
+}  // namespace xladb::store
