@@ -12,6 +12,7 @@ PACKAGES=(
   libarchive-dev libarchive-tools
   python3-grpcio python3-protobuf openssl
   libcpp-httplib-dev libssl-dev libbrotli-dev chromium python3-websocket fonts-dejavu-core
+  libpq-dev postgresql-15
 )
 
 missing=()

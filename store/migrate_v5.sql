@@ -9,12 +9,14 @@
 --   * replaces the index kernel_spill_summary_by_run with kernel_spill_summary_by_run_rate;
 --   * interns instruction names: instructions.computation and op_name become computation_id and op_name_id
 --     (the last columns of instructions) into the new table names. instruction_details and
---     peak_buffer_details spell them out as before; they are dropped here and schema.sql creates them anew.
+--     peak_buffer_details spell them out as before; they are dropped here and schema.sql creates them anew;
+--   * retrace_groups groups by run_name too (the same rows; PostgreSQL wants every selected column grouped).
 -- A new file has the same column order.
 
 DROP INDEX IF EXISTS kernel_spill_summary_by_run;  -- schema.sql creates kernel_spill_summary_by_run_rate
 DROP VIEW IF EXISTS peak_buffer_details;
 DROP VIEW IF EXISTS instruction_details;
+DROP VIEW IF EXISTS retrace_groups;
 ALTER TABLE runs ADD COLUMN file_count INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE runs ADD COLUMN ingested_file_count INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE runs ADD COLUMN error_file_count INTEGER NOT NULL DEFAULT 0;

@@ -8,6 +8,11 @@
 --   * Every row produced from a dump file carries that file's file_id, so a changed file can be replaced.
 --   * The SQL is kept portable (no SQLite-only functions in tables); WITHOUT ROWID is the one SQLite-specific
 --     storage clause, used on tables keyed by (module_id, …) to store each row once, in key order.
+--   * This file is the schema of both backends. store/schema_dialect.h turns it into PostgreSQL's: INTEGER is
+--     BIGINT there, REAL is DOUBLE PRECISION, an INTEGER PRIMARY KEY is an identity column, WITHOUT ROWID is
+--     dropped, `a IS NOT b` is `a IS DISTINCT FROM b`, and a view is CREATE OR REPLACE. Text that differs
+--     between the dialects sits between `-- @dialect sqlite` and `-- @dialect postgresql` (whose text is one
+--     /* … */ comment, so SQLite skips it) and ends at `-- @dialect all`.
 --   * Write order decides the layout. Tables a dump fills in key order (buffer_values, buffer_live_ranges,
 --     schedule) are keyed by it; tables it fills in an order unrelated to their lookup key (instructions,
 --     long_texts) append rows under a rowid and keep the key in a narrow index. A wide row inserted at a
@@ -503,7 +508,9 @@ SELECT s.module_id, s.time, s.instruction, i.opcode
 FROM schedule s
 LEFT JOIN instructions i ON i.module_id = s.module_id AND i.name = s.instruction;
 
--- Positions and uses of values, unpacked from their JSON columns.
+-- Positions and uses of values, unpacked from their JSON columns. JSON functions differ between the backends,
+-- so these two views have one text per dialect (store/schema_dialect.h).
+-- @dialect sqlite
 CREATE VIEW IF NOT EXISTS value_positions AS
 SELECT v.module_id, v.value_id, CAST(p.key AS INTEGER) AS ordinal,
        json_extract(p.value, '$[0]') AS instruction, json_extract(p.value, '$[1]') AS shape_index
@@ -516,6 +523,23 @@ SELECT v.module_id, v.value_id, CAST(u.key AS INTEGER) AS ordinal,
        json_extract(u.value, '$[0]') AS instruction, json_extract(u.value, '$[1]') AS operand,
        json_extract(u.value, '$[2]') AS shape_index
 FROM buffer_values v, json_each(v.uses) u;
+-- @dialect postgresql
+/*
+CREATE VIEW IF NOT EXISTS value_positions AS
+SELECT v.module_id, v.value_id, CAST(p.ordinality - 1 AS INTEGER) AS ordinal,
+       p.item ->> 0 AS instruction, p.item ->> 1 AS shape_index
+FROM buffer_values v,
+     jsonb_array_elements(COALESCE(CAST(v.positions AS jsonb),
+                                   jsonb_build_array(jsonb_build_array(v.instruction, v.shape_index))))
+       WITH ORDINALITY AS p(item, ordinality)
+WHERE v.uses_state IS NOT NULL;
+
+CREATE VIEW IF NOT EXISTS value_uses AS
+SELECT v.module_id, v.value_id, CAST(u.ordinality - 1 AS INTEGER) AS ordinal,
+       u.item ->> 0 AS instruction, CAST(u.item ->> 1 AS INTEGER) AS operand, u.item ->> 2 AS shape_index
+FROM buffer_values v, jsonb_array_elements(CAST(v.uses AS jsonb)) WITH ORDINALITY AS u(item, ordinality);
+*/
+-- @dialect all
 
 -- The buffers live at each module's peak, with what XLA knows about them (largest first per module).
 CREATE VIEW IF NOT EXISTS peak_buffer_details AS
@@ -609,5 +633,5 @@ SELECT mm.run_name, mm.module_name, mm.stage, mm.folder,
        MAX(mm.xla_module_id)              AS last_xla_module_id,
        mm.run_id
 FROM module_memory mm
-GROUP BY mm.run_id, mm.module_name, mm.stage, mm.folder
+GROUP BY mm.run_id, mm.run_name, mm.module_name, mm.stage, mm.folder
 HAVING COUNT(*) > 1;

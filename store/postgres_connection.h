@@ -1,0 +1,48 @@
+// PostgresConnection: one libpq connection to the PostgreSQL server that holds a shared store. It is the
+// start of the store's PostgreSQL backend: today it connects, applies the schema (store/schema_dialect.h) and
+// runs statements and parameterized queries with text results, which the tests use to hold the two backends
+// to the same tables, columns and views.
+//
+// Contract
+//   * Connect() takes a libpq connection URI (postgresql://user@host:port/db?options) and fails with the
+//     server's message; no exception escapes.
+//   * Exec() runs one or more statements without results; Query() runs one statement with `$1…` parameters
+//     (text) and returns every row, NULL as nullopt. Errors are Status values with the server's message.
+//   * One connection, one thread at a time. Not copyable; the destructor closes the connection.
+#ifndef XLADB_STORE_POSTGRES_CONNECTION_H_
+#define XLADB_STORE_POSTGRES_CONNECTION_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ingest/status.h"
+
+struct pg_conn;  // libpq's PGconn
+
+namespace xladb::store {
+
+class PostgresConnection {
+ public:
+  struct Rows {
+    std::vector<std::string> columns;
+    std::vector<std::vector<std::optional<std::string>>> values;
+  };
+
+  [[nodiscard]] static StatusOr<std::unique_ptr<PostgresConnection>> Connect(const std::string& uri);
+  ~PostgresConnection();
+  PostgresConnection(const PostgresConnection&) = delete;
+  PostgresConnection& operator=(const PostgresConnection&) = delete;
+
+  [[nodiscard]] Status Exec(const std::string& sql);
+  [[nodiscard]] StatusOr<Rows> Query(const std::string& sql, const std::vector<std::string>& params = {});
+
+ private:
+  explicit PostgresConnection(pg_conn* conn) : conn_(conn) {}
+  pg_conn* conn_;
+};
+
+}  // namespace xladb::store
+
+#endif  // XLADB_STORE_POSTGRES_CONNECTION_H_

@@ -1,0 +1,67 @@
+// The PostgreSQL 15 server the postgres_tests run against: ctest starts one per build folder
+// (scripts/postgres-test-server.sh, the `postgres_server` fixture of tests/CMakeLists.txt) and passes its
+// folder in XLADB_TEST_POSTGRES_DIR. Each test works in a schema of its own, dropped at the end, so tests
+// running at once do not meet.
+#ifndef XLADB_TESTS_POSTGRES_POSTGRES_TEST_SERVER_H_
+#define XLADB_TESTS_POSTGRES_POSTGRES_TEST_SERVER_H_
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "store/postgres_connection.h"
+
+namespace xladb::testing {
+
+// A connection to the test server whose search_path is a fresh schema, dropped by the destructor.
+class PostgresTestSchema {
+ public:
+  // Connects; on failure `connection()` is null and `why()` says why (the test must fail, not pass).
+  explicit PostgresTestSchema(const std::string& name) {
+    const char* dir = std::getenv("XLADB_TEST_POSTGRES_DIR");
+    if (dir == nullptr) {
+      why_ = "XLADB_TEST_POSTGRES_DIR is not set: run these tests through ctest, whose postgres_server "
+             "fixture starts PostgreSQL (scripts/postgres-test-server.sh)";
+      return;
+    }
+    std::ifstream in(std::string(dir) + "/uri");
+    std::string uri;
+    if (!std::getline(in, uri) || uri.empty()) {
+      why_ = std::string("no server URI in ") + dir + "/uri: the postgres_server fixture did not start";
+      return;
+    }
+    auto conn = store::PostgresConnection::Connect(uri);
+    if (!conn.ok()) {
+      why_ = conn.status().ToString();
+      return;
+    }
+    conn_ = std::move(conn.value());
+    schema_ = name + "_" + std::to_string(getpid());
+    Status made = conn_->Exec("DROP SCHEMA IF EXISTS " + schema_ + " CASCADE; CREATE SCHEMA " + schema_ +
+                              "; SET search_path TO " + schema_);
+    if (!made.ok()) {
+      why_ = made.ToString();
+      conn_.reset();
+    }
+  }
+  ~PostgresTestSchema() {
+    if (conn_) (void)conn_->Exec("DROP SCHEMA IF EXISTS " + schema_ + " CASCADE");
+  }
+
+  store::PostgresConnection* connection() { return conn_.get(); }
+  const std::string& schema() const { return schema_; }
+  const std::string& why() const { return why_; }
+
+ private:
+  std::unique_ptr<store::PostgresConnection> conn_;
+  std::string schema_;
+  std::string why_;
+};
+
+}  // namespace xladb::testing
+
+#endif  // XLADB_TESTS_POSTGRES_POSTGRES_TEST_SERVER_H_
