@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/copy_command.h"
 #include "cli/output.h"
 #include "cli/query_commands.h"
 #include "cli/remote_commands.h"
@@ -342,6 +343,12 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   prune->add_option("--keep-label", prune_keep, "Runs with this KEY=VALUE label keep their detail (repeatable)");
 
+  std::string copy_source, copy_destination;
+  auto* copy = app.add_subcommand(
+      "copy", "Copy a SQLite store into PostgreSQL, run by run (resumable; verified by row counts)");
+  copy->add_option("SRC", copy_source, "The SQLite file")->required();
+  copy->add_option("DST", copy_destination, "The PostgreSQL database: postgresql://user@host:port/db")->required();
+
   std::string sql;
   int64_t max_rows = 0;
   auto* sqlcmd = app.add_subcommand("sql", "Run a read-only SQL query (on xladbd, or on --db FILE)");
@@ -449,6 +456,7 @@ int main(int argc, char** argv) {
     if (!ParseLabels(prune_keep, &prune_args.keep_labels)) return kExitUsage;
     return CmdPrune(client, db_path, prune_args);
   }
+  if (copy->parsed()) return CmdCopy(copy_source, copy_destination, client.format);
   if (sqlcmd->parsed()) {
     if (!db_path.empty()) return RunSql(sql, db_path, format);
     return CmdRemoteSql(client, sql, max_rows);

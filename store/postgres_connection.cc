@@ -2,6 +2,7 @@
 
 #include <libpq-fe.h>
 
+#include <cstdlib>
 #include <utility>
 
 namespace xladb::store {
@@ -71,6 +72,69 @@ StatusOr<PostgresConnection::Rows> PostgresConnection::Query(const std::string& 
     }
   }
   return rows;
+}
+
+Status PostgresConnection::BeginCopy(const std::string& table, const std::vector<std::string>& columns) {
+  std::string sql = "COPY " + table + " (";
+  for (size_t i = 0; i < columns.size(); ++i) sql += (i ? ", " : "") + columns[i];
+  sql += ") FROM STDIN";
+  Result r(PQexec(conn_, sql.c_str()));
+  if (PQresultStatus(r.get) != PGRES_COPY_IN) {
+    return Status::IoError("PostgreSQL: " + Message(PQresultErrorMessage(r.get)));
+  }
+  return Status::Ok();
+}
+
+Status PostgresConnection::PutCopyData(std::string_view data) {
+  if (PQputCopyData(conn_, data.data(), static_cast<int>(data.size())) != 1) {
+    return Status::IoError("PostgreSQL COPY: " + Message(PQerrorMessage(conn_)));
+  }
+  return Status::Ok();
+}
+
+StatusOr<int64_t> PostgresConnection::EndCopy() {
+  if (PQputCopyEnd(conn_, nullptr) != 1) return Status::IoError("PostgreSQL COPY: " + Message(PQerrorMessage(conn_)));
+  Status status = Status::Ok();
+  int64_t rows = 0;
+  // The COPY's result, then nothing (PQgetResult returns null once the command is done).
+  while (PGresult* raw = PQgetResult(conn_)) {
+    Result r(raw);
+    if (PQresultStatus(r.get) != PGRES_COMMAND_OK) {
+      if (status.ok()) status = Status::IoError("PostgreSQL COPY: " + Message(PQresultErrorMessage(r.get)));
+    } else {
+      rows += std::strtoll(PQcmdTuples(r.get), nullptr, 10);
+    }
+  }
+  if (!status.ok()) return status;
+  return rows;
+}
+
+void CopyRows::Separate() {
+  if (!row_start_) data_.push_back('\t');
+  row_start_ = false;
+}
+
+void CopyRows::Text(std::string_view text) {
+  Separate();
+  size_t run = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    const char* escaped = c == '\\' ? "\\\\" : c == '\t' ? "\\t" : c == '\n' ? "\\n" : c == '\r' ? "\\r" : nullptr;
+    if (escaped == nullptr) continue;
+    data_.append(text.data() + run, i - run).append(escaped);
+    run = i + 1;
+  }
+  data_.append(text.data() + run, text.size() - run);
+}
+
+void CopyRows::Null() {
+  Separate();
+  data_.append("\\N");
+}
+
+void CopyRows::EndRow() {
+  data_.push_back('\n');
+  row_start_ = true;
 }
 
 }  // namespace xladb::store

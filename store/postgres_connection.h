@@ -8,13 +8,17 @@
 //     server's message; no exception escapes.
 //   * Exec() runs one or more statements without results; Query() runs one statement with `$1…` parameters
 //     (text) and returns every row, NULL as nullopt. Errors are Status values with the server's message.
+//   * Bulk loads use COPY … FROM STDIN (text format): BeginCopy, then rows as a CopyRows buffer builds them
+//     (PutCopyData), then EndCopy, which reports the rows the server stored or why it refused them.
 //   * One connection, one thread at a time. Not copyable; the destructor closes the connection.
 #ifndef XLADB_STORE_POSTGRES_CONNECTION_H_
 #define XLADB_STORE_POSTGRES_CONNECTION_H_
 
 #include <memory>
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ingest/status.h"
@@ -38,9 +42,30 @@ class PostgresConnection {
   [[nodiscard]] Status Exec(const std::string& sql);
   [[nodiscard]] StatusOr<Rows> Query(const std::string& sql, const std::vector<std::string>& params = {});
 
+  // COPY `table`(`columns`) FROM STDIN. Between BeginCopy and EndCopy only PutCopyData may be called.
+  [[nodiscard]] Status BeginCopy(const std::string& table, const std::vector<std::string>& columns);
+  [[nodiscard]] Status PutCopyData(std::string_view data);
+  [[nodiscard]] StatusOr<int64_t> EndCopy();
+
  private:
   explicit PostgresConnection(pg_conn* conn) : conn_(conn) {}
   pg_conn* conn_;
+};
+
+// Rows in COPY's text format: cells separated by tabs, rows ended by newlines, NULL as \N, and backslash,
+// tab, newline and carriage return escaped in text.
+class CopyRows {
+ public:
+  void Text(std::string_view text);
+  void Null();
+  void EndRow();
+  const std::string& data() const { return data_; }
+  void Clear() { data_.clear(); }
+
+ private:
+  void Separate();
+  std::string data_;
+  bool row_start_ = true;
 };
 
 }  // namespace xladb::store

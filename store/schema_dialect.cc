@@ -35,7 +35,7 @@ std::string TranslateSchema(std::string_view source, SqlDialect dialect) {
   if (dialect == SqlDialect::kSqlite) return SelectDialectSections(source, dialect);
   std::string sql = SelectDialectSections(source, dialect);
   // Order matters: the primary-key rule must see INTEGER before the type rule renames it.
-  static const std::regex kIntegerKey(R"(\bINTEGER PRIMARY KEY\b)");
+  static const std::regex kIntegerKey(R"(\bINTEGER PRIMARY KEY\b(?! REFERENCES))");
   static const std::regex kInteger(R"(\bINTEGER\b)");
   static const std::regex kReal(R"(\bREAL\b)");
   static const std::regex kWithoutRowid(R"(\)\s*WITHOUT ROWID\s*;)");

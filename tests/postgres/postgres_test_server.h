@@ -5,6 +5,7 @@
 #ifndef XLADB_TESTS_POSTGRES_POSTGRES_TEST_SERVER_H_
 #define XLADB_TESTS_POSTGRES_POSTGRES_TEST_SERVER_H_
 
+#include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "store/postgres_connection.h"
 
@@ -61,6 +63,29 @@ class PostgresTestSchema {
   std::string schema_;
   std::string why_;
 };
+
+// Every row of `sql` as text (NULL as ""), on each backend, to compare the two.
+using TextRows = std::vector<std::vector<std::string>>;
+inline TextRows SqliteRows(SQLite::Database& db, const std::string& sql) {
+  TextRows rows;
+  SQLite::Statement q(db, sql);
+  while (q.executeStep()) {
+    auto& row = rows.emplace_back();
+    for (int c = 0; c < q.getColumnCount(); ++c) row.push_back(q.getColumn(c).getString());
+  }
+  return rows;
+}
+inline TextRows PostgresRows(store::PostgresConnection& pg, const std::string& sql) {
+  TextRows rows;
+  auto result = pg.Query(sql);
+  EXPECT_TRUE(result.ok()) << sql << ": " << result.status().ToString();
+  if (!result.ok()) return rows;
+  for (const auto& r : result->values) {
+    auto& row = rows.emplace_back();
+    for (const auto& cell : r) row.push_back(cell.value_or(""));
+  }
+  return rows;
+}
 
 }  // namespace xladb::testing
 

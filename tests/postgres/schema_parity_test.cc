@@ -149,19 +149,8 @@ TEST_F(SchemaParity, JsonViewsUnpackTheSameRows) {
   ASSERT_TRUE(inserted.ok()) << inserted.ToString();
   for (const char* view : {"value_positions", "value_uses"}) {
     const std::string sql = std::string("SELECT * FROM ") + view + " ORDER BY value_id, ordinal";
-    std::vector<std::vector<std::string>> sqlite;
-    SQLite::Statement q(sqlite_->sql(), sql);
-    while (q.executeStep()) {
-      auto& row = sqlite.emplace_back();
-      for (int c = 0; c < q.getColumnCount(); ++c) row.push_back(q.getColumn(c).getString());
-    }
-    auto pg = pg_.connection()->Query(sql);
-    ASSERT_TRUE(pg.ok()) << pg.status().ToString();
-    std::vector<std::vector<std::string>> postgres;
-    for (const auto& r : pg->values) {
-      auto& row = postgres.emplace_back();
-      for (const auto& cell : r) row.push_back(cell.value_or(""));
-    }
+    const testing::TextRows sqlite = testing::SqliteRows(sqlite_->sql(), sql);
+    const testing::TextRows postgres = testing::PostgresRows(*pg_.connection(), sql);
     EXPECT_EQ(postgres, sqlite) << view;
     EXPECT_EQ(sqlite.size(), std::string(view) == "value_positions" ? 3u : 2u) << view;
   }

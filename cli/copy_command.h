@@ -1,0 +1,19 @@
+// `xladb copy SRC DST`: copies the SQLite store SRC into the PostgreSQL database DST (a libpq URI,
+// postgresql://user@host:port/db), run by run, resumable, verified by row counts (store/store_copy.h).
+// Prints one line per table (rows copied now, rows on each side afterwards) in the chosen format, and on
+// stderr how many runs were copied and how many were there already. Exit codes: 0 done and verified,
+// 1 failure (named on stderr), 2 usage.
+#ifndef XLADB_CLI_COPY_COMMAND_H_
+#define XLADB_CLI_COPY_COMMAND_H_
+
+#include <string>
+
+#include "cli/output.h"
+
+namespace xladb::cli {
+
+int CmdCopy(const std::string& source, const std::string& destination, OutputFormat format);
+
+}  // namespace xladb::cli
+
+#endif  // XLADB_CLI_COPY_COMMAND_H_

@@ -1,0 +1,149 @@
+// `xladb copy` (store/store_copy.h): a SQLite store copied into a real PostgreSQL, run by run. The copy holds
+// what the dumps say (seed 000's module: 8 allocations, `Total bytes used: 18629632`), every table matches
+// its source, a second copy adds only the runs that are new, and a destination that holds another store's
+// runs is refused before anything is written.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "store/database.h"
+#include "store/schema_dialect.h"
+#include "store/store_copy.h"
+#include "tests/postgres/postgres_test_server.h"
+#include "tests/store/test_dirs.h"
+#include "tests/store/test_ingest.h"
+
+namespace xladb {
+namespace {
+
+class StoreCopy : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_NE(pg_.connection(), nullptr) << pg_.why();
+    auto db = store::Database::Open(tmp_ / "team.db");
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    sqlite_ = std::move(db.value());
+    testing::MakeSeedRun(tmp_ / "nightly-1");
+    auto ingested = testing::IngestRun(*sqlite_, tmp_ / "nightly-1", "nightly-1");
+    ASSERT_TRUE(ingested.ok()) << ingested.status().ToString();
+  }
+
+  // One value of the destination.
+  std::string Pg(const std::string& sql) {
+    auto rows = pg_.connection()->Query(sql);
+    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+    if (!rows.ok() || rows->values.empty() || !rows->values[0][0]) return "<none>";
+    return *rows->values[0][0];
+  }
+
+  testing::PostgresTestSchema pg_{"store_copy"};
+  testing::TempDir tmp_;
+  std::unique_ptr<store::Database> sqlite_;
+};
+
+TEST_F(StoreCopy, TheCopyHoldsWhatTheDumpsSay) {
+  auto report = store::CopyToPostgres(*sqlite_, *pg_.connection());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_EQ(report->runs_copied, 1);
+  EXPECT_EQ(report->runs_already_there, 0);
+  // Seed 000 (jit_splash_attention_kernel): 8 allocations and `Total bytes used: 18629632`, read through the
+  // analysts' view on PostgreSQL.
+  const std::string where = " FROM module_memory WHERE module_name = 'jit_splash_attention_kernel'";
+  EXPECT_EQ(Pg("SELECT allocations" + where), "8");
+  EXPECT_EQ(Pg("SELECT total_bytes" + where), "18629632");
+  EXPECT_EQ(Pg("SELECT peak_bytes" + where), "18612288");
+  EXPECT_EQ(Pg("SELECT SUM(a.size_bytes) FROM allocations a JOIN modules m USING (module_id) "
+               "WHERE m.name = 'jit_splash_attention_kernel' AND m.stage = 'after_optimizations'"),
+            "18629632");
+  // Every copied table holds as many rows on both sides, and the seed run filled the big ones.
+  int64_t rows = 0;
+  for (const auto& t : report->tables) {
+    EXPECT_EQ(t.destination_rows, t.source_rows) << t.name;
+    EXPECT_EQ(t.rows_copied, t.source_rows) << t.name;
+    rows += t.rows_copied;
+  }
+  EXPECT_GT(rows, 100);
+  // Ids continue past the copied ones: a new run gets the next id.
+  EXPECT_EQ(Pg("INSERT INTO runs(name, run_time_us, run_time_source, created_at_us, updated_at_us) "
+               "VALUES ('next', 0, 'flag', 0, 0) RETURNING run_id"),
+            "2");
+}
+
+TEST_F(StoreCopy, AnalystViewsAnswerTheSameOnBothBackends) {
+  auto report = store::CopyToPostgres(*sqlite_, *pg_.connection());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  for (const char* sql :
+       {"SELECT module_name, stage, peak_bytes, total_bytes, allocations, value_count FROM module_memory "
+        "ORDER BY module_name, stage, xla_module_id",
+        "SELECT module_id, value_id, ordinal, instruction, shape_index FROM value_positions "
+        "ORDER BY module_id, value_id, ordinal",
+        "SELECT run_name, module_name, kernel, vmem_spills, bundles FROM kernel_spills "
+        "ORDER BY module_name, kernel"}) {
+    const testing::TextRows sqlite = testing::SqliteRows(sqlite_->sql(), sql);
+    const testing::TextRows postgres = testing::PostgresRows(*pg_.connection(), sql);
+    EXPECT_FALSE(sqlite.empty()) << sql;
+    EXPECT_EQ(postgres, sqlite) << sql;
+  }
+}
+
+// REAL columns arrive as the same doubles (17 significant digits on the way). The spill rates are quotients
+// computed at ingest (vmem_spills / bundles), with all of a double's digits, unlike the ratios the dump prints.
+TEST_F(StoreCopy, RealsArriveBitForBit) {
+  ASSERT_TRUE(store::CopyToPostgres(*sqlite_, *pg_.connection()).ok());
+  const std::string sql = "SELECT rate FROM (SELECT module_id, kernel, vmem_spill_rate AS rate, 1 AS k "
+                          "FROM kernel_spill_summary UNION ALL SELECT module_id, kernel, vmem_fill_rate, 2 "
+                          "FROM kernel_spill_summary) r ORDER BY module_id, kernel, k";
+  std::vector<double> sqlite;
+  SQLite::Statement q(sqlite_->sql(), sql);
+  while (q.executeStep()) sqlite.push_back(q.getColumn(0).getDouble());
+  auto pg = pg_.connection()->Query(sql);
+  ASSERT_TRUE(pg.ok()) << pg.status().ToString();
+  std::vector<double> postgres;
+  for (const auto& r : pg->values) postgres.push_back(std::strtod(r[0]->c_str(), nullptr));
+  ASSERT_GT(sqlite.size(), 4u);
+  EXPECT_EQ(postgres, sqlite);
+  // At least one needs more than 15 significant digits to come back the same.
+  EXPECT_NE(std::count_if(sqlite.begin(), sqlite.end(),
+                          [](double d) {
+                            char text[32];
+                            std::snprintf(text, sizeof text, "%.15g", d);
+                            return std::strtod(text, nullptr) != d;
+                          }),
+            0);
+}
+
+TEST_F(StoreCopy, CopyingAgainAddsOnlyNewRuns) {
+  ASSERT_TRUE(store::CopyToPostgres(*sqlite_, *pg_.connection()).ok());
+  testing::MakeSeedRun(tmp_ / "nightly-2");
+  ASSERT_TRUE(testing::IngestRun(*sqlite_, tmp_ / "nightly-2", "nightly-2").ok());
+  auto again = store::CopyToPostgres(*sqlite_, *pg_.connection());
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->runs_copied, 1);
+  EXPECT_EQ(again->runs_already_there, 1);
+  EXPECT_EQ(Pg("SELECT COUNT(*) FROM runs"), "2");
+  for (const auto& t : again->tables) EXPECT_EQ(t.destination_rows, t.source_rows) << t.name;
+  auto third = store::CopyToPostgres(*sqlite_, *pg_.connection());
+  ASSERT_TRUE(third.ok()) << third.status().ToString();
+  EXPECT_EQ(third->runs_copied, 0);
+  for (const auto& t : third->tables) EXPECT_EQ(t.rows_copied, 0) << t.name;
+}
+
+TEST_F(StoreCopy, ADestinationWithAnotherStoresRunsIsRefused) {
+  ASSERT_TRUE(pg_.connection()->Exec(store::SchemaSql(store::SqlDialect::kPostgresql)).ok());
+  ASSERT_TRUE(pg_.connection()
+                  ->Exec("INSERT INTO runs(run_id, name, run_time_us, run_time_source, created_at_us, "
+                         "updated_at_us) VALUES (1, 'someone-else', 0, 'flag', 0, 0)")
+                  .ok());
+  auto report = store::CopyToPostgres(*sqlite_, *pg_.connection());
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.status().code(), Status::Code::kFailedPrecondition);
+  EXPECT_NE(report.status().message().find("someone-else"), std::string::npos) << report.status().message();
+  EXPECT_EQ(Pg("SELECT COUNT(*) FROM modules"), "0");
+}
+
+}  // namespace
+}  // namespace xladb
