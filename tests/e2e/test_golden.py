@@ -6,8 +6,13 @@ case's expected CSV, byte for byte.
     XLADB_GOLDEN_UPDATE=1 python3 -m unittest test_golden   # rewrite the expected CSVs on purpose
 
 A rewrite is a change of what the store holds: review its diff as you would code. Cases that read the corpus
-(a path starting with $CORPUS/) are skipped, and say so, where the corpus is absent. A backend added later
-must produce the same CSVs (issue 13)."""
+(a path starting with $CORPUS/) are skipped, and say so, where the corpus is absent.
+
+Every backend must produce the same CSVs: each case also runs on PostgreSQL (test_<case>_postgresql). Today
+the store is moved there with `xladb copy` (ingest into PostgreSQL directly is not built yet), and the queries
+run through psql --csv on the PostgreSQL test server that ctest starts (XLADB_TEST_POSTGRES_DIR; without it
+those tests skip and say why). The queries are written in SQL both accept, and print no floating-point text:
+ratios and percentages are integers in billionths."""
 import difflib
 import os
 import shutil
@@ -20,6 +25,8 @@ XLADB = os.environ.get("XLADB", os.path.join(SOURCE_DIR, "build", "test", "cli",
 CORPUS_DIR = os.environ.get("XLADB_CORPUS_DIR", os.path.join(SOURCE_DIR, "..", "shared", "corpus"))
 GOLDEN_DIR = os.path.join(SOURCE_DIR, "tests", "golden")
 UPDATE = os.environ.get("XLADB_GOLDEN_UPDATE") == "1"
+POSTGRES_DIR = os.environ.get("XLADB_TEST_POSTGRES_DIR")
+PSQL = "/usr/lib/postgresql/15/bin/psql"
 
 
 def queries():
@@ -79,12 +86,7 @@ class GoldenTest(unittest.TestCase):
         self.assertEqual(unknown, [], f"case {name} names queries that tests/golden/queries lacks")
         tmp = tempfile.mkdtemp(prefix="xladb_golden.")
         try:
-            db = os.path.join(tmp, "golden.db")
-            for run, when, paths in case.runs:
-                out = run_xladb("--db", db, "ingest", *paths, "--run", run, "--time", when)
-                # Exit 1 means some files were errors: fixtures hold broken files on purpose, and their
-                # verdicts are part of the golden output. Anything else is a failure.
-                self.assertIn(out.returncode, (0, 1), f"ingest of {run}: {out.stderr.decode(errors='replace')}")
+            db = self.ingest_case(case, tmp)
             mismatches = []
             for q in wanted:
                 out = run_xladb("--db", db, "--format", "csv", "sql", "--max-rows", "0", all_queries[q])
@@ -94,17 +96,7 @@ class GoldenTest(unittest.TestCase):
                     with open(expected_path, "wb") as fh:
                         fh.write(out.stdout)
                     continue
-                if not os.path.exists(expected_path):
-                    mismatches.append(f"{q}: no expected file {expected_path} (XLADB_GOLDEN_UPDATE=1 writes it)")
-                    continue
-                with open(expected_path, "rb") as fh:
-                    expected = fh.read()
-                if out.stdout != expected:
-                    diff = difflib.unified_diff(expected.decode(errors="replace").splitlines(),
-                                                out.stdout.decode(errors="replace").splitlines(),
-                                                f"{name}/{q}.csv (expected)", f"{name}/{q}.csv (now)", lineterm="",
-                                                n=1)
-                    mismatches.append("\n".join(list(diff)[:40]))
+                mismatches += compare(name, q, expected_path, out.stdout)
             if mismatches:
                 self.fail("the store no longer holds what the golden files say:\n\n" + "\n\n".join(mismatches))
             if not UPDATE:
@@ -113,6 +105,66 @@ class GoldenTest(unittest.TestCase):
                 self.assertEqual(stale, [], f"case {name} has expected files of queries it does not run")
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+    def ingest_case(self, case, tmp):
+        """A fresh SQLite file in `tmp` with the case's runs, ingested by `xladb ingest`."""
+        db = os.path.join(tmp, "golden.db")
+        for run, when, paths in case.runs:
+            out = run_xladb("--db", db, "ingest", *paths, "--run", run, "--time", when)
+            # Exit 1 means some files were errors: fixtures hold broken files on purpose, and their verdicts are
+            # part of the golden output. Anything else is a failure.
+            self.assertIn(out.returncode, (0, 1), f"ingest of {run}: {out.stderr.decode(errors='replace')}")
+        return db
+
+    def check_case_postgresql(self, name):
+        """The case on PostgreSQL: its store copied there, each query through psql, the same expected CSVs."""
+        if not POSTGRES_DIR:
+            self.skipTest("XLADB_TEST_POSTGRES_DIR is not set: ctest's postgres_server fixture starts PostgreSQL")
+        case = Case(name)
+        if case.needs_corpus and not os.path.isdir(os.path.join(CORPUS_DIR, "public")):
+            self.skipTest(f"the corpus is absent ({CORPUS_DIR}): golden case {name} needs it")
+        with open(os.path.join(POSTGRES_DIR, "uri")) as fh:
+            uri = fh.read().strip()
+        all_queries = queries()
+        wanted = case.queries or sorted(all_queries)
+        schema = f"golden_{name.replace('-', '_')}_{os.getpid()}"
+        scoped = f"{uri}?options=-csearch_path%3D{schema}"
+        tmp = tempfile.mkdtemp(prefix="xladb_golden_pg.")
+        psql = lambda target, *args: subprocess.run([PSQL, target, "-X", "-q", "-v", "ON_ERROR_STOP=1", *args],
+                                                     capture_output=True, timeout=600)
+        try:
+            made = psql(uri, "-c", f"DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}")
+            self.assertEqual(made.returncode, 0, made.stderr.decode(errors="replace"))
+            db = self.ingest_case(case, tmp)
+            copied = run_xladb("--format", "csv", "copy", db, scoped)
+            self.assertEqual(copied.returncode, 0, f"xladb copy: {copied.stderr.decode(errors='replace')}")
+            mismatches = []
+            for q in wanted:
+                path = os.path.join(tmp, q + ".sql")
+                with open(path, "w") as fh:
+                    fh.write(all_queries[q])
+                out = psql(scoped, "--csv", "-f", path)
+                self.assertEqual(out.returncode, 0, f"query {q} on PostgreSQL: {out.stderr.decode(errors='replace')}")
+                mismatches += compare(name, q, os.path.join(case.folder, q + ".csv"), out.stdout, "PostgreSQL")
+            if mismatches:
+                self.fail("PostgreSQL does not answer what the golden files say:\n\n" + "\n\n".join(mismatches))
+        finally:
+            psql(uri, "-c", f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def compare(name, q, expected_path, got, backend="SQLite"):
+    """[] when `got` equals the expected file, else one message with the start of the diff."""
+    if not os.path.exists(expected_path):
+        return [f"{q}: no expected file {expected_path} (XLADB_GOLDEN_UPDATE=1 writes it)"]
+    with open(expected_path, "rb") as fh:
+        expected = fh.read()
+    if got == expected:
+        return []
+    diff = difflib.unified_diff(expected.decode(errors="replace").splitlines(), got.decode(errors="replace").splitlines(),
+                                f"{name}/{q}.csv (expected)", f"{name}/{q}.csv ({backend} now)", lineterm="", n=1)
+    return ["\n".join(list(diff)[:40])]
 
 
 class GoldenAgreesWithTheDumps(unittest.TestCase):
@@ -149,6 +201,8 @@ class GoldenAgreesWithTheDumps(unittest.TestCase):
 def add_case_tests():
     for name in sorted(os.listdir(os.path.join(GOLDEN_DIR, "cases"))):
         setattr(GoldenTest, "test_" + name.replace("-", "_"), lambda self, n=name: self.check_case(n))
+        setattr(GoldenTest, "test_" + name.replace("-", "_") + "_postgresql",
+                lambda self, n=name: self.check_case_postgresql(n))
 
 
 add_case_tests()

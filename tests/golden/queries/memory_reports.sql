@@ -1,6 +1,8 @@
--- Memory-usage report rows and totals, by file.
+-- Memory-usage report rows and totals, by file. Percentages in billionths (integers print alike on every
+-- backend).
 SELECT r.name AS run, f.path, 'row' AS part, mr.ordinal, mr.section, mr.allocation_index, mr.memory_space,
-       mr.memory_space_name, mr.table_ordinal, mr.cumulative_bytes_approx, ROUND(mr.cumulative_percent, 9) AS percent,
+       mr.memory_space_name, mr.table_ordinal, mr.cumulative_bytes_approx,
+       CAST(ROUND(mr.cumulative_percent * 1000000000) AS BIGINT) AS percent_e9,
        mr.remaining_bytes_approx, mr.size_bytes_approx, mr.offset_bytes, mr.value_count, mr.shapes
 FROM memory_report_rows mr
 JOIN dump_files f ON f.file_id = mr.file_id

@@ -1,6 +1,7 @@
--- OOM debugging reports: the statistics and the buffers.
+-- OOM debugging reports: the statistics and the buffers. Percentages in billionths.
 SELECT r.name AS run, f.path, 'stat' AS part, NULL AS buffer_number, s.label, s.bytes_approx, s.bytes_text,
-       ROUND(s.percent, 9) AS percent, NULL AS op_name, NULL AS source, NULL AS xla_label, NULL AS shape,
+       CAST(ROUND(s.percent * 1000000000) AS BIGINT) AS percent_e9, NULL AS op_name, NULL AS source,
+       NULL AS xla_label, NULL AS shape,
        NULL AS is_entry_parameter
 FROM oom_stats s
 JOIN dump_files f ON f.file_id = s.file_id
