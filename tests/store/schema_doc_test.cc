@@ -18,35 +18,13 @@
 #include "store/database.h"
 #include "store/run_writer.h"
 #include "store/sql_query.h"
+#include "tests/store/schema_doc_blocks.h"
 #include "tests/store/test_dirs.h"
 
 namespace xladb {
 namespace {
 
 using Rows = std::vector<std::vector<store::SqlValue>>;
-
-// name -> SQL, from the ```sql blocks of the page.
-std::map<std::string, std::string> SqlBlocks(const std::string& markdown_path) {
-  std::ifstream in(markdown_path);
-  std::map<std::string, std::string> blocks;
-  std::string line, current, name;
-  bool inside = false;
-  int unnamed = 0;
-  while (std::getline(in, line)) {
-    if (!inside && line == "```sql") {
-      inside = true;
-      current.clear();
-      name.clear();
-    } else if (inside && line == "```") {
-      inside = false;
-      blocks[name.empty() ? "unnamed-" + std::to_string(++unnamed) : name] = current;
-    } else if (inside) {
-      if (current.empty() && line.rfind("-- check: ", 0) == 0) name = line.substr(10);
-      current += line + "\n";
-    }
-  }
-  return blocks;
-}
 
 int64_t Int(const store::SqlValue& v) { return std::get<int64_t>(v); }
 std::string Text(const store::SqlValue& v) { return std::get<std::string>(v); }
@@ -230,7 +208,7 @@ TEST(SchemaDoc, EveryWorkedQueryAnswersWhatTheDumpsSay) {
       {"invariants", [&](const Rows& rows) { EXPECT_TRUE(rows.empty()); }},
   };
 
-  const auto blocks = SqlBlocks(std::string(XLADB_TEST_DATA_DIR) + "/../../docs/schema.md");
+  const auto blocks = testing::SchemaDocSqlBlocks();
   ASSERT_EQ(blocks.size(), checks.size()) << "every worked query of docs/schema.md has a check, and each check a query";
   for (const auto& [name, sql] : blocks) {
     auto check = checks.find(name);
