@@ -6,11 +6,13 @@
 #include "cli/remote_commands.h"
 #include "store/database.h"
 #include "store/postgres_connection.h"
+#include "store/postgres_sql_query.h"
 #include "store/store_copy.h"
 
 namespace xladb::cli {
 
-int CmdCopy(const std::string& source, const std::string& destination, OutputFormat format) {
+int CmdCopy(const std::string& source, const std::string& destination, const std::string& reader,
+            OutputFormat format) {
   if (destination.rfind("postgresql://", 0) != 0 && destination.rfind("postgres://", 0) != 0) {
     std::fprintf(stderr, "xladb copy: DST must be a PostgreSQL URI (postgresql://user@host:port/db), not %s\n",
                  destination.c_str());
@@ -30,6 +32,12 @@ int CmdCopy(const std::string& source, const std::string& destination, OutputFor
   if (!report.ok()) {
     std::fprintf(stderr, "xladb copy: %s\n", report.status().message().c_str());
     return kExitFailure;
+  }
+  if (!reader.empty()) {
+    if (Status granted = store::GrantReadOnlyAccess(*dst.value(), reader); !granted.ok()) {
+      std::fprintf(stderr, "xladb copy: granting %s read access: %s\n", reader.c_str(), granted.message().c_str());
+      return kExitFailure;
+    }
   }
   ResultPrinter out(format, stdout);
   out.SetColumns({"table", "rows_copied", "source_rows", "destination_rows"});

@@ -12,7 +12,9 @@
 
 namespace xladb::cli {
 
-int CmdCopy(const std::string& source, const std::string& destination, OutputFormat format);
+// `reader`: a role to grant read-only access to the copy afterwards ("" for none).
+int CmdCopy(const std::string& source, const std::string& destination, const std::string& reader,
+            OutputFormat format);
 
 }  // namespace xladb::cli
 

@@ -29,6 +29,8 @@
 #include "ingest/dump_ingester.h"
 #include "proto/wire_text.h"
 #include "store/database.h"
+#include "store/postgres_connection.h"
+#include "store/postgres_sql_query.h"
 #include "store/run_writer.h"
 #include "store/sql_query.h"
 
@@ -133,42 +135,52 @@ int RunSql(const std::string& sql, const std::string& db_path, const std::string
     std::fprintf(stderr, "xladb: --format must be table, csv or json\n");
     return kExitUsage;
   }
-  auto db = store::Database::Open(db_path, store::Database::Mode::kReadOnly);
-  if (!db.ok()) {
-    std::fprintf(stderr, "xladb: %s\n", db.status().message().c_str());
-    return kExitFailure;
-  }
   ResultPrinter printer(*format, stdout);
   std::vector<Cell> cells;
-  Status st = store::RunReadOnlySql(
-      *db.value(), sql, store::SqlLimits{},
-      [&](const std::vector<store::SqlColumn>& cols) {
-        std::vector<std::string> names;
-        for (const auto& c : cols) names.push_back(c.name);
-        printer.SetColumns(std::move(names));
-      },
-      [&](const std::vector<store::SqlValue>& row) {
-        cells.resize(row.size());
-        for (size_t i = 0; i < row.size(); ++i) {
-          Cell& c = cells[i];
-          c.is_null = std::holds_alternative<std::monostate>(row[i]);
-          c.is_number = std::holds_alternative<int64_t>(row[i]) || std::holds_alternative<double>(row[i]);
-          if (auto* v = std::get_if<int64_t>(&row[i])) c.text = std::to_string(*v);
-          else if (auto* d = std::get_if<double>(&row[i])) {
-            char buf[32];
-            std::snprintf(buf, sizeof buf, "%.17g", *d);
-            c.text = buf;
-          } else if (auto* s = std::get_if<std::string>(&row[i])) {
-            c.text = wire::EscapeInvalidUtf8(*s);  // as `xladb sql` through xladbd prints it
-          } else if (auto* b = std::get_if<store::SqlBlob>(&row[i])) {
-            c.text = wire::EscapeInvalidUtf8(b->bytes);
-          } else {
-            c.text.clear();
-          }
-        }
-        printer.AddRow(cells);
-        return true;
-      });
+  auto on_columns = [&](const std::vector<store::SqlColumn>& cols) {
+    std::vector<std::string> names;
+    for (const auto& c : cols) names.push_back(c.name);
+    printer.SetColumns(std::move(names));
+  };
+  auto on_row = [&](const std::vector<store::SqlValue>& row) {
+    cells.resize(row.size());
+    for (size_t i = 0; i < row.size(); ++i) {
+      Cell& c = cells[i];
+      c.is_null = std::holds_alternative<std::monostate>(row[i]);
+      c.is_number = std::holds_alternative<int64_t>(row[i]) || std::holds_alternative<double>(row[i]);
+      if (auto* v = std::get_if<int64_t>(&row[i])) c.text = std::to_string(*v);
+      else if (auto* d = std::get_if<double>(&row[i])) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.17g", *d);
+        c.text = buf;
+      } else if (auto* s = std::get_if<std::string>(&row[i])) {
+        c.text = wire::EscapeInvalidUtf8(*s);  // as `xladb sql` through xladbd prints it
+      } else if (auto* b = std::get_if<store::SqlBlob>(&row[i])) {
+        c.text = wire::EscapeInvalidUtf8(b->bytes);
+      } else {
+        c.text.clear();
+      }
+    }
+    printer.AddRow(cells);
+    return true;
+  };
+  Status st = Status::Ok();
+  if (db_path.rfind("postgresql://", 0) == 0 || db_path.rfind("postgres://", 0) == 0) {
+    // A store in PostgreSQL (e.g. filled by `xladb copy`): connect as a role that may only read it.
+    auto pg = store::PostgresConnection::Connect(db_path);
+    if (!pg.ok()) {
+      std::fprintf(stderr, "xladb: %s\n", pg.status().message().c_str());
+      return kExitFailure;
+    }
+    st = store::RunReadOnlySqlOnPostgres(*pg.value(), sql, store::SqlLimits{}, on_columns, on_row);
+  } else {
+    auto db = store::Database::Open(db_path, store::Database::Mode::kReadOnly);
+    if (!db.ok()) {
+      std::fprintf(stderr, "xladb: %s\n", db.status().message().c_str());
+      return kExitFailure;
+    }
+    st = store::RunReadOnlySql(*db.value(), sql, store::SqlLimits{}, on_columns, on_row);
+  }
   if (!st.ok()) {
     std::fprintf(stderr, "xladb: %s\n", st.message().c_str());
     return kExitFailure;
@@ -192,7 +204,9 @@ int main(int argc, char** argv) {
   app.add_option("--addr", client.addr, "xladbd address (host:port)")->envname("XLADB_ADDR");
   app.add_option("--format", format, "table, csv or json (check: table, json, markdown or junit)")
       ->check(CLI::IsMember({"table", "csv", "json", "markdown", "junit"}));
-  app.add_option("--db", db_path, "Work on this SQLite file directly, without a server")->envname("XLADB_DB");
+  app.add_option("--db", db_path,
+                 "Work on this SQLite file directly, without a server (`sql` also takes a postgresql:// URI)")
+      ->envname("XLADB_DB");
   app.add_option("--token-file", token_file, "File with the bearer token the server requires")
       ->envname("XLADB_TOKEN_FILE");
   app.add_option("--tls-ca", client.tls_ca, "Use TLS, trusting this CA certificate (PEM)");
@@ -348,10 +362,13 @@ int main(int argc, char** argv) {
       "copy", "Copy a SQLite store into PostgreSQL, run by run (resumable; verified by row counts)");
   copy->add_option("SRC", copy_source, "The SQLite file")->required();
   copy->add_option("DST", copy_destination, "The PostgreSQL database: postgresql://user@host:port/db")->required();
+  std::string copy_reader;
+  copy->add_option("--grant-reader", copy_reader, "Then let this role read the copy (SELECT only), e.g. for `xladb sql`");
 
   std::string sql;
   int64_t max_rows = 0;
-  auto* sqlcmd = app.add_subcommand("sql", "Run a read-only SQL query (on xladbd, or on --db FILE)");
+  auto* sqlcmd =
+      app.add_subcommand("sql", "Run a read-only SQL query (on xladbd, on --db FILE, or on --db postgresql://…)");
   sqlcmd->add_option("QUERY", sql, "One SQL statement")->required();
   sqlcmd->add_option("--max-rows", max_rows, "Stop after this many rows (0 = the server's limit)")
       ->check(CLI::NonNegativeNumber);
@@ -370,6 +387,12 @@ int main(int argc, char** argv) {
       return kExitUsage;
     }
     while (!client.token.empty() && (client.token.back() == '\r' || client.token.back() == ' ')) client.token.pop_back();
+  }
+  const bool postgres_db = db_path.rfind("postgresql://", 0) == 0 || db_path.rfind("postgres://", 0) == 0;
+  if (postgres_db && !sqlcmd->parsed()) {
+    std::fprintf(stderr, "xladb: --db postgresql://… works with `xladb sql` only (fill it with `xladb copy`); "
+                         "the other commands read SQLite files or xladbd\n");
+    return kExitUsage;
   }
 
   if (ingest->parsed()) {
@@ -456,7 +479,7 @@ int main(int argc, char** argv) {
     if (!ParseLabels(prune_keep, &prune_args.keep_labels)) return kExitUsage;
     return CmdPrune(client, db_path, prune_args);
   }
-  if (copy->parsed()) return CmdCopy(copy_source, copy_destination, client.format);
+  if (copy->parsed()) return CmdCopy(copy_source, copy_destination, copy_reader, client.format);
   if (sqlcmd->parsed()) {
     if (!db_path.empty()) return RunSql(sql, db_path, format);
     return CmdRemoteSql(client, sql, max_rows);

@@ -39,11 +39,21 @@ StatusOr<std::unique_ptr<PostgresConnection>> PostgresConnection::Connect(const 
 
 PostgresConnection::~PostgresConnection() { PQfinish(conn_); }
 
+Status PostgresConnection::Failure(const void* result, const char* what) {
+  const auto* r = static_cast<const PGresult*>(result);
+  const char* state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
+  last_sqlstate_ = state ? state : "";
+  return Status::IoError(std::string(what) + ": " + Message(r ? PQresultErrorMessage(r) : PQerrorMessage(conn_)));
+}
+
 Status PostgresConnection::Exec(const std::string& sql) {
   Result r(PQexec(conn_, sql.c_str()));
   const ExecStatusType status = PQresultStatus(r.get);
-  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY) return Status::Ok();
-  return Status::IoError("PostgreSQL: " + Message(PQresultErrorMessage(r.get)));
+  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY) {
+    last_sqlstate_.clear();
+    return Status::Ok();
+  }
+  return Failure(r.get, "PostgreSQL");
 }
 
 StatusOr<PostgresConnection::Rows> PostgresConnection::Query(const std::string& sql,
@@ -54,11 +64,15 @@ StatusOr<PostgresConnection::Rows> PostgresConnection::Query(const std::string& 
   Result r(PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr,
                         nullptr, /*resultFormat=*/0));
   if (PQresultStatus(r.get) != PGRES_TUPLES_OK && PQresultStatus(r.get) != PGRES_COMMAND_OK) {
-    return Status::IoError("PostgreSQL: " + Message(PQresultErrorMessage(r.get)));
+    return Failure(r.get, "PostgreSQL");
   }
+  last_sqlstate_.clear();
   Rows rows;
   const int columns = PQnfields(r.get);
-  for (int c = 0; c < columns; ++c) rows.columns.emplace_back(PQfname(r.get, c));
+  for (int c = 0; c < columns; ++c) {
+    rows.columns.emplace_back(PQfname(r.get, c));
+    rows.column_types.push_back(PQftype(r.get, c));
+  }
   const int n = PQntuples(r.get);
   rows.values.reserve(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) {
@@ -79,9 +93,7 @@ Status PostgresConnection::BeginCopy(const std::string& table, const std::vector
   for (size_t i = 0; i < columns.size(); ++i) sql += (i ? ", " : "") + columns[i];
   sql += ") FROM STDIN";
   Result r(PQexec(conn_, sql.c_str()));
-  if (PQresultStatus(r.get) != PGRES_COPY_IN) {
-    return Status::IoError("PostgreSQL: " + Message(PQresultErrorMessage(r.get)));
-  }
+  if (PQresultStatus(r.get) != PGRES_COPY_IN) return Failure(r.get, "PostgreSQL");
   return Status::Ok();
 }
 
@@ -100,7 +112,7 @@ StatusOr<int64_t> PostgresConnection::EndCopy() {
   while (PGresult* raw = PQgetResult(conn_)) {
     Result r(raw);
     if (PQresultStatus(r.get) != PGRES_COMMAND_OK) {
-      if (status.ok()) status = Status::IoError("PostgreSQL COPY: " + Message(PQresultErrorMessage(r.get)));
+      if (status.ok()) status = Failure(r.get, "PostgreSQL COPY");
     } else {
       rows += std::strtoll(PQcmdTuples(r.get), nullptr, 10);
     }

@@ -31,6 +31,7 @@ class PostgresConnection {
  public:
   struct Rows {
     std::vector<std::string> columns;
+    std::vector<uint32_t> column_types;  // PostgreSQL type OIDs (pg_type), one per column
     std::vector<std::vector<std::optional<std::string>>> values;
   };
 
@@ -47,9 +48,17 @@ class PostgresConnection {
   [[nodiscard]] Status PutCopyData(std::string_view data);
   [[nodiscard]] StatusOr<int64_t> EndCopy();
 
+  // The SQLSTATE of the last failed call ("" after a success or a failure without one): "25006" is a write
+  // in a read-only transaction, "42501" a missing privilege, "57014" a cancelled statement (its timeout).
+  const std::string& last_sqlstate() const { return last_sqlstate_; }
+
  private:
   explicit PostgresConnection(pg_conn* conn) : conn_(conn) {}
+  // The Status of a failed result, remembering its SQLSTATE.
+  Status Failure(const void* result, const char* what);
+
   pg_conn* conn_;
+  std::string last_sqlstate_;
 };
 
 // Rows in COPY's text format: cells separated by tabs, rows ended by newlines, NULL as \N, and backslash,

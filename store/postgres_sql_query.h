@@ -1,0 +1,47 @@
+// The read-only SQL endpoint on PostgreSQL: store/sql_query.h's contract (one statement, the same SqlLimits,
+// the same SqlValue rows) for a store held in PostgreSQL. Where SQLite has an authorizer, PostgreSQL has these
+// layers, each refusing on its own:
+//   * the role: the connection should log in as a role that may only SELECT the store (GrantReadOnlyAccess);
+//   * the transaction: READ ONLY, REPEATABLE READ, always rolled back, so no write, DDL, sequence change,
+//     large-object import or setting (set_config, SET) outlives the call;
+//   * the statement: it runs as the body of a cursor (DECLARE … CURSOR FOR), which PostgreSQL accepts only for
+//     a query (SELECT, VALUES, TABLE, WITH … SELECT without data-modifying parts), sent in one extended-protocol
+//     message, which carries one statement only;
+//   * the functions: server files (pg_read_file, pg_ls_dir, lo_import/lo_export, …), other sessions
+//     (pg_terminate_backend, dblink, …), settings (set_config) and advisory locks are refused by name before
+//     the statement is sent (kPermissionDenied naming the function). This is defense in depth: the role
+//     already lacks the privileges for the dangerous ones.
+// Limits: `timeout_ms` is the transaction's statement_timeout and also bounds the whole call; rows arrive
+// through the cursor 256 at a time, so `max_rows` stops the query early. The byte limits are checked as each
+// row arrives (PostgreSQL builds a value before sending it: one value may be as large as its 1 GB limit).
+// kResourceExhausted names the limit. Values: integers as int64_t, floating point as double, bytea as SqlBlob,
+// booleans as 0/1, everything else as its text.
+//
+// Uses the caller's connection, one call at a time; the connection is left outside any transaction.
+#ifndef XLADB_STORE_POSTGRES_SQL_QUERY_H_
+#define XLADB_STORE_POSTGRES_SQL_QUERY_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ingest/status.h"
+#include "store/postgres_connection.h"
+#include "store/sql_query.h"
+
+namespace xladb::store {
+
+[[nodiscard]] Status RunReadOnlySqlOnPostgres(PostgresConnection& reader, const std::string& sql,
+                                              const SqlLimits& limits,
+                                              const std::function<void(const std::vector<SqlColumn>&)>& on_columns,
+                                              const std::function<bool(const std::vector<SqlValue>&)>& on_row,
+                                              bool* truncated = nullptr);
+
+// Lets `role` read the store in the connection's current schema and nothing else: USAGE on the schema and
+// SELECT on its tables and views (present ones; run again after the schema gains tables). Run by the store's
+// owner.
+[[nodiscard]] Status GrantReadOnlyAccess(PostgresConnection& owner, const std::string& role);
+
+}  // namespace xladb::store
+
+#endif  // XLADB_STORE_POSTGRES_SQL_QUERY_H_

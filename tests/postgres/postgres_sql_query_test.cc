@@ -1,0 +1,184 @@
+// The read-only SQL endpoint on a real PostgreSQL (store/postgres_sql_query.h): a store copied there, read
+// through the read-only role. Queries answer what the dumps say; every escape attempt is refused and leaves
+// the store as it was; the limits stop what they bound.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "store/database.h"
+#include "store/postgres_sql_query.h"
+#include "store/store_copy.h"
+#include "tests/postgres/postgres_test_server.h"
+#include "tests/store/test_dirs.h"
+#include "tests/store/test_ingest.h"
+
+namespace xladb {
+namespace {
+
+class PostgresSql : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_NE(owner_.connection(), nullptr) << owner_.why();
+    auto db = store::Database::Open(tmp_ / "team.db");
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    testing::MakeSeedRun(tmp_ / "nightly-1");
+    ASSERT_TRUE(testing::IngestRun(*db.value(), tmp_ / "nightly-1", "nightly-1").ok());
+    ASSERT_TRUE(store::CopyToPostgres(*db.value(), *owner_.connection()).ok());
+    Status granted = store::GrantReadOnlyAccess(*owner_.connection(), "xladb_reader");
+    ASSERT_TRUE(granted.ok()) << granted.ToString();
+    std::ifstream in(std::string(std::getenv("XLADB_TEST_POSTGRES_DIR")) + "/reader_uri");
+    std::string uri;
+    ASSERT_TRUE(std::getline(in, uri));
+    auto reader = store::PostgresConnection::Connect(uri + "?options=-csearch_path%3D" + owner_.schema());
+    ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+    reader_ = std::move(reader.value());
+  }
+
+  // Runs `sql` through the endpoint; the rows as text.
+  Status Run(const std::string& sql, const store::SqlLimits& limits, testing::TextRows* rows = nullptr,
+             bool* truncated = nullptr) {
+    return store::RunReadOnlySqlOnPostgres(
+        *reader_, sql, limits, [](const std::vector<store::SqlColumn>&) {},
+        [&](const std::vector<store::SqlValue>& row) {
+          if (rows == nullptr) return true;
+          auto& out = rows->emplace_back();
+          for (const auto& v : row) {
+            if (auto* i = std::get_if<int64_t>(&v)) out.push_back(std::to_string(*i));
+            else if (auto* s = std::get_if<std::string>(&v)) out.push_back(*s);
+            else out.push_back(std::holds_alternative<std::monostate>(v) ? "NULL" : "?");
+          }
+          return true;
+        },
+        truncated);
+  }
+
+  // Rows of the store's tables, as the owner sees them.
+  std::string Counts() {
+    auto rows = owner_.connection()->Query(
+        "SELECT (SELECT COUNT(*) FROM runs) || '/' || (SELECT COUNT(*) FROM modules) || '/' || "
+        "(SELECT COUNT(*) FROM allocations) || '/' || (SELECT COUNT(*) FROM run_labels)");
+    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+    return rows.ok() ? *rows->values[0][0] : "?";
+  }
+
+  testing::PostgresTestSchema owner_{"postgres_sql"};
+  testing::TempDir tmp_;
+  std::unique_ptr<store::PostgresConnection> reader_;
+};
+
+TEST_F(PostgresSql, AnswersWhatTheDumpSays) {
+  testing::TextRows rows;
+  Status st = Run("SELECT allocations, total_bytes FROM module_memory "
+                  "WHERE module_name = 'jit_splash_attention_kernel';  -- seed 000",
+                  {}, &rows);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"8", "18629632"}));
+}
+
+TEST_F(PostgresSql, EveryEscapeIsRefusedAndChangesNothing) {
+  const std::string before = Counts();
+  for (const char* attempt : {
+           "DELETE FROM runs",
+           "INSERT INTO run_labels(run_id, key, value) VALUES (1, 'k', 'v')",
+           "UPDATE runs SET name = 'x'",
+           "CREATE TABLE evil(a int)",
+           "DROP TABLE runs",
+           "ALTER TABLE runs ADD COLUMN evil int",
+           "TRUNCATE runs",
+           "COPY runs TO PROGRAM 'id'",
+           "COPY (SELECT 1) TO '/tmp/xladb_evil'",
+           "COPY runs FROM '/etc/passwd'",
+           "SELECT pg_read_file('/etc/passwd')",
+           "SELECT \"PG_READ_FILE\"('/etc/passwd')",
+           "SELECT pg_ls_dir('.')",
+           "SELECT lo_import('/etc/passwd')",
+           "SELECT set_config('statement_timeout', '0', false)",
+           "SELECT Set_Config ('transaction_read_only', 'off', true)",
+           "SELECT dblink('host=127.0.0.1', 'DELETE FROM runs')",
+           "SELECT query_to_xml('DELETE FROM runs', true, true, '')",
+           "SELECT pg_terminate_backend(1)",
+           "SELECT pg_advisory_lock(1)",
+           "WITH gone AS (DELETE FROM runs RETURNING 1) SELECT * FROM gone",
+           "SELECT 1; DELETE FROM runs",
+           "SELECT nextval('runs_run_id_seq')",
+           "SET ROLE xladb",
+           "RESET ROLE",
+           "BEGIN",
+           "COMMIT",
+           "GRANT ALL ON runs TO xladb_reader",
+           "ALTER ROLE xladb_reader SUPERUSER",
+           "CREATE EXTENSION dblink",
+           "LOCK TABLE runs",
+           "SELECT * FROM runs FOR UPDATE",
+           "VACUUM runs",
+           "PREPARE p AS DELETE FROM runs",
+           "DO $$ BEGIN DELETE FROM runs; END $$",
+           "CALL nothing()",
+           "NOTIFY xladb",
+       }) {
+    Status st = Run(attempt, {});
+    const bool several = std::string(attempt).rfind("SELECT 1;", 0) == 0;
+    EXPECT_EQ(st.code(), several ? Status::Code::kInvalidArgument : Status::Code::kPermissionDenied)
+        << attempt << ": " << st.ToString();
+    // The connection stays usable: the next query works.
+    testing::TextRows rows;
+    ASSERT_TRUE(Run("SELECT COUNT(*) FROM runs", {}, &rows).ok()) << "after " << attempt;
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0][0], "1") << "after " << attempt;
+  }
+  EXPECT_EQ(Counts(), before);
+}
+
+// Without the endpoint's checks, the role alone refuses every write, schema change and server-file access.
+TEST_F(PostgresSql, TheReadOnlyRoleRefusesOnItsOwn) {
+  const std::string before = Counts();
+  for (const char* attempt : {
+           "DELETE FROM runs", "INSERT INTO run_labels(run_id, key, value) VALUES (1, 'k', 'v')",
+           "UPDATE runs SET name = 'x'", "CREATE TABLE evil(a int)", "CREATE TABLE public.evil(a int)",
+           "DROP TABLE runs", "TRUNCATE runs", "COPY runs TO PROGRAM 'id'", "COPY (SELECT 1) TO '/tmp/xladb_evil'",
+           "SELECT pg_read_file('/etc/passwd')", "SELECT lo_import('/etc/passwd')", "SELECT nextval('runs_run_id_seq')",
+           "SET ROLE xladb", "ALTER TABLE runs ADD COLUMN evil int", "CREATE EXTENSION dblink"}) {
+    Status st = reader_->Exec(attempt);
+    EXPECT_FALSE(st.ok()) << attempt;
+    EXPECT_EQ(reader_->last_sqlstate(), "42501") << attempt << ": " << st.ToString();
+  }
+  EXPECT_EQ(Counts(), before);
+}
+
+TEST_F(PostgresSql, LimitsStopWhatTheyBound) {
+  store::SqlLimits rows_limit;
+  rows_limit.max_rows = 5;
+  testing::TextRows rows;
+  bool truncated = false;
+  ASSERT_TRUE(Run("SELECT * FROM generate_series(1, 1000000)", rows_limit, &rows, &truncated).ok());
+  EXPECT_EQ(rows.size(), 5u);
+  EXPECT_TRUE(truncated);
+
+  store::SqlLimits bytes_limit;
+  bytes_limit.max_bytes = 1000;
+  Status bytes = Run("SELECT repeat('x', 100) FROM generate_series(1, 100)", bytes_limit);
+  EXPECT_EQ(bytes.code(), Status::Code::kResourceExhausted) << bytes.ToString();
+
+  store::SqlLimits value_limit;
+  value_limit.max_value_bytes = 10;
+  Status value = Run("SELECT repeat('x', 11)", value_limit);
+  EXPECT_EQ(value.code(), Status::Code::kResourceExhausted) << value.ToString();
+
+  store::SqlLimits time_limit;
+  time_limit.timeout_ms = 200;
+  const auto start = std::chrono::steady_clock::now();
+  Status slow = Run("SELECT pg_sleep(30)", time_limit);
+  EXPECT_EQ(slow.code(), Status::Code::kResourceExhausted) << slow.ToString();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+
+  store::SqlLimits bad;
+  bad.max_rows = -2;
+  EXPECT_EQ(Run("SELECT 1", bad).code(), Status::Code::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace xladb
