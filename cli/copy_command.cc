@@ -1,6 +1,7 @@
 #include "cli/copy_command.h"
 
 #include <cstdio>
+#include <memory>
 #include <string>
 
 #include "cli/remote_commands.h"
@@ -10,31 +11,43 @@
 #include "store/store_copy.h"
 
 namespace xladb::cli {
+namespace {
+
+bool IsPostgresUri(const std::string& s) { return s.rfind("postgresql://", 0) == 0 || s.rfind("postgres://", 0) == 0; }
+
+}  // namespace
 
 int CmdCopy(const std::string& source, const std::string& destination, const std::string& reader,
             OutputFormat format) {
-  if (destination.rfind("postgresql://", 0) != 0 && destination.rfind("postgres://", 0) != 0) {
-    std::fprintf(stderr, "xladb copy: DST must be a PostgreSQL URI (postgresql://user@host:port/db), not %s\n",
-                 destination.c_str());
+  const bool up = !IsPostgresUri(source) && IsPostgresUri(destination);
+  const bool down = IsPostgresUri(source) && !IsPostgresUri(destination);
+  if (!up && !down) {
+    std::fprintf(stderr, "xladb copy: one of SRC and DST must be a SQLite file and the other a PostgreSQL URI "
+                         "(postgresql://user@host:port/db)\n");
     return kExitUsage;
   }
-  auto src = store::Database::Open(source, store::Database::Mode::kReadOnly);
-  if (!src.ok()) {
-    std::fprintf(stderr, "xladb copy: %s: %s\n", source.c_str(), src.status().message().c_str());
+  if (down && !reader.empty()) {
+    std::fprintf(stderr, "xladb copy: --grant-reader is for a copy into PostgreSQL\n");
+    return kExitUsage;
+  }
+  const std::string& file = up ? source : destination;
+  auto db = store::Database::Open(file, up ? store::Database::Mode::kReadOnly : store::Database::Mode::kReadWrite);
+  if (!db.ok()) {
+    std::fprintf(stderr, "xladb copy: %s: %s\n", file.c_str(), db.status().message().c_str());
     return kExitFailure;
   }
-  auto dst = store::PostgresConnection::Connect(destination);
-  if (!dst.ok()) {
-    std::fprintf(stderr, "xladb copy: %s\n", dst.status().message().c_str());
+  auto pg = store::PostgresConnection::Connect(up ? destination : source);
+  if (!pg.ok()) {
+    std::fprintf(stderr, "xladb copy: %s\n", pg.status().message().c_str());
     return kExitFailure;
   }
-  auto report = store::CopyToPostgres(*src.value(), *dst.value());
+  auto report = up ? store::CopyToPostgres(*db.value(), *pg.value()) : store::CopyToSqlite(*pg.value(), *db.value());
   if (!report.ok()) {
     std::fprintf(stderr, "xladb copy: %s\n", report.status().message().c_str());
     return kExitFailure;
   }
   if (!reader.empty()) {
-    if (Status granted = store::GrantReadOnlyAccess(*dst.value(), reader); !granted.ok()) {
+    if (Status granted = store::GrantReadOnlyAccess(*pg.value(), reader); !granted.ok()) {
       std::fprintf(stderr, "xladb copy: granting %s read access: %s\n", reader.c_str(), granted.message().c_str());
       return kExitFailure;
     }

@@ -359,9 +359,9 @@ int main(int argc, char** argv) {
 
   std::string copy_source, copy_destination;
   auto* copy = app.add_subcommand(
-      "copy", "Copy a SQLite store into PostgreSQL, run by run (resumable; verified by row counts)");
-  copy->add_option("SRC", copy_source, "The SQLite file")->required();
-  copy->add_option("DST", copy_destination, "The PostgreSQL database: postgresql://user@host:port/db")->required();
+      "copy", "Copy a SQLite store into PostgreSQL or back, run by run (resumable; verified by row counts)");
+  copy->add_option("SRC", copy_source, "The SQLite file, or postgresql://user@host:port/db")->required();
+  copy->add_option("DST", copy_destination, "postgresql://user@host:port/db, or the SQLite file")->required();
   std::string copy_reader;
   copy->add_option("--grant-reader", copy_reader, "Then let this role read the copy (SELECT only), e.g. for `xladb sql`");
 

@@ -176,19 +176,8 @@ Status Run(PostgresConnection& pg, const std::string& sql, const SqlLimits& limi
       for (size_t c = 0; c < cells.size(); ++c) {
         if (!cells[c]) continue;
         const std::string& text = *cells[c];
-        const uint32_t type = batch->column_types[c];
-        if (type == kInt8Oid || type == kInt4Oid || type == kInt2Oid || type == kOidOid) {
-          row[c] = static_cast<int64_t>(std::strtoll(text.c_str(), nullptr, 10));
-          bytes_sent += 8;
-          continue;
-        }
-        if (type == kFloat8Oid || type == kFloat4Oid) {
-          row[c] = std::strtod(text.c_str(), nullptr);
-          bytes_sent += 8;
-          continue;
-        }
-        if (type == kBoolOid) {
-          row[c] = static_cast<int64_t>(text == "t" ? 1 : 0);
+        row[c] = FromPostgresText(text, batch->column_types[c]);
+        if (!std::holds_alternative<std::string>(row[c]) && !std::holds_alternative<SqlBlob>(row[c])) {
           bytes_sent += 8;
           continue;
         }
@@ -206,15 +195,6 @@ Status Run(PostgresConnection& pg, const std::string& sql, const SqlLimits& limi
         if (limits.max_bytes >= 0 && bytes_sent > limits.max_bytes) {
           return Status::ResourceExhausted("the response is over its limit of " + std::to_string(limits.max_bytes) +
                                            " bytes");
-        }
-        if (type == kByteaOid && text.rfind("\\x", 0) == 0) {
-          SqlBlob blob;
-          for (size_t k = 2; k + 1 < text.size(); k += 2) {
-            blob.bytes.push_back(static_cast<char>(std::strtol(text.substr(k, 2).c_str(), nullptr, 16)));
-          }
-          row[c] = std::move(blob);
-        } else {
-          row[c] = text;
         }
       }
       if (limits.max_bytes >= 0 && bytes_sent > limits.max_bytes) {
@@ -256,6 +236,28 @@ Status RunReadOnlySqlOnPostgres(PostgresConnection& reader, const std::string& s
   Status result = Run(reader, sql, limits, on_columns, on_row, truncated);
   (void)reader.Exec("ROLLBACK");  // also undoes any setting the statement changed
   return result;
+}
+
+SqlValue FromPostgresText(const std::string& text, uint32_t type_oid) {
+  switch (type_oid) {
+    case kInt8Oid:
+    case kInt4Oid:
+    case kInt2Oid:
+    case kOidOid: return static_cast<int64_t>(std::strtoll(text.c_str(), nullptr, 10));
+    case kFloat8Oid:
+    case kFloat4Oid: return std::strtod(text.c_str(), nullptr);
+    case kBoolOid: return static_cast<int64_t>(text == "t" ? 1 : 0);
+    case kByteaOid:
+      if (text.rfind("\\x", 0) == 0) {
+        SqlBlob blob;
+        for (size_t k = 2; k + 1 < text.size(); k += 2) {
+          blob.bytes.push_back(static_cast<char>(std::strtol(text.substr(k, 2).c_str(), nullptr, 16)));
+        }
+        return blob;
+      }
+      return text;
+    default: return text;
+  }
 }
 
 Status GrantReadOnlyAccess(PostgresConnection& owner, const std::string& role) {

@@ -37,6 +37,10 @@ namespace xladb::store {
                                               const std::function<bool(const std::vector<SqlValue>&)>& on_row,
                                               bool* truncated = nullptr);
 
+// A value PostgreSQL sent as text, as an SqlValue by its type (pg_type OID): integers as int64_t, floating
+// point as double, booleans as 0/1, bytea (\x…) as SqlBlob, everything else as its text.
+SqlValue FromPostgresText(const std::string& text, uint32_t type_oid);
+
 // Lets `role` read the store in the connection's current schema and nothing else: USAGE on the schema and
 // SELECT on its tables and views (present ones; run again after the schema gains tables). Run by the store's
 // owner.

@@ -1,23 +1,20 @@
 #include "store/store_copy.h"
 
 #include <SQLiteCpp/SQLiteCpp.h>
-#include <sqlite3.h>
 
-#include <cstdio>
 #include <exception>
 #include <map>
-#include <optional>
 #include <set>
-#include <string_view>
 #include <utility>
 
+#include "store/copy_endpoint.h"
 #include "store/row_tables.h"
-#include "store/schema_dialect.h"
 
 namespace xladb::store {
-namespace {
 
-constexpr size_t kCopyChunkBytes = size_t{1} << 20;
+extern const char kSchemaSql[];  // generated from schema.sql
+
+namespace {
 
 // Texts every run shares, with their id column.
 constexpr std::pair<const char*, const char*> kSharedTables[] = {
@@ -27,7 +24,7 @@ constexpr const char* kRunTables[] = {"runs", "run_labels", "dump_files", "modul
 // Not copied.
 constexpr const char* kNotCopied[] = {"ingest_jobs"};
 
-// How one table's rows are chosen: WHERE `where` with one `?`.
+// How one table's rows are chosen: WHERE `where`, whose `@` is the endpoint's placeholder for the key.
 struct TableRule {
   std::string table;
   std::string where;
@@ -36,26 +33,31 @@ struct TableRule {
 // The per-run rules, in copy order: the run's own rows, then its files' rows, then its modules' rows.
 std::vector<TableRule> RunRules() {
   std::vector<TableRule> rules;
-  for (const char* t : kRunTables) rules.push_back({t, "run_id = ?"});
-  for (const char* t : kFileRowTables) {
-    rules.push_back({t, "file_id IN (SELECT file_id FROM dump_files WHERE run_id = ?)"});
-  }
+  for (const char* t : kRunTables) rules.push_back({t, "run_id = @"});
+  for (const char* t : kFileRowTables) rules.push_back({t, "file_id IN (SELECT file_id FROM dump_files WHERE run_id = @)"});
   for (const char* t : kModuleDerivedTables) {
-    rules.push_back({t, "module_id IN (SELECT module_id FROM modules WHERE run_id = ?)"});
+    rules.push_back({t, "module_id IN (SELECT module_id FROM modules WHERE run_id = @)"});
   }
   for (const char* t : kModuleRowTables) {
-    rules.push_back({t, "module_id IN (SELECT module_id FROM modules WHERE run_id = ?)"});
+    rules.push_back({t, "module_id IN (SELECT module_id FROM modules WHERE run_id = @)"});
   }
   return rules;
 }
 
-// The columns of `table` in the source, in order (the destination has the same: tests/postgres).
-std::vector<std::string> Columns(SQLite::Database& sql, const std::string& table) {
-  std::vector<std::string> columns;
-  SQLite::Statement q(sql, "SELECT name FROM pragma_table_info(?) ORDER BY cid");
-  q.bind(1, table);
-  while (q.executeStep()) columns.push_back(q.getColumn(0).getString());
-  return columns;
+// Every table of the schema with its columns in order, read from schema.sql applied to an empty in-memory
+// database: the same on both backends (tests/postgres/schema_parity_test.cc).
+std::map<std::string, std::vector<std::string>> SchemaColumns() {
+  SQLite::Database db(":memory:", SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+  db.exec(kSchemaSql);
+  std::map<std::string, std::vector<std::string>> tables;
+  SQLite::Statement q(db, "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'");
+  while (q.executeStep()) {
+    std::vector<std::string>& columns = tables[q.getColumn(0).getString()];
+    SQLite::Statement c(db, "SELECT name FROM pragma_table_info(?) ORDER BY cid");
+    c.bind(1, q.getColumn(0).getString());
+    while (c.executeStep()) columns.push_back(c.getColumn(0).getString());
+  }
+  return tables;
 }
 
 std::string Joined(const std::vector<std::string>& columns) {
@@ -64,127 +66,113 @@ std::string Joined(const std::vector<std::string>& columns) {
   return s;
 }
 
-// Every table of the source has a copy rule, or is named as not copied: a table added to the schema without
-// one fails the copy instead of being left behind.
-Status CheckEveryTableHasARule(SQLite::Database& sql, const std::vector<TableRule>& run_rules) {
-  std::set<std::string> ruled(std::begin(kNotCopied), std::end(kNotCopied));
-  for (const auto& [table, id] : kSharedTables) ruled.insert(table);
-  for (const TableRule& r : run_rules) ruled.insert(r.table);
-  SQLite::Statement q(sql, "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'");
-  while (q.executeStep()) {
-    const std::string table = q.getColumn(0).getString();
-    if (!ruled.count(table)) return Status::Internal("table " + table + " has no copy rule (store/store_copy.cc)");
+std::string WithPlaceholder(std::string text, const char* placeholder) {
+  for (size_t at = text.find('@'); at != std::string::npos; at = text.find('@', at)) {
+    text.replace(at, 1, placeholder);
+    at += std::string_view(placeholder).size();
   }
-  return Status::Ok();
+  return text;
+}
+
+int64_t IntOf(const SqlValue& v) {
+  if (auto* i = std::get_if<int64_t>(&v)) return *i;
+  return 0;
+}
+std::string TextOf(const SqlValue& v) {
+  if (auto* s = std::get_if<std::string>(&v)) return *s;
+  if (auto* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
+  return "";
 }
 
 class Copier {
  public:
-  Copier(SQLite::Database& source, PostgresConnection& destination) : src_(source), dst_(destination) {}
+  Copier(CopyEndpoint& src, CopyEndpoint& dst, std::map<std::string, std::vector<std::string>> columns)
+      : src_(src), dst_(dst), columns_(std::move(columns)) {}
 
-  // Copies the rows of `table` WHERE `where` (its `?` bound to `key`); returns the rows stored.
+  // Copies the rows of `table` WHERE `where` (its key bound to `key`) inside the destination's open
+  // transaction; returns the rows stored.
   StatusOr<int64_t> CopyRows(const std::string& table, const std::string& where, int64_t key) {
-    std::vector<std::string>& columns = ColumnsOf(table);
-    SQLite::Statement q(src_, "SELECT " + Joined(columns) + " FROM " + table + " WHERE " + where);
-    q.bind(1, key);
-    if (Status begun = dst_.BeginCopy(table, columns); !begun.ok()) return begun;
-    store::CopyRows rows;
-    Status sent = Status::Ok();
-    char number[40];
-    while (q.executeStep()) {
-      for (int c = 0; c < q.getColumnCount(); ++c) {
-        SQLite::Column cell = q.getColumn(c);
-        switch (cell.getType()) {
-          case SQLITE_NULL: rows.Null(); break;
-          case SQLITE_INTEGER:
-            std::snprintf(number, sizeof number, "%lld", static_cast<long long>(cell.getInt64()));
-            rows.Text(number);
-            break;
-          case SQLITE_FLOAT:  // 17 significant digits: the same double on the other side
-            std::snprintf(number, sizeof number, "%.17g", cell.getDouble());
-            rows.Text(number);
-            break;
-          default:
-            rows.Text(std::string_view(static_cast<const char*>(cell.getBlob()), static_cast<size_t>(cell.getBytes())));
-            break;
-        }
-      }
-      rows.EndRow();
-      if (rows.data().size() >= kCopyChunkBytes) {
-        if (sent.ok()) sent = dst_.PutCopyData(rows.data());
-        rows.Clear();
-      }
-    }
-    if (sent.ok() && !rows.data().empty()) sent = dst_.PutCopyData(rows.data());
-    StatusOr<int64_t> stored = dst_.EndCopy();  // always end the COPY, so the connection is usable again
-    if (!sent.ok()) return sent;
+    const std::vector<std::string>& columns = columns_.at(table);
+    if (Status begun = dst_.BeginTable(table, columns); !begun.ok()) return begun;
+    Status read = src_.ReadRows(
+        "SELECT " + Joined(columns) + " FROM " + table + " WHERE " + WithPlaceholder(where, src_.placeholder()), key,
+        [&](const CopyEndpoint::Row& row) { return dst_.AddRow(row); });
+    StatusOr<int64_t> stored = dst_.EndTable();  // always ended, so the destination is usable again
+    if (!read.ok()) return read;
     return stored;
   }
 
- private:
-  std::vector<std::string>& ColumnsOf(const std::string& table) {
-    auto it = columns_.find(table);
-    if (it == columns_.end()) it = columns_.emplace(table, Columns(src_, table)).first;
-    return it->second;
+  // One integer of the destination (NULL: 0).
+  StatusOr<int64_t> DestinationInt(const std::string& sql) {
+    auto rows = dst_.Query(sql, {});
+    if (!rows.ok()) return rows.status();
+    return rows->empty() || rows->front().empty() ? 0 : IntOf(rows->front()[0]);
   }
 
-  SQLite::Database& src_;
-  PostgresConnection& dst_;
+ private:
+  CopyEndpoint& src_;
+  CopyEndpoint& dst_;
   std::map<std::string, std::vector<std::string>> columns_;
 };
 
-StatusOr<int64_t> DestinationInt(PostgresConnection& dst, const std::string& sql,
-                                 const std::vector<std::string>& params = {}) {
-  auto rows = dst.Query(sql, params);
-  if (!rows.ok()) return rows.status();
-  if (rows->values.empty() || !rows->values[0][0]) return int64_t{0};
-  return std::stoll(*rows->values[0][0]);
-}
-
 // Rolls back the destination's open transaction and returns `why`.
-Status Abandon(PostgresConnection& dst, Status why) {
-  (void)dst.Exec("ROLLBACK");
+Status Abandon(CopyEndpoint& dst, Status why) {
+  dst.Rollback();
   return why;
 }
 
-StatusOr<CopyReport> Copy(SQLite::Database& src, PostgresConnection& dst) {
+StatusOr<CopyReport> Copy(CopyEndpoint& src, CopyEndpoint& dst) {
   CopyReport report;
   const std::vector<TableRule> run_rules = RunRules();
-  if (Status ruled = CheckEveryTableHasARule(src, run_rules); !ruled.ok()) return ruled;
-  if (Status schema = dst.Exec("BEGIN; " + SchemaSql(SqlDialect::kPostgresql) + "; COMMIT"); !schema.ok()) {
-    return Abandon(dst, schema);
+  std::map<std::string, std::vector<std::string>> columns;
+  try {
+    columns = SchemaColumns();
+  } catch (const std::exception& e) {
+    return Status::Internal(std::string("reading the schema: ") + e.what());
   }
+  // Every table has a copy rule, or is named as not copied: a table added to the schema without one fails the
+  // copy instead of being left behind.
+  std::set<std::string> ruled(std::begin(kNotCopied), std::end(kNotCopied));
+  for (const auto& [table, id] : kSharedTables) ruled.insert(table);
+  for (const TableRule& r : run_rules) ruled.insert(r.table);
+  for (const auto& [table, cols] : columns) {
+    if (!ruled.count(table)) return Status::Internal("table " + table + " has no copy rule (store/store_copy.cc)");
+  }
+  if (Status opened = dst.Open(/*as_source=*/false); !opened.ok()) return opened;
   std::map<std::string, int64_t> copied;
-  Copier copier(src, dst);
+  Copier copier(src, dst, columns);
 
-  // Shared texts: the rows past the destination's largest id.
-  if (Status begun = dst.Exec("BEGIN"); !begun.ok()) return begun;
+  // Shared texts: the rows past the destination's largest id (ids only grow).
+  if (Status begun = dst.Begin(); !begun.ok()) return begun;
   for (const auto& [table, id] : kSharedTables) {
-    auto max_id = DestinationInt(dst, std::string("SELECT MAX(") + id + ") FROM " + table);
+    auto max_id = copier.DestinationInt(std::string("SELECT MAX(") + id + ") FROM " + table);
     if (!max_id.ok()) return Abandon(dst, max_id.status());
-    auto rows = copier.CopyRows(table, std::string(id) + " > ?", *max_id);
+    auto rows = copier.CopyRows(table, std::string(id) + " > @", *max_id);
     if (!rows.ok()) return Abandon(dst, rows.status());
     copied[table] += *rows;
   }
-  if (Status committed = dst.Exec("COMMIT"); !committed.ok()) return Abandon(dst, committed);
+  if (Status committed = dst.Commit(); !committed.ok()) return Abandon(dst, committed);
 
-  // Runs, one transaction each.
-  std::vector<std::pair<int64_t, std::string>> runs;
-  {
-    SQLite::Statement q(src, "SELECT run_id, name FROM runs ORDER BY run_id");
-    while (q.executeStep()) runs.emplace_back(q.getColumn(0).getInt64(), q.getColumn(1).getString());
-  }
-  for (const auto& [run_id, name] : runs) {
-    auto there = dst.Query("SELECT run_id, name FROM runs WHERE run_id = $1 OR name = $2",
-                           {std::to_string(run_id), name});
+  // Runs, one destination transaction each.
+  auto runs = src.Query("SELECT run_id, name FROM runs ORDER BY run_id", {});
+  if (!runs.ok()) return runs.status();
+  const std::string find_run = WithPlaceholder("SELECT run_id, name FROM runs WHERE run_id = @ OR name = @",
+                                               dst.placeholder());
+  for (const CopyEndpoint::Row& run : *runs) {
+    const int64_t run_id = IntOf(run[0]);
+    const std::string name = TextOf(run[1]);
+    // PostgreSQL numbers its placeholders: the second is $2.
+    std::string find = find_run;
+    if (std::string_view(dst.placeholder()) == "$1") find.replace(find.rfind("$1"), 2, "$2");
+    auto there = dst.Query(find, {run_id, name});
     if (!there.ok()) return there.status();
     bool present = false;
-    for (const auto& row : there->values) {
-      if (*row[0] == std::to_string(run_id) && *row[1] == name) {
+    for (const CopyEndpoint::Row& row : *there) {
+      if (IntOf(row[0]) == run_id && TextOf(row[1]) == name) {
         present = true;
       } else {
-        return Status::FailedPrecondition("the destination holds run " + *row[0] + " '" + *row[1] +
-                                          "', where this store has run " + std::to_string(run_id) + " '" + name +
+        return Status::FailedPrecondition("the destination holds run " + TextOf(row[0]) + " '" + TextOf(row[1]) +
+                                          "', where the source has run " + std::to_string(run_id) + " '" + name +
                                           "': it holds another store's runs; copy into an empty database");
       }
     }
@@ -192,28 +180,19 @@ StatusOr<CopyReport> Copy(SQLite::Database& src, PostgresConnection& dst) {
       ++report.runs_already_there;
       continue;
     }
-    if (Status begun = dst.Exec("BEGIN"); !begun.ok()) return begun;
+    if (Status begun = dst.Begin(); !begun.ok()) return begun;
     for (const TableRule& rule : run_rules) {
       auto rows = copier.CopyRows(rule.table, rule.where, run_id);
-      if (!rows.ok()) return Abandon(dst, Status::IoError("copying run '" + name + "', table " + rule.table + ": " +
-                                                          rows.status().message()));
+      if (!rows.ok()) {
+        return Abandon(dst, Status::IoError("copying run '" + name + "', table " + rule.table + ": " +
+                                            rows.status().message()));
+      }
       copied[rule.table] += *rows;
     }
-    if (Status committed = dst.Exec("COMMIT"); !committed.ok()) return Abandon(dst, committed);
+    if (Status committed = dst.Commit(); !committed.ok()) return Abandon(dst, committed);
     ++report.runs_copied;
   }
-
-  // Identity columns continue past the copied ids.
-  auto identities = dst.Query("SELECT table_name, column_name FROM information_schema.columns "
-                              "WHERE table_schema = current_schema() AND is_identity = 'YES'");
-  if (!identities.ok()) return identities.status();
-  for (const auto& row : identities->values) {
-    const std::string& table = *row[0];
-    const std::string& column = *row[1];
-    Status set = dst.Exec("SELECT setval(pg_get_serial_sequence('" + table + "', '" + column + "'), "
-                          "COALESCE((SELECT MAX(" + column + ") FROM " + table + "), 0) + 1, false)");
-    if (!set.ok()) return set;
-  }
+  if (Status finished = dst.Finish(); !finished.ok()) return finished;
 
   // Verification: every copied table holds as many rows on both sides.
   std::vector<std::string> order;
@@ -224,8 +203,10 @@ StatusOr<CopyReport> Copy(SQLite::Database& src, PostgresConnection& dst) {
     CopyReport::Table t;
     t.name = table;
     t.rows_copied = copied[table];
-    t.source_rows = src.execAndGet("SELECT COUNT(*) FROM " + table).getInt64();
-    auto n = DestinationInt(dst, "SELECT COUNT(*) FROM " + table);
+    auto source_rows = src.Query("SELECT COUNT(*) FROM " + table, {});
+    if (!source_rows.ok()) return source_rows.status();
+    t.source_rows = IntOf((*source_rows)[0][0]);
+    auto n = copier.DestinationInt("SELECT COUNT(*) FROM " + table);
     if (!n.ok()) return n.status();
     t.destination_rows = *n;
     if (t.source_rows != t.destination_rows) {
@@ -238,23 +219,27 @@ StatusOr<CopyReport> Copy(SQLite::Database& src, PostgresConnection& dst) {
   return report;
 }
 
+// The copy between two endpoints, inside the source's read snapshot.
+StatusOr<CopyReport> CopyBetween(CopyEndpoint& src, CopyEndpoint& dst) {
+  if (Status opened = src.Open(/*as_source=*/true); !opened.ok()) return opened;
+  if (Status begun = src.Begin(); !begun.ok()) return begun;
+  StatusOr<CopyReport> report = Copy(src, dst);
+  src.Rollback();  // a read snapshot: nothing to commit
+  return report;
+}
+
 }  // namespace
 
 StatusOr<CopyReport> CopyToPostgres(Database& source, PostgresConnection& destination) {
-  SQLite::Database& src = source.sql();
-  try {
-    src.exec("BEGIN");  // one snapshot of the source for the whole copy
-    StatusOr<CopyReport> report = Copy(src, destination);
-    src.exec("COMMIT");
-    return report;
-  } catch (const std::exception& e) {
-    try {
-      src.exec("ROLLBACK");
-    } catch (...) {
-    }
-    (void)destination.Exec("ROLLBACK");
-    return Status::IoError(std::string("reading the source store: ") + e.what());
-  }
+  auto src = SqliteCopyEndpoint(&source);
+  auto dst = PostgresCopyEndpoint(&destination);
+  return CopyBetween(*src, *dst);
+}
+
+StatusOr<CopyReport> CopyToSqlite(PostgresConnection& source, Database& destination) {
+  auto src = PostgresCopyEndpoint(&source);
+  auto dst = SqliteCopyEndpoint(&destination);
+  return CopyBetween(*src, *dst);
 }
 
 }  // namespace xladb::store

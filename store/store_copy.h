@@ -1,6 +1,7 @@
-// Copying a store into PostgreSQL (`xladb copy SRC DST`): how a team moves its SQLite file up to the shared
-// server. The destination gets the schema (store/schema_dialect.h), then every run of the source, each run in
-// one PostgreSQL transaction with every row that belongs to it, keeping the source's ids. A copy that stops
+// Copying a store between backends (`xladb copy SRC DST`): how a team moves its SQLite file up to the shared
+// PostgreSQL server, and back down. The destination gets the schema (store/schema_dialect.h), then every run
+// of the source, each run in one destination transaction with every row that belongs to it, keeping the
+// source's ids. The copy is written once for both directions over store/copy_endpoint.h. A copy that stops
 // part-way (a crash, a lost connection) leaves whole runs only, and running it again copies the runs still
 // missing: it is resumable at run granularity.
 //
@@ -10,10 +11,11 @@
 //   * per run: runs, run_labels, dump_files, modules; the rows of its files (kFileRowTables); the rows of
 //     its modules (kModuleRowTables, kModuleDerivedTables);
 //   * not ingest_jobs: a daemon's own queue.
-// Rows travel with COPY … FROM STDIN. Afterwards the identity sequences continue past the copied ids, and
-// every table's row count is compared on both sides; a difference is an error that names the table.
+// Into PostgreSQL rows travel with COPY … FROM STDIN, and afterwards the identity sequences continue past the
+// copied ids; out of it, through a cursor. Every table's row count is then compared on both sides; a
+// difference is an error that names the table.
 //
-// Contract: the source is read in one read transaction (a consistent snapshot; a daemon may keep writing).
+// Contract: the source is read in one read-only transaction (a consistent snapshot; a writer may go on).
 // The destination must be empty or hold an earlier copy of this same source: a run id that names another run
 // there is refused before anything of that run is written. Errors are Status values; no exception escapes.
 // Not thread-safe; each side's connection is used by this call only.
@@ -43,6 +45,8 @@ struct CopyReport {
 };
 
 [[nodiscard]] StatusOr<CopyReport> CopyToPostgres(Database& source, PostgresConnection& destination);
+// The way back: a store in PostgreSQL (the connection's current schema) into a SQLite file.
+[[nodiscard]] StatusOr<CopyReport> CopyToSqlite(PostgresConnection& source, Database& destination);
 
 }  // namespace xladb::store
 
