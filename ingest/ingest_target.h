@@ -13,7 +13,8 @@
 //     that reason, so the run ends with an error and a rerun stores those files. Errors are returned as
 //     Status, never thrown.
 //   * A failed BeginFile or CommitFile has rolled back that file's rows and recorded nothing: the driver then
-//     records the file's error verdict with AbortFile and goes on with the next file. Only a failure to record
+//     records the file's error verdict with AbortFile (required: the target holds the file open until then)
+//     and goes on with the next file. Only a failure to record
 //     that verdict (the database itself is failing) ends the run.
 //   * CheckFile by content hash: the same content at the same path is kUnchanged and must be skipped.
 //   * Single-threaded.

@@ -201,17 +201,15 @@ class PostgresEndpoint : public CopyEndpoint {
     return stored;
   }
   Status Finish() override {
-    auto identities = pg_.Query("SELECT table_name, column_name FROM information_schema.columns "
-                                "WHERE table_schema = current_schema() AND is_identity = 'YES'");
-    if (!identities.ok()) return identities.status();
-    for (const auto& row : identities->values) {
-      const std::string& table = *row[0];
-      const std::string& column = *row[1];
-      Status set = pg_.Exec("SELECT setval(pg_get_serial_sequence('" + table + "', '" + column + "'), " +
-                            "COALESCE((SELECT MAX(" + column + ") FROM " + table + "), 0) + 1, false)");
-      if (!set.ok()) return set;
-    }
-    return Status::Ok();
+    // Every identity column of the schema's tables continues past the largest stored id. Names are quoted by
+    // format(), server-side.
+    return pg_.Exec(
+        "DO $$ DECLARE c record; BEGIN "
+        "FOR c IN SELECT table_name, column_name FROM information_schema.columns "
+        "         WHERE table_schema = current_schema() AND is_identity = 'YES' LOOP "
+        "  EXECUTE format('SELECT setval(pg_get_serial_sequence(%L, %L), COALESCE((SELECT MAX(%I) FROM %I), 0) "
+        "                  + 1, false)', quote_ident(c.table_name), c.column_name, c.column_name, c.table_name); "
+        "END LOOP; END $$");
   }
 
  private:

@@ -34,6 +34,8 @@ StatusOr<std::unique_ptr<PostgresConnection>> PostgresConnection::Connect(const 
     PQfinish(conn);
     return failed;
   }
+  // "already exists, skipping" and the like are not for the user: warnings and errors only.
+  PQclear(PQexec(conn, "SET client_min_messages = warning"));
   return std::unique_ptr<PostgresConnection>(new PostgresConnection(conn));
 }
 
@@ -105,8 +107,8 @@ Status PostgresConnection::PutCopyData(std::string_view data) {
 }
 
 StatusOr<int64_t> PostgresConnection::EndCopy() {
-  if (PQputCopyEnd(conn_, nullptr) != 1) return Status::IoError("PostgreSQL COPY: " + Message(PQerrorMessage(conn_)));
   Status status = Status::Ok();
+  if (PQputCopyEnd(conn_, nullptr) != 1) status = Status::IoError("PostgreSQL COPY: " + Message(PQerrorMessage(conn_)));
   int64_t rows = 0;
   // The COPY's result, then nothing (PQgetResult returns null once the command is done).
   while (PGresult* raw = PQgetResult(conn_)) {

@@ -1,5 +1,6 @@
 #include "store/postgres_sql_query.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -14,42 +15,99 @@ constexpr uint32_t kBoolOid = 16, kByteaOid = 17, kInt8Oid = 20, kInt2Oid = 21, 
                    kFloat4Oid = 700, kFloat8Oid = 701;
 constexpr int kFetchRows = 256;
 
-// Functions refused by name (lower case): server files, other sessions and servers, settings, locks.
+// Functions refused by name (lower case): exact names, and name prefixes that cover a family.
 constexpr std::string_view kRefusedFunctions[] = {
-    "pg_read_file", "pg_read_binary_file", "pg_ls_dir", "pg_stat_file", "pg_ls_logdir", "pg_ls_waldir",
-    "pg_ls_tmpdir", "pg_ls_archive_statusdir", "lo_import", "lo_export", "lo_from_bytea", "lo_put", "lo_create",
-    "lo_unlink", "dblink", "dblink_exec", "dblink_connect", "dblink_connect_u", "dblink_send_query",
-    "pg_terminate_backend", "pg_cancel_backend", "pg_reload_conf", "pg_rotate_logfile", "pg_promote",
-    "set_config", "pg_advisory_lock", "pg_advisory_xact_lock", "pg_advisory_lock_shared",
-    "pg_advisory_xact_lock_shared", "pg_try_advisory_lock", "pg_try_advisory_xact_lock", "query_to_xml",
-    "query_to_xml_and_xmlschema", "cursor_to_xml", "table_to_xml", "database_to_xml", "schema_to_xml"};
+    "pg_stat_file", "pg_terminate_backend", "pg_cancel_backend", "pg_reload_conf", "pg_rotate_logfile",
+    "pg_promote", "set_config", "query_to_xml", "query_to_xml_and_xmlschema", "query_to_xmlschema",
+    "cursor_to_xml", "cursor_to_xmlschema", "table_to_xml", "database_to_xml", "schema_to_xml"};
+constexpr std::string_view kRefusedPrefixes[] = {"pg_read_", "pg_ls_", "lo_", "dblink", "pg_advisory",
+                                                 "pg_try_advisory"};
 
 bool IsIdentifierChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$' ||
+         static_cast<unsigned char>(c) >= 0x80;
 }
 
-// The first refused function `sql` calls: an identifier (bare or "quoted", any case) followed by `(`, outside
-// string literals and comments.
-std::optional<std::string> RefusedFunction(std::string_view sql) {
-  size_t i = 0;
+bool Refused(const std::string& name) {
+  for (std::string_view refused : kRefusedFunctions) {
+    if (name == refused) return true;
+  }
+  for (std::string_view prefix : kRefusedPrefixes) {
+    if (name.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
+// The index just past the spaces and comments at `i`.
+size_t SkipSpaceAndComments(std::string_view sql, size_t i) {
   while (i < sql.size()) {
     const char c = sql[i];
-    if (c == '\'') {  // string literal ('' escapes a quote)
-      for (++i; i < sql.size(); ++i) {
-        if (sql[i] == '\'' && (i + 1 >= sql.size() || sql[i + 1] != '\'')) break;
-        if (sql[i] == '\'') ++i;
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f') {
+      ++i;
+    } else if (sql.substr(i, 2) == "--") {
+      while (i < sql.size() && sql[i] != '\n') ++i;
+    } else if (sql.substr(i, 2) == "/*") {  // PostgreSQL's block comments nest
+      int depth = 0;
+      do {
+        if (sql.substr(i, 2) == "/*") {
+          ++depth;
+          i += 2;
+        } else if (sql.substr(i, 2) == "*/") {
+          --depth;
+          i += 2;
+        } else {
+          ++i;
+        }
+      } while (i < sql.size() && depth > 0);
+    } else {
+      break;
+    }
+  }
+  return i;
+}
+
+// Why `sql` is refused before it is sent: the first refused function it calls (an identifier, bare or
+// "quoted", any case, followed by `(` after any spaces and comments), or a U&"…" identifier; nullopt when
+// nothing is.
+std::optional<std::string> RefusedBeforeSending(std::string_view sql) {
+  size_t i = 0;
+  while (i < sql.size()) {
+    const size_t next = SkipSpaceAndComments(sql, i);
+    if (next != i) {
+      i = next;
+      continue;
+    }
+    const char c = sql[i];
+    const bool escape_string = (c == 'E' || c == 'e') && i + 1 < sql.size() && sql[i + 1] == '\'' &&
+                               (i == 0 || !IsIdentifierChar(sql[i - 1]));
+    if (c == '\'' || escape_string) {  // '…' ('' is a quote); E'…' (\' is one too)
+      i += escape_string ? 2 : 1;
+      while (i < sql.size()) {
+        if (escape_string && sql[i] == '\\') {
+          i += 2;
+        } else if (sql[i] == '\'' && i + 1 < sql.size() && sql[i + 1] == '\'') {
+          i += 2;
+        } else if (sql[i] == '\'') {
+          break;
+        } else {
+          ++i;
+        }
       }
       ++i;
       continue;
     }
-    if (c == '-' && i + 1 < sql.size() && sql[i + 1] == '-') {
-      while (i < sql.size() && sql[i] != '\n') ++i;
-      continue;
+    if (c == '$' && (i == 0 || !IsIdentifierChar(sql[i - 1]))) {  // $tag$ … $tag$
+      size_t end = i + 1;
+      while (end < sql.size() && sql[end] != '$' && IsIdentifierChar(sql[end])) ++end;
+      if (end < sql.size() && sql[end] == '$') {
+        const std::string_view tag = sql.substr(i, end - i + 1);
+        const size_t close = sql.find(tag, end + 1);
+        i = close == std::string_view::npos ? sql.size() : close + tag.size();
+        continue;
+      }
     }
-    if (c == '/' && i + 1 < sql.size() && sql[i + 1] == '*') {
-      const size_t end = sql.find("*/", i + 2);
-      i = end == std::string_view::npos ? sql.size() : end + 2;
-      continue;
+    if ((c == 'U' || c == 'u') && sql.substr(i + 1, 2) == "&\"") {
+      return std::string("a U&\"…\" identifier");
     }
     std::string name;
     if (c == '"') {
@@ -65,32 +123,18 @@ std::optional<std::string> RefusedFunction(std::string_view sql) {
       ++i;
       continue;
     }
-    size_t j = i;
-    while (j < sql.size() && (sql[j] == ' ' || sql[j] == '\t' || sql[j] == '\n' || sql[j] == '\r')) ++j;
+    const size_t j = SkipSpaceAndComments(sql, i);
     if (j >= sql.size() || sql[j] != '(') continue;
     for (char& ch : name) ch = static_cast<char>(ch >= 'A' && ch <= 'Z' ? ch - 'A' + 'a' : ch);
-    for (std::string_view refused : kRefusedFunctions) {
-      if (name == refused) return name;
-    }
+    if (Refused(name)) return "the function " + name;
   }
   return std::nullopt;
 }
 
 // The statement's first keyword, upper case (after spaces, comments and opening parentheses).
 std::string FirstKeyword(std::string_view sql) {
-  size_t i = 0;
-  while (i < sql.size()) {
-    if (sql[i] == ' ' || sql[i] == '\t' || sql[i] == '\n' || sql[i] == '\r' || sql[i] == '(') {
-      ++i;
-    } else if (sql.substr(i, 2) == "--") {
-      while (i < sql.size() && sql[i] != '\n') ++i;
-    } else if (sql.substr(i, 2) == "/*") {
-      const size_t end = sql.find("*/", i + 2);
-      i = end == std::string_view::npos ? sql.size() : end + 2;
-    } else {
-      break;
-    }
-  }
+  size_t i = SkipSpaceAndComments(sql, 0);
+  while (i < sql.size() && sql[i] == '(') i = SkipSpaceAndComments(sql, i + 1);
   std::string word;
   while (i < sql.size() && IsIdentifierChar(sql[i])) {
     const char c = sql[i++];
@@ -119,7 +163,8 @@ Status Classify(const PostgresConnection& pg, const Status& failure, const SqlLi
     return Status::PermissionDenied("refused: only reading is allowed (" + why + ")");
   }
   if (why.find("DECLARE CURSOR") != std::string::npos || why.find("data-modifying") != std::string::npos) {
-    return Status::PermissionDenied("refused: only a query (SELECT, VALUES, WITH … SELECT) is allowed (" + why + ")");
+    return Status::PermissionDenied("refused: only a query (SELECT, VALUES, WITH … SELECT) is allowed (" + why +
+                                    ")");
   }
   if (why.find("multiple commands") != std::string::npos) {
     return Status::InvalidArgument("only one statement is allowed (" + why + ")");
@@ -141,11 +186,20 @@ Status Run(PostgresConnection& pg, const std::string& sql, const SqlLimits& limi
            const std::function<void(const std::vector<SqlColumn>&)>& on_columns,
            const std::function<bool(const std::vector<SqlValue>&)>& on_row, bool* truncated) {
   const auto started = std::chrono::steady_clock::now();
-  if (limits.timeout_ms >= 0) {
-    // statement_timeout 0 would mean none: the smallest real limit is 1 ms.
-    const int64_t ms = limits.timeout_ms == 0 ? 1 : limits.timeout_ms;
-    if (Status set = pg.Exec("SET LOCAL statement_timeout = " + std::to_string(ms)); !set.ok()) return set;
-  }
+  // Before each statement: a statement_timeout of what is left of the call's time (0 would mean none, so at
+  // least 1 ms), set again each time so that nothing the query changed carries over.
+  auto arm_timeout = [&]() -> Status {
+    if (limits.timeout_ms < 0) return Status::Ok();
+    const int64_t elapsed =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
+    if (elapsed > limits.timeout_ms) {
+      return Status::ResourceExhausted("the query ran past its time limit of " + std::to_string(limits.timeout_ms) +
+                                       " ms");
+    }
+    const int64_t left = std::max<int64_t>(1, limits.timeout_ms - elapsed);
+    return pg.Exec("SET LOCAL statement_timeout = " + std::to_string(left));
+  };
+  if (Status armed = arm_timeout(); !armed.ok()) return armed;
   // The body may end in a comment: a newline closes it before nothing else follows.
   if (auto declared = pg.Query("DECLARE xladb_query NO SCROLL CURSOR FOR " + Body(sql) + "\n"); !declared.ok()) {
     return Classify(pg, declared.status(), limits, sql);
@@ -154,6 +208,7 @@ Status Run(PostgresConnection& pg, const std::string& sql, const SqlLimits& limi
   bool named = false;
   std::vector<SqlValue> row;
   while (true) {
+    if (Status armed = arm_timeout(); !armed.ok()) return armed;
     auto batch = pg.Query("FETCH " + std::to_string(kFetchRows) + " FROM xladb_query");
     if (!batch.ok()) return Classify(pg, batch.status(), limits, sql);
     if (!named) {
@@ -205,12 +260,6 @@ Status Run(PostgresConnection& pg, const std::string& sql, const SqlLimits& limi
       ++rows_sent;
     }
     if (static_cast<int>(batch->values.size()) < kFetchRows) return Status::Ok();
-    const auto elapsed =
-        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
-    if (limits.timeout_ms >= 0 && elapsed > limits.timeout_ms) {
-      return Status::ResourceExhausted("the query ran past its time limit of " + std::to_string(limits.timeout_ms) +
-                                       " ms");
-    }
   }
 }
 
@@ -227,14 +276,15 @@ Status RunReadOnlySqlOnPostgres(PostgresConnection& reader, const std::string& s
                                     {limits.timeout_ms, "timeout_ms"}}) {
     if (value < -1) return Status::InvalidArgument(std::string(name) + " must be -1 (none) or at least 0");
   }
-  if (auto refused = RefusedFunction(sql)) {
-    return Status::PermissionDenied("refused: the function " + *refused + " is not allowed in a read-only query");
+  if (auto refused = RefusedBeforeSending(sql)) {
+    return Status::PermissionDenied("refused: " + *refused + " is not allowed in a read-only query");
   }
   if (Status begun = reader.Exec("BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY"); !begun.ok()) {
     return begun;
   }
   Status result = Run(reader, sql, limits, on_columns, on_row, truncated);
-  (void)reader.Exec("ROLLBACK");  // also undoes any setting the statement changed
+  (void)reader.Exec("ROLLBACK");     // undoes what the transaction did, settings included
+  (void)reader.Exec("DISCARD ALL");  // and the session's state: locks, prepared statements, temp tables
   return result;
 }
 
@@ -261,12 +311,13 @@ SqlValue FromPostgresText(const std::string& text, uint32_t type_oid) {
 }
 
 Status GrantReadOnlyAccess(PostgresConnection& owner, const std::string& role) {
+  // A plain lower-case name, so it needs no quoting and means what it says; PUBLIC would be every role.
   for (char c : role) {
-    if (!IsIdentifierChar(c) || c == '$') {
-      return Status::InvalidArgument("role name '" + role + "': letters, digits and _ only");
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) {
+      return Status::InvalidArgument("role name '" + role + "': lower-case letters, digits and _ only");
     }
   }
-  if (role.empty()) return Status::InvalidArgument("no role name");
+  if (role.empty() || role == "public") return Status::InvalidArgument("role name '" + role + "': not a role");
   return owner.Exec("DO $$ BEGIN EXECUTE format('GRANT USAGE ON SCHEMA %I TO " + role +
                     "', current_schema()); EXECUTE format('GRANT SELECT ON ALL TABLES IN SCHEMA %I TO " + role +
                     "', current_schema()); END $$");

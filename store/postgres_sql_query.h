@@ -1,23 +1,27 @@
 // The read-only SQL endpoint on PostgreSQL: store/sql_query.h's contract (one statement, the same SqlLimits,
 // the same SqlValue rows) for a store held in PostgreSQL. Where SQLite has an authorizer, PostgreSQL has these
-// layers, each refusing on its own:
-//   * the role: the connection should log in as a role that may only SELECT the store (GrantReadOnlyAccess);
-//   * the transaction: READ ONLY, REPEATABLE READ, always rolled back, so no write, DDL, sequence change,
-//     large-object import or setting (set_config, SET) outlives the call;
+// layers:
+//   * the role: the connection should log in as a role that may only SELECT the store (GrantReadOnlyAccess),
+//     which refuses writes, DDL, sequences and server files on its own;
+//   * the transaction: READ ONLY, REPEATABLE READ, always rolled back, and the session reset after it
+//     (DISCARD ALL), so no write, setting or session lock outlives the call;
 //   * the statement: it runs as the body of a cursor (DECLARE … CURSOR FOR), which PostgreSQL accepts only for
 //     a query (SELECT, VALUES, TABLE, WITH … SELECT without data-modifying parts), sent in one extended-protocol
 //     message, which carries one statement only;
-//   * the functions: server files (pg_read_file, pg_ls_dir, lo_import/lo_export, …), other sessions
-//     (pg_terminate_backend, dblink, …), settings (set_config) and advisory locks are refused by name before
-//     the statement is sent (kPermissionDenied naming the function). This is defense in depth: the role
-//     already lacks the privileges for the dangerous ones.
-// Limits: `timeout_ms` is the transaction's statement_timeout and also bounds the whole call; rows arrive
-// through the cursor 256 at a time, so `max_rows` stops the query early. The byte limits are checked as each
-// row arrives (PostgreSQL builds a value before sending it: one value may be as large as its 1 GB limit).
+//   * the functions: any role may change settings (set_config) and take advisory locks, so these are refused
+//     by name before the statement is sent, with server files (pg_read_file, pg_ls_dir, lo_*), other sessions
+//     and servers (pg_terminate_backend, dblink*) and SQL run from text (query_to_xml and kin), as
+//     kPermissionDenied naming the function. The scanner knows string literals ('…', E'…', $tag$…$tag$),
+//     comments and quoted identifiers, and refuses U&"…" identifiers, which could spell a name it would miss.
+// Limits: `timeout_ms` bounds the whole call: each FETCH runs under a statement_timeout of what is left of it,
+// set again before every FETCH (so a setting changed by the statement does not carry over). Rows arrive through
+// the cursor 256 at a time, so `max_rows` stops the query early. The byte limits are checked on each batch as
+// it arrives: the client holds one batch before checking it (256 rows, each value up to PostgreSQL's 1 GB).
 // kResourceExhausted names the limit. Values: integers as int64_t, floating point as double, bytea as SqlBlob,
 // booleans as 0/1, everything else as its text.
 //
-// Uses the caller's connection, one call at a time; the connection is left outside any transaction.
+// Uses the caller's connection, one call at a time; the connection is left outside any transaction, with its
+// session state reset.
 #ifndef XLADB_STORE_POSTGRES_SQL_QUERY_H_
 #define XLADB_STORE_POSTGRES_SQL_QUERY_H_
 

@@ -21,10 +21,10 @@ void ReportRows::BindModule(SQLite::Statement& st, int index) const {
   if (file_->module_id != 0) st.bind(index, file_->module_id); else st.bind(index);
 }
 
-template <typename Describe>
-void ReportRows::InsertOnce(SQLite::Statement& st, Describe&& what) {
+template <typename Warning>
+void ReportRows::InsertOnce(SQLite::Statement& st, Warning&& warning) {
   if (st.exec() == 0) {
-    file_->issues.Add(IssueRecord::Severity::kWarning, 0, what() + " printed twice; the first is kept");
+    file_->issues.Add(IssueRecord::Severity::kWarning, 0, warning());
   } else {
     ++file_->rows;
   }
@@ -40,7 +40,9 @@ void ReportRows::Add(ingest::MemoryReportTotalRecord&& r) {
     st.bind(2, r.memory_space);
     BindModule(st, 3);
     st.bind(4, r.total_bytes);
-    InsertOnce(st, [&] { return "memory space " + std::to_string(r.memory_space) + " total"; });
+    InsertOnce(st, [&] {
+      return "memory space " + std::to_string(r.memory_space) + " total printed twice; the first is kept";
+    });
   });
 }
 
@@ -98,7 +100,10 @@ void ReportRows::Add(ingest::UtilizationCounterRecord&& r) {
     st.bind(7, r.denominator);
     st.bind(8, r.ratio);
     st.bind(9, r.ratio_text);
-    InsertOnce(st, [&] { return "counter " + r.counter + " of block " + std::to_string(r.block_ordinal); });
+    InsertOnce(st, [&] {
+      return "counter " + r.counter + " printed twice in block " + std::to_string(r.block_ordinal) +
+             "; the first is kept";
+    });
   });
 }
 

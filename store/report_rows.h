@@ -38,10 +38,9 @@ class ReportRows {
  private:
   // Binds the file's module, or NULL when the file names none.
   void BindModule(SQLite::Statement& st, int index) const;
-  // Steps an INSERT … ON CONFLICT DO NOTHING. A row the file printed before is a warning, "<what()> printed
-  // twice; the first is kept".
-  template <typename Describe>
-  void InsertOnce(SQLite::Statement& st, Describe&& what);
+  // Steps an INSERT … ON CONFLICT DO NOTHING. A row the file printed before is the issue warning() says.
+  template <typename Warning>
+  void InsertOnce(SQLite::Statement& st, Warning&& warning);
 
   FileRows* file_;
 };

@@ -34,7 +34,9 @@ struct TableRule {
 std::vector<TableRule> RunRules() {
   std::vector<TableRule> rules;
   for (const char* t : kRunTables) rules.push_back({t, "run_id = @"});
-  for (const char* t : kFileRowTables) rules.push_back({t, "file_id IN (SELECT file_id FROM dump_files WHERE run_id = @)"});
+  for (const char* t : kFileRowTables) {
+    rules.push_back({t, "file_id IN (SELECT file_id FROM dump_files WHERE run_id = @)"});
+  }
   for (const char* t : kModuleDerivedTables) {
     rules.push_back({t, "module_id IN (SELECT module_id FROM modules WHERE run_id = @)"});
   }
@@ -115,6 +117,52 @@ class Copier {
   std::map<std::string, std::vector<std::string>> columns_;
 };
 
+// A destination that holds an earlier copy can take more runs only if the source has only grown since: no
+// copied run deleted or pruned there, and no shared text removed (SQLite hands a removed largest id out again,
+// and the copy adds texts by id). Anything else is refused before a row is written.
+Status CheckTheSourceOnlyGrew(CopyEndpoint& src, CopyEndpoint& dst) {
+  const std::string empty_again = "; copy into an empty database";
+  auto copied_runs = dst.Query("SELECT run_id, name, CASE WHEN detail_pruned_at_us IS NULL THEN 0 ELSE 1 END "
+                               "FROM runs ORDER BY run_id",
+                               {});
+  if (!copied_runs.ok()) return copied_runs.status();
+  const std::string find = WithPlaceholder(
+      "SELECT name, CASE WHEN detail_pruned_at_us IS NULL THEN 0 ELSE 1 END FROM runs WHERE run_id = @",
+      src.placeholder());
+  for (const CopyEndpoint::Row& run : *copied_runs) {
+    auto there = src.Query(find, {run[0]});
+    if (!there.ok()) return there.status();
+    const std::string name = TextOf(run[1]);
+    if (there->empty() || TextOf((*there)[0][0]) != name) {
+      return Status::FailedPrecondition("the destination holds run " + TextOf(run[0]) + " '" + name +
+                                        "', which the source no longer has (deleted since the last copy?)" +
+                                        empty_again);
+    }
+    if (IntOf((*there)[0][1]) != IntOf(run[2])) {
+      return Status::FailedPrecondition("run '" + name + "' was pruned in the source since the last copy" +
+                                        empty_again);
+    }
+  }
+  for (const auto& [table, id] : kSharedTables) {
+    auto rows = dst.Query(std::string("SELECT COUNT(*), MAX(") + id + ") FROM " + table, {});
+    if (!rows.ok()) return rows.status();
+    const int64_t count = IntOf((*rows)[0][0]);
+    const int64_t max_id = IntOf((*rows)[0][1]);
+    if (count == 0) continue;
+    auto source = src.Query(WithPlaceholder(std::string("SELECT COUNT(*) FROM ") + table + " WHERE " + id + " <= @",
+                                            src.placeholder()),
+                            {max_id});
+    if (!source.ok()) return source.status();
+    if (IntOf((*source)[0][0]) != count) {
+      return Status::FailedPrecondition(std::string("the source's ") + table +
+                                        " lost rows since the last copy (a run was deleted or pruned there), so "
+                                        "their ids may name other texts now" +
+                                        empty_again);
+    }
+  }
+  return Status::Ok();
+}
+
 // Rolls back the destination's open transaction and returns `why`.
 Status Abandon(CopyEndpoint& dst, Status why) {
   dst.Rollback();
@@ -141,6 +189,7 @@ StatusOr<CopyReport> Copy(CopyEndpoint& src, CopyEndpoint& dst) {
   if (Status opened = dst.Open(/*as_source=*/false); !opened.ok()) return opened;
   std::map<std::string, int64_t> copied;
   Copier copier(src, dst, columns);
+  if (Status grown = CheckTheSourceOnlyGrew(src, dst); !grown.ok()) return grown;
 
   // Shared texts: the rows past the destination's largest id (ids only grow).
   if (Status begun = dst.Begin(); !begun.ok()) return begun;

@@ -16,8 +16,10 @@
 // difference is an error that names the table.
 //
 // Contract: the source is read in one read-only transaction (a consistent snapshot; a writer may go on).
-// The destination must be empty or hold an earlier copy of this same source: a run id that names another run
-// there is refused before anything of that run is written. Errors are Status values; no exception escapes.
+// The destination must be empty or hold an earlier copy of this same source, which has only grown since
+// (kFailedPrecondition otherwise, before anything is written): a run id that names another run there, a copied
+// run the source has deleted or pruned since, or a shared text it has removed since (SQLite may hand its id
+// out again) each refuse the copy and say to copy into an empty database. Errors are Status values; no exception escapes.
 // Not thread-safe; each side's connection is used by this call only.
 #ifndef XLADB_STORE_STORE_COPY_H_
 #define XLADB_STORE_STORE_COPY_H_

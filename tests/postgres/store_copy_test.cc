@@ -167,6 +167,29 @@ TEST_F(StoreCopy, TheWayBackGivesBackEveryRow) {
             testing::SqliteRows(sqlite_->sql(), "SELECT name, file_count, module_count FROM runs ORDER BY name"));
 }
 
+// A source that lost rows since the last copy (a run deleted or pruned) is refused before anything is written:
+// SQLite may have handed a removed text's id to another text, which an incremental copy would miss.
+TEST_F(StoreCopy, ASourceThatShrankSinceTheLastCopyIsRefused) {
+  testing::MakeSeedRun(tmp_ / "nightly-2");
+  ASSERT_TRUE(testing::IngestRun(*sqlite_, tmp_ / "nightly-2", "nightly-2").ok());
+  ASSERT_TRUE(store::CopyToPostgres(*sqlite_, *pg_.connection()).ok());
+  const std::string copied = Pg("SELECT COUNT(*) FROM allocations");
+  // nightly-2 is pruned in the source: its detail goes.
+  ASSERT_NO_THROW(sqlite_->sql().exec("UPDATE runs SET detail_pruned_at_us = 1 WHERE name = 'nightly-2'"));
+  auto pruned = store::CopyToPostgres(*sqlite_, *pg_.connection());
+  ASSERT_FALSE(pruned.ok());
+  EXPECT_EQ(pruned.status().code(), Status::Code::kFailedPrecondition);
+  EXPECT_NE(pruned.status().message().find("pruned"), std::string::npos) << pruned.status().message();
+  ASSERT_NO_THROW(sqlite_->sql().exec("UPDATE runs SET detail_pruned_at_us = NULL WHERE name = 'nightly-2'"));
+  // A shared text removed (as deleting a run removes the texts no other run uses).
+  ASSERT_NO_THROW(sqlite_->sql().exec("DELETE FROM long_texts WHERE text_id = (SELECT MAX(text_id) FROM long_texts)"));
+  auto shrank = store::CopyToPostgres(*sqlite_, *pg_.connection());
+  ASSERT_FALSE(shrank.ok());
+  EXPECT_EQ(shrank.status().code(), Status::Code::kFailedPrecondition);
+  EXPECT_NE(shrank.status().message().find("long_texts"), std::string::npos) << shrank.status().message();
+  EXPECT_EQ(Pg("SELECT COUNT(*) FROM allocations"), copied);
+}
+
 TEST_F(StoreCopy, ADestinationWithAnotherStoresRunsIsRefused) {
   ASSERT_TRUE(pg_.connection()->Exec(store::SchemaSql(store::SqlDialect::kPostgresql)).ok());
   ASSERT_TRUE(pg_.connection()
