@@ -167,6 +167,36 @@ TEST_F(StoreCopy, TheWayBackGivesBackEveryRow) {
             testing::SqliteRows(sqlite_->sql(), "SELECT name, file_count, module_count FROM runs ORDER BY name"));
 }
 
+// A copy that fails part-way leaves whole runs only, and the next copy adds the rest. The failure is made by a
+// row already in the destination with the key one of the second run's allocations needs.
+TEST_F(StoreCopy, ACopyThatStopsPartWayLeavesWholeRunsAndResumes) {
+  ASSERT_TRUE(store::CopyToPostgres(*sqlite_, *pg_.connection()).ok());
+  testing::MakeSeedRun(tmp_ / "nightly-2");
+  ASSERT_TRUE(testing::IngestRun(*sqlite_, tmp_ / "nightly-2", "nightly-2").ok());
+  const std::string module_of_run_2 = std::to_string(
+      sqlite_->sql().execAndGet("SELECT MIN(module_id) FROM allocations WHERE module_id IN "
+                                "(SELECT module_id FROM modules WHERE run_id = 2)")
+          .getInt64());
+  ASSERT_TRUE(pg_.connection()
+                  ->Exec("INSERT INTO allocations(module_id, allocation_index, size_bytes, color, is_parameter, "
+                         "is_output, is_constant, is_thread_local, is_maybe_live_out, is_preallocated_temp, file_id) "
+                         "VALUES (" + module_of_run_2 + ", 0, 1, 0, 0, 0, 0, 0, 0, 0, 0)")
+                  .ok());
+  auto failed = store::CopyToPostgres(*sqlite_, *pg_.connection());
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.status().message().find("nightly-2"), std::string::npos) << failed.status().message();
+  EXPECT_EQ(Pg("SELECT COUNT(*) FROM runs"), "1");  // nothing of run 2: not its run row, not its modules
+  EXPECT_EQ(Pg("SELECT COUNT(*) FROM modules WHERE run_id = 2"), "0");
+  // Out of the way, the copy resumes: run 2 is copied whole, and every table matches its source.
+  ASSERT_TRUE(pg_.connection()->Exec("DELETE FROM allocations WHERE module_id = " + module_of_run_2 +
+                                     " AND size_bytes = 1 AND file_id = 0").ok());
+  auto resumed = store::CopyToPostgres(*sqlite_, *pg_.connection());
+  ASSERT_TRUE(resumed.ok()) << resumed.status().ToString();
+  EXPECT_EQ(resumed->runs_copied, 1);
+  EXPECT_EQ(resumed->runs_already_there, 1);
+  for (const auto& t : resumed->tables) EXPECT_EQ(t.destination_rows, t.source_rows) << t.name;
+}
+
 // A source that lost rows since the last copy (a run deleted or pruned) is refused before anything is written:
 // SQLite may have handed a removed text's id to another text, which an incremental copy would miss.
 TEST_F(StoreCopy, ASourceThatShrankSinceTheLastCopyIsRefused) {
