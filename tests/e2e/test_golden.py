@@ -42,12 +42,13 @@ def queries():
 
 class Case:
     """A tests/golden/cases/NAME/case.txt: `run NAME TIME PATH...` lines (paths relative to the repository, or
-    $CORPUS/...) and an optional `queries Q...` line (default: every query)."""
+    $CORPUS/...), `label RUN KEY=VALUE...` lines (set with `xladb label` after the ingests) and an optional
+    `queries Q...` line (default: every query)."""
 
     def __init__(self, name):
         self.name = name
         self.folder = os.path.join(GOLDEN_DIR, "cases", name)
-        self.runs, self.queries, self.needs_corpus = [], None, False
+        self.runs, self.labels, self.queries, self.needs_corpus = [], [], None, False
         with open(os.path.join(self.folder, "case.txt")) as fh:
             for number, line in enumerate(fh, 1):
                 words = line.split()
@@ -62,11 +63,13 @@ class Case:
                         else:
                             paths.append(os.path.join(SOURCE_DIR, p))
                     self.runs.append((words[1], words[2], paths))
+                elif words[0] == "label" and len(words) >= 3:
+                    self.labels.append((words[1], words[2:]))
                 elif words[0] == "queries":
                     self.queries = words[1:]
                 else:
-                    raise ValueError(f"{self.folder}/case.txt:{number}: not `run NAME TIME PATH...` or "
-                                     f"`queries Q...`: {line.rstrip()}")
+                    raise ValueError(f"{self.folder}/case.txt:{number}: not `run NAME TIME PATH...`, "
+                                     f"`label RUN KEY=VALUE...` or `queries Q...`: {line.rstrip()}")
 
 
 def run_xladb(*args):
@@ -115,6 +118,9 @@ class GoldenTest(unittest.TestCase):
             # Exit 1 means some files were errors: fixtures hold broken files on purpose, and their verdicts are
             # part of the golden output. Anything else is a failure.
             self.assertIn(out.returncode, (0, 1), f"ingest of {run}: {out.stderr.decode(errors='replace')}")
+        for run, pairs in case.labels:
+            out = run_xladb("--db", db, "label", run, *pairs)
+            self.assertEqual(out.returncode, 0, f"labels of {run}: {out.stderr.decode(errors='replace')}")
         return db
 
     def check_case_postgresql(self, name):
