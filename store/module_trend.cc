@@ -44,6 +44,22 @@ Status NoPointsStatus(Database& db, const TrendQuery& query) {
   return Status::NotFound(what + ": no run passes the filters (labels, time, folder, xla id, fingerprint)");
 }
 
+// The modules of each run that carry `identity_key` (with a buffer assignment): how many, and the smallest id.
+struct InstancesInRun {
+  int64_t count = 0;
+  int64_t module_id = 0;
+};
+std::unordered_map<int64_t, InstancesInRun> InstancesByRun(Database& db, const std::string& identity_key) {
+  std::unordered_map<int64_t, InstancesInRun> by_run;
+  SQLite::Statement q(db.sql(), "SELECT run_id, COUNT(*), MIN(module_id) FROM module_memory "
+                                "WHERE identity_key = ? GROUP BY run_id");
+  q.bind(1, identity_key);
+  while (q.executeStep()) {
+    by_run[q.getColumn(0).getInt64()] = {q.getColumn(1).getInt64(), q.getColumn(2).getInt64()};
+  }
+  return by_run;
+}
+
 }  // namespace
 
 StatusOr<std::vector<TrendPoint>> PeakMemoryTrend(Database& db, const TrendQuery& query) {
@@ -92,11 +108,22 @@ StatusOr<std::vector<TrendPoint>> PeakMemoryTrend(Database& db, const TrendQuery
     std::vector<TrendPoint> points;
     for (const auto& [key, members] : series) {
       // The change of each instance: against the instance of the previous run (of this series) it matches.
+      // Where both runs hold one module of the identity, module_matches pairs them by 'identity' and nothing
+      // else (schema.sql): that needs no query. Runs with more instances (retraces) are matched by the view.
+      const auto instances = InstancesByRun(db, members.front()->identity_key);
+      auto only_instance = [&](int64_t run) -> int64_t {
+        auto it = instances.find(run);
+        return it != instances.end() && it->second.count == 1 ? it->second.module_id : 0;
+      };
       std::unordered_map<int64_t, std::pair<int64_t, std::string>> previous;  // module -> (previous module, how)
       int64_t prev_run = -1;
       for (size_t i = 0; i < members.size();) {
         const int64_t run = members[i]->run_id;
-        if (prev_run >= 0) {
+        const int64_t alone = prev_run >= 0 ? only_instance(run) : 0;
+        const int64_t alone_before = prev_run >= 0 ? only_instance(prev_run) : 0;
+        if (alone != 0 && alone_before != 0) {
+          previous[alone] = {alone_before, "identity"};
+        } else if (prev_run >= 0) {
           auto pairs = MatchModules(db, prev_run, run, members[i]->identity_key);
           if (!pairs.ok()) return pairs.status();
           for (const ModulePair& p : *pairs) {
