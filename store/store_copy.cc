@@ -203,6 +203,7 @@ StatusOr<CopyReport> Copy(CopyEndpoint& src, CopyEndpoint& dst) {
   if (Status committed = dst.Commit(); !committed.ok()) return Abandon(dst, committed);
 
   // Runs, one destination transaction each.
+  std::vector<std::string> failed_runs;
   auto runs = src.Query("SELECT run_id, name FROM runs ORDER BY run_id", {});
   if (!runs.ok()) return runs.status();
   const std::string find_run = WithPlaceholder("SELECT run_id, name FROM runs WHERE run_id = @ OR name = @",
@@ -229,19 +230,38 @@ StatusOr<CopyReport> Copy(CopyEndpoint& src, CopyEndpoint& dst) {
       ++report.runs_already_there;
       continue;
     }
+    // A run the destination refuses (a text PostgreSQL will not take as UTF-8, say) is rolled back, named,
+    // and passed over: the runs after it are still copied, and a later copy tries it again.
     if (Status begun = dst.Begin(); !begun.ok()) return begun;
+    std::map<std::string, int64_t> copied_now;
+    Status run_status = Status::Ok();
     for (const TableRule& rule : run_rules) {
       auto rows = copier.CopyRows(rule.table, rule.where, run_id);
       if (!rows.ok()) {
-        return Abandon(dst, Status::IoError("copying run '" + name + "', table " + rule.table + ": " +
-                                            rows.status().message()));
+        run_status = Status::IoError("run '" + name + "', table " + rule.table + ": " + rows.status().message());
+        break;
       }
-      copied[rule.table] += *rows;
+      copied_now[rule.table] += *rows;
     }
-    if (Status committed = dst.Commit(); !committed.ok()) return Abandon(dst, committed);
+    if (run_status.ok()) {
+      if (Status committed = dst.Commit(); !committed.ok()) run_status = committed;
+    }
+    if (!run_status.ok()) {
+      dst.Rollback();
+      failed_runs.push_back(run_status.message());
+      continue;
+    }
+    for (const auto& [table, n] : copied_now) copied[table] += n;
     ++report.runs_copied;
   }
   if (Status finished = dst.Finish(); !finished.ok()) return finished;
+  if (!failed_runs.empty()) {
+    std::string why = std::to_string(report.runs_copied) + " runs copied, but " +
+                      std::to_string(failed_runs.size()) + " could not be (a later copy tries them again): ";
+    for (size_t i = 0; i < failed_runs.size() && i < 5; ++i) why += (i ? "; " : "") + failed_runs[i];
+    if (failed_runs.size() > 5) why += "; …";
+    return Status::IoError(why);
+  }
 
   // Verification: every copied table holds as many rows on both sides.
   std::vector<std::string> order;

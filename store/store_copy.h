@@ -3,11 +3,12 @@
 // of the source, each run in one destination transaction with every row that belongs to it, keeping the
 // source's ids. The copy is written once for both directions over store/copy_endpoint.h. A copy that stops
 // part-way (a crash, a lost connection) leaves whole runs only, and running it again copies the runs still
-// missing: it is resumable at run granularity.
+// missing: it is resumable at run granularity. A run the destination refuses (PostgreSQL takes only valid
+// UTF-8 text) is rolled back and passed over: the others are copied, and the error names it.
 //
 // What goes where (store/row_tables.h lists the tables):
 //   * texts shared by all runs (shapes, source_files, names, long_texts) first, the rows past the
-//     destination's largest id (ids only grow), in their own transaction;
+//     destination's largest id, in their own transaction (a refused text there stops the whole copy);
 //   * per run: runs, run_labels, dump_files, modules; the rows of its files (kFileRowTables); the rows of
 //     its modules (kModuleRowTables, kModuleDerivedTables);
 //   * not ingest_jobs: a daemon's own queue.

@@ -197,6 +197,27 @@ TEST_F(StoreCopy, ACopyThatStopsPartWayLeavesWholeRunsAndResumes) {
   for (const auto& t : resumed->tables) EXPECT_EQ(t.destination_rows, t.source_rows) << t.name;
 }
 
+// A run PostgreSQL refuses (a text that is not UTF-8, which SQLite stores as given) is passed over and named;
+// the run after it is copied, and once the text is fixed the next copy takes the refused run too.
+TEST_F(StoreCopy, ARefusedRunIsNamedAndTheOthersAreCopied) {
+  testing::MakeSeedRun(tmp_ / "nightly-2");
+  ASSERT_TRUE(testing::IngestRun(*sqlite_, tmp_ / "nightly-2", "nightly-2").ok());
+  ASSERT_NO_THROW(sqlite_->sql().exec(
+      "UPDATE dump_files SET reason = CAST(X'6e6f7420757466ff' AS TEXT) WHERE file_id = "
+      "(SELECT MIN(file_id) FROM dump_files WHERE run_id = 1)"));
+  auto report = store::CopyToPostgres(*sqlite_, *pg_.connection());
+  ASSERT_FALSE(report.ok());
+  EXPECT_NE(report.status().message().find("run 'nightly-1', table dump_files"), std::string::npos)
+      << report.status().message();
+  EXPECT_NE(report.status().message().find("1 runs copied"), std::string::npos) << report.status().message();
+  EXPECT_EQ(Pg("SELECT string_agg(name, ',') FROM runs"), "nightly-2");
+  ASSERT_NO_THROW(sqlite_->sql().exec("UPDATE dump_files SET reason = 'fixed' WHERE reason LIKE 'not utf%'"));
+  auto again = store::CopyToPostgres(*sqlite_, *pg_.connection());
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->runs_copied, 1);
+  for (const auto& t : again->tables) EXPECT_EQ(t.destination_rows, t.source_rows) << t.name;
+}
+
 // A source that lost rows since the last copy (a run deleted or pruned) is refused before anything is written:
 // SQLite may have handed a removed text's id to another text, which an incremental copy would miss.
 TEST_F(StoreCopy, ASourceThatShrankSinceTheLastCopyIsRefused) {
