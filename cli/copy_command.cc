@@ -11,16 +11,10 @@
 #include "store/store_copy.h"
 
 namespace xladb::cli {
-namespace {
-
-bool IsPostgresUri(const std::string& s) { return s.rfind("postgresql://", 0) == 0 || s.rfind("postgres://", 0) == 0; }
-
-}  // namespace
-
 int CmdCopy(const std::string& source, const std::string& destination, const std::string& reader,
             OutputFormat format) {
-  const bool up = !IsPostgresUri(source) && IsPostgresUri(destination);
-  const bool down = IsPostgresUri(source) && !IsPostgresUri(destination);
+  const bool up = !store::IsPostgresUri(source) && store::IsPostgresUri(destination);
+  const bool down = store::IsPostgresUri(source) && !store::IsPostgresUri(destination);
   if (!up && !down) {
     std::fprintf(stderr, "xladb copy: one of SRC and DST must be a SQLite file and the other a PostgreSQL URI "
                          "(postgresql://user@host:port/db)\n");

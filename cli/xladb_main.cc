@@ -165,7 +165,7 @@ int RunSql(const std::string& sql, const std::string& db_path, const std::string
     return true;
   };
   Status st = Status::Ok();
-  if (db_path.rfind("postgresql://", 0) == 0 || db_path.rfind("postgres://", 0) == 0) {
+  if (store::IsPostgresUri(db_path)) {
     // A store in PostgreSQL (e.g. filled by `xladb copy`): connect as a role that may only read it.
     auto pg = store::PostgresConnection::Connect(db_path);
     if (!pg.ok()) {
@@ -388,8 +388,7 @@ int main(int argc, char** argv) {
     }
     while (!client.token.empty() && (client.token.back() == '\r' || client.token.back() == ' ')) client.token.pop_back();
   }
-  const bool postgres_db = db_path.rfind("postgresql://", 0) == 0 || db_path.rfind("postgres://", 0) == 0;
-  if (postgres_db && !sqlcmd->parsed()) {
+  if (xladb::store::IsPostgresUri(db_path) && !sqlcmd->parsed()) {
     std::fprintf(stderr, "xladb: --db postgresql://… works with `xladb sql` only (fill it with `xladb copy`); "
                          "the other commands read SQLite files or xladbd\n");
     return kExitUsage;

@@ -4,11 +4,11 @@
 #include <sqlite3.h>
 
 #include <cstdio>
-#include <exception>
 #include <string_view>
 #include <utility>
 
 #include "store/postgres_sql_query.h"
+#include "store/query_sql.h"
 #include "store/schema_dialect.h"
 
 namespace xladb::store {
@@ -24,7 +24,7 @@ class SqliteEndpoint : public CopyEndpoint {
  public:
   explicit SqliteEndpoint(Database* db) : sql_(db->sql()) {}
 
-  const char* placeholder() const override { return "?"; }
+  std::string Placeholder(int) const override { return "?"; }
   Status Open(bool as_source) override {
     as_source_ = as_source;
     return Status::Ok();  // Database::Open has applied (or migrated to) the schema
@@ -82,12 +82,10 @@ class SqliteEndpoint : public CopyEndpoint {
  private:
   template <typename Fn>
   Status Guard(Fn&& fn) {
-    try {
+    return CatchSqlErrors("SQLite", [&]() -> Status {
       fn();
       return Status::Ok();
-    } catch (const std::exception& e) {
-      return Status::IoError(std::string("SQLite: ") + e.what());
-    }
+    });
   }
   static void Bind(SQLite::Statement& q, int index, const SqlValue& v) {
     if (auto* i = std::get_if<int64_t>(&v)) q.bind(index, *i);
@@ -127,7 +125,7 @@ class PostgresEndpoint : public CopyEndpoint {
  public:
   explicit PostgresEndpoint(PostgresConnection* pg) : pg_(*pg) {}
 
-  const char* placeholder() const override { return "$1"; }
+  std::string Placeholder(int n) const override { return "$" + std::to_string(n); }
   Status Open(bool as_source) override {
     as_source_ = as_source;
     if (as_source) return Status::Ok();

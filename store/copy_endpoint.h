@@ -2,7 +2,8 @@
 // for PostgreSQL, so that the copy itself is written once for both directions.
 //
 // Values travel as SqlValue (store/sql_query.h): NULL, integers, doubles (bit for bit: PostgreSQL gets 17
-// significant digits), text. Statements name their one key parameter with placeholder() ("?" or "$1").
+// significant digits), text. Statements name their parameters with Placeholder(n) ("?", or "$n" counting
+// from 1).
 //
 // Contract: every method returns a Status, never throws. Begin/Commit/Rollback bracket a transaction; a
 // source reads inside one for a consistent snapshot. Between BeginTable and EndTable only AddRow may be
@@ -28,7 +29,7 @@ class CopyEndpoint {
   using Row = std::vector<SqlValue>;
   virtual ~CopyEndpoint() = default;
 
-  virtual const char* placeholder() const = 0;
+  virtual std::string Placeholder(int n) const = 0;
   // A source: begins its read snapshot. A destination: creates what is missing of the schema.
   [[nodiscard]] virtual Status Open(bool as_source) = 0;
   [[nodiscard]] virtual Status Begin() = 0;

@@ -27,6 +27,12 @@ struct pg_conn;  // libpq's PGconn
 
 namespace xladb::store {
 
+// Whether `target` names a PostgreSQL database (a libpq URI: postgresql://… or postgres://…) rather than a
+// SQLite file.
+inline bool IsPostgresUri(std::string_view target) {
+  return target.rfind("postgresql://", 0) == 0 || target.rfind("postgres://", 0) == 0;
+}
+
 class PostgresConnection {
  public:
   struct Rows {

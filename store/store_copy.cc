@@ -9,10 +9,9 @@
 
 #include "store/copy_endpoint.h"
 #include "store/row_tables.h"
+#include "store/schema_dialect.h"
 
 namespace xladb::store {
-
-extern const char kSchemaSql[];  // generated from schema.sql
 
 namespace {
 
@@ -50,7 +49,7 @@ std::vector<TableRule> RunRules() {
 // database: the same on both backends (tests/postgres/schema_parity_test.cc).
 std::map<std::string, std::vector<std::string>> SchemaColumns() {
   SQLite::Database db(":memory:", SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-  db.exec(kSchemaSql);
+  db.exec(SchemaSql(SqlDialect::kSqlite));
   std::map<std::string, std::vector<std::string>> tables;
   SQLite::Statement q(db, "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'");
   while (q.executeStep()) {
@@ -68,10 +67,13 @@ std::string Joined(const std::vector<std::string>& columns) {
   return s;
 }
 
-std::string WithPlaceholder(std::string text, const char* placeholder) {
+// `text` with its n-th `@` replaced by the endpoint's placeholder for parameter n.
+std::string WithPlaceholders(std::string text, const CopyEndpoint& endpoint) {
+  int n = 0;
   for (size_t at = text.find('@'); at != std::string::npos; at = text.find('@', at)) {
+    const std::string placeholder = endpoint.Placeholder(++n);
     text.replace(at, 1, placeholder);
-    at += std::string_view(placeholder).size();
+    at += placeholder.size();
   }
   return text;
 }
@@ -97,7 +99,7 @@ class Copier {
     const std::vector<std::string>& columns = columns_.at(table);
     if (Status begun = dst_.BeginTable(table, columns); !begun.ok()) return begun;
     Status read = src_.ReadRows(
-        "SELECT " + Joined(columns) + " FROM " + table + " WHERE " + WithPlaceholder(where, src_.placeholder()), key,
+        "SELECT " + Joined(columns) + " FROM " + table + " WHERE " + WithPlaceholders(where, src_), key,
         [&](const CopyEndpoint::Row& row) { return dst_.AddRow(row); });
     StatusOr<int64_t> stored = dst_.EndTable();  // always ended, so the destination is usable again
     if (!read.ok()) return read;
@@ -126,9 +128,8 @@ Status CheckTheSourceOnlyGrew(CopyEndpoint& src, CopyEndpoint& dst) {
                                "FROM runs ORDER BY run_id",
                                {});
   if (!copied_runs.ok()) return copied_runs.status();
-  const std::string find = WithPlaceholder(
-      "SELECT name, CASE WHEN detail_pruned_at_us IS NULL THEN 0 ELSE 1 END FROM runs WHERE run_id = @",
-      src.placeholder());
+  const std::string find = WithPlaceholders(
+      "SELECT name, CASE WHEN detail_pruned_at_us IS NULL THEN 0 ELSE 1 END FROM runs WHERE run_id = @", src);
   for (const CopyEndpoint::Row& run : *copied_runs) {
     auto there = src.Query(find, {run[0]});
     if (!there.ok()) return there.status();
@@ -149,9 +150,9 @@ Status CheckTheSourceOnlyGrew(CopyEndpoint& src, CopyEndpoint& dst) {
     const int64_t count = IntOf((*rows)[0][0]);
     const int64_t max_id = IntOf((*rows)[0][1]);
     if (count == 0) continue;
-    auto source = src.Query(WithPlaceholder(std::string("SELECT COUNT(*) FROM ") + table + " WHERE " + id + " <= @",
-                                            src.placeholder()),
-                            {max_id});
+    auto source =
+        src.Query(WithPlaceholders(std::string("SELECT COUNT(*) FROM ") + table + " WHERE " + id + " <= @", src),
+                  {max_id});
     if (!source.ok()) return source.status();
     if (IntOf((*source)[0][0]) != count) {
       return Status::FailedPrecondition(std::string("the source's ") + table +
@@ -206,15 +207,11 @@ StatusOr<CopyReport> Copy(CopyEndpoint& src, CopyEndpoint& dst) {
   std::vector<std::string> failed_runs;
   auto runs = src.Query("SELECT run_id, name FROM runs ORDER BY run_id", {});
   if (!runs.ok()) return runs.status();
-  const std::string find_run = WithPlaceholder("SELECT run_id, name FROM runs WHERE run_id = @ OR name = @",
-                                               dst.placeholder());
+  const std::string find_run = WithPlaceholders("SELECT run_id, name FROM runs WHERE run_id = @ OR name = @", dst);
   for (const CopyEndpoint::Row& run : *runs) {
     const int64_t run_id = IntOf(run[0]);
     const std::string name = TextOf(run[1]);
-    // PostgreSQL numbers its placeholders: the second is $2.
-    std::string find = find_run;
-    if (std::string_view(dst.placeholder()) == "$1") find.replace(find.rfind("$1"), 2, "$2");
-    auto there = dst.Query(find, {run_id, name});
+    auto there = dst.Query(find_run, {run_id, name});
     if (!there.ok()) return there.status();
     bool present = false;
     for (const CopyEndpoint::Row& row : *there) {
