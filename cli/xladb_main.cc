@@ -388,9 +388,12 @@ int main(int argc, char** argv) {
     }
     while (!client.token.empty() && (client.token.back() == '\r' || client.token.back() == ' ')) client.token.pop_back();
   }
-  if (xladb::store::IsPostgresUri(db_path) && !sqlcmd->parsed()) {
-    std::fprintf(stderr, "xladb: --db postgresql://… works with `xladb sql` only (fill it with `xladb copy`); "
-                         "the other commands read SQLite files or xladbd\n");
+  const bool query_command = runs->parsed() || modules->parsed() || trend->parsed() || spills->parsed() ||
+                             top->parsed() || diff->parsed() || retraces->parsed() || check->parsed() ||
+                             report->parsed();
+  if (xladb::store::IsPostgresUri(db_path) && !sqlcmd->parsed() && !query_command) {
+    std::fprintf(stderr, "xladb: --db postgresql://… answers the query commands and `xladb sql` (fill it with "
+                         "`xladb copy`); ingest, label, delete and prune write SQLite files or go through xladbd\n");
     return kExitUsage;
   }
 
@@ -417,9 +420,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "xladb: --format %s is for check only\n", format.c_str());
     return kExitUsage;
   }
-  const bool query_command = runs->parsed() || modules->parsed() || trend->parsed() || spills->parsed() ||
-                             top->parsed() || diff->parsed() || retraces->parsed() || check->parsed() ||
-                             report->parsed();
   if (query_command) {
     std::unique_ptr<QueryBackend> backend;
     if (db_path.empty()) {

@@ -25,7 +25,7 @@ struct Buffer {
 
 // Every value of the module, or the buffers of its peak list (their padded value size; the logical size
 // XLA printed when the value is not resolved or has no size).
-std::vector<Buffer> ReadBuffers(SQLite::Database& sql, int64_t module_id, AttributionScope scope) {
+std::vector<Buffer> ReadBuffers(SqlConnection& sql, int64_t module_id, AttributionScope scope) {
   const char* values =
       "SELECT v.instruction, v.shape_index, v.size_bytes, sh.text, opn.text, sf.path, i.source_line "
       "FROM buffer_values v "
@@ -38,18 +38,18 @@ std::vector<Buffer> ReadBuffers(SQLite::Database& sql, int64_t module_id, Attrib
       "SELECT instruction, shape_index, COALESCE(size_bytes, logical_bytes), shape, op_name, source_file, "
       "       source_line "
       "FROM peak_buffer_details WHERE module_id = ? ORDER BY ordinal";
-  SQLite::Statement q(sql, scope == AttributionScope::kValues ? values : peak);
-  q.bind(1, module_id);
+  auto q = sql.Prepare(scope == AttributionScope::kValues ? values : peak);
+  q->Bind(1, module_id);
   std::vector<Buffer> buffers;
-  while (q.executeStep()) {
+  while (q->Step()) {
     Buffer b;
-    b.instruction = TextOf(q.getColumn(0));
-    b.shape_index = TextOf(q.getColumn(1));
-    b.size = IntOr(q.getColumn(2), -1);
-    b.shape = TextOf(q.getColumn(3));
-    b.op_name = TextOf(q.getColumn(4));
-    b.source_file = TextOf(q.getColumn(5));
-    b.source_line = IntOr(q.getColumn(6), -1);
+    b.instruction = q->Text(0);
+    b.shape_index = q->Text(1);
+    b.size = q->IntOr(2, -1);
+    b.shape = q->Text(3);
+    b.op_name = q->Text(4);
+    b.source_file = q->Text(5);
+    b.source_line = q->IntOr(6, -1);
     buffers.push_back(std::move(b));
   }
   return buffers;
@@ -113,12 +113,12 @@ void Pair(std::vector<Buffer>& base, std::vector<Buffer>& cur, KeyFn key, const 
   }
 }
 
-void ReadSummary(SQLite::Database& sql, int64_t module_id, int64_t* peak_time, int64_t* schedule_length) {
-  SQLite::Statement q(sql, "SELECT peak_time, schedule_length FROM module_summary WHERE module_id = ?");
-  q.bind(1, module_id);
-  if (q.executeStep()) {
-    *peak_time = IntOr(q.getColumn(0), -1);
-    *schedule_length = IntOr(q.getColumn(1), -1);
+void ReadSummary(SqlConnection& sql, int64_t module_id, int64_t* peak_time, int64_t* schedule_length) {
+  auto q = sql.Prepare("SELECT peak_time, schedule_length FROM module_summary WHERE module_id = ?");
+  q->Bind(1, module_id);
+  if (q->Step()) {
+    *peak_time = q->IntOr(0, -1);
+    *schedule_length = q->IntOr(1, -1);
   }
 }
 
@@ -133,10 +133,10 @@ StatusOr<Attribution> AttributeChange(Database& db, int64_t baseline_module_id, 
   return CatchSqlErrors("attributing a module's change", [&]() -> StatusOr<Attribution> {
     Attribution result;
     result.scope = scope;
-    ReadSummary(db.sql(), baseline_module_id, &result.baseline_peak_time, &result.baseline_schedule_length);
-    ReadSummary(db.sql(), current_module_id, &result.current_peak_time, &result.current_schedule_length);
-    std::vector<Buffer> base = ReadBuffers(db.sql(), baseline_module_id, scope);
-    std::vector<Buffer> cur = ReadBuffers(db.sql(), current_module_id, scope);
+    ReadSummary(db.connection(), baseline_module_id, &result.baseline_peak_time, &result.baseline_schedule_length);
+    ReadSummary(db.connection(), current_module_id, &result.current_peak_time, &result.current_schedule_length);
+    std::vector<Buffer> base = ReadBuffers(db.connection(), baseline_module_id, scope);
+    std::vector<Buffer> cur = ReadBuffers(db.connection(), current_module_id, scope);
     std::vector<BufferChange>& changes = result.changes;
     Pair(base, cur, [](const Buffer& b) -> std::optional<Key> { return Key(b.instruction, b.shape_index, "", "", 0); },
          "name", &changes);

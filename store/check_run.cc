@@ -25,12 +25,12 @@ struct RunRef {
   int64_t run_time_us = 0;
 };
 
-StatusOr<Baseline> ResolveBaseline(SQLite::Database& sql, const std::string& selector, const RunRef& run) {
+StatusOr<Baseline> ResolveBaseline(SqlConnection& sql, const std::string& selector, const RunRef& run) {
   Baseline b;
-  auto pick = [&](SQLite::Statement& q) {
-    if (q.executeStep()) {
-      b.run_id = q.getColumn(0).getInt64();
-      b.name = TextOf(q.getColumn(1));
+  auto pick = [&](SqlStatement& q) {
+    if (q.Step()) {
+      b.run_id = q.Int(0);
+      b.name = q.Text(1);
     }
   };
   if (selector.rfind("label:", 0) == 0) {
@@ -40,15 +40,15 @@ StatusOr<Baseline> ResolveBaseline(SQLite::Database& sql, const std::string& sel
       return Status::InvalidArgument("baseline '" + selector + "': a label selector is label:KEY=VALUE");
     }
     b.selected_by = selector;
-    SQLite::Statement q(sql,
+    auto q = sql.Prepare(
                         "SELECT r.run_id, r.name FROM runs r JOIN run_labels l ON l.run_id = r.run_id "
                         "WHERE l.key = ? AND l.value = ? AND r.run_time_us <= ? AND r.run_id <> ? "
                         "ORDER BY r.run_time_us DESC, r.run_id DESC LIMIT 1");
-    q.bind(1, kv.substr(0, eq));
-    q.bind(2, kv.substr(eq + 1));
-    q.bind(3, run.run_time_us);
-    q.bind(4, run.run_id);
-    pick(q);
+    q->Bind(1, kv.substr(0, eq));
+    q->Bind(2, kv.substr(eq + 1));
+    q->Bind(3, run.run_time_us);
+    q->Bind(4, run.run_id);
+    pick(*q);
     if (!b.run_id) b.missing = "no run labelled " + kv + " at or before the checked run's time";
     return b;
   }
@@ -58,43 +58,43 @@ StatusOr<Baseline> ResolveBaseline(SQLite::Database& sql, const std::string& sel
       return Status::InvalidArgument("baseline '" + selector + "': commit:SHA takes a hex commit sha");
     }
     b.selected_by = selector;
-    SQLite::Statement exact(sql,
+    auto exact = sql.Prepare(
                             "SELECT r.run_id, r.name FROM runs r JOIN run_labels l ON l.run_id = r.run_id "
                             "WHERE l.key = 'commit' AND l.value = ? AND r.run_id <> ? "
                             "ORDER BY r.run_time_us DESC, r.run_id DESC LIMIT 1");
-    exact.bind(1, sha);
-    exact.bind(2, run.run_id);
-    pick(exact);
+    exact->Bind(1, sha);
+    exact->Bind(2, run.run_id);
+    pick(*exact);
     if (b.run_id) return b;
     if (sha.size() >= 7) {
-      SQLite::Statement commits(sql,
+      auto commits = sql.Prepare(
                                 "SELECT COUNT(DISTINCT l.value) FROM run_labels l "
                                 "WHERE l.key = 'commit' AND substr(l.value, 1, ?) = ? AND l.run_id <> ?");
-      commits.bind(1, static_cast<int64_t>(sha.size()));
-      commits.bind(2, sha);
-      commits.bind(3, run.run_id);
-      const int64_t n = commits.executeStep() ? commits.getColumn(0).getInt64() : 0;
+      commits->Bind(1, static_cast<int64_t>(sha.size()));
+      commits->Bind(2, sha);
+      commits->Bind(3, run.run_id);
+      const int64_t n = commits->Step() ? commits->Int(0) : 0;
       if (n > 1) {
         b.missing = "commit prefix " + sha + " matches " + std::to_string(n) + " commits; give more of the sha";
         return b;
       }
-      SQLite::Statement prefix(sql,
+      auto prefix = sql.Prepare(
                                "SELECT r.run_id, r.name FROM runs r JOIN run_labels l ON l.run_id = r.run_id "
                                "WHERE l.key = 'commit' AND substr(l.value, 1, ?) = ? AND r.run_id <> ? "
                                "ORDER BY r.run_time_us DESC, r.run_id DESC LIMIT 1");
-      prefix.bind(1, static_cast<int64_t>(sha.size()));
-      prefix.bind(2, sha);
-      prefix.bind(3, run.run_id);
-      pick(prefix);
+      prefix->Bind(1, static_cast<int64_t>(sha.size()));
+      prefix->Bind(2, sha);
+      prefix->Bind(3, run.run_id);
+      pick(*prefix);
       if (b.run_id) return b;
     }
     b.missing = "no run labelled commit=" + sha;
     return b;
   }
   b.selected_by = "name";
-  SQLite::Statement q(sql, "SELECT run_id, name FROM runs WHERE name = ?");
-  q.bind(1, selector);
-  pick(q);
+  auto q = sql.Prepare("SELECT run_id, name FROM runs WHERE name = ?");
+  q->Bind(1, selector);
+  pick(*q);
   if (!b.run_id) b.missing = "baseline run '" + selector + "' not found";
   return b;
 }
@@ -226,11 +226,11 @@ StatusOr<CheckResult> CheckRun(Database& db, const CheckOptions& options) {
   }
   if (Status st = CheckOptionsValid(options, result.metrics); !st.ok()) return st;
   return CatchSqlErrors("checking run '" + options.run + "'", [&]() -> StatusOr<CheckResult> {
-    SQLite::Statement run_q(db.sql(), "SELECT run_id, run_time_us FROM runs WHERE name = ?");
-    run_q.bind(1, options.run);
-    if (!run_q.executeStep()) return Status::NotFound("run '" + options.run + "' not found");
-    const RunRef run{run_q.getColumn(0).getInt64(), run_q.getColumn(1).getInt64()};
-    auto baseline = ResolveBaseline(db.sql(), options.baseline, run);
+    auto run_q = db.connection().Prepare("SELECT run_id, run_time_us FROM runs WHERE name = ?");
+    run_q->Bind(1, options.run);
+    if (!run_q->Step()) return Status::NotFound("run '" + options.run + "' not found");
+    const RunRef run{run_q->Int(0), run_q->Int(1)};
+    auto baseline = ResolveBaseline(db.connection(), options.baseline, run);
     if (!baseline.ok()) return baseline.status();
     result.baseline = baseline->name;
     result.baseline_selected_by = baseline->selected_by;

@@ -11,8 +11,11 @@
 
 #include "store/interned_texts.h"
 #include "store/module_facts.h"
+#include "store/postgres_backend.h"
 #include "store/query_temp_storage.h"
 #include "store/run_summary.h"
+#include "store/schema_dialect.h"
+#include "store/sqlite_connection.h"
 
 namespace xladb::store {
 
@@ -60,7 +63,7 @@ Status ApplySchema(SQLite::Database& db) {
     }
     // Version 4's derived columns (identity, padded live peak, memory spaces) are computed in C++, as ingest
     // computes them.
-    if (first_migration < 4) UpdateDerivedFactsOfAllModules(db);
+    if (first_migration < 4) { SqliteConnection connection(db); UpdateDerivedFactsOfAllModules(connection); }
     if (first_migration < 6) {  // version 6's name hashes and run summaries, as the writer keeps them
       HashAllNames(db);
       UpdateSummariesOfAllRuns(db);
@@ -86,7 +89,30 @@ static void ConfigureSqliteOnce() {
   std::call_once(once, [] { sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0); });
 }
 
+StatusOr<std::unique_ptr<Database>> Database::OpenPostgres(const std::string& uri, Mode mode) {
+  auto pg = PostgresConnection::Connect(uri);
+  if (!pg.ok()) return pg.status();
+  auto backend = std::make_unique<PostgresBackend>(std::move(pg.value()));
+  try {
+    if (mode == Mode::kReadWrite) {
+      backend->Exec("BEGIN; " + SchemaSql(SqlDialect::kPostgresql) + "; COMMIT");
+    } else {
+      auto q = backend->Prepare("SELECT to_regclass('runs') IS NOT NULL");
+      if (!q->Step() || q->Int(0) == 0) {
+        return Status::FailedPrecondition("the PostgreSQL database holds no xladb store (`xladb copy FILE " +
+                                          std::string("URI` or xladbd --db URI creates one)"));
+      }
+      backend->Exec("SET default_transaction_read_only = on");
+    }
+  } catch (const SqlError& e) {
+    if (mode == Mode::kReadWrite) (void)backend->connection().Exec("ROLLBACK");
+    return Status::IoError(std::string("opening the PostgreSQL store: ") + e.what());
+  }
+  return std::unique_ptr<Database>(new Database(nullptr, std::move(backend), uri, mode));
+}
+
 StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path, Mode mode) {
+  if (IsPostgresUri(path)) return OpenPostgres(path, mode);
   ConfigureSqliteOnce();
   try {
     int flags = mode == Mode::kReadOnly ? SQLite::OPEN_READONLY : (SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
@@ -123,7 +149,8 @@ StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path, Mode
                                                : ""));
       }
     }
-    return std::unique_ptr<Database>(new Database(std::move(db), path, mode));
+    auto connection = std::make_unique<SqliteConnection>(*db);
+    return std::unique_ptr<Database>(new Database(std::move(db), std::move(connection), path, mode));
   } catch (const std::exception& e) {
     return Status::IoError("opening database " + path + ": " + e.what());
   }
@@ -131,7 +158,7 @@ StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path, Mode
 
 Status Database::Exec(const std::string& sql) {
   try {
-    db_->exec(sql);
+    connection_->Exec(sql);
     return Status::Ok();
   } catch (const std::exception& e) {
     return Status::Internal(e.what());

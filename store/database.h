@@ -8,7 +8,12 @@
 //   * Readers (kReadOnly) serve queries: they open through the VFS of store/query_temp_storage.h, so their
 //     temp files count against the process-wide temp-storage cap, keep temp data in files (temp_store=FILE)
 //     and sort in the calling thread; their memory stays near their 16 MiB page cache.
-//   * A Database is one SQLite connection: use it from one thread at a time. Open one per thread.
+//   * A PostgreSQL store is opened with a libpq URI (postgresql://…) in place of the path. Read-write applies
+//     the schema (CREATE … IF NOT EXISTS, one transaction); read-only checks that the schema is there and
+//     sets default_transaction_read_only. Today a PostgreSQL Database serves the queries (connection()); the
+//     writer, `xladb delete/prune` and the job log still need SQLite (sqlite() is null there, and callers
+//     refuse with a message first).
+//   * A Database is one connection: use it from one thread at a time. Open one per thread.
 #ifndef XLADB_STORE_DATABASE_H_
 #define XLADB_STORE_DATABASE_H_
 
@@ -18,6 +23,7 @@
 #include <SQLiteCpp/Database.h>
 
 #include "ingest/status.h"
+#include "store/sql_connection.h"
 
 namespace xladb::store {
 
@@ -29,7 +35,14 @@ class Database {
 
   static StatusOr<std::unique_ptr<Database>> Open(const std::string& path, Mode mode = Mode::kReadWrite);
 
+  // The backend interface every query is written against.
+  SqlConnection& connection() { return *connection_; }
+  SqlDialect dialect() const { return connection_->dialect(); }
+  bool is_sqlite() const { return db_ != nullptr; }
+  // The SQLite connection of an SQLite store, for the SQLite-only parts (the writer, prune, the SQL
+  // endpoint's authorizer); must not be called on a PostgreSQL store.
   SQLite::Database& sql() { return *db_; }
+  // The path of a file, or the URI of a PostgreSQL store.
   const std::string& path() const { return path_; }
   Mode mode() const { return mode_; }
 
@@ -37,9 +50,12 @@ class Database {
   Status Exec(const std::string& sql);
 
  private:
-  Database(std::unique_ptr<SQLite::Database> db, std::string path, Mode mode)
-      : db_(std::move(db)), path_(std::move(path)), mode_(mode) {}
-  std::unique_ptr<SQLite::Database> db_;
+  Database(std::unique_ptr<SQLite::Database> db, std::unique_ptr<SqlConnection> connection, std::string path,
+           Mode mode)
+      : db_(std::move(db)), connection_(std::move(connection)), path_(std::move(path)), mode_(mode) {}
+  static StatusOr<std::unique_ptr<Database>> OpenPostgres(const std::string& uri, Mode mode);
+  std::unique_ptr<SQLite::Database> db_;  // null for PostgreSQL
+  std::unique_ptr<SqlConnection> connection_;
   std::string path_;
   Mode mode_;
 };

@@ -4,15 +4,15 @@
 
 namespace xladb::store {
 
-bool ReadSliceUse(const SQLite::Statement& q, SliceUse* u) {
-  const int64_t start = q.getColumn(4).getInt64(), end = q.getColumn(5).getInt64();
+bool ReadSliceUse(const SqlStatement& q, SliceUse* u) {
+  const int64_t start = q.Int(4), end = q.Int(5);
   if (start < 0 || end < start || end >= INT32_MAX - 1) return false;
-  const int64_t allocation = q.getColumn(0).isNull() ? -1 - q.getColumn(6).getInt64() : q.getColumn(0).getInt64();
+  const int64_t allocation = q.IsNull(0) ? -1 - q.Int(6) : q.Int(0);
   if (allocation < INT32_MIN || allocation > INT32_MAX) return false;
   u->allocation = static_cast<int32_t>(allocation);
-  u->offset = q.getColumn(1).getInt64();
-  u->size = q.getColumn(2).getInt64();
-  u->color = static_cast<int32_t>(q.getColumn(3).getInt64());
+  u->offset = q.Int(1);
+  u->size = q.Int(2);
+  u->color = static_cast<int32_t>(q.Int(3));
   u->start = static_cast<int32_t>(start);
   u->end = static_cast<int32_t>(end);
   return true;

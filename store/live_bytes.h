@@ -13,7 +13,7 @@
 #ifndef XLADB_STORE_LIVE_BYTES_H_
 #define XLADB_STORE_LIVE_BYTES_H_
 
-#include <SQLiteCpp/SQLiteCpp.h>
+#include "store/sql_connection.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -46,14 +46,14 @@ inline constexpr const char kLiveSlicesSql[] =
 
 // The SliceUse of a kLiveSlicesSql row; false for a row whose times or allocation are out of range (not a
 // schedule time: reported elsewhere as an ingest issue).
-bool ReadSliceUse(const SQLite::Statement& row, SliceUse* use);
+bool ReadSliceUse(const SqlStatement& row, SliceUse* use);
 
 // Steps `q` (kLiveSlicesSql, bound) to its end: appends each row's SliceUse to `uses` and calls
 // on_row(q, use) for it (rows ReadSliceUse refuses are skipped). Returns the last live_end seen (0: none).
 template <typename OnRow>
-int32_t ReadLiveSlices(SQLite::Statement& q, std::vector<SliceUse>* uses, OnRow&& on_row) {
+int32_t ReadLiveSlices(SqlStatement& q, std::vector<SliceUse>* uses, OnRow&& on_row) {
   int32_t last_time = 0;
-  while (q.executeStep()) {
+  while (q.Step()) {
     SliceUse u;
     if (!ReadSliceUse(q, &u)) continue;
     last_time = std::max(last_time, u.end);

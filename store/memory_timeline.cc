@@ -15,39 +15,39 @@ StatusOr<MemoryTimeline> LoadMemoryTimeline(Database& db, int64_t module_id) {
                         [&]() -> StatusOr<MemoryTimeline> {
     MemoryTimeline t;
     t.module_id = module_id;
-    SQLite::Statement summary(db.sql(),
+    auto summary = db.connection().Prepare(
                               "SELECT s.schedule_length, s.peak_time, s.peak_bytes, s.live_range_count "
                               "FROM modules m LEFT JOIN module_summary s ON s.module_id = m.module_id "
                               "WHERE m.module_id = ?");
-    summary.bind(1, module_id);
-    if (!summary.executeStep()) return Status::NotFound("module " + std::to_string(module_id) + " not found");
-    t.schedule_length = IntOr(summary.getColumn(0), -1);
-    t.xla_peak_time = IntOr(summary.getColumn(1), -1);
-    t.xla_peak_bytes = IntOr(summary.getColumn(2), -1);
-    const int64_t live_ranges = IntOr(summary.getColumn(3), 0);
+    summary->Bind(1, module_id);
+    if (!summary->Step()) return Status::NotFound("module " + std::to_string(module_id) + " not found");
+    t.schedule_length = summary->IntOr(0, -1);
+    t.xla_peak_time = summary->IntOr(1, -1);
+    t.xla_peak_bytes = summary->IntOr(2, -1);
+    const int64_t live_ranges = summary->IntOr(3, 0);
 
     // Logical sizes per shape: a module has far fewer shapes than values.
     std::unordered_map<int64_t, std::optional<int64_t>> logical_size;
-    SQLite::Statement shapes(db.sql(),
+    auto shapes = db.connection().Prepare(
                              "SELECT shape_id, text FROM shapes WHERE shape_id IN "
                              "(SELECT DISTINCT shape_id FROM buffer_values WHERE module_id = ?)");
-    shapes.bind(1, module_id);
-    while (shapes.executeStep()) {
-      logical_size.emplace(shapes.getColumn(0).getInt64(), LogicalByteSize(shapes.getColumn(1).getString()));
+    shapes->Bind(1, module_id);
+    while (shapes->Step()) {
+      logical_size.emplace(shapes->Int(0), LogicalByteSize(shapes->Text(1)));
     }
 
     // Before 2025-04 XLA sized a tuple element by its whole defining instruction's shape (§4.1): the size
     // each such value would have had then, from the instruction's shape.
     std::unordered_map<int64_t, int64_t> instruction_size;
-    SQLite::Statement elements(db.sql(),
+    auto elements = db.connection().Prepare(
                                "SELECT v.value_id, sh.text FROM buffer_values v "
                                "JOIN instructions i ON i.module_id = v.module_id AND i.name = v.instruction "
                                "JOIN shapes sh ON sh.shape_id = i.shape_id "
                                "WHERE v.module_id = ? AND v.shape_index <> '{}'");
-    elements.bind(1, module_id);
-    while (elements.executeStep()) {
-      if (auto size = LogicalByteSize(elements.getColumn(1).getString())) {
-        instruction_size.emplace(elements.getColumn(0).getInt64(), *size);
+    elements->Bind(1, module_id);
+    while (elements->Step()) {
+      if (auto size = LogicalByteSize(elements->Text(1))) {
+        instruction_size.emplace(elements->Int(0), *size);
       }
     }
 
@@ -60,16 +60,16 @@ StatusOr<MemoryTimeline> LoadMemoryTimeline(Database& db, int64_t module_id) {
     };
     std::vector<ValueSize> logical;
     logical.reserve(uses.capacity());
-    SQLite::Statement q(db.sql(), kLiveSlicesSql);
-    q.bind(1, module_id);
-    int32_t last_time = ReadLiveSlices(q, &uses, [&](const SQLite::Statement& row, const SliceUse& u) {
+    auto q = db.connection().Prepare(kLiveSlicesSql);
+    q->Bind(1, module_id);
+    int32_t last_time = ReadLiveSlices(*q, &uses, [&](const SqlStatement& row, const SliceUse& u) {
       std::optional<int64_t> size;
-      if (!row.getColumn(7).isNull()) {
-        auto found = logical_size.find(row.getColumn(7).getInt64());
+      if (!row.IsNull(7)) {
+        auto found = logical_size.find(row.Int(7));
         if (found != logical_size.end()) size = found->second;
       }
       if (!size) ++t.values_without_logical_size;
-      const auto whole = instruction_size.find(row.getColumn(6).getInt64());
+      const auto whole = instruction_size.find(row.Int(6));
       logical.push_back({u.start, u.end, size.value_or(0),
                          whole != instruction_size.end() ? whole->second : size.value_or(0)});
     });
@@ -104,12 +104,12 @@ StatusOr<MemoryTimeline> LoadMemoryTimeline(Database& db, int64_t module_id) {
     }
 
     t.instructions.resize(t.logical_bytes.size());
-    SQLite::Statement schedule(db.sql(), "SELECT time, instruction FROM schedule WHERE module_id = ? AND time <= ?");
-    schedule.bind(1, module_id);
-    schedule.bind(2, static_cast<int64_t>(last_time));
-    while (schedule.executeStep()) {
-      const int64_t time = schedule.getColumn(0).getInt64();
-      if (time >= 0) t.instructions[static_cast<size_t>(time)] = schedule.getColumn(1).getString();
+    auto schedule = db.connection().Prepare("SELECT time, instruction FROM schedule WHERE module_id = ? AND time <= ?");
+    schedule->Bind(1, module_id);
+    schedule->Bind(2, static_cast<int64_t>(last_time));
+    while (schedule->Step()) {
+      const int64_t time = schedule->Int(0);
+      if (time >= 0) t.instructions[static_cast<size_t>(time)] = schedule->Text(1);
     }
     return t;
   });

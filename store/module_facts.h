@@ -29,13 +29,13 @@
 //     with each space's padded live peak.
 //
 // Contract: runs on the caller's read-write connection inside its transaction (the writer's file
-// transaction, or the schema migration's); throws SQLite::Exception on database errors, like the writer's
+// transaction, or the schema migration's); throws SqlError on database errors, like the writer's
 // own statements (the callers turn them into Status). Not thread-safe; one connection, one thread. The
 // connection must outlive the object, which keeps its statements prepared.
 #ifndef XLADB_STORE_MODULE_FACTS_H_
 #define XLADB_STORE_MODULE_FACTS_H_
 
-#include <SQLiteCpp/SQLiteCpp.h>
+#include "store/sql_connection.h"
 
 #include <cstdint>
 #include <memory>
@@ -56,7 +56,7 @@ struct FileFacts {
 
 class DerivedModuleFacts {
  public:
-  explicit DerivedModuleFacts(SQLite::Database& sql);
+  explicit DerivedModuleFacts(SqlConnection& sql);
   ~DerivedModuleFacts();
   DerivedModuleFacts(const DerivedModuleFacts&) = delete;
   DerivedModuleFacts& operator=(const DerivedModuleFacts&) = delete;
@@ -71,12 +71,12 @@ class DerivedModuleFacts {
   struct Statements;  // the prepared statements (module_facts.cc)
 
  private:
-  SQLite::Database& sql_;
+  SqlConnection& sql_;
   std::unique_ptr<Statements> st_;  // prepared on first use
 };
 
 // Every module of the file (schema migration to version 4).
-void UpdateDerivedFactsOfAllModules(SQLite::Database& sql);
+void UpdateDerivedFactsOfAllModules(SqlConnection& sql);
 
 // The identity key of a module with these parts (exposed for tests).
 std::string ModuleIdentityKey(const std::string& name, const std::string& stage, const std::string& entry_signature,

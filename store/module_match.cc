@@ -1,11 +1,10 @@
 #include "store/module_match.h"
 
-#include <SQLiteCpp/SQLiteCpp.h>
-
 #include <set>
 #include <string_view>
 
 #include "store/query_sql.h"
+#include "store/schema_dialect.h"
 
 namespace xladb::store {
 
@@ -13,9 +12,9 @@ extern const char kSchemaSql[];  // generated from schema.sql
 
 namespace {
 
-// The module_matches view's SELECT, from schema.sql, with its `/*@runs*/` marker (inside the `m` CTE)
-// replaced by `restriction`.
-std::string RestrictedModuleMatchesSql(std::string_view restriction) {
+// The module_matches view's SELECT, from schema.sql in `dialect`, with its `/*@runs*/` marker (inside the
+// `m` CTE) replaced by `restriction`.
+std::string RestrictedModuleMatchesSql(SqlDialect dialect, std::string_view restriction) {
   static const std::string view = [] {
     const std::string_view schema(kSchemaSql);
     constexpr std::string_view kHead = "CREATE VIEW IF NOT EXISTS module_matches AS\n";
@@ -24,8 +23,9 @@ std::string RestrictedModuleMatchesSql(std::string_view restriction) {
     if (begin == std::string_view::npos || end == std::string_view::npos) return std::string();
     return std::string(schema.substr(begin + kHead.size(), end - begin - kHead.size()));
   }();
+  static const std::string postgres_view = TranslateSchema(view, SqlDialect::kPostgresql);
   constexpr std::string_view kMarker = "/*@runs*/";
-  std::string sql = view;
+  std::string sql = dialect == SqlDialect::kPostgresql ? postgres_view : view;
   const size_t at = sql.find(kMarker);
   if (at == std::string::npos) return {};
   sql.replace(at, kMarker.size(), restriction);
@@ -56,7 +56,7 @@ StatusOr<std::vector<ModuleRow>> LoadModuleRows(Database& db, const Conditions& 
   try {
     std::string columns;
     for (const ModuleMetric& m : kModuleMetrics) columns += ", mm." + std::string(m.name);
-    SQLite::Statement q(db.sql(),
+    auto q = db.connection().Prepare(
                         "SELECT mm.module_id, mm.run_id, mm.run_name, mm.run_time_us, mm.module_name, mm.stage, "
                         "       mm.folder, mm.backend, mm.entry_signature, mm.identity_key, mo.fingerprint, "
                         "       mo.fingerprint_source, mm.xla_module_id, mm.peak_time, mm.live_peak_padded_time, "
@@ -66,23 +66,23 @@ StatusOr<std::vector<ModuleRow>> LoadModuleRows(Database& db, const Conditions& 
                             where.Where() +
                             " ORDER BY mm.run_time_us, mm.run_id, mm.module_name, mm.stage, mm.folder, "
                             "COALESCE(mm.xla_module_id, -1), mm.module_id");
-    BindArgs(q, where.args());
+    BindArgs(*q, where.args());
     std::vector<ModuleRow> rows;
-    while (q.executeStep()) {
+    while (q->Step()) {
       ModuleRow r;
-      r.module_id = q.getColumn(0).getInt64();
-      r.run_id = q.getColumn(1).getInt64();
-      r.run_name = TextOf(q.getColumn(2));
-      r.run_time_us = q.getColumn(3).getInt64();
-      r.name = TextOf(q.getColumn(4));
-      r.stage = TextOf(q.getColumn(5));
-      r.folder = TextOf(q.getColumn(6));
-      r.backend = TextOf(q.getColumn(7));
-      r.entry_signature = TextOf(q.getColumn(8));
-      r.identity_key = TextOf(q.getColumn(9));
-      r.fingerprint = TextOf(q.getColumn(10));
-      r.fingerprint_source = TextOf(q.getColumn(11));
-      auto int_or = [&](int i) { return q.getColumn(i).isNull() ? int64_t{-1} : q.getColumn(i).getInt64(); };
+      r.module_id = q->Int(0);
+      r.run_id = q->Int(1);
+      r.run_name = q->Text(2);
+      r.run_time_us = q->Int(3);
+      r.name = q->Text(4);
+      r.stage = q->Text(5);
+      r.folder = q->Text(6);
+      r.backend = q->Text(7);
+      r.entry_signature = q->Text(8);
+      r.identity_key = q->Text(9);
+      r.fingerprint = q->Text(10);
+      r.fingerprint_source = q->Text(11);
+      auto int_or = [&](int i) { return q->IsNull(i) ? int64_t{-1} : q->Int(i); };
       r.xla_module_id = int_or(12);
       r.peak_time = int_or(13);
       r.live_peak_padded_time = int_or(14);
@@ -101,50 +101,50 @@ StatusOr<std::vector<ModulePair>> MatchModules(Database& db, int64_t baseline_ru
   if (baseline_run_id == current_run_id) {
     // A run against itself: every module is its own match.
     try {
-      SQLite::Statement q(db.sql(), std::string("SELECT module_id FROM module_memory WHERE run_id = ?") +
+      auto q = db.connection().Prepare(std::string("SELECT module_id FROM module_memory WHERE run_id = ?") +
                                         (identity_key.empty() ? "" : " AND identity_key = ?") + " ORDER BY module_id");
-      q.bind(1, baseline_run_id);
-      if (!identity_key.empty()) q.bind(2, identity_key);
+      q->Bind(1, baseline_run_id);
+      if (!identity_key.empty()) q->Bind(2, identity_key);
       std::vector<ModulePair> pairs;
-      while (q.executeStep()) pairs.push_back({q.getColumn(0).getInt64(), q.getColumn(0).getInt64(), "identity"});
+      while (q->Step()) pairs.push_back({q->Int(0), q->Int(0), "identity"});
       return pairs;
     } catch (const std::exception& e) {
       return Status::IoError(std::string("matching a run's modules with themselves: ") + e.what());
     }
   }
-  std::string restriction = "AND mm.run_id IN (:a, :b)";
-  if (!identity_key.empty()) restriction += " AND mm.identity_key = :key";
-  const std::string body = RestrictedModuleMatchesSql(restriction);
+  std::string restriction = "AND mm.run_id IN (?1, ?2)";
+  if (!identity_key.empty()) restriction += " AND mm.identity_key = ?3";
+  const std::string body = RestrictedModuleMatchesSql(db.dialect(), restriction);
   if (body.empty()) return Status::Internal("schema.sql has no module_matches view with its /*@runs*/ marker");
   try {
-    SQLite::Statement q(db.sql(), "SELECT module_id_a, module_id_b, matched_by FROM (" + body +
-                                      ") WHERE run_id_a = :a AND run_id_b = :b ORDER BY module_id_b");
-    q.bind(":a", baseline_run_id);
-    q.bind(":b", current_run_id);
-    if (!identity_key.empty()) q.bind(":key", identity_key);
+    auto q = db.connection().Prepare("SELECT module_id_a, module_id_b, matched_by FROM (" + body +
+                                      ") AS matches WHERE run_id_a = ?1 AND run_id_b = ?2 ORDER BY module_id_b");
+    q->Bind(1, baseline_run_id);
+    q->Bind(2, current_run_id);
+    if (!identity_key.empty()) q->Bind(3, identity_key);
     std::vector<ModulePair> pairs;
     std::set<int64_t> matched;
-    while (q.executeStep()) {
+    while (q->Step()) {
       ModulePair p;
-      p.baseline_module_id = q.getColumn(0).getInt64();
-      p.current_module_id = q.getColumn(1).getInt64();
-      p.matched_by = TextOf(q.getColumn(2));
+      p.baseline_module_id = q->Int(0);
+      p.current_module_id = q->Int(1);
+      p.matched_by = q->Text(2);
       matched.insert(p.baseline_module_id);
       matched.insert(p.current_module_id);
       pairs.push_back(std::move(p));
     }
-    SQLite::Statement lone(db.sql(),
-                           std::string("SELECT module_id, run_id FROM module_memory WHERE run_id IN (:a, :b)") +
-                               (identity_key.empty() ? "" : " AND identity_key = :key") + " ORDER BY module_id");
-    lone.bind(":a", baseline_run_id);
-    lone.bind(":b", current_run_id);
-    if (!identity_key.empty()) lone.bind(":key", identity_key);
+    auto lone = db.connection().Prepare(
+                           std::string("SELECT module_id, run_id FROM module_memory WHERE run_id IN (?1, ?2)") +
+                               (identity_key.empty() ? "" : " AND identity_key = ?3") + " ORDER BY module_id");
+    lone->Bind(1, baseline_run_id);
+    lone->Bind(2, current_run_id);
+    if (!identity_key.empty()) lone->Bind(3, identity_key);
     std::vector<ModulePair> added;
-    while (lone.executeStep()) {
-      const int64_t id = lone.getColumn(0).getInt64();
+    while (lone->Step()) {
+      const int64_t id = lone->Int(0);
       if (matched.count(id)) continue;
       ModulePair p;
-      if (lone.getColumn(1).getInt64() == baseline_run_id) {
+      if (lone->Int(1) == baseline_run_id) {
         p.baseline_module_id = id;
         pairs.push_back(p);
       } else {

@@ -18,27 +18,27 @@ Status NoPointsStatus(Database& db, const TrendQuery& query) {
   Status st = AddNameMatch(&any, "m.name", query.module, "module");
   if (!st.ok()) return st;
   std::string what = "module '" + query.module + "'";
-  SQLite::Statement exists(db.sql(), "SELECT COUNT(*), SUM(EXISTS (SELECT 1 FROM module_memory mm "
-                                     "WHERE mm.module_id = m.module_id)) FROM modules m" + any.Where());
-  BindArgs(exists, any.args());
-  exists.executeStep();
-  if (exists.getColumn(0).getInt64() == 0) return Status::NotFound(what + " not found in any run");
+  auto exists = db.connection().Prepare("SELECT COUNT(*), SUM(CASE WHEN EXISTS (SELECT 1 FROM module_memory mm "
+                                     "WHERE mm.module_id = m.module_id) THEN 1 ELSE 0 END) FROM modules m" + any.Where());
+  BindArgs(*exists, any.args());
+  exists->Step();
+  if (exists->Int(0) == 0) return Status::NotFound(what + " not found in any run");
   if (!query.stage.empty()) {
     Conditions at_stage = any;
     at_stage.Add("m.stage = ?", query.stage);
-    SQLite::Statement staged(db.sql(), "SELECT COUNT(*), SUM(EXISTS (SELECT 1 FROM module_memory mm "
-                                       "WHERE mm.module_id = m.module_id)) FROM modules m" + at_stage.Where());
-    BindArgs(staged, at_stage.args());
-    staged.executeStep();
-    if (staged.getColumn(0).getInt64() == 0) {
+    auto staged = db.connection().Prepare("SELECT COUNT(*), SUM(CASE WHEN EXISTS (SELECT 1 FROM module_memory mm "
+                                       "WHERE mm.module_id = m.module_id) THEN 1 ELSE 0 END) FROM modules m" + at_stage.Where());
+    BindArgs(*staged, at_stage.args());
+    staged->Step();
+    if (staged->Int(0) == 0) {
       return Status::NotFound(what + " has no stage '" + query.stage + "' in any run (`xladb modules RUN` lists stages)");
     }
-    if (staged.getColumn(1).getInt64() == 0) {
+    if (staged->Int(1) == 0) {
       return Status::NotFound(what + " at stage '" + query.stage +
                               "' has no buffer assignment in any run, so no memory figures: XLA writes buffer "
                               "assignments after optimizations only");
     }
-  } else if (exists.getColumn(1).getInt64() == 0) {
+  } else if (exists->Int(1) == 0) {
     return Status::NotFound(what + " has no buffer assignment in any run, so no memory figures");
   }
   return Status::NotFound(what + ": no run passes the filters (labels, time, folder, xla id, fingerprint)");
@@ -51,11 +51,11 @@ struct InstancesInRun {
 };
 std::unordered_map<int64_t, InstancesInRun> InstancesByRun(Database& db, const std::string& identity_key) {
   std::unordered_map<int64_t, InstancesInRun> by_run;
-  SQLite::Statement q(db.sql(), "SELECT run_id, COUNT(*), MIN(module_id) FROM module_memory "
+  auto q = db.connection().Prepare("SELECT run_id, COUNT(*), MIN(module_id) FROM module_memory "
                                 "WHERE identity_key = ? GROUP BY run_id");
-  q.bind(1, identity_key);
-  while (q.executeStep()) {
-    by_run[q.getColumn(0).getInt64()] = {q.getColumn(1).getInt64(), q.getColumn(2).getInt64()};
+  q->Bind(1, identity_key);
+  while (q->Step()) {
+    by_run[q->Int(0)] = {q->Int(1), q->Int(2)};
   }
   return by_run;
 }

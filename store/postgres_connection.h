@@ -58,6 +58,9 @@ class PostgresConnection {
   // in a read-only transaction, "42501" a missing privilege, "57014" a cancelled statement (its timeout).
   const std::string& last_sqlstate() const { return last_sqlstate_; }
 
+  // libpq's connection, for the store's backend (store/postgres_backend.h); owned by this object.
+  pg_conn* raw() { return conn_; }
+
  private:
   explicit PostgresConnection(pg_conn* conn) : conn_(conn) {}
   // The Status of a failed result, remembering its SQLSTATE.

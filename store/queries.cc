@@ -28,36 +28,36 @@ constexpr const char* kRunColumns =
     "r.run_id, r.name, r.source_path, r.run_time_us, r.run_time_source, r.created_at_us, r.updated_at_us, "
     "r.file_count, r.ingested_file_count, r.error_file_count, r.module_count";
 
-RunInfo ReadRunColumns(SQLite::Statement& q) {
+RunInfo ReadRunColumns(SqlStatement& q) {
   RunInfo run;
-  run.run_id = q.getColumn(0).getInt64();
-  run.name = TextOf(q.getColumn(1));
-  run.source_path = TextOf(q.getColumn(2));
-  run.run_time_us = q.getColumn(3).getInt64();
-  run.run_time_source = TextOf(q.getColumn(4));
-  run.created_at_us = q.getColumn(5).getInt64();
-  run.updated_at_us = q.getColumn(6).getInt64();
-  run.file_count = q.getColumn(7).getInt64();
-  run.ingested_file_count = q.getColumn(8).getInt64();
-  run.error_file_count = q.getColumn(9).getInt64();
-  run.module_count = q.getColumn(10).getInt64();
+  run.run_id = q.Int(0);
+  run.name = q.Text(1);
+  run.source_path = q.Text(2);
+  run.run_time_us = q.Int(3);
+  run.run_time_source = q.Text(4);
+  run.created_at_us = q.Int(5);
+  run.updated_at_us = q.Int(6);
+  run.file_count = q.Int(7);
+  run.ingested_file_count = q.Int(8);
+  run.error_file_count = q.Int(9);
+  run.module_count = q.Int(10);
   return run;
 }
 
 // Fills a run's labels; prepared once, used for every run of a page.
 class RunLabelsReader {
  public:
-  explicit RunLabelsReader(SQLite::Database& db)
-      : labels_(db, "SELECT key, value FROM run_labels WHERE run_id = ? ORDER BY key") {}
+  explicit RunLabelsReader(SqlConnection& db)
+      : labels_(db.Prepare("SELECT key, value FROM run_labels WHERE run_id = ? ORDER BY key")) {}
 
   void Fill(RunInfo* run) {
-    labels_.reset();
-    labels_.bind(1, run->run_id);
-    while (labels_.executeStep()) run->labels.emplace_back(TextOf(labels_.getColumn(0)), TextOf(labels_.getColumn(1)));
+    labels_->Reset();
+    labels_->Bind(1, run->run_id);
+    while (labels_->Step()) run->labels.emplace_back(labels_->Text(0), labels_->Text(1));
   }
 
  private:
-  SQLite::Statement labels_;
+  std::unique_ptr<SqlStatement> labels_;
 };
 
 // The page token is the (run_time_us, run_id) of the last run returned: pages are keyset ranges of the
@@ -96,26 +96,26 @@ const std::string kSpillRowsByRunTime = std::string(kSpillColumns) +
                                         "JOIN modules m ON m.module_id = k.module_id WHERE k.run_id = r.run_id";
 
 // Appends the rows of `sql` (its placeholders `args`, then LIMIT `limit` unless it is negative) to `rows`.
-void ReadSpillRows(SQLite::Database& db, const std::string& sql, const std::vector<SqlArg>& args, int64_t limit,
+void ReadSpillRows(SqlConnection& db, const std::string& sql, const std::vector<SqlArg>& args, int64_t limit,
                    std::vector<SpillRateRow>* rows) {
-  SQLite::Statement q(db, limit >= 0 ? sql + " LIMIT ?" : sql);
-  const int next = BindArgs(q, args);
-  if (limit >= 0) q.bind(next, limit);
-  while (q.executeStep()) {
+  auto q = db.Prepare(limit >= 0 ? sql + " LIMIT ?" : sql);
+  const int next = BindArgs(*q, args);
+  if (limit >= 0) q->Bind(next, limit);
+  while (q->Step()) {
     SpillRateRow row;
-    row.run_name = TextOf(q.getColumn(0));
-    row.run_time_us = q.getColumn(1).getInt64();
-    row.module_name = TextOf(q.getColumn(2));
-    row.kernel = TextOf(q.getColumn(3));
-    row.vmem_spills = IntOr(q.getColumn(4), 0);
-    row.vmem_fills = IntOr(q.getColumn(5), 0);
-    row.smem_spills = IntOr(q.getColumn(6), 0);
-    row.smem_fills = IntOr(q.getColumn(7), 0);
-    row.bundles = IntOr(q.getColumn(8), 0);
-    row.vmem_spill_rate = RealOr(q.getColumn(9), 0);
-    row.vmem_fill_rate = RealOr(q.getColumn(10), 0);
-    row.smem_spill_rate = RealOr(q.getColumn(11), 0);
-    row.smem_fill_rate = RealOr(q.getColumn(12), 0);
+    row.run_name = q->Text(0);
+    row.run_time_us = q->Int(1);
+    row.module_name = q->Text(2);
+    row.kernel = q->Text(3);
+    row.vmem_spills = q->IntOr(4, 0);
+    row.vmem_fills = q->IntOr(5, 0);
+    row.smem_spills = q->IntOr(6, 0);
+    row.smem_fills = q->IntOr(7, 0);
+    row.bundles = q->IntOr(8, 0);
+    row.vmem_spill_rate = q->RealOr(9, 0);
+    row.vmem_fill_rate = q->RealOr(10, 0);
+    row.smem_spill_rate = q->RealOr(11, 0);
+    row.smem_fill_rate = q->RealOr(12, 0);
     rows->push_back(std::move(row));
   }
 }
@@ -145,17 +145,17 @@ StatusOr<RunPage> ListRuns(Database& db, const RunFilter& filter) {
     where.Add("(r.run_time_us < ? OR (r.run_time_us = ? AND r.run_id < ?))", after_time, after_time, after_id);
   }
   return CatchSqlErrors("listing runs", [&]() -> StatusOr<RunPage> {
-    SQLite::Statement q(db.sql(), std::string("SELECT ") + kRunColumns + " FROM runs r" + where.Where() +
+    auto q = db.connection().Prepare(std::string("SELECT ") + kRunColumns + " FROM runs r" + where.Where() +
                                       " ORDER BY r.run_time_us DESC, r.run_id DESC LIMIT ?");
-    int next = BindArgs(q, where.args());
-    q.bind(next, page_size + 1);  // one more than the page, to know whether another page follows
+    int next = BindArgs(*q, where.args());
+    q->Bind(next, page_size + 1);  // one more than the page, to know whether another page follows
     RunPage page;
-    while (q.executeStep()) page.runs.push_back(ReadRunColumns(q));
+    while (q->Step()) page.runs.push_back(ReadRunColumns(*q));
     if (static_cast<int64_t>(page.runs.size()) > page_size) {
       page.runs.resize(static_cast<size_t>(page_size));
       page.next_page_token = MakeRunPageToken(page.runs.back());
     }
-    RunLabelsReader labels(db.sql());
+    RunLabelsReader labels(db.connection());
     for (RunInfo& run : page.runs) labels.Fill(&run);
     return page;
   });
@@ -163,11 +163,11 @@ StatusOr<RunPage> ListRuns(Database& db, const RunFilter& filter) {
 
 StatusOr<RunInfo> GetRun(Database& db, const std::string& run_name) {
   return CatchSqlErrors("reading run '" + run_name + "'", [&]() -> StatusOr<RunInfo> {
-    SQLite::Statement q(db.sql(), std::string("SELECT ") + kRunColumns + " FROM runs r WHERE r.name = ?");
-    q.bind(1, run_name);
-    if (!q.executeStep()) return Status::NotFound("run '" + run_name + "' not found");
-    RunInfo run = ReadRunColumns(q);
-    RunLabelsReader(db.sql()).Fill(&run);
+    auto q = db.connection().Prepare(std::string("SELECT ") + kRunColumns + " FROM runs r WHERE r.name = ?");
+    q->Bind(1, run_name);
+    if (!q->Step()) return Status::NotFound("run '" + run_name + "' not found");
+    RunInfo run = ReadRunColumns(*q);
+    RunLabelsReader(db.connection()).Fill(&run);
     return run;
   });
 }
@@ -176,14 +176,13 @@ StatusOr<std::vector<ModuleMemoryInfo>> ListModules(Database& db, const std::str
                                                     const std::string& name_pattern) {
   return CatchSqlErrors("listing modules of run '" + run_name + "'",
                         [&]() -> StatusOr<std::vector<ModuleMemoryInfo>> {
-    StatusOr<int64_t> run_id = FindRunId(db.sql(), run_name);
+    StatusOr<int64_t> run_id = FindRunId(db.connection(), run_name);
     if (!run_id.ok()) return run_id.status();
     Conditions where;
     where.Add("m.run_id = ?", *run_id);
     Status st = AddNameMatch(&where, "m.name", name_pattern, "module name");
     if (!st.ok()) return st;
-    SQLite::Statement q(
-        db.sql(),
+    auto q = db.connection().Prepare(
         "SELECT m.module_id, m.name, m.xla_module_id, m.stage, m.backend, m.fingerprint, "
         "       EXISTS (SELECT 1 FROM module_memory mm WHERE mm.module_id = m.module_id), "
         "       s.peak_bytes, s.peak_time, s.total_bytes, s.parameter_bytes, s.output_bytes, s.temp_bytes, "
@@ -191,32 +190,32 @@ StatusOr<std::vector<ModuleMemoryInfo>> ListModules(Database& db, const std::str
         "       m.identity_key, s.live_peak_padded_bytes, s.live_peak_padded_time, s.color0_total_bytes "
         "FROM modules m LEFT JOIN module_summary s ON s.module_id = m.module_id" +
             where.Where() + " ORDER BY m.name, m.stage, COALESCE(m.xla_module_id, -1), m.folder, m.module_id");
-    BindArgs(q, where.args());
+    BindArgs(*q, where.args());
     std::vector<ModuleMemoryInfo> modules;
-    while (q.executeStep()) {
+    while (q->Step()) {
       ModuleMemoryInfo m;
-      m.module_id = q.getColumn(0).getInt64();
-      m.name = TextOf(q.getColumn(1));
-      m.xla_module_id = IntOr(q.getColumn(2), -1);
-      m.stage = TextOf(q.getColumn(3));
-      m.backend = TextOf(q.getColumn(4));
-      m.fingerprint = TextOf(q.getColumn(5));
-      m.has_buffer_assignment = q.getColumn(6).getInt() != 0;
-      m.peak_bytes = IntOr(q.getColumn(7), -1);
-      m.peak_time = IntOr(q.getColumn(8), -1);
-      m.total_bytes = IntOr(q.getColumn(9), -1);
-      m.parameter_bytes = IntOr(q.getColumn(10), -1);
-      m.output_bytes = IntOr(q.getColumn(11), -1);
-      m.temp_bytes = IntOr(q.getColumn(12), -1);
-      m.allocation_count = IntOr(q.getColumn(13), 0);
-      m.value_count = IntOr(q.getColumn(14), 0);
-      m.instruction_count = IntOr(q.getColumn(15), 0);
-      m.folder = TextOf(q.getColumn(16));
-      m.entry_signature = TextOf(q.getColumn(17));
-      m.identity_key = TextOf(q.getColumn(18));
-      m.live_peak_padded_bytes = IntOr(q.getColumn(19), -1);
-      m.live_peak_padded_time = IntOr(q.getColumn(20), -1);
-      m.color0_total_bytes = IntOr(q.getColumn(21), -1);
+      m.module_id = q->Int(0);
+      m.name = q->Text(1);
+      m.xla_module_id = q->IntOr(2, -1);
+      m.stage = q->Text(3);
+      m.backend = q->Text(4);
+      m.fingerprint = q->Text(5);
+      m.has_buffer_assignment = q->Int(6) != 0;
+      m.peak_bytes = q->IntOr(7, -1);
+      m.peak_time = q->IntOr(8, -1);
+      m.total_bytes = q->IntOr(9, -1);
+      m.parameter_bytes = q->IntOr(10, -1);
+      m.output_bytes = q->IntOr(11, -1);
+      m.temp_bytes = q->IntOr(12, -1);
+      m.allocation_count = q->IntOr(13, 0);
+      m.value_count = q->IntOr(14, 0);
+      m.instruction_count = q->IntOr(15, 0);
+      m.folder = q->Text(16);
+      m.entry_signature = q->Text(17);
+      m.identity_key = q->Text(18);
+      m.live_peak_padded_bytes = q->IntOr(19, -1);
+      m.live_peak_padded_time = q->IntOr(20, -1);
+      m.color0_total_bytes = q->IntOr(21, -1);
       modules.push_back(std::move(m));
     }
     return modules;
@@ -227,7 +226,7 @@ StatusOr<std::vector<SpillRateRow>> SpillRates(Database& db, const SpillQuery& q
   return CatchSqlErrors("spill rates", [&]() -> StatusOr<std::vector<SpillRateRow>> {
     Conditions where;
     if (!query.run.empty()) {
-      StatusOr<int64_t> run_id = FindRunId(db.sql(), query.run);
+      StatusOr<int64_t> run_id = FindRunId(db.connection(), query.run);
       if (!run_id.ok()) return run_id.status();
       where.Add("k.run_id = ?", *run_id);
     }
@@ -243,13 +242,13 @@ StatusOr<std::vector<SpillRateRow>> SpillRates(Database& db, const SpillQuery& q
     // tied row of every run made the top 20 over 1,000 runs take 300 ms.
     std::optional<std::pair<double, double>> cut;
     if (query.run.empty() && query.limit > 0) {
-      SQLite::Statement q(db.sql(), "SELECT k.vmem_spill_rate, k.vmem_fill_rate FROM kernel_spill_summary k" +
+      auto q = db.connection().Prepare("SELECT k.vmem_spill_rate, k.vmem_fill_rate FROM kernel_spill_summary k" +
                                         where.Where() + kRateIndexOrder + " LIMIT 1 OFFSET ?");
-      q.bind(BindArgs(q, where.args()), query.limit - 1);
-      if (q.executeStep()) cut.emplace(q.getColumn(0).getDouble(), q.getColumn(1).getDouble());
+      q->Bind(BindArgs(*q, where.args()), query.limit - 1);
+      if (q->Step()) cut.emplace(q->Real(0), q->Real(1));
     }
     if (!cut) {
-      ReadSpillRows(db.sql(), kSpillRowsByRate + where.Where() + kSpillRateOrder, where.args(), query.limit, &rows);
+      ReadSpillRows(db.connection(), kSpillRowsByRate + where.Where() + kSpillRateOrder, where.args(), query.limit, &rows);
       return rows;
     }
     // Above the cut: among the first N rows of the rate index (a range condition on the descending index
@@ -258,14 +257,14 @@ StatusOr<std::vector<SpillRateRow>> SpillRates(Database& db, const SpillQuery& q
     above.emplace_back(query.limit);
     above.emplace_back(cut->first);
     above.emplace_back(cut->second);
-    ReadSpillRows(db.sql(),
+    ReadSpillRows(db.connection(),
                   std::string(kSpillColumns) + "FROM (SELECT * FROM kernel_spill_summary k" + where.Where() +
                       kRateIndexOrder + " LIMIT ?) k" + kSpillRunAndModule +
                       " WHERE (k.vmem_spill_rate, k.vmem_fill_rate) > (?, ?)" + kSpillRateOrder,
                   above, -1, &rows);
     Conditions at = where;
     at.Add("k.vmem_spill_rate = ? AND k.vmem_fill_rate = ?", cut->first, cut->second);
-    ReadSpillRows(db.sql(), kSpillRowsByRunTime + at.And() + " ORDER BY r.run_time_us DESC, k.kernel, k.run_id, k.module_id",
+    ReadSpillRows(db.connection(), kSpillRowsByRunTime + at.And() + " ORDER BY r.run_time_us DESC, k.kernel, k.run_id, k.module_id",
                   at.args(), query.limit - static_cast<int64_t>(rows.size()), &rows);
     return rows;
   });
@@ -273,21 +272,21 @@ StatusOr<std::vector<SpillRateRow>> SpillRates(Database& db, const SpillQuery& q
 
 StatusOr<std::vector<ModuleSpaceInfo>> ListModuleSpaces(Database& db, const std::string& run_name) {
   return CatchSqlErrors("memory spaces of run '" + run_name + "'", [&]() -> StatusOr<std::vector<ModuleSpaceInfo>> {
-    StatusOr<int64_t> run_id = FindRunId(db.sql(), run_name);
+    StatusOr<int64_t> run_id = FindRunId(db.connection(), run_name);
     if (!run_id.ok()) return run_id.status();
-    SQLite::Statement q(db.sql(),
+    auto q = db.connection().Prepare(
                         "SELECT s.module_id, s.color, s.allocation_count, s.total_bytes, s.live_peak_padded_bytes "
                         "FROM module_memory_spaces s JOIN modules m ON m.module_id = s.module_id "
                         "WHERE m.run_id = ? ORDER BY s.total_bytes DESC, s.module_id, s.color");
-    q.bind(1, *run_id);
+    q->Bind(1, *run_id);
     std::vector<ModuleSpaceInfo> spaces;
-    while (q.executeStep()) {
+    while (q->Step()) {
       ModuleSpaceInfo m;
-      m.module_id = q.getColumn(0).getInt64();
-      m.color = q.getColumn(1).getInt64();
-      m.allocation_count = q.getColumn(2).getInt64();
-      m.total_bytes = q.getColumn(3).getInt64();
-      m.live_peak_padded_bytes = IntOr(q.getColumn(4), -1);
+      m.module_id = q->Int(0);
+      m.color = q->Int(1);
+      m.allocation_count = q->Int(2);
+      m.total_bytes = q->Int(3);
+      m.live_peak_padded_bytes = q->IntOr(4, -1);
       spaces.push_back(m);
     }
     return spaces;
@@ -299,7 +298,7 @@ StatusOr<TopBuffersAnswer> TopBuffers(Database& db, const std::string& run_name,
                                       const std::optional<std::string>& folder) {
   return CatchSqlErrors("top buffers of '" + module + "' in run '" + run_name + "'",
                         [&]() -> StatusOr<TopBuffersAnswer> {
-    StatusOr<int64_t> run_id = FindRunId(db.sql(), run_name);
+    StatusOr<int64_t> run_id = FindRunId(db.connection(), run_name);
     if (!run_id.ok()) return run_id.status();
     Conditions where;
     where.Add("m.run_id = ?", *run_id);
@@ -307,54 +306,54 @@ StatusOr<TopBuffersAnswer> TopBuffers(Database& db, const std::string& run_name,
     if (!stage.empty()) where.Add("m.stage = ?", stage);
     if (xla_module_id >= 0) where.Add("m.xla_module_id = ?", xla_module_id);
     if (folder) where.Add("m.folder = ?", *folder);
-    SQLite::Statement pick(db.sql(),
+    auto pick = db.connection().Prepare(
                            "SELECT m.module_id, m.name, m.stage, m.folder, m.xla_module_id, s.peak_bytes, s.peak_time, "
                            "       m.identity_key "
                            "FROM modules m LEFT JOIN module_summary s ON s.module_id = m.module_id" +
                                where.Where() + " ORDER BY COALESCE(s.peak_bytes, -1) DESC, m.module_id LIMIT 1");
-    BindArgs(pick, where.args());
-    if (!pick.executeStep()) {
+    BindArgs(*pick, where.args());
+    if (!pick->Step()) {
       std::string what = "module '" + module + "'";
       if (!stage.empty()) what += " at stage '" + stage + "'";
       if (xla_module_id >= 0) what += " with xla_module_id " + std::to_string(xla_module_id);
       if (folder) what += " in folder '" + *folder + "'";
       return Status::NotFound(what + " not found in run '" + run_name + "'");
     }
-    const int64_t module_id = pick.getColumn(0).getInt64();
+    const int64_t module_id = pick->Int(0);
     TopBuffersAnswer answer;
     answer.module_id = module_id;
-    answer.identity_key = TextOf(pick.getColumn(7));
-    answer.module = TextOf(pick.getColumn(1));
-    answer.stage = TextOf(pick.getColumn(2));
-    answer.folder = TextOf(pick.getColumn(3));
-    answer.xla_module_id = IntOr(pick.getColumn(4), -1);
-    answer.peak_bytes = IntOr(pick.getColumn(5), -1);
-    answer.peak_time = IntOr(pick.getColumn(6), -1);
+    answer.identity_key = pick->Text(7);
+    answer.module = pick->Text(1);
+    answer.stage = pick->Text(2);
+    answer.folder = pick->Text(3);
+    answer.xla_module_id = pick->IntOr(4, -1);
+    answer.peak_bytes = pick->IntOr(5, -1);
+    answer.peak_time = pick->IntOr(6, -1);
     std::string sql =
         "SELECT ordinal, instruction, shape_index, logical_bytes, value_id, allocation_index, size_bytes, shape, "
         "       opcode, op_name, source_file, source_line, live_start, live_end "
         "FROM peak_buffer_details WHERE module_id = ? ORDER BY logical_bytes DESC, ordinal";
     if (n >= 0) sql += " LIMIT ?";
-    SQLite::Statement q(db.sql(), sql);
-    q.bind(1, module_id);
-    if (n >= 0) q.bind(2, n);
+    auto q = db.connection().Prepare(sql);
+    q->Bind(1, module_id);
+    if (n >= 0) q->Bind(2, n);
     std::vector<TopBuffer>& buffers = answer.buffers;
-    while (q.executeStep()) {
+    while (q->Step()) {
       TopBuffer b;
-      b.ordinal = q.getColumn(0).getInt64();
-      b.instruction = TextOf(q.getColumn(1));
-      b.shape_index = TextOf(q.getColumn(2));
-      b.logical_bytes = q.getColumn(3).getInt64();
-      b.value_id = IntOr(q.getColumn(4), -1);
-      b.allocation_index = IntOr(q.getColumn(5), -1);
-      b.size_bytes = IntOr(q.getColumn(6), -1);
-      b.shape = TextOf(q.getColumn(7));
-      b.opcode = TextOf(q.getColumn(8));
-      b.op_name = TextOf(q.getColumn(9));
-      b.source_file = TextOf(q.getColumn(10));
-      b.source_line = IntOr(q.getColumn(11), -1);
-      b.live_start = IntOr(q.getColumn(12), -1);
-      b.live_end = IntOr(q.getColumn(13), -1);
+      b.ordinal = q->Int(0);
+      b.instruction = q->Text(1);
+      b.shape_index = q->Text(2);
+      b.logical_bytes = q->Int(3);
+      b.value_id = q->IntOr(4, -1);
+      b.allocation_index = q->IntOr(5, -1);
+      b.size_bytes = q->IntOr(6, -1);
+      b.shape = q->Text(7);
+      b.opcode = q->Text(8);
+      b.op_name = q->Text(9);
+      b.source_file = q->Text(10);
+      b.source_line = q->IntOr(11, -1);
+      b.live_start = q->IntOr(12, -1);
+      b.live_end = q->IntOr(13, -1);
       buffers.push_back(std::move(b));
     }
     return answer;
@@ -364,35 +363,35 @@ StatusOr<TopBuffersAnswer> TopBuffers(Database& db, const std::string& run_name,
 StatusOr<std::vector<RetraceGroup>> ListRetraces(Database& db, const std::string& run_name, int64_t min_compiles) {
   if (min_compiles < 2) return Status::InvalidArgument("a retrace group has at least 2 compiles");
   return CatchSqlErrors("retraces of run '" + run_name + "'", [&]() -> StatusOr<std::vector<RetraceGroup>> {
-    StatusOr<int64_t> run_id = FindRunId(db.sql(), run_name);
+    StatusOr<int64_t> run_id = FindRunId(db.connection(), run_name);
     if (!run_id.ok()) return run_id.status();
-    SQLite::Statement q(db.sql(),
+    auto q = db.connection().Prepare(
                         "SELECT module_name, stage, folder, compiles, distinct_signatures, distinct_fingerprints "
                         "FROM retrace_groups WHERE run_id = ? AND compiles >= ? "
                         "ORDER BY compiles DESC, module_name, stage, folder");
-    q.bind(1, *run_id);
-    q.bind(2, min_compiles);
+    q->Bind(1, *run_id);
+    q->Bind(2, min_compiles);
     std::vector<RetraceGroup> groups;
-    while (q.executeStep()) {
+    while (q->Step()) {
       RetraceGroup g;
-      g.module = TextOf(q.getColumn(0));
-      g.stage = TextOf(q.getColumn(1));
-      g.folder = TextOf(q.getColumn(2));
-      g.compiles = q.getColumn(3).getInt64();
-      g.distinct_signatures = q.getColumn(4).getInt64();
-      g.distinct_fingerprints = q.getColumn(5).getInt64();
+      g.module = q->Text(0);
+      g.stage = q->Text(1);
+      g.folder = q->Text(2);
+      g.compiles = q->Int(3);
+      g.distinct_signatures = q->Int(4);
+      g.distinct_fingerprints = q->Int(5);
       groups.push_back(std::move(g));
     }
-    SQLite::Statement ids(db.sql(),
+    auto ids = db.connection().Prepare(
                           "SELECT COALESCE(xla_module_id, -1) FROM module_memory "
                           "WHERE run_id = ? AND module_name = ? AND stage = ? AND folder = ? ORDER BY 1");
     for (RetraceGroup& g : groups) {
-      ids.reset();
-      ids.bind(1, *run_id);
-      ids.bind(2, g.module);
-      ids.bind(3, g.stage);
-      ids.bind(4, g.folder);
-      while (ids.executeStep()) g.xla_module_ids.push_back(ids.getColumn(0).getInt64());
+      ids->Reset();
+      ids->Bind(1, *run_id);
+      ids->Bind(2, g.module);
+      ids->Bind(3, g.stage);
+      ids->Bind(4, g.folder);
+      while (ids->Step()) g.xla_module_ids.push_back(ids->Int(0));
     }
     return groups;
   });
@@ -400,13 +399,13 @@ StatusOr<std::vector<RetraceGroup>> ListRetraces(Database& db, const std::string
 
 StatusOr<CompileCounts> CountCompiles(Database& db, int64_t run_id) {
   return CatchSqlErrors("counting compiles", [&]() -> StatusOr<CompileCounts> {
-    SQLite::Statement q(db.sql(),
+    auto q = db.connection().Prepare(
                         "SELECT module_name, stage, folder, COUNT(*) FROM module_memory WHERE run_id = ? "
                         "GROUP BY module_name, stage, folder");
-    q.bind(1, run_id);
+    q->Bind(1, run_id);
     CompileCounts counts;
-    while (q.executeStep()) {
-      counts[{TextOf(q.getColumn(0)), TextOf(q.getColumn(1)), TextOf(q.getColumn(2))}] = q.getColumn(3).getInt64();
+    while (q->Step()) {
+      counts[{q->Text(0), q->Text(1), q->Text(2)}] = q->Int(3);
     }
     return counts;
   });

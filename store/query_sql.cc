@@ -11,15 +11,15 @@ std::string Conditions::Joined(std::string_view lead) const {
   return sql;
 }
 
-int BindArgs(SQLite::Statement& q, const std::vector<SqlArg>& args, int first) {
+int BindArgs(SqlStatement& q, const std::vector<SqlArg>& args, int first) {
   int index = first;
   for (const SqlArg& arg : args) {
     if (const auto* i = std::get_if<int64_t>(&arg)) {
-      q.bind(index++, *i);
+      q.Bind(index++, *i);
     } else if (const auto* d = std::get_if<double>(&arg)) {
-      q.bind(index++, *d);
+      q.Bind(index++, *d);
     } else {
-      q.bind(index++, std::get<std::string>(arg));
+      q.Bind(index++, std::get<std::string>(arg));
     }
   }
   return index;
@@ -33,7 +33,7 @@ Status AddNameMatch(Conditions* where, std::string_view column, const std::strin
   }
   Status st = CheckGlobPattern(name, what);
   if (!st.ok()) return st;
-  where->Add(std::string(column) + " GLOB ?", name);
+  where->Add("glob(?, " + std::string(column) + ")", name);
   return Status::Ok();
 }
 
@@ -45,15 +45,12 @@ void AddLabelMatch(Conditions* where, std::string_view run_id_column, const Labe
   }
 }
 
-int64_t IntOr(const SQLite::Column& c, int64_t if_null) { return c.isNull() ? if_null : c.getInt64(); }
-double RealOr(const SQLite::Column& c, double if_null) { return c.isNull() ? if_null : c.getDouble(); }
-std::string TextOf(const SQLite::Column& c) { return c.isNull() ? std::string() : c.getString(); }
 
-StatusOr<int64_t> FindRunId(SQLite::Database& db, const std::string& run_name) {
-  SQLite::Statement q(db, "SELECT run_id FROM runs WHERE name = ?");
-  q.bind(1, run_name);
-  if (!q.executeStep()) return Status::NotFound("run '" + run_name + "' not found");
-  return q.getColumn(0).getInt64();
+StatusOr<int64_t> FindRunId(SqlConnection& db, const std::string& run_name) {
+  auto q = db.Prepare("SELECT run_id FROM runs WHERE name = ?");
+  q->Bind(1, run_name);
+  if (!q->Step()) return Status::NotFound("run '" + run_name + "' not found");
+  return q->Int(0);
 }
 
 }  // namespace xladb::store

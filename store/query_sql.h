@@ -1,13 +1,11 @@
 // Building the store's read statements: optional filters as AND-ed conditions with bound arguments, name
-// patterns, label filters, and turning SQLite exceptions into Status. Internal to store/ (the queries,
+// patterns, label filters, and turning the backend's exceptions into Status. Internal to store/ (the queries,
 // trend, diff and gate files); callers outside store/ use their typed functions instead.
 //
 // Only placeholders go into SQL text; every value that came from a caller is bound.
 // Not thread-safe objects; one per statement being built.
 #ifndef XLADB_STORE_QUERY_SQL_H_
 #define XLADB_STORE_QUERY_SQL_H_
-
-#include <SQLiteCpp/SQLiteCpp.h>
 
 #include <cstdint>
 #include <string>
@@ -18,6 +16,7 @@
 
 #include "ingest/status.h"
 #include "store/name_pattern.h"
+#include "store/sql_connection.h"
 
 namespace xladb::store {
 
@@ -45,23 +44,19 @@ class Conditions {
 };
 
 // Binds `args` from placeholder `first` on; returns the next free placeholder.
-int BindArgs(SQLite::Statement& q, const std::vector<SqlArg>& args, int first = 1);
+int BindArgs(SqlStatement& q, const std::vector<SqlArg>& args, int first = 1);
 
-// Matches `column` against a name: nothing when empty, GLOB when it contains * ? [, else equality (which
-// also keeps the SQL portable and lets every engine use an index).
+// Matches `column` against a name: nothing when empty, glob(pattern, column) when it contains * ? [ (SQLite's
+// GLOB; PostgreSQL's schema defines the same function), else equality (which lets every engine use an index).
 Status AddNameMatch(Conditions* where, std::string_view column, const std::string& name, std::string_view what);
 
 // Every label must be present on the run with exactly that value.
 void AddLabelMatch(Conditions* where, std::string_view run_id_column, const Labels& labels);
 
-int64_t IntOr(const SQLite::Column& c, int64_t if_null);
-double RealOr(const SQLite::Column& c, double if_null);
-std::string TextOf(const SQLite::Column& c);
-
 // The run's id; kNotFound "run 'NAME' not found".
-StatusOr<int64_t> FindRunId(SQLite::Database& db, const std::string& run_name);
+StatusOr<int64_t> FindRunId(SqlConnection& db, const std::string& run_name);
 
-// Runs `fn`, turning any SQLite (or other) exception into kIoError naming the query.
+// Runs `fn`, turning any SqlError (or other exception) into kIoError naming the query.
 template <typename Fn>
 auto CatchSqlErrors(std::string_view query, Fn&& fn) -> decltype(fn()) {
   try {

@@ -47,9 +47,9 @@ void FillSide(const ModuleRow& m, bool side_b, ModuleDiff* d) {
 
 StatusOr<RunDiff> DiffRuns(Database& db, const DiffQuery& query) {
   return CatchSqlErrors("diff of runs '" + query.run_a + "' and '" + query.run_b + "'", [&]() -> StatusOr<RunDiff> {
-    StatusOr<int64_t> run_a = FindRunId(db.sql(), query.run_a);
+    StatusOr<int64_t> run_a = FindRunId(db.connection(), query.run_a);
     if (!run_a.ok()) return run_a.status();
-    StatusOr<int64_t> run_b = FindRunId(db.sql(), query.run_b);
+    StatusOr<int64_t> run_b = FindRunId(db.connection(), query.run_b);
     if (!run_b.ok()) return run_b.status();
     if (IsGlobPattern(query.module)) {
       Status st = CheckGlobPattern(query.module, "module");

@@ -1,5 +1,7 @@
 #include "store/run_lifecycle.h"
 
+#include <SQLiteCpp/SQLiteCpp.h>
+
 #include "store/query_sql.h"
 #include "store/row_tables.h"
 
@@ -70,7 +72,7 @@ Status RelabelRun(Database& db, const std::string& run, const LabelList& set, co
   }
   auto done = CatchSqlErrors("labelling run '" + run + "'", [&]() -> StatusOr<bool> {
     SQLite::Transaction tx(db.sql(), SQLite::TransactionBehavior::IMMEDIATE);
-    StatusOr<int64_t> run_id = FindRunId(db.sql(), run);
+    StatusOr<int64_t> run_id = FindRunId(db.connection(), run);
     if (!run_id.ok()) return run_id.status();
     SQLite::Statement drop(db.sql(), "DELETE FROM run_labels WHERE run_id = ? AND key = ?");
     for (const std::string& key : remove) {
@@ -98,7 +100,7 @@ Status RelabelRun(Database& db, const std::string& run, const LabelList& set, co
 StatusOr<DeletedRun> DeleteRun(Database& db, const std::string& run) {
   return CatchSqlErrors("deleting run '" + run + "'", [&]() -> StatusOr<DeletedRun> {
     SQLite::Transaction tx(db.sql(), SQLite::TransactionBehavior::IMMEDIATE);
-    StatusOr<int64_t> run_id = FindRunId(db.sql(), run);
+    StatusOr<int64_t> run_id = FindRunId(db.connection(), run);
     if (!run_id.ok()) return run_id.status();
     DeletedRun deleted;
     const auto count = [&](const std::string& sql) {

@@ -38,7 +38,7 @@ const char* SeverityName(IssueRecord::Severity s) {
 
 struct RunWriter::Impl {
   explicit Impl(Database* database)
-      : db(database), sql(database->sql()), statements(database->sql()), derived_facts(database->sql()) {}
+      : db(database), sql(database->sql()), statements(database->sql()), derived_facts(database->connection()) {}
 
   Database* db;
   SQLite::Database& sql;

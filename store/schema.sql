@@ -541,6 +541,52 @@ FROM buffer_values v, jsonb_array_elements(CAST(v.uses AS jsonb)) WITH ORDINALIT
 */
 -- @dialect all
 
+-- Name patterns: SQLite's glob(pattern, text) is built in (it is what `text GLOB pattern` calls); PostgreSQL
+-- gets this function, so the store's queries match patterns with one text (store/query_sql.h). `*` is any
+-- text, `?` one character, `[…]` a class (`[^…]` negated, a leading `]` literal); case-sensitive; every other
+-- character stands for itself.
+-- @dialect postgresql
+/*
+CREATE OR REPLACE FUNCTION glob(pattern TEXT, value TEXT) RETURNS BOOLEAN
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $glob$
+DECLARE
+  regex TEXT := '^';
+  i INT := 1;
+  j INT;
+  k INT;
+  n INT := length(pattern);
+  c TEXT;
+BEGIN
+  WHILE i <= n LOOP
+    c := substr(pattern, i, 1);
+    IF c = '*' THEN
+      regex := regex || '.*';
+    ELSIF c = '?' THEN
+      regex := regex || '.';
+    ELSIF c = '[' THEN
+      j := i + 1;
+      IF substr(pattern, j, 1) = '^' THEN j := j + 1; END IF;
+      IF substr(pattern, j, 1) = ']' THEN j := j + 1; END IF;
+      k := strpos(substr(pattern, j), ']');
+      IF k = 0 THEN
+        RETURN false;  -- an unclosed class matches nothing, as in SQLite
+      END IF;
+      j := j + k - 1;
+      regex := regex || '[' || replace(replace(substr(pattern, i + 1, j - i - 1), '\', '\\'), '[', '\[') || ']';
+      i := j;
+    ELSIF c ~ '[[:alnum:]]' THEN
+      regex := regex || c;
+    ELSE
+      regex := regex || '\' || c;
+    END IF;
+    i := i + 1;
+  END LOOP;
+  RETURN value ~ (regex || '$');
+END
+$glob$;
+*/
+-- @dialect all
+
 -- The buffers live at each module's peak, with what XLA knows about them (largest first per module).
 CREATE VIEW IF NOT EXISTS peak_buffer_details AS
 SELECT p.module_id, p.ordinal, p.instruction, p.shape_index, p.logical_bytes, p.cumulative_bytes,

@@ -10,7 +10,8 @@ A rewrite is a change of what the store holds: review its diff as you would code
 
 Every backend must produce the same CSVs: each case also runs on PostgreSQL (test_<case>_postgresql). Today
 the store is moved there with `xladb copy` (ingest into PostgreSQL directly is not built yet), and the queries
-run through psql --csv on the PostgreSQL test server that ctest starts (XLADB_TEST_POSTGRES_DIR; without it
+run through psql --csv (and, for the fixtures case, the CLI's query commands with --db postgresql://… must
+print what they print on the SQLite file) on the PostgreSQL test server that ctest starts (XLADB_TEST_POSTGRES_DIR; without it
 those tests skip and say why). The queries are written in SQL both accept, and print no floating-point text:
 ratios and percentages are integers in billionths."""
 import difflib
@@ -155,9 +156,47 @@ class GoldenTest(unittest.TestCase):
                 mismatches += compare(name, q, os.path.join(case.folder, q + ".csv"), out.stdout, "PostgreSQL")
             if mismatches:
                 self.fail("PostgreSQL does not answer what the golden files say:\n\n" + "\n\n".join(mismatches))
+            if name == "fixtures":
+                self.check_commands_agree(db, scoped, tmp)
         finally:
             psql(uri, "-c", f"DROP SCHEMA IF EXISTS {schema} CASCADE")
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+    # The query commands of the real CLI, offline on the SQLite file and on the PostgreSQL store: the same
+    # output and exit code. The fixtures case's gate runs regress (jit_step's total bytes 6144 -> 71680), so the
+    # gate must say so (exit 1) on both.
+    COMMANDS = [
+        ["runs"], ["runs", "--name", "gate_*"], ["modules", "gate_head"], ["modules", "seeds", "--name", "00[0-2]_*"],
+        ["trend", "jit_step", "--metric", "total"], ["trend", "jit_*"], ["spills"], ["spills", "--limit", "3"],
+        ["top", "seeds", "000_edd6dfbd09ed8e41"], ["diff", "gate_base", "gate_head"], ["retraces", "gate_head"],
+        ["check", "gate_head", "--baseline", "gate_base"], ["check", "gate_head", "--baseline", "label:branch=main"],
+        ["check", "gate_head", "--baseline", "commit:1111111", "--format", "markdown"],
+    ]
+
+    def check_commands_agree(self, db, uri, tmp):
+        for command in self.COMMANDS:
+            if "--format" not in command:
+                command = [*command, "--format", "json" if command[0] == "check" else "csv"]
+            on_sqlite = run_xladb("--db", db, *command)
+            on_postgres = run_xladb("--db", uri, *command)
+            self.assertIn(on_sqlite.returncode, (0, 1), f"{command} on SQLite: {on_sqlite.stderr.decode(errors='replace')}")
+            self.assertEqual(on_postgres.returncode, on_sqlite.returncode,
+                             f"{command} on PostgreSQL: {on_postgres.stderr.decode(errors='replace')}")
+            self.assertEqual(on_postgres.stdout.decode(errors="replace"), on_sqlite.stdout.decode(errors="replace"),
+                             f"{command}: PostgreSQL answers otherwise")
+            self.assertTrue(on_sqlite.stdout, f"{command} printed nothing")
+            if command[0] == "check":
+                self.assertEqual(on_postgres.returncode, 1, f"{command}: the gate must fail (jit_step grew)")
+        pages = []
+        for target in (db, uri):
+            page = os.path.join(tmp, f"report{len(pages)}.html")
+            out = run_xladb("--db", target, "report", "report_head", "--baseline", "report_base", "-o", page)
+            self.assertEqual(out.returncode, 0, out.stderr.decode(errors="replace"))
+            with open(page, "rb") as fh:
+                pages.append(fh.read())
+        self.assertIn(b"jit_mlp", pages[0])
+        self.assertEqual(pages[1], pages[0], "the report page differs on PostgreSQL")
 
 
 def compare(name, q, expected_path, got, backend="SQLite"):

@@ -36,6 +36,7 @@ class PostgresTestSchema {
       why_ = std::string("no server URI in ") + dir + "/uri: the postgres_server fixture did not start";
       return;
     }
+    uri_ = uri;
     auto conn = store::PostgresConnection::Connect(uri);
     if (!conn.ok()) {
       why_ = conn.status().ToString();
@@ -56,10 +57,15 @@ class PostgresTestSchema {
 
   store::PostgresConnection* connection() { return conn_.get(); }
   const std::string& schema() const { return schema_; }
+  // A URI that connects with this schema as its search_path (for code that opens its own connections).
+  std::string uri() const {
+    return uri_ + (uri_.find('?') == std::string::npos ? "?" : "&") + "options=-csearch_path%3D" + schema_;
+  }
   const std::string& why() const { return why_; }
 
  private:
   std::unique_ptr<store::PostgresConnection> conn_;
+  std::string uri_;
   std::string schema_;
   std::string why_;
 };

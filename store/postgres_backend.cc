@@ -1,0 +1,179 @@
+#include "store/postgres_backend.h"
+
+#include <libpq-fe.h>
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <optional>
+#include <vector>
+
+namespace xladb::store {
+namespace {
+
+constexpr Oid kTextOid = 25;
+constexpr Oid kFloat8Oid = 701;
+
+std::string Message(const char* text) {
+  std::string m = text ? text : "";
+  while (!m.empty() && (m.back() == '\n' || m.back() == ' ')) m.pop_back();
+  return m;
+}
+
+[[noreturn]] void Throw(PGconn* conn, const PGresult* r) {
+  const char* state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
+  throw SqlError("PostgreSQL: " + Message(r ? PQresultErrorMessage(r) : PQerrorMessage(conn)), state ? state : "");
+}
+
+class PostgresStatement final : public SqlStatement {
+ public:
+  PostgresStatement(PGconn* conn, std::string sql) : conn_(conn), sql_(std::move(sql)) {}
+  ~PostgresStatement() override { Clear(); }
+
+  void BindNull(int index) override { Set(index, std::nullopt, 0); }
+  bool Step() override {
+    if (result_ == nullptr) Execute();
+    return ++row_ < PQntuples(result_);
+  }
+  void Reset() override { Clear(); }
+  void ClearBindings() override {
+    for (auto& v : values_) v.reset();
+    for (Oid& t : types_) t = 0;
+  }
+  int ColumnCount() const override { return result_ ? PQnfields(result_) : 0; }
+  bool IsNull(int column) const override { return PQgetisnull(result_, row_, column) != 0; }
+  int64_t Int(int column) const override {
+    const char* v = PQgetvalue(result_, row_, column);
+    if (v[0] == 't' && v[1] == '\0') return 1;  // a boolean
+    if (v[0] == 'f' && v[1] == '\0') return 0;
+    const char* end = v + PQgetlength(result_, row_, column);
+    int64_t n = 0;
+    auto [at, ec] = std::from_chars(v, end, n);
+    if (ec == std::errc() && at == end) return n;
+    return static_cast<int64_t>(std::strtod(v, nullptr));  // a numeric or a real, truncated as SQLite does
+  }
+  double Real(int column) const override { return std::strtod(PQgetvalue(result_, row_, column), nullptr); }
+  std::string Text(int column) const override {
+    return std::string(PQgetvalue(result_, row_, column), static_cast<size_t>(PQgetlength(result_, row_, column)));
+  }
+
+ protected:
+  // Untyped, as a literal would be: the server takes the type the context asks for (int4 for substr's
+  // length, int8 against a BIGINT column).
+  void BindInt(int index, int64_t value) override { Set(index, std::to_string(value), 0); }
+  void BindReal(int index, double value) override {
+    char buf[32];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);  // shortest text that reads back exactly
+    std::string text(buf, end);
+    if (std::isnan(value)) text = "NaN";
+    if (std::isinf(value)) text = value > 0 ? "Infinity" : "-Infinity";
+    Set(index, std::move(text), kFloat8Oid);
+  }
+  void BindText(int index, std::string_view value) override { Set(index, std::string(value), kTextOid); }
+
+ private:
+  void Set(int index, std::optional<std::string> value, Oid type) {
+    if (index < 1) throw SqlError("placeholder index " + std::to_string(index) + " is below 1");
+    const auto i = static_cast<size_t>(index - 1);
+    if (values_.size() <= i) {
+      values_.resize(i + 1);
+      types_.resize(i + 1, 0);
+    }
+    values_[i] = std::move(value);
+    types_[i] = type;
+  }
+  void Execute() {
+    std::vector<const char*> values;
+    values.reserve(values_.size());
+    for (const auto& v : values_) values.push_back(v ? v->c_str() : nullptr);
+    result_ = PQexecParams(conn_, sql_.c_str(), static_cast<int>(values.size()), types_.data(), values.data(),
+                           nullptr, nullptr, /*resultFormat=*/0);
+    const ExecStatusType status = PQresultStatus(result_);
+    if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
+      PGresult* failed = result_;
+      result_ = nullptr;
+      try {
+        Throw(conn_, failed);
+      } catch (...) {
+        PQclear(failed);
+        throw;
+      }
+    }
+    row_ = -1;
+  }
+  void Clear() {
+    if (result_ != nullptr) PQclear(result_);
+    result_ = nullptr;
+    row_ = -1;
+  }
+
+  PGconn* conn_;
+  std::string sql_;
+  std::vector<std::optional<std::string>> values_;
+  std::vector<Oid> types_;
+  PGresult* result_ = nullptr;
+  int row_ = -1;
+};
+
+}  // namespace
+
+std::string NumberedPlaceholders(std::string_view sql) {
+  std::string out;
+  out.reserve(sql.size() + 16);
+  int largest = 0;
+  size_t i = 0;
+  auto copy_until = [&](size_t end) {
+    out.append(sql.substr(i, end - i));
+    i = end;
+  };
+  while (i < sql.size()) {
+    const char c = sql[i];
+    if (c == '\'' || c == '"') {  // a string or a quoted name; a doubled quote stays inside
+      size_t end = i + 1;
+      while (end < sql.size() && !(sql[end] == c && (end + 1 >= sql.size() || sql[end + 1] != c))) {
+        end += sql[end] == c ? 2 : 1;
+      }
+      copy_until(std::min(end + 1, sql.size()));
+    } else if (c == '-' && i + 1 < sql.size() && sql[i + 1] == '-') {
+      const size_t end = sql.find('\n', i);
+      copy_until(end == std::string_view::npos ? sql.size() : end);
+    } else if (c == '/' && i + 1 < sql.size() && sql[i + 1] == '*') {
+      const size_t end = sql.find("*/", i + 2);
+      copy_until(end == std::string_view::npos ? sql.size() : end + 2);
+    } else if (c == '?') {
+      size_t end = i + 1;
+      while (end < sql.size() && std::isdigit(static_cast<unsigned char>(sql[end]))) ++end;
+      const int n = end > i + 1 ? std::atoi(std::string(sql.substr(i + 1, end - i - 1)).c_str()) : largest + 1;
+      largest = std::max(largest, n);
+      out += '$' + std::to_string(n);
+      i = end;
+    } else {
+      out += c;
+      ++i;
+    }
+  }
+  return out;
+}
+
+std::unique_ptr<SqlStatement> PostgresBackend::Prepare(std::string_view sql) {
+  return std::make_unique<PostgresStatement>(pg_->raw(), NumberedPlaceholders(sql));
+}
+
+void PostgresBackend::Exec(std::string_view sql) {
+  PGconn* conn = pg_->raw();
+  PGresult* r = PQexec(conn, std::string(sql).c_str());
+  const ExecStatusType status = PQresultStatus(r);
+  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY) {
+    PQclear(r);
+    return;
+  }
+  try {
+    Throw(conn, r);
+  } catch (...) {
+    PQclear(r);
+    throw;
+  }
+}
+
+}  // namespace xladb::store
