@@ -205,7 +205,8 @@ int main(int argc, char** argv) {
   app.add_option("--format", format, "table, csv or json (check: table, json, markdown or junit)")
       ->check(CLI::IsMember({"table", "csv", "json", "markdown", "junit"}));
   app.add_option("--db", db_path,
-                 "Work on this SQLite file directly, without a server (`sql` also takes a postgresql:// URI)")
+                 "Work on this store directly, without a server: a SQLite file, or a PostgreSQL store "
+                 "(postgresql://user@host/db)")
       ->envname("XLADB_DB");
   app.add_option("--token-file", token_file, "File with the bearer token the server requires")
       ->envname("XLADB_TOKEN_FILE");
@@ -391,11 +392,6 @@ int main(int argc, char** argv) {
   const bool query_command = runs->parsed() || modules->parsed() || trend->parsed() || spills->parsed() ||
                              top->parsed() || diff->parsed() || retraces->parsed() || check->parsed() ||
                              report->parsed();
-  if (xladb::store::IsPostgresUri(db_path) && !sqlcmd->parsed() && !query_command) {
-    std::fprintf(stderr, "xladb: --db postgresql://… answers the query commands and `xladb sql` (fill it with "
-                         "`xladb copy`); ingest, label, delete and prune write SQLite files or go through xladbd\n");
-    return kExitUsage;
-  }
 
   if (ingest->parsed()) {
     if (!db_path.empty()) {

@@ -331,6 +331,11 @@ StatusOr<IngestSummary> DumpIngester::Ingest(DumpSource& source, const std::stri
       file_failed("cannot store this file: " + sink.status().message(), 0, 0);
       return;
     }
+    if (*sink == nullptr) {  // another writer stored this content meanwhile (a shared store)
+      --summary.files_by_kind[fs.kind];
+      if (!reread) ++summary.files_by_verdict["unchanged"];
+      return;
+    }
     FileOutcome outcome;
     ParseResult parsed;
     if (fs.size_bytes >= kPipelineMinBytes) {

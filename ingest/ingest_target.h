@@ -17,6 +17,9 @@
 //     and goes on with the next file. Only a failure to record
 //     that verdict (the database itself is failing) ends the run.
 //   * CheckFile by content hash: the same content at the same path is kUnchanged and must be skipped.
+//   * Another writer (a second daemon on a shared store) may store the same file between CheckFile and
+//     BeginFile: BeginFile then returns a null sink, has recorded nothing, and the driver counts the file as
+//     unchanged. (Another content stored for that path meanwhile is a failed BeginFile.)
 //   * Single-threaded.
 #ifndef XLADB_INGEST_INGEST_TARGET_H_
 #define XLADB_INGEST_INGEST_TARGET_H_

@@ -176,6 +176,7 @@ void IngestQueue::Run() {
     }
     return;
   }
+  auto claims = store::JobClaims::Open(db_path_);
   auto writer_holder = std::make_unique<store::RunWriter>(db.value().get());
   for (;;) {
     std::pair<std::string, IngestRequest> next;
@@ -203,12 +204,25 @@ void IngestQueue::Run() {
       queue_.pop_front();
       if (next.second.source == "upload") running_upload_ = next.second.path;
     }
-    {
-      std::lock_guard<std::mutex> log_lock(log_mu_);
-      (void)job_log_->SetState(next.first, "RUNNING", "");
-    }
     const std::string& job_id = next.first;
     const IngestRequest& request = next.second;
+    // Several daemons may share a PostgreSQL store: run the job only once it is ours (store/job_log.h).
+    auto claim = claims.ok() ? (*claims)->Take(job_id) : StatusOr<store::JobClaims::Claim>(claims.status());
+    if (!claim.ok() || !claim->claimed) {
+      const bool ended_elsewhere = claim.ok() && !claim->state.empty();
+      Update(job_id, [&](JobStatus& js) {
+        js.state = ended_elsewhere && claim->state == "SUCCEEDED" ? JobStatus::State::kSucceeded : JobStatus::State::kFailed;
+        js.message = !claim.ok()          ? claim.status().message()
+                     : ended_elsewhere ? "run by another daemon sharing the store: " + claim->state +
+                                             (claim->message.empty() ? "" : " (" + claim->message + ")")
+                                       : "the job is no longer in the store";
+      });
+      std::lock_guard<std::mutex> lock(mu_);
+      running_upload_.clear();
+      ++jobs_finished_;
+      continue;
+    }
+    (void)(*claims)->SetState(job_id, "RUNNING", "");
     Update(job_id, [](JobStatus& js) { js.state = JobStatus::State::kRunning; });
 
     ingest::DumpIngester ingester(writer_holder.get());
@@ -262,10 +276,7 @@ void IngestQueue::Run() {
       message = "received " + std::to_string(request.files_received) + " files but the ingest found " +
                 std::to_string(summary->files) + " of them";
     }
-    {
-      std::lock_guard<std::mutex> log_lock(log_mu_);
-      (void)job_log_->SetState(job_id, state, message);
-    }
+    (void)(*claims)->Finish(job_id, state, message);
     if (state != "QUEUED" && request.source == "upload") {
       std::error_code ec;  // staged uploads are ours to remove once the job has ended, either way
       std::filesystem::remove_all(request.path, ec);

@@ -1,7 +1,7 @@
-// xladbd: the xladb daemon. Serves the gRPC API on a local SQLite file, ingests what clients send or point
-// at, and watches artifact folders.
+// xladbd: the xladb daemon. Serves the gRPC API on a local SQLite file (or a PostgreSQL store: --db
+// postgresql://…, with --spool-dir), ingests what clients send or point at, and watches artifact folders.
 //
-//   xladbd --db FILE [--listen 127.0.0.1:50051] [--watch DIR]... [--allow-root DIR]... [--quiet-seconds N]
+//   xladbd --db FILE|URI [--listen 127.0.0.1:50051] [--watch DIR]... [--allow-root DIR]... [--quiet-seconds N]
 //          [--http 127.0.0.1:8080] [--token-file F] [--tls-cert F --tls-key F] [--insecure-listen]
 //          [--log-level info] [limits…]
 //   (`xladbd --help` lists every option with its default.)
@@ -46,6 +46,7 @@
 #include "service/ingest_service.h"
 #include "service/query_service.h"
 #include "service/run_folder_watcher.h"
+#include "store/postgres_connection.h"
 #include "store/query_temp_storage.h"
 
 namespace {
@@ -118,7 +119,9 @@ int main(int argc, char** argv) {
   int64_t query_max_temp_bytes = int64_t{1} << 30;
   ingest::SourceLimits source_limits;
   app.option_defaults()->always_capture_default();
-  app.add_option("--db", db_path, "SQLite database file (created if missing)")->required();
+  app.add_option("--db", db_path,
+                 "SQLite database file (created if missing), or a PostgreSQL store: postgresql://user@host/db "
+                 "(its schema is created if missing)")->required();
   app.add_option("--listen", listen, "Address to serve on (host:port; port 0 picks a free one)");
   int64_t prune_detail_days = -1;
   std::vector<std::string> prune_keep_labels;
@@ -178,6 +181,11 @@ int main(int argc, char** argv) {
   }
   if (tls_cert.empty() != tls_key.empty()) {
     std::fprintf(stderr, "xladbd: --tls-cert and --tls-key go together\n");
+    return 2;
+  }
+  if (spool_dir.empty() && store::IsPostgresUri(db_path)) {
+    std::fprintf(stderr, "xladbd: --db postgresql://… needs --spool-dir DIR: the folder where uploads are staged "
+                         "(on this machine; a restart must find it again)\n");
     return 2;
   }
   if (spool_dir.empty()) spool_dir = db_path + ".uploads";
@@ -305,7 +313,8 @@ int main(int argc, char** argv) {
     }
     http = std::move(h.value());
   }
-  std::printf("xladbd listening on %s:%d (database %s)\n", listen_host.c_str(), port, db_path.c_str());
+  std::printf("xladbd listening on %s:%d (database %s)\n", listen_host.c_str(), port,
+              store::WithoutPassword(db_path).c_str());
   if (http) {
     std::printf("xladbd pages on %s://%s:%d/\n", tls_cert.empty() ? "http" : "https",
                 http_listen.substr(0, http_listen.rfind(':')).c_str(), http->port());

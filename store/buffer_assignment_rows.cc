@@ -16,18 +16,20 @@
 namespace xladb::store {
 namespace {
 
+// A value seen again (its line and its Used-values block) merges: a field the new row lacks keeps the stored
+// one, and is_phi (0 or 1) is set when either says so. Upsert SET names the stored row by its table (portable).
 const BatchedInsert kValueInsert{
     "INSERT INTO buffer_values(module_id, value_id, instruction, shape_index, is_phi, color, allocation_index, "
     "offset_bytes, size_bytes, shape_id, positions, uses, uses_state, cross_color, file_id) VALUES ",
     " ON CONFLICT(module_id, value_id) DO UPDATE SET "
-    "is_phi = MAX(is_phi, excluded.is_phi), color = COALESCE(excluded.color, color), "
-    "allocation_index = COALESCE(excluded.allocation_index, allocation_index), "
-    "offset_bytes = COALESCE(excluded.offset_bytes, offset_bytes), "
-    "size_bytes = COALESCE(excluded.size_bytes, size_bytes), "
-    "shape_id = COALESCE(excluded.shape_id, shape_id), "
-    "positions = COALESCE(excluded.positions, positions), "
-    "uses = COALESCE(excluded.uses, uses), uses_state = COALESCE(excluded.uses_state, uses_state), "
-    "cross_color = COALESCE(excluded.cross_color, cross_color)",
+    "is_phi = buffer_values.is_phi | excluded.is_phi, color = COALESCE(excluded.color, buffer_values.color), "
+    "allocation_index = COALESCE(excluded.allocation_index, buffer_values.allocation_index), "
+    "offset_bytes = COALESCE(excluded.offset_bytes, buffer_values.offset_bytes), "
+    "size_bytes = COALESCE(excluded.size_bytes, buffer_values.size_bytes), "
+    "shape_id = COALESCE(excluded.shape_id, buffer_values.shape_id), "
+    "positions = COALESCE(excluded.positions, buffer_values.positions), "
+    "uses = COALESCE(excluded.uses, buffer_values.uses), uses_state = COALESCE(excluded.uses_state, buffer_values.uses_state), "
+    "cross_color = COALESCE(excluded.cross_color, buffer_values.cross_color)",
     15};
 
 // Appends `s` as a JSON string literal: runs of plain bytes are copied whole.
@@ -66,35 +68,26 @@ void BufferAssignmentRows::Add(ingest::AllocationRecord&& r) {
                            "parameter_number, parameter_shape, parameter_shape_index, is_output, output_shape, "
                            "is_constant, is_thread_local, is_maybe_live_out, is_preallocated_temp, address, "
                            "file_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    st.bind(1, f.module_id);
-    st.bind(2, r.index);
-    st.bind(3, r.size_bytes);
-    st.bind(4, r.color);
-    st.bind(5, r.parameter_number >= 0 ? 1 : 0);
+    st.Bind(1, f.module_id);
+    st.Bind(2, r.index);
+    st.Bind(3, r.size_bytes);
+    st.Bind(4, r.color);
+    st.Bind(5, r.parameter_number >= 0 ? 1 : 0);
     BindOpt(st, 6, NonNegative(r.parameter_number));
     BindOpt(st, 7, NonEmpty(std::move(r.parameter_shape)));
     BindOpt(st, 8, NonEmpty(std::move(r.parameter_shape_index)));
-    st.bind(9, r.is_output ? 1 : 0);
+    st.Bind(9, r.is_output ? 1 : 0);
     BindOpt(st, 10, NonEmpty(std::move(r.output_shape)));
-    st.bind(11, r.is_constant ? 1 : 0);
-    st.bind(12, r.is_thread_local ? 1 : 0);
-    st.bind(13, r.is_maybe_live_out ? 1 : 0);
-    st.bind(14, r.is_preallocated_temp ? 1 : 0);
+    st.Bind(11, r.is_constant ? 1 : 0);
+    st.Bind(12, r.is_thread_local ? 1 : 0);
+    st.Bind(13, r.is_maybe_live_out ? 1 : 0);
+    st.Bind(14, r.is_preallocated_temp ? 1 : 0);
     BindOpt(st, 15, NonEmpty(std::move(r.address)));
-    st.bind(16, f.file_id);
-    try {
-      st.exec();
-      ++f.rows;
-    } catch (const SQLite::Exception& e) {
-      st.reset();
-      if (e.getExtendedErrorCode() == SQLITE_CONSTRAINT_PRIMARYKEY) {
-        f.issues.Add(IssueRecord::Severity::kWarning, 0,
-                     "allocation " + std::to_string(r.index) + " printed twice; the first one is kept");
-        return;
-      }
-      throw;
-    }
-    st.reset();
+    st.Bind(16, f.file_id);
+    // An allocation printed twice breaks the primary key: the file is an error, its rows roll back
+    // (tests/store/run_isolation_test.cc).
+    st.Execute();
+    ++f.rows;
   });
 }
 
@@ -222,12 +215,9 @@ std::optional<int64_t> BufferAssignmentRows::FindValue(std::string_view instruct
   FileRows& f = *file_;
   if (!stored_keys_loaded_ && !f.module_is_new && f.module_id != 0) {
     stored_keys_loaded_ = true;
-    SQLite::Statement q(f.sql(), "SELECT value_id, instruction, shape_index FROM buffer_values WHERE module_id = ?");
-    q.bind(1, f.module_id);
-    while (q.executeStep()) {
-      value_keys_.Add(q.getColumn(0).getInt64(),
-                      ValueKeyIndex::Key(q.getColumn(1).getString(), q.getColumn(2).getString()));
-    }
+    auto q = f.sql().Prepare("SELECT value_id, instruction, shape_index FROM buffer_values WHERE module_id = ?");
+    q->Bind(1, f.module_id);
+    while (q->Step()) value_keys_.Add(q->Int(0), ValueKeyIndex::Key(q->Text(1), q->Text(2)));
     return value_keys_.Find(key);
   }
   return std::nullopt;

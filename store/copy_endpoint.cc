@@ -129,7 +129,7 @@ class PostgresEndpoint : public CopyEndpoint {
   Status Open(bool as_source) override {
     as_source_ = as_source;
     if (as_source) return Status::Ok();
-    Status schema = pg_.Exec("BEGIN; " + SchemaSql(SqlDialect::kPostgresql) + "; COMMIT");
+    Status schema = pg_.Exec(PostgresSchemaTransaction());
     if (!schema.ok()) (void)pg_.Exec("ROLLBACK");
     return schema;
   }

@@ -63,10 +63,11 @@ Status ApplySchema(SQLite::Database& db) {
     }
     // Version 4's derived columns (identity, padded live peak, memory spaces) are computed in C++, as ingest
     // computes them.
-    if (first_migration < 4) { SqliteConnection connection(db); UpdateDerivedFactsOfAllModules(connection); }
+    SqliteConnection connection(db);
+    if (first_migration < 4) UpdateDerivedFactsOfAllModules(connection);
     if (first_migration < 6) {  // version 6's name hashes and run summaries, as the writer keeps them
-      HashAllNames(db);
-      UpdateSummariesOfAllRuns(db);
+      HashAllNames(connection);
+      UpdateSummariesOfAllRuns(connection);
     }
     db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
     db.exec("COMMIT");
@@ -95,7 +96,14 @@ StatusOr<std::unique_ptr<Database>> Database::OpenPostgres(const std::string& ur
   auto backend = std::make_unique<PostgresBackend>(std::move(pg.value()));
   try {
     if (mode == Mode::kReadWrite) {
-      backend->Exec("BEGIN; " + SchemaSql(SqlDialect::kPostgresql) + "; COMMIT");
+      // Applied when the store lacks this binary's schema (store/schema_dialect.h, PostgresSchemaId).
+      std::string stored_id;
+      auto has_id = backend->Prepare("SELECT to_regproc('xladb_schema_id') IS NOT NULL");
+      if (has_id->Step() && has_id->Int(0) != 0) {
+        auto id = backend->Prepare("SELECT xladb_schema_id()");
+        if (id->Step()) stored_id = id->Text(0);
+      }
+      if (stored_id != PostgresSchemaId()) backend->Exec(PostgresSchemaTransaction());
     } else {
       auto q = backend->Prepare("SELECT to_regclass('runs') IS NOT NULL");
       if (!q->Step() || q->Int(0) == 0) {

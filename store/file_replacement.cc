@@ -47,19 +47,19 @@ const std::vector<std::string>& FileRowDeletes() {
 // other files are marked (their hash prefixed) to be read again in the driver's second pass. False when
 // the replaced file is the module's only one.
 bool FileReplacement::RebuildModuleIfShared(int64_t module, int64_t replaced_file_id) {
-  SQLite::Statement& siblings =
+  SqlStatement& siblings =
       statements_->Get("SELECT COUNT(*) FROM dump_files WHERE module_id = ? AND file_id <> ?");
-  siblings.bind(1, module);
-  siblings.bind(2, replaced_file_id);
-  const bool shared = siblings.executeStep() && siblings.getColumn(0).getInt64() > 0;
-  siblings.reset();
+  siblings.Bind(1, module);
+  siblings.Bind(2, replaced_file_id);
+  const bool shared = siblings.Step() && siblings.Int(0) > 0;
+  siblings.Reset();
   if (!shared) return false;
   ClearModuleRows(module);
-  SQLite::Statement& mark = statements_->Get("UPDATE dump_files SET content_hash = 'reread:' || content_hash "
+  SqlStatement& mark = statements_->Get("UPDATE dump_files SET content_hash = 'reread:' || content_hash "
                                              "WHERE module_id = ? AND file_id <> ?");
-  mark.bind(1, module);
-  mark.bind(2, replaced_file_id);
-  mark.exec();
+  mark.Bind(1, module);
+  mark.Bind(2, replaced_file_id);
+  mark.Execute();
   rebuilt_modules_.push_back(module);
   return true;
 }
@@ -67,17 +67,17 @@ bool FileReplacement::RebuildModuleIfShared(int64_t module, int64_t replaced_fil
 bool FileReplacement::ScheduleSecondPass() {
   bool needed = false;
   for (int64_t module : rebuilt_modules_) {
-    SQLite::Statement& left = statements_->Get("SELECT COUNT(*) FROM dump_files WHERE module_id = ? "
+    SqlStatement& left = statements_->Get("SELECT COUNT(*) FROM dump_files WHERE module_id = ? "
                                                "AND content_hash LIKE 'reread:%'");
-    left.bind(1, module);
-    const bool pending = left.executeStep() && left.getColumn(0).getInt64() > 0;
-    left.reset();
+    left.Bind(1, module);
+    const bool pending = left.Step() && left.Int(0) > 0;
+    left.Reset();
     if (!pending) continue;
     ClearModuleRows(module);
-    SQLite::Statement& mark = statements_->Get("UPDATE dump_files SET content_hash = 'reread:' || content_hash "
+    SqlStatement& mark = statements_->Get("UPDATE dump_files SET content_hash = 'reread:' || content_hash "
                                                "WHERE module_id = ? AND content_hash NOT LIKE 'reread:%'");
-    mark.bind(1, module);
-    mark.exec();
+    mark.Bind(1, module);
+    mark.Execute();
     needed = true;
   }
   rebuilt_modules_.clear();
@@ -89,23 +89,23 @@ bool FileReplacement::ScheduleSecondPass() {
 // `drop_lone_module`. A file being read again (its hash marked) has had its module cleared already. Returns
 // what the removal changed for the module's derived facts, nullopt when there was no stored version.
 std::optional<FileFacts> FileReplacement::RemoveStoredVersion(const ingest::FileSpec& s, bool drop_lone_module) {
-  SQLite::Statement& old =
+  SqlStatement& old =
       statements_->Get("SELECT file_id, module_id, content_hash, "
                        "       EXISTS(SELECT 1 FROM utilization_counters c WHERE c.file_id = f.file_id) "
                        "FROM dump_files f WHERE run_id = ? AND path = ?");
-  old.bind(1, s.run_id);
-  old.bind(2, s.path);
-  if (!old.executeStep()) {
-    old.reset();
+  old.Bind(1, s.run_id);
+  old.Bind(2, s.path);
+  if (!old.Step()) {
+    old.Reset();
     return std::nullopt;
   }
-  const int64_t old_file_id = old.getColumn(0).getInt64();
-  const int64_t old_module = old.getColumn(1).isNull() ? 0 : old.getColumn(1).getInt64();  // 0: none
-  const bool rereading = old.getColumn(2).getString().rfind(kRereadHashPrefix, 0) == 0;
+  const int64_t old_file_id = old.Int(0);
+  const int64_t old_module = old.IsNull(1) ? 0 : old.Int(1);  // 0: none
+  const bool rereading = old.Text(2).rfind(kRereadHashPrefix, 0) == 0;
   FileFacts changed;
   changed.rows_changed = true;                              // the old file's rows go
-  changed.counters_changed = old.getColumn(3).getInt() != 0;  // and its counters: recompute the spill summary
-  old.reset();
+  changed.counters_changed = old.Int(3) != 0;  // and its counters: recompute the spill summary
+  old.Reset();
   const bool owned = old_module != 0 && !rereading;
   const bool shared = owned && RebuildModuleIfShared(old_module, old_file_id);
   DeleteFileRows(old_file_id);
@@ -115,9 +115,9 @@ std::optional<FileFacts> FileReplacement::RemoveStoredVersion(const ingest::File
 
 // Runs a statement whose one `?` is the module.
 void FileReplacement::ExecForModule(const char* text, int64_t module) {
-  SQLite::Statement& st = statements_->Get(text);
-  st.bind(1, module);
-  st.exec();
+  SqlStatement& st = statements_->Get(text);
+  st.Bind(1, module);
+  st.Execute();
 }
 
 // Clears a module for a rebuild from its files: its rows, and what was computed from them or printed in
@@ -137,9 +137,9 @@ void FileReplacement::DropModule(int64_t module) {
 
 void FileReplacement::DeleteFileRows(int64_t old_file_id) {
   for (const std::string& text : FileRowDeletes()) {
-    SQLite::Statement& del = statements_->Get(text.c_str());
-    del.bind(1, old_file_id);
-    del.exec();
+    SqlStatement& del = statements_->Get(text.c_str());
+    del.Bind(1, old_file_id);
+    del.Execute();
   }
 }
 

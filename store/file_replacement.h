@@ -12,7 +12,7 @@
 //     with it when the new version cannot be read (drop_lone_module), so no summary outlives its rows.
 //
 // Contract: runs on the writer's connection inside its open file savepoint, through its statement cache;
-// throws SQLite::Exception on database errors (the writer rolls the file back). Remembers the modules it
+// throws SqlError on database errors (the writer rolls the file back). Remembers the modules it
 // cleared until ScheduleSecondPass() or Forget(). Not thread-safe.
 #ifndef XLADB_STORE_FILE_REPLACEMENT_H_
 #define XLADB_STORE_FILE_REPLACEMENT_H_

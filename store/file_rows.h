@@ -14,7 +14,7 @@
 #ifndef XLADB_STORE_FILE_ROWS_H_
 #define XLADB_STORE_FILE_ROWS_H_
 
-#include <SQLiteCpp/SQLiteCpp.h>
+#include "store/sql_connection.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -58,13 +58,16 @@ struct FileRows {
       : run_id(run), file_id(file), module_id(module), module_is_new(new_module), statements_(statements),
         interned_(interned) {}
 
-  SQLite::Database& sql() { return statements_->sql(); }
+  SqlConnection& sql() { return statements_->sql(); }
   // A cached statement (store/statement_cache.h): `text` must have static storage.
-  SQLite::Statement& Statement(const char* text) { return statements_->Get(text); }
+  SqlStatement& Statement(const char* text) { return statements_->Get(text); }
   StatementCache& statements() { return *statements_; }
-  int64_t ShapeId(const std::string& text) { return interned_->shapes.Id(sql(), text); }
-  int64_t SourceFileId(const std::string& path) { return interned_->source_files.Id(sql(), path); }
-  int64_t NameId(const std::string& name) { return interned_->names.Id(sql(), name); }
+  int64_t ShapeId(const std::string& text) { return interned_->shapes.Id(*interned_->connection, text); }
+  int64_t SourceFileId(const std::string& path) { return interned_->source_files.Id(*interned_->connection, path); }
+  int64_t NameId(const std::string& name) { return interned_->names.Id(*interned_->connection, name); }
+  int64_t LongTextId(const std::string& text, bool* inserted) {
+    return interned_->long_texts.Id(*interned_->connection, text, inserted);
+  }
 
   // Runs `fn` unless an error was seen, turning a database exception into the remembered error.
   template <typename Fn>

@@ -20,22 +20,9 @@ struct InstructionRow {
 }  // namespace
 
 int64_t HloModuleRows::TextId(const std::string& text) {
-  FileRows& f = *file_;
-  const int64_t hash = TextHash(text);
-  auto& ins = f.Statement("INSERT INTO long_texts(hash, text) VALUES (?, ?) ON CONFLICT DO NOTHING");
-  ins.bind(1, hash);
-  BindText(ins, 2, text);
-  const int inserted = ins.exec();
-  ins.reset();
-  if (inserted > 0) {
-    ++f.rows;
-    return f.sql().getLastInsertRowid();
-  }
-  auto& find = f.Statement("SELECT text_id FROM long_texts WHERE hash = ?");  // stored by another file
-  find.bind(1, hash);
-  find.executeStep();
-  const int64_t id = find.getColumn(0).getInt64();
-  find.reset();
+  bool inserted = false;
+  const int64_t id = file_->LongTextId(text, &inserted);
+  if (inserted) ++file_->rows;
   return id;
 }
 
@@ -61,19 +48,19 @@ void HloModuleRows::Add(ingest::InstructionRecord&& r) {
                            "op_name_id, source_file_id, source_line, fusion_kind, custom_call_target, is_root, "
                            "sequence_index, text_id, file_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
                            "ON CONFLICT(module_id, name) DO UPDATE SET "
-                           "computation_id = COALESCE(excluded.computation_id, computation_id), "
-                           "opcode = COALESCE(excluded.opcode, opcode), "
-                           "shape_id = COALESCE(excluded.shape_id, shape_id), "
-                           "op_type = COALESCE(excluded.op_type, op_type), "
-                           "op_name_id = COALESCE(excluded.op_name_id, op_name_id), "
-                           "source_file_id = COALESCE(excluded.source_file_id, source_file_id), "
-                           "source_line = COALESCE(excluded.source_line, source_line), "
-                           "fusion_kind = COALESCE(excluded.fusion_kind, fusion_kind), "
-                           "custom_call_target = COALESCE(excluded.custom_call_target, custom_call_target), "
-                           "is_root = COALESCE(excluded.is_root, is_root), "
-                           "sequence_index = COALESCE(excluded.sequence_index, sequence_index), "
-                           "text_id = COALESCE(excluded.text_id, text_id)");
-    st.bind(1, f.module_id);
+                           "computation_id = COALESCE(excluded.computation_id, instructions.computation_id), "
+                           "opcode = COALESCE(excluded.opcode, instructions.opcode), "
+                           "shape_id = COALESCE(excluded.shape_id, instructions.shape_id), "
+                           "op_type = COALESCE(excluded.op_type, instructions.op_type), "
+                           "op_name_id = COALESCE(excluded.op_name_id, instructions.op_name_id), "
+                           "source_file_id = COALESCE(excluded.source_file_id, instructions.source_file_id), "
+                           "source_line = COALESCE(excluded.source_line, instructions.source_line), "
+                           "fusion_kind = COALESCE(excluded.fusion_kind, instructions.fusion_kind), "
+                           "custom_call_target = COALESCE(excluded.custom_call_target, instructions.custom_call_target), "
+                           "is_root = COALESCE(excluded.is_root, instructions.is_root), "
+                           "sequence_index = COALESCE(excluded.sequence_index, instructions.sequence_index), "
+                           "text_id = COALESCE(excluded.text_id, instructions.text_id)");
+    st.Bind(1, f.module_id);
     BindText(st, 2, r.name);
     BindOpt(st, 3, in.computation_id);
     BindOpt(st, 4, in.opcode);
@@ -87,9 +74,9 @@ void HloModuleRows::Add(ingest::InstructionRecord&& r) {
     BindOpt(st, 12, in.is_root);
     BindOpt(st, 13, in.sequence_index);
     BindOpt(st, 14, in.text_id);
-    st.bind(15, f.file_id);
-    st.exec();
-    st.reset();
+    st.Bind(15, f.file_id);
+    st.Execute();
+    st.Reset();
     ++f.rows;
   });
 }
@@ -102,14 +89,14 @@ void HloModuleRows::Add(ingest::ComputationRecord&& r) {
                            "execution_thread, file_id) VALUES (?,?,?,?,?,?) ON CONFLICT(module_id, name) DO UPDATE "
                            "SET is_entry = excluded.is_entry, instruction_count = excluded.instruction_count, "
                            "execution_thread = excluded.execution_thread");
-    st.bind(1, f.module_id);
-    st.bind(2, r.name);
-    st.bind(3, r.is_entry ? 1 : 0);
-    st.bind(4, r.instruction_count);
+    st.Bind(1, f.module_id);
+    st.Bind(2, r.name);
+    st.Bind(3, r.is_entry ? 1 : 0);
+    st.Bind(4, r.instruction_count);
     BindOpt(st, 5, NonEmpty(std::move(r.execution_thread)));
-    st.bind(6, f.file_id);
-    st.exec();
-    st.reset();
+    st.Bind(6, f.file_id);
+    st.Execute();
+    st.Reset();
     ++f.rows;
   });
 }
@@ -123,10 +110,10 @@ void HloModuleRows::Add(ingest::HloModuleRecord&& r) {
   std::string signature = ShapeWithoutLayout(r.entry_computation_layout);
   if (size_t arrow = signature.find("->"); arrow != std::string::npos) signature.replace(arrow, 2, " -> ");
   f.Guard([&] {
-    SQLite::Statement& up = f.Statement("UPDATE modules SET hlo_entry_signature = ? WHERE module_id = ?");
-    up.bind(1, signature);
-    up.bind(2, f.module_id);
-    up.exec();
+    SqlStatement& up = f.Statement("UPDATE modules SET hlo_entry_signature = ? WHERE module_id = ?");
+    up.Bind(1, signature);
+    up.Bind(2, f.module_id);
+    up.Execute();
   });
   f.facts.rows_changed = true;
 }

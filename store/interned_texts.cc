@@ -17,46 +17,52 @@ InternedTexts::InternedTexts(const char* table, const char* id_column, const cha
                                   : std::string("SELECT ") + id_column + ", " + text_column + " FROM " + table +
                                         " WHERE hash = ?"),
       insert_sql_(key == Key::kText
-                      ? std::string("INSERT INTO ") + table + "(" + text_column + ") VALUES (?)"
-                      : std::string("INSERT INTO ") + table + "(hash, " + text_column + ") VALUES (?, ?)") {}
+                      ? std::string("INSERT INTO ") + table + "(" + text_column +
+                            ") VALUES (?) ON CONFLICT DO NOTHING RETURNING " + id_column
+                      : std::string("INSERT INTO ") + table + "(hash, " + text_column +
+                            ") VALUES (?, ?) ON CONFLICT DO NOTHING RETURNING " + id_column) {}
 
-int64_t InternedTexts::Find(SQLite::Database& sql, const std::string& text, int64_t hash) {
-  if (!find_) find_ = std::make_unique<SQLite::Statement>(sql, find_sql_);
+int64_t InternedTexts::Find(SqlConnection& sql, const std::string& text, int64_t hash) {
+  if (!find_) find_ = sql.Prepare(find_sql_);
   int64_t id = 0;
   if (key_ == Key::kText) {
-    find_->bind(1, text);
-    if (find_->executeStep()) id = find_->getColumn(0).getInt64();
+    find_->Bind(1, text);
+    if (find_->Step()) id = find_->Int(0);
   } else {
-    find_->bind(1, hash);
-    while (id == 0 && find_->executeStep()) {
-      const SQLite::Column stored = find_->getColumn(1);
-      if (std::string_view(static_cast<const char*>(stored.getBlob()), static_cast<size_t>(stored.getBytes())) ==
-          text) {
-        id = find_->getColumn(0).getInt64();
+    find_->Bind(1, hash);
+    while (id == 0 && find_->Step()) {
+      if (find_->Text(1) == text) {
+        id = find_->Int(0);
       }
     }
   }
-  find_->reset();
+  find_->Reset();
   return id;
 }
 
-int64_t InternedTexts::Id(SQLite::Database& sql, const std::string& text) {
+int64_t InternedTexts::Id(SqlConnection& sql, const std::string& text, bool* inserted) {
   auto it = ids_.find(text);
   if (it != ids_.end()) return it->second;
   const int64_t hash = key_ == Key::kHash ? TextHash(text) : 0;
   int64_t id = Find(sql, text, hash);
   if (id == 0) {
-    if (!insert_) insert_ = std::make_unique<SQLite::Statement>(sql, insert_sql_);
+    if (!insert_) insert_ = sql.Prepare(insert_sql_);
     if (key_ == Key::kText) {
-      insert_->bind(1, text);
+      insert_->Bind(1, text);
     } else {
-      insert_->bind(1, hash);
-      insert_->bind(2, text);
+      insert_->Bind(1, hash);
+      insert_->Bind(2, text);
     }
-    insert_->exec();
-    insert_->reset();
-    id = sql.getLastInsertRowid();
-    added_in_file_ = true;
+    const bool stored = insert_->Step();
+    id = stored ? insert_->Int(0) : 0;
+    insert_->Reset();
+    if (stored) {
+      added_in_file_ = true;
+      if (inserted != nullptr) *inserted = true;
+    } else {
+      id = Find(sql, text, hash);  // another writer's row, committed now
+      if (id == 0) throw SqlError(std::string("a text could not be stored: ") + insert_sql_ + " (a hash collision?)");
+    }
   }
   if (ids_.size() >= kMaxCachedTexts) ids_.clear();  // a cache only: the table answers what it forgot
   ids_.emplace(text, id);
@@ -80,18 +86,17 @@ void InternedTexts::GroupAborted() {
   added_in_file_ = added_in_group_ = false;
 }
 
-void HashAllNames(SQLite::Database& sql) {
+void HashAllNames(SqlConnection& sql) {
   std::vector<std::pair<int64_t, std::string>> names;
   {
-    SQLite::Statement q(sql, "SELECT name_id, text FROM names");
-    while (q.executeStep()) names.emplace_back(q.getColumn(0).getInt64(), q.getColumn(1).getString());
+    auto q = sql.Prepare("SELECT name_id, text FROM names");
+    while (q->Step()) names.emplace_back(q->Int(0), q->Text(1));
   }
-  SQLite::Statement update(sql, "UPDATE names SET hash = ? WHERE name_id = ?");
+  auto update = sql.Prepare("UPDATE names SET hash = ? WHERE name_id = ?");
   for (const auto& [id, text] : names) {
-    update.bind(1, TextHash(text));
-    update.bind(2, id);
-    update.exec();
-    update.reset();
+    update->Bind(1, TextHash(text));
+    update->Bind(2, id);
+    update->Execute();
   }
 }
 

@@ -4,17 +4,19 @@
 //     through their UNIQUE index;
 //   * names(name_id, hash, text), op_names and computation names: many, and in generated or very large
 //     programs mostly distinct, so the lookup index holds a 64-bit hash (TextHash) instead of a second copy of
-//     the text. Rows of equal hash are compared by text, so a hash collision only costs a comparison.
+//     the text. Rows of equal hash are compared by text, so a hash collision only costs a comparison;
+//   * long_texts(text_id, hash UNIQUE, text): whole instruction texts, found by hash the same way (a collision
+//     there is an error, the hash being unique).
 //
 // Contract: runs statements on the caller's read-write connection inside its transaction, and throws
-// SQLite::Exception on database errors, like the writer's own statements. Ids are cached for the object's
+// SqlError on database errors, like the writer's own statements. Ids are cached for the object's
 // life (up to kMaxCachedTexts, then the cache starts afresh); when a file or group that added texts is rolled
 // back (FileAborted, GroupAborted) the whole cache is forgotten, so a rolled-back id is never handed out.
 // Rollbacks are rare, and forgetting is cheaper than remembering what each file added. Not thread-safe.
 #ifndef XLADB_STORE_INTERNED_TEXTS_H_
 #define XLADB_STORE_INTERNED_TEXTS_H_
 
-#include <SQLiteCpp/SQLiteCpp.h>
+#include "store/sql_connection.h"
 
 #include <cstdint>
 #include <initializer_list>
@@ -35,8 +37,9 @@ class InternedTexts {
 
   InternedTexts(const char* table, const char* id_column, const char* text_column, Key key);
 
-  // The id of `text`, inserting it when it is new.
-  int64_t Id(SQLite::Database& sql, const std::string& text);
+  // The id of `text`, inserting it when it is new (then *inserted is set, when given). A text another writer
+  // inserts at the same moment is found after its insert commits.
+  int64_t Id(SqlConnection& sql, const std::string& text, bool* inserted = nullptr);
 
   // Where the enclosing file (savepoint) and group (transaction) end: a commit keeps the cache, a rollback
   // of anything that added a text forgets it.
@@ -46,30 +49,35 @@ class InternedTexts {
   void GroupAborted();
 
  private:
-  int64_t Find(SQLite::Database& sql, const std::string& text, int64_t hash);  // 0 when absent
+  int64_t Find(SqlConnection& sql, const std::string& text, int64_t hash);  // 0 when absent
 
   const Key key_;
   std::string find_sql_, insert_sql_;
-  std::unique_ptr<SQLite::Statement> find_, insert_;
+  std::unique_ptr<SqlStatement> find_, insert_;
   std::unordered_map<std::string, int64_t> ids_;
   bool added_in_file_ = false, added_in_group_ = false;
 };
 
-// The writer's interned texts (shapes, source file paths, instruction and computation names), stepped together
-// at every file and group end.
+// The writer's interned texts (shapes, source file paths, instruction and computation names, whole
+// instruction texts), stepped together at every file and group end. `connection` is where they are written:
+// the writer's own on SQLite; on PostgreSQL a second connection of the writer's, outside its transaction, so
+// each text is committed at once and two writers sharing a store never wait on (or deadlock over) each
+// other's open transaction for a text both need. A text whose file is rolled back then stays, unreferenced.
 struct InternedTextCaches {
   InternedTexts shapes{"shapes", "shape_id", "text", InternedTexts::Key::kText};
   InternedTexts source_files{"source_files", "source_file_id", "path", InternedTexts::Key::kText};
   InternedTexts names{"names", "name_id", "text", InternedTexts::Key::kHash};
+  InternedTexts long_texts{"long_texts", "text_id", "text", InternedTexts::Key::kHash};
+  SqlConnection* connection = nullptr;
 
   void ForEach(void (InternedTexts::*step)()) {
-    for (InternedTexts* cache : {&shapes, &source_files, &names}) (cache->*step)();
+    for (InternedTexts* cache : {&shapes, &source_files, &names, &long_texts}) (cache->*step)();
   }
 };
 
 // Fills names.hash for every row (the schema migration to version 6 inserts names in SQL, which has no
 // XXH3).
-void HashAllNames(SQLite::Database& sql);
+void HashAllNames(SqlConnection& sql);
 
 }  // namespace xladb::store
 

@@ -6,6 +6,7 @@
 #define XLADB_STORE_JOB_LOG_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,11 +37,41 @@ class JobLog {
   explicit JobLog(Database* db) : db_(db) {}
   Status Insert(const JobRecord& job);
   Status SetState(const std::string& job_id, const std::string& state, const std::string& message);
-  // Jobs left QUEUED or RUNNING (by a crash or a shutdown), oldest first.
+  // Jobs left QUEUED or RUNNING (by a crash or a shutdown), oldest first; on PostgreSQL without those another
+  // daemon holds now (JobClaims).
   StatusOr<std::vector<JobRecord>> Unfinished();
 
  private:
   Database* db_;
+};
+
+// JobClaims: which daemon runs an unfinished job when several share one PostgreSQL store. The writer thread
+// takes a job before it runs it: the job's ingest_jobs row is locked (SELECT … FOR UPDATE SKIP LOCKED) in a
+// transaction of the claims' own connection, held until Finish. A second daemon (one resuming unfinished
+// jobs at its start) skips a locked job, and a crash of the holder releases it. A job another daemon holds is
+// waited for (FOR UPDATE) and its end reported, so each job is run once and its submitter still learns how it
+// ended. On SQLite (one daemon per file) Take only reads the job's state.
+//
+// Contract: Take, then (when claimed) SetState and Finish for that job; one job at a time, from one thread.
+// Errors come back as Status; a failed Finish leaves the job unfinished (it runs again at the next start).
+class JobClaims {
+ public:
+  struct Claim {
+    bool claimed = false;
+    std::string state, message;  // when not claimed: how the job ended ("" state: it is gone)
+  };
+  [[nodiscard]] static StatusOr<std::unique_ptr<JobClaims>> Open(const std::string& db_path);
+  [[nodiscard]] StatusOr<Claim> Take(const std::string& job_id);
+  // The claimed job's state while it runs (RUNNING), visible to others once it ends.
+  [[nodiscard]] Status SetState(const std::string& job_id, const std::string& state, const std::string& message);
+  // The claimed job's last state (SUCCEEDED, FAILED, or QUEUED to resume it later); the claim ends.
+  [[nodiscard]] Status Finish(const std::string& job_id, const std::string& state, const std::string& message);
+
+ private:
+  explicit JobClaims(std::unique_ptr<Database> db) : db_(std::move(db)), log_(db_.get()) {}
+  std::unique_ptr<Database> db_;
+  JobLog log_;
+  bool in_transaction_ = false;
 };
 
 }  // namespace xladb::store

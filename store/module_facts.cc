@@ -70,7 +70,7 @@ struct DerivedModuleFacts::Statements {
             FROM utilization_counters
             WHERE module_id = ?1
               AND counter IN ('VMEM_SPILL_COUNT', 'VMEM_FILL_COUNT', 'SMEM_SPILL_COUNT', 'SMEM_FILL_COUNT')
-            GROUP BY kernel))sql";
+            GROUP BY kernel) AS per_kernel)sql";
 
   // module_summary's aggregates, recomputed from the module's rows (a module can span several files).
   static constexpr const char* kAggregatesSql = R"sql(
@@ -206,11 +206,11 @@ void DerivedModuleFacts::UpdateAfterFile(int64_t run_id, int64_t module_id, bool
   if (facts.counters_changed) {
     SqlStatement& clear = Fresh(st.clear_spills);
     clear.Bind(1, module_id);
-    clear.Run();
+    clear.Execute();
     SqlStatement& spills = Fresh(st.spills);
     spills.Bind(1, module_id);
     spills.Bind(2, run_id);
-    spills.Run();
+    spills.Execute();
   }
   SqlStatement& printed = Fresh(st.printed);
   BindIfSet(printed, 1, facts.total_bytes);
@@ -218,20 +218,20 @@ void DerivedModuleFacts::UpdateAfterFile(int64_t run_id, int64_t module_id, bool
   BindIfSet(printed, 3, facts.peak_time);
   BindIfSet(printed, 4, facts.stack_peak);
   printed.Bind(5, module_id);
-  printed.Run();
+  printed.Execute();
   SqlStatement& aggregates = Fresh(st.aggregates);
   aggregates.Bind(1, module_id);
-  aggregates.Run();
+  aggregates.Execute();
   if (facts.hlo_fingerprint) {
     SqlStatement& fp = Fresh(st.hlo_fingerprint);
     fp.Bind(1, HexU64(*facts.hlo_fingerprint));
     fp.Bind(2, module_id);
-    fp.Run();
+    fp.Execute();
   } else if (facts.saw_allocated_values) {
     SqlStatement& fp = Fresh(st.value_fingerprint);
     fp.Bind(1, HexU64(facts.value_fingerprint));
     fp.Bind(2, module_id);
-    fp.Run();
+    fp.Execute();
   }
   if (facts.rows_changed || facts.saw_allocated_values || module_is_new) Update(module_id);
 }
@@ -255,7 +255,7 @@ void DerivedModuleFacts::Update(int64_t module_id) {
   identity.Bind(1, signature);
   identity.Bind(2, ModuleIdentityKey(name, stage, signature, folder));
   identity.Bind(4, module_id);
-  identity.Run();
+  identity.Execute();
 
   const LivePeaks peaks = ComputeLivePeaks(st, module_id);
   SqlStatement& summary = Fresh(st.summary);
@@ -264,11 +264,11 @@ void DerivedModuleFacts::Update(int64_t module_id) {
     summary.Bind(2, peaks.all.time);
   }
   summary.Bind(3, module_id);
-  summary.Run();
+  summary.Execute();
 
   SqlStatement& clear = Fresh(st.clear_spaces);
   clear.Bind(1, module_id);
-  clear.Run();
+  clear.Execute();
   SqlStatement& spaces = Fresh(st.spaces);
   spaces.Bind(1, module_id);
   while (spaces.Step()) {
@@ -279,7 +279,7 @@ void DerivedModuleFacts::Update(int64_t module_id) {
     insert.Bind(3, spaces.Int(1));
     insert.Bind(4, spaces.Int(2));
     if (auto it = peaks.by_color.find(color); it != peaks.by_color.end()) insert.Bind(5, it->second.bytes);
-    insert.Run();
+    insert.Execute();
   }
 }
 

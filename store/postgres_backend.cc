@@ -28,13 +28,24 @@ std::string Message(const char* text) {
 
 class PostgresStatement final : public SqlStatement {
  public:
-  PostgresStatement(PGconn* conn, std::string sql) : conn_(conn), sql_(std::move(sql)) {}
+  // `parameters`: how many the text has; each is NULL until bound, as in SQLite.
+  PostgresStatement(PGconn* conn, std::string sql, int parameters)
+      : conn_(conn), sql_(std::move(sql)), values_(static_cast<size_t>(parameters)),
+        types_(static_cast<size_t>(parameters), 0) {}
   ~PostgresStatement() override { Clear(); }
 
   void BindNull(int index) override { Set(index, std::nullopt, 0); }
   bool Step() override {
-    if (result_ == nullptr) Execute();
+    if (result_ == nullptr) RunQuery();
     return ++row_ < PQntuples(result_);
+  }
+  int64_t Execute() override {
+    Clear();
+    RunQuery();
+    const char* changed = PQcmdTuples(result_);
+    const int64_t n = changed[0] == '\0' ? 0 : std::strtoll(changed, nullptr, 10);
+    Clear();
+    return n;
   }
   void Reset() override { Clear(); }
   void ClearBindings() override {
@@ -83,7 +94,7 @@ class PostgresStatement final : public SqlStatement {
     values_[i] = std::move(value);
     types_[i] = type;
   }
-  void Execute() {
+  void RunQuery() {
     std::vector<const char*> values;
     values.reserve(values_.size());
     for (const auto& v : values_) values.push_back(v ? v->c_str() : nullptr);
@@ -118,7 +129,7 @@ class PostgresStatement final : public SqlStatement {
 
 }  // namespace
 
-std::string NumberedPlaceholders(std::string_view sql) {
+std::string NumberedPlaceholders(std::string_view sql, int* count) {
   std::string out;
   out.reserve(sql.size() + 16);
   int largest = 0;
@@ -153,11 +164,14 @@ std::string NumberedPlaceholders(std::string_view sql) {
       ++i;
     }
   }
+  if (count != nullptr) *count = largest;
   return out;
 }
 
 std::unique_ptr<SqlStatement> PostgresBackend::Prepare(std::string_view sql) {
-  return std::make_unique<PostgresStatement>(pg_->raw(), NumberedPlaceholders(sql));
+  int parameters = 0;
+  std::string text = NumberedPlaceholders(sql, &parameters);
+  return std::make_unique<PostgresStatement>(pg_->raw(), std::move(text), parameters);
 }
 
 void PostgresBackend::Exec(std::string_view sql) {

@@ -24,6 +24,7 @@ class PostgresBackend final : public SqlConnection {
   SqlDialect dialect() const override { return SqlDialect::kPostgresql; }
   std::unique_ptr<SqlStatement> Prepare(std::string_view sql) override;
   void Exec(std::string_view sql) override;
+  void BeginWrite() override { Exec("BEGIN"); }
   PostgresConnection& connection() { return *pg_; }
 
  private:
@@ -32,7 +33,8 @@ class PostgresBackend final : public SqlConnection {
 
 // `sql` with SQLite's placeholders as PostgreSQL's: `?N` becomes `$N`, and a bare `?` one more than the
 // largest number before it (SQLite's rule). Quoted strings, quoted names and comments are left alone.
-std::string NumberedPlaceholders(std::string_view sql);
+// `*count` (when given) gets the largest number: the statement's parameters, each NULL until bound.
+std::string NumberedPlaceholders(std::string_view sql, int* count = nullptr);
 
 }  // namespace xladb::store
 

@@ -26,6 +26,15 @@ struct Result {
 
 }  // namespace
 
+std::string WithoutPassword(const std::string& target) {
+  if (!IsPostgresUri(target)) return target;
+  const size_t scheme = target.find("://") + 3;
+  const size_t at = target.find('@', scheme);
+  const size_t colon = target.find(':', scheme);
+  if (at == std::string::npos || colon == std::string::npos || colon > at) return target;
+  return target.substr(0, colon + 1) + "***" + target.substr(at);
+}
+
 StatusOr<std::unique_ptr<PostgresConnection>> PostgresConnection::Connect(const std::string& uri) {
   PGconn* conn = PQconnectdb(uri.c_str());
   if (conn == nullptr) return Status::IoError("connecting to PostgreSQL: out of memory");

@@ -33,6 +33,9 @@ inline bool IsPostgresUri(std::string_view target) {
   return target.rfind("postgresql://", 0) == 0 || target.rfind("postgres://", 0) == 0;
 }
 
+// `target` with the password of a URI (postgresql://user:secret@host/…) replaced by ***, for logs and output.
+std::string WithoutPassword(const std::string& target);
+
 class PostgresConnection {
  public:
   struct Rows {

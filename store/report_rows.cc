@@ -17,18 +17,18 @@ std::string FormatPercent(double p) {
 
 }  // namespace
 
-void ReportRows::BindModule(SQLite::Statement& st, int index) const {
-  if (file_->module_id != 0) st.bind(index, file_->module_id); else st.bind(index);
+void ReportRows::BindModule(SqlStatement& st, int index) const {
+  if (file_->module_id != 0) st.Bind(index, file_->module_id); else st.BindNull(index);
 }
 
 template <typename Warning>
-void ReportRows::InsertOnce(SQLite::Statement& st, Warning&& warning) {
-  if (st.exec() == 0) {
+void ReportRows::InsertOnce(SqlStatement& st, Warning&& warning) {
+  if (st.Execute() == 0) {
     file_->issues.Add(IssueRecord::Severity::kWarning, 0, warning());
   } else {
     ++file_->rows;
   }
-  st.reset();
+  st.Reset();
 }
 
 void ReportRows::Add(ingest::MemoryReportTotalRecord&& r) {
@@ -36,10 +36,10 @@ void ReportRows::Add(ingest::MemoryReportTotalRecord&& r) {
   f.Guard([&] {
     auto& st = f.Statement("INSERT INTO memory_report_totals(file_id, memory_space, module_id, total_bytes) "
                            "VALUES (?,?,?,?) ON CONFLICT(file_id, memory_space) DO NOTHING");
-    st.bind(1, f.file_id);
-    st.bind(2, r.memory_space);
+    st.Bind(1, f.file_id);
+    st.Bind(2, r.memory_space);
     BindModule(st, 3);
-    st.bind(4, r.total_bytes);
+    st.Bind(4, r.total_bytes);
     InsertOnce(st, [&] {
       return "memory space " + std::to_string(r.memory_space) + " total printed twice; the first is kept";
     });
@@ -57,23 +57,23 @@ void ReportRows::Add(ingest::MemoryReportRowRecord&& r) {
     const char* section = "allocations_by_size";
     if (r.section == ingest::MemoryReportRowRecord::Section::kAllocationValues) section = "allocation_values";
     if (r.section == ingest::MemoryReportRowRecord::Section::kMemorySpace) section = "memory_space";
-    st.bind(1, f.file_id);
-    st.bind(2, r.ordinal);
+    st.Bind(1, f.file_id);
+    st.Bind(2, r.ordinal);
     BindModule(st, 3);
-    st.bind(4, section);
+    st.Bind(4, section);
     BindOpt(st, 5, NonNegative(r.allocation_index));
-    if (r.memory_space >= 0) st.bind(6, r.memory_space); else st.bind(6);
+    if (r.memory_space >= 0) st.Bind(6, r.memory_space); else st.BindNull(6);
     BindOpt(st, 7, NonEmpty(std::move(r.memory_space_name)));
     BindOpt(st, 8, NonNegative(r.table_ordinal));
-    st.bind(9, r.cumulative_bytes_approx);
-    st.bind(10, r.cumulative_percent);
+    st.Bind(9, r.cumulative_bytes_approx);
+    st.Bind(10, r.cumulative_percent);
     BindOpt(st, 11, NonNegative(r.remaining_bytes_approx));
-    st.bind(12, r.size_bytes_approx);
+    st.Bind(12, r.size_bytes_approx);
     BindOpt(st, 13, NonNegative(r.offset_bytes));
     BindOpt(st, 14, NonNegative(r.value_count));
-    st.bind(15, r.shapes);
-    f.rows += st.exec();
-    st.reset();
+    st.Bind(15, r.shapes);
+    f.rows += st.Execute();
+    st.Reset();
   });
 }
 
@@ -91,15 +91,15 @@ void ReportRows::Add(ingest::UtilizationCounterRecord&& r) {
     auto& st = f.Statement("INSERT INTO utilization_counters(file_id, block_ordinal, counter, module_id, kernel, "
                            "numerator, denominator, ratio, ratio_text) VALUES (?,?,?,?,?,?,?,?,?) "
                            "ON CONFLICT(file_id, block_ordinal, counter) DO NOTHING");
-    st.bind(1, f.file_id);
-    st.bind(2, r.block_ordinal);
-    st.bind(3, r.counter);
+    st.Bind(1, f.file_id);
+    st.Bind(2, r.block_ordinal);
+    st.Bind(3, r.counter);
     BindModule(st, 4);
-    st.bind(5, r.kernel);
-    st.bind(6, r.numerator);
-    st.bind(7, r.denominator);
-    st.bind(8, r.ratio);
-    st.bind(9, r.ratio_text);
+    st.Bind(5, r.kernel);
+    st.Bind(6, r.numerator);
+    st.Bind(7, r.denominator);
+    st.Bind(8, r.ratio);
+    st.Bind(9, r.ratio_text);
     InsertOnce(st, [&] {
       return "counter " + r.counter + " printed twice in block " + std::to_string(r.block_ordinal) +
              "; the first is kept";
@@ -112,13 +112,13 @@ void ReportRows::Add(ingest::OomStatRecord&& r) {
   f.Guard([&] {
     auto& st = f.Statement("INSERT INTO oom_stats(file_id, label, bytes_approx, bytes_text, percent) "
                            "VALUES (?,?,?,?,?) ON CONFLICT(file_id, label) DO NOTHING");
-    st.bind(1, f.file_id);
-    st.bind(2, r.label);
-    st.bind(3, r.bytes_approx);
-    st.bind(4, r.bytes_text);
-    if (r.percent >= 0) st.bind(5, r.percent); else st.bind(5);
-    f.rows += st.exec();
-    st.reset();
+    st.Bind(1, f.file_id);
+    st.Bind(2, r.label);
+    st.Bind(3, r.bytes_approx);
+    st.Bind(4, r.bytes_text);
+    if (r.percent >= 0) st.Bind(5, r.percent); else st.BindNull(5);
+    f.rows += st.Execute();
+    st.Reset();
   });
 }
 
@@ -128,19 +128,19 @@ void ReportRows::Add(ingest::OomBufferRecord&& r) {
     auto& st = f.Statement("INSERT INTO oom_buffers(file_id, buffer_number, module_id, size_bytes_approx, "
                            "size_text, op_name, source_file, source_line, xla_label, shape, is_entry_parameter) "
                            "VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(file_id, buffer_number) DO NOTHING");
-    st.bind(1, f.file_id);
-    st.bind(2, r.buffer_number);
+    st.Bind(1, f.file_id);
+    st.Bind(2, r.buffer_number);
     BindModule(st, 3);
-    st.bind(4, r.size_bytes_approx);
-    st.bind(5, r.size_text);
+    st.Bind(4, r.size_bytes_approx);
+    st.Bind(5, r.size_text);
     BindOpt(st, 6, NonEmpty(std::move(r.op_name)));
     BindOpt(st, 7, NonEmpty(std::move(r.source_file)));
     BindOpt(st, 8, NonNegative(r.source_line));
     BindOpt(st, 9, NonEmpty(std::move(r.xla_label)));
     BindOpt(st, 10, NonEmpty(std::move(r.shape)));
-    st.bind(11, r.is_entry_parameter ? 1 : 0);
-    f.rows += st.exec();
-    st.reset();
+    st.Bind(11, r.is_entry_parameter ? 1 : 0);
+    f.rows += st.Execute();
+    st.Reset();
   });
 }
 

@@ -37,10 +37,10 @@ class ReportRows {
 
  private:
   // Binds the file's module, or NULL when the file names none.
-  void BindModule(SQLite::Statement& st, int index) const;
+  void BindModule(SqlStatement& st, int index) const;
   // Steps an INSERT … ON CONFLICT DO NOTHING. A row the file printed before is the issue warning() says.
   template <typename Warning>
-  void InsertOnce(SQLite::Statement& st, Warning&& warning);
+  void InsertOnce(SqlStatement& st, Warning&& warning);
 
   FileRows* file_;
 };

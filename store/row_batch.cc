@@ -24,19 +24,19 @@ int64_t RowBatch::Flush(StatementCache& statements) {
   size_t done = 0;
   while (done < rows) {
     const bool full = rows - done >= static_cast<size_t>(kBatchRows);
-    SQLite::Statement& st = statements.Get(full ? insert_->full_batch() : insert_->one_row());
+    SqlStatement& st = statements.Get(full ? insert_->full_batch() : insert_->one_row());
     const size_t n = full ? kBatchRows : 1;
     for (size_t c = 0; c < n * static_cast<size_t>(columns_); ++c) {
       const Cell& cell = cells_[done * static_cast<size_t>(columns_) + c];
       const int index = static_cast<int>(c) + 1;
       switch (cell.kind) {
-        case Kind::kInt: st.bind(index, cell.value); break;
-        case Kind::kText: st.bindNoCopy(index, texts_[static_cast<size_t>(cell.value)]); break;
-        case Kind::kNull: st.bind(index); break;
+        case Kind::kInt: st.Bind(index, cell.value); break;
+        case Kind::kText: st.BindTextRef(index, texts_[static_cast<size_t>(cell.value)]); break;
+        case Kind::kNull: st.BindNull(index); break;
       }
     }
-    changed += st.exec();
-    st.reset();
+    changed += st.Execute();
+    st.Reset();
     done += n;
   }
   Clear();

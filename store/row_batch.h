@@ -11,12 +11,12 @@
 // Contract: a BatchedInsert must have static storage (its texts are StatementCache keys), so the statements
 // are prepared once per connection, not once per file. Texts are copied in, so a row may be added from a
 // record that is gone before the batch is written. EndRow and Flush return the rows the database changed,
-// and throw SQLite::Exception on database errors (the caller's transaction then rolls the file back). A
+// and throw SqlError on database errors (the caller's transaction then rolls the file back). A
 // batch not flushed is dropped with the object. Not thread-safe.
 #ifndef XLADB_STORE_ROW_BATCH_H_
 #define XLADB_STORE_ROW_BATCH_H_
 
-#include <SQLiteCpp/SQLiteCpp.h>
+#include "store/sql_connection.h"
 
 #include <cstddef>
 #include <cstdint>

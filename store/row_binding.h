@@ -4,7 +4,7 @@
 #ifndef XLADB_STORE_ROW_BINDING_H_
 #define XLADB_STORE_ROW_BINDING_H_
 
-#include <SQLiteCpp/SQLiteCpp.h>
+#include "store/sql_connection.h"
 
 #include <cstdint>
 #include <optional>
@@ -15,18 +15,18 @@
 namespace xladb::store {
 
 // Binds text without copying it: `text` must stay valid until the statement is stepped.
-inline void BindText(SQLite::Statement& st, int i, const std::string& text) { st.bindNoCopy(i, text); }
+inline void BindText(SqlStatement& st, int i, const std::string& text) { st.BindTextRef(i, text); }
 
 template <typename T>
-void BindOpt(SQLite::Statement& st, int i, const std::optional<T>& v) {
+void BindOpt(SqlStatement& st, int i, const std::optional<T>& v) {
   if (!v) {
-    st.bind(i);
+    st.BindNull(i);
   } else if constexpr (std::is_same_v<T, std::string>) {
-    st.bind(i, *v);  // copied: callers pass temporaries
+    st.Bind(i, *v);  // copied: callers pass temporaries
   } else if constexpr (std::is_same_v<T, bool>) {
-    st.bind(i, *v ? 1 : 0);
+    st.Bind(i, *v ? 1 : 0);
   } else {
-    st.bind(i, static_cast<int64_t>(*v));
+    st.Bind(i, static_cast<int64_t>(*v));
   }
 }
 

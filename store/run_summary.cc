@@ -17,12 +17,12 @@ constexpr const char* kRecountSql =
 
 }  // namespace
 
-void UpdateRunSummary(SQLite::Database& sql, int64_t run_id) {
-  SQLite::Statement update(sql, std::string(kRecountSql) + " WHERE run_id = ?");
-  update.bind(1, run_id);
-  update.exec();
+void UpdateRunSummary(SqlConnection& sql, int64_t run_id) {
+  auto update = sql.Prepare(std::string(kRecountSql) + " WHERE run_id = ?");
+  update->Bind(1, run_id);
+  update->Execute();
 }
 
-void UpdateSummariesOfAllRuns(SQLite::Database& sql) { sql.exec(kRecountSql); }
+void UpdateSummariesOfAllRuns(SqlConnection& sql) { sql.Exec(kRecountSql); }
 
 }  // namespace xladb::store

@@ -7,22 +7,22 @@
 //   * module_count: the run's modules with a buffer assignment (its rows of the module_memory view).
 //
 // Contract: runs on the caller's read-write connection inside its transaction (the writer's group, the
-// schema migration's); throws SQLite::Exception on database errors, like the writer's own statements. Not
+// schema migration's); throws SqlError on database errors, like the writer's own statements. Not
 // thread-safe; one connection, one thread.
 #ifndef XLADB_STORE_RUN_SUMMARY_H_
 #define XLADB_STORE_RUN_SUMMARY_H_
 
-#include <SQLiteCpp/SQLiteCpp.h>
+#include "store/sql_connection.h"
 
 #include <cstdint>
 
 namespace xladb::store {
 
 // Recounts one run's summary columns from its rows.
-void UpdateRunSummary(SQLite::Database& sql, int64_t run_id);
+void UpdateRunSummary(SqlConnection& sql, int64_t run_id);
 
 // Every run of the file (schema migration to version 6).
-void UpdateSummariesOfAllRuns(SQLite::Database& sql);
+void UpdateSummariesOfAllRuns(SqlConnection& sql);
 
 }  // namespace xladb::store
 

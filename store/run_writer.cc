@@ -38,16 +38,18 @@ const char* SeverityName(IssueRecord::Severity s) {
 
 struct RunWriter::Impl {
   explicit Impl(Database* database)
-      : db(database), sql(database->sql()), statements(database->sql()), derived_facts(database->connection()) {}
+      : db(database), sql(database->connection()), statements(database->connection()),
+        derived_facts(database->connection()) {}
 
   Database* db;
-  SQLite::Database& sql;
+  SqlConnection& sql;
+  std::unique_ptr<Database> texts_db;  // PostgreSQL: the interned texts' own connection (InternedTextCaches)
   StatementCache statements;         // outlives files: statements are prepared once per writer
   InternedTextCaches interned;       // outlives files; entries added inside a rolled-back file or group go
   DerivedModuleFacts derived_facts;  // recomputed when a file changed what they are computed from
   FileReplacement replacement{&statements};  // a changed file's old rows, and the modules they shared
 
-  SQLite::Statement& Cached(const char* text) { return statements.Get(text); }
+  SqlStatement& Cached(const char* text) { return statements.Get(text); }
 
   // The open file: its writer lives from BeginFile to CommitFile or AbortFile, inside SAVEPOINT file.
   std::unique_ptr<FileWriter> file;
@@ -60,7 +62,7 @@ struct RunWriter::Impl {
       issues = std::move(file->issues());
       file.reset();
       try {
-        sql.exec("ROLLBACK TO file; RELEASE file");
+        sql.Exec("ROLLBACK TO file; RELEASE file");
       } catch (...) {
       }
     }
@@ -79,7 +81,7 @@ struct RunWriter::Impl {
 
   void OpenGroup() {
     if (in_group) return;
-    sql.exec("BEGIN IMMEDIATE");
+    sql.BeginWrite();
     in_group = true;
     group_started = std::chrono::steady_clock::now();
     group_bytes = group_files = 0;
@@ -91,7 +93,7 @@ struct RunWriter::Impl {
     try {
       for (int64_t run_id : group_runs) UpdateRunSummary(sql, run_id);
       group_runs.clear();
-      sql.exec("COMMIT");
+      sql.Exec("COMMIT");
       interned.ForEach(&InternedTexts::GroupCommitted);
       return Status::Ok();
     } catch (const std::exception& e) {
@@ -104,7 +106,7 @@ struct RunWriter::Impl {
   // Abandons the open group: its files are gone, and with them the run summaries and interned ids it held.
   void RollBackGroup() {
     try {
-      sql.exec("ROLLBACK");
+      sql.Exec("ROLLBACK");
     } catch (...) {
     }
     in_group = false;
@@ -119,80 +121,104 @@ struct RunWriter::Impl {
     return open_for >= group.max_seconds || group_bytes >= group.max_bytes ? CloseGroup() : Status::Ok();
   }
 
-  // The module of `s`, created (with its empty summary row) when it is new: (module_id, created).
+  // The module of `s`, created (with its empty summary row) when it is new: (module_id, created). A module
+  // another writer creates at the same moment is found after its insert commits (the unique modules_by_key).
   std::pair<int64_t, bool> FindOrCreateModule(const FileSpec& s) {
     const ModuleKey& key = s.module;
-    SQLite::Statement& find =
-        Cached("SELECT module_id, backend FROM modules WHERE run_id = ? AND name = ? AND stage = ? "
-               "AND xla_module_id IS ? AND folder = ?");
-    find.bind(1, s.run_id);
-    find.bind(2, key.name);
-    find.bind(3, key.stage);
-    if (key.xla_module_id >= 0) find.bind(4, key.xla_module_id); else find.bind(4);
-    find.bind(5, key.folder);
-    if (find.executeStep()) {
-      const int64_t module_id = find.getColumn(0).getInt64();
-      const bool backend_unknown = find.getColumn(1).getString().empty();
-      find.reset();
-      if (backend_unknown && !key.backend.empty()) {
-        SQLite::Statement& up = Cached("UPDATE modules SET backend = ? WHERE module_id = ?");
-        up.bind(1, key.backend);
-        up.bind(2, module_id);
-        up.exec();
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      SqlStatement& find =
+          Cached("SELECT module_id, backend FROM modules WHERE run_id = ? AND name = ? AND stage = ? "
+                 "AND xla_module_id IS NOT DISTINCT FROM ? AND folder = ?");
+      find.Bind(1, s.run_id);
+      find.Bind(2, key.name);
+      find.Bind(3, key.stage);
+      if (key.xla_module_id >= 0) find.Bind(4, key.xla_module_id); else find.BindNull(4);
+      find.Bind(5, key.folder);
+      if (find.Step()) {
+        const int64_t module_id = find.Int(0);
+        const bool backend_unknown = find.Text(1).empty();
+        find.Reset();
+        if (backend_unknown && !key.backend.empty()) {
+          SqlStatement& up = Cached("UPDATE modules SET backend = ? WHERE module_id = ?");
+          up.Bind(1, key.backend);
+          up.Bind(2, module_id);
+          up.Execute();
+        }
+        return {module_id, false};
       }
-      return {module_id, false};
+      find.Reset();
+      SqlStatement& ins =
+          Cached("INSERT INTO modules(run_id, xla_module_id, name, stage, backend, folder) VALUES (?, ?, ?, ?, ?, ?) "
+                 "ON CONFLICT DO NOTHING RETURNING module_id");
+      ins.Bind(1, s.run_id);
+      if (key.xla_module_id >= 0) ins.Bind(2, key.xla_module_id); else ins.BindNull(2);
+      ins.Bind(3, key.name);
+      ins.Bind(4, key.stage);
+      ins.Bind(5, key.backend);
+      ins.Bind(6, key.folder);
+      if (!ins.Step()) {  // another writer's module: find it
+        ins.Reset();
+        continue;
+      }
+      const int64_t module_id = ins.Int(0);
+      ins.Reset();
+      SqlStatement& summary = Cached("INSERT INTO module_summary(module_id) VALUES (?)");
+      summary.Bind(1, module_id);
+      summary.Execute();
+      return {module_id, true};
     }
-    find.reset();
-    SQLite::Statement& ins =
-        Cached("INSERT INTO modules(run_id, xla_module_id, name, stage, backend, folder) VALUES (?, ?, ?, ?, ?, ?)");
-    ins.bind(1, s.run_id);
-    if (key.xla_module_id >= 0) ins.bind(2, key.xla_module_id); else ins.bind(2);
-    ins.bind(3, key.name);
-    ins.bind(4, key.stage);
-    ins.bind(5, key.backend);
-    ins.bind(6, key.folder);
-    ins.exec();
-    const int64_t module_id = sql.getLastInsertRowid();
-    SQLite::Statement& summary = Cached("INSERT INTO module_summary(module_id) VALUES (?)");
-    summary.bind(1, module_id);
-    summary.exec();
-    return {module_id, true};
+    throw SqlError("module " + key.name + " was neither found nor created");
   }
 
-
-  int64_t InsertFileRow(const FileSpec& s, const FileOutcome& outcome, std::optional<int64_t> module,
-                        int64_t issue_count) {
-    SQLite::Statement& ins =
+  // The file's dump_files row; nullopt when another writer has stored a row for this path since CheckFile.
+  std::optional<int64_t> InsertFileRow(const FileSpec& s, const FileOutcome& outcome, std::optional<int64_t> module,
+                                       int64_t issue_count) {
+    SqlStatement& ins =
         Cached("INSERT INTO dump_files(run_id, path, kind, verdict, reason, size_bytes, content_hash, "
                "mtime_us, module_id, line_count, unknown_lines, issue_count, rows_written, "
-               "ingested_at_us) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    ins.bind(1, s.run_id);
-    ins.bind(2, s.path);
-    ins.bind(3, s.kind);
-    ins.bind(4, outcome.verdict);
-    if (outcome.reason.empty()) ins.bind(5); else ins.bind(5, outcome.reason);
-    ins.bind(6, s.size_bytes);
-    ins.bind(7, s.content_hash);
-    if (s.mtime_us >= 0) ins.bind(8, s.mtime_us); else ins.bind(8);
-    if (module) ins.bind(9, *module); else ins.bind(9);
-    ins.bind(10, outcome.line_count);
-    ins.bind(11, outcome.unknown_lines);
-    ins.bind(12, issue_count);
-    ins.bind(13, 0);
-    ins.bind(14, UnixMicrosNow());
-    ins.exec();
-    return sql.getLastInsertRowid();
+               "ingested_at_us) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+               "ON CONFLICT(run_id, path) DO NOTHING RETURNING file_id");
+    ins.Bind(1, s.run_id);
+    ins.Bind(2, s.path);
+    ins.Bind(3, s.kind);
+    ins.Bind(4, outcome.verdict);
+    if (outcome.reason.empty()) ins.BindNull(5); else ins.Bind(5, outcome.reason);
+    ins.Bind(6, s.size_bytes);
+    ins.Bind(7, s.content_hash);
+    if (s.mtime_us >= 0) ins.Bind(8, s.mtime_us); else ins.BindNull(8);
+    if (module) ins.Bind(9, *module); else ins.BindNull(9);
+    ins.Bind(10, outcome.line_count);
+    ins.Bind(11, outcome.unknown_lines);
+    ins.Bind(12, issue_count);
+    ins.Bind(13, 0);
+    ins.Bind(14, UnixMicrosNow());
+    std::optional<int64_t> file_id;
+    if (ins.Step()) file_id = ins.Int(0);
+    ins.Reset();
+    return file_id;
+  }
+
+  // After InsertFileRow found another writer's row: throws unless that row holds this content.
+  void CheckOtherWritersFile(const FileSpec& s) {
+    SqlStatement& q = Cached("SELECT content_hash FROM dump_files WHERE run_id = ? AND path = ?");
+    q.Bind(1, s.run_id);
+    q.Bind(2, s.path);
+    const std::string stored = q.Step() ? q.Text(0) : std::string();
+    q.Reset();
+    if (stored != s.content_hash) {
+      throw SqlError("another writer stored another version of " + s.path + " at the same time; ingest again");
+    }
   }
 
   void WriteIssues(int64_t fid, const FileIssues& issues) {
     auto& st = Cached("INSERT INTO ingest_issues(file_id, line, severity, reason) VALUES (?,?,?,?)");
     for (const auto& issue : issues.stored) {
-      st.bind(1, fid);
-      st.bind(2, issue.line);
-      st.bind(3, SeverityName(issue.severity));
-      st.bind(4, issue.reason);
-      st.exec();
-      st.reset();
+      st.Bind(1, fid);
+      st.Bind(2, issue.line);
+      st.Bind(3, SeverityName(issue.severity));
+      st.Bind(4, issue.reason);
+      st.Execute();
+      st.Reset();
     }
   }
 };
@@ -200,9 +226,11 @@ struct RunWriter::Impl {
 RunWriter::RunWriter(Database* db, GroupCommit group) : impl_(std::make_unique<Impl>(db)) {
   impl_->group = group;
   // The WAL is checkpointed when a run is finished (FinishRun), not in the middle of one.
-  try {
-    impl_->sql.exec("PRAGMA wal_autocheckpoint = 0");
-  } catch (...) {
+  if (db->is_sqlite()) {
+    try {
+      impl_->sql.Exec("PRAGMA wal_autocheckpoint = 0");
+    } catch (...) {
+    }
   }
 }
 RunWriter::~RunWriter() {
@@ -210,7 +238,7 @@ RunWriter::~RunWriter() {
   try {
     (void)d.RollBackFile();
     (void)d.CloseGroup();  // the group's whole files were acknowledged: keep them
-    d.sql.exec("PRAGMA wal_autocheckpoint = 1000");
+    if (d.db->is_sqlite()) d.sql.Exec("PRAGMA wal_autocheckpoint = 1000");
   } catch (...) {
   }
 }
@@ -250,66 +278,80 @@ StatusOr<int64_t> RunWriter::BeginRun(const RunSpec& spec) {
   if (Status closed = impl_->CloseGroup(); !closed.ok()) return closed;
   impl_->group_failure.clear();  // a failed group ended its own run; this one starts afresh
   impl_->replacement.Forget();
-  try {
-    sql.exec("BEGIN IMMEDIATE");
+  if (impl_->interned.connection == nullptr) {
+    if (!impl_->db->is_sqlite()) {
+      auto texts = Database::Open(impl_->db->path());
+      if (!texts.ok()) return texts.status();
+      impl_->texts_db = std::move(texts.value());
+    }
+    impl_->interned.connection = impl_->texts_db ? &impl_->texts_db->connection() : &impl_->sql;
+  }
+  // Twice at most: a run another writer creates between the find and the insert is found the second time.
+  for (int attempt = 0;; ++attempt) try {
+    sql.BeginWrite();
     int64_t run_id = 0;
     int64_t now = UnixMicrosNow();
     // A time label (time=, date=, commit_time=…) sets the run time when --time was not given.
     int64_t time_us = spec.time_us;
     std::string time_source = time_us >= 0 ? "flag" : "";
     {
-      SQLite::Statement find(sql, "SELECT run_id, IFNULL(source_path, ''), IFNULL(content_digest, ''), "
+      auto find = sql.Prepare("SELECT run_id, COALESCE(source_path, ''), COALESCE(content_digest, ''), "
                                   "detail_pruned_at_us FROM runs WHERE name = ?");
-      find.bind(1, spec.name);
-      if (find.executeStep()) {
-        run_id = find.getColumn(0).getInt64();
-        if (!find.getColumn(3).isNull()) {  // its modules lack the rows new files would merge with
-          find.reset();
-          sql.exec("ROLLBACK");
+      find->Bind(1, spec.name);
+      if (find->Step()) {
+        run_id = find->Int(0);
+        if (!find->IsNull(3)) {  // its modules lack the rows new files would merge with
+          find->Reset();
+          sql.Exec("ROLLBACK");
           return Status::FailedPrecondition("run '" + spec.name + "' was pruned (xladb prune kept only its "
                                             "summaries); `xladb delete` it to ingest it again");
         }
-        std::string refused = RefuseMerge(spec, find.getColumn(1).getString(), find.getColumn(2).getString());
+        std::string refused = RefuseMerge(spec, find->Text(1), find->Text(2));
         if (!refused.empty()) {
-          find.reset();
-          sql.exec("ROLLBACK");
+          find->Reset();
+          sql.Exec("ROLLBACK");
           return Status::FailedPrecondition(refused);
         }
       }
     }
     if (run_id == 0) {
-      SQLite::Statement ins(sql,
-                            "INSERT INTO runs(name, source_path, run_time_us, run_time_source, created_at_us, "
-                            "updated_at_us, content_digest) VALUES (?, ?, ?, ?, ?, ?, ?)");
-      ins.bind(1, spec.name);
-      ins.bind(2, spec.source_path);
-      ins.bind(3, time_us >= 0 ? time_us : now);
-      ins.bind(4, time_us >= 0 ? time_source : std::string("ingest_time"));
-      ins.bind(5, now);
-      ins.bind(6, now);
-      if (spec.content_digest.empty()) ins.bind(7); else ins.bind(7, spec.content_digest);
-      ins.exec();
-      run_id = sql.getLastInsertRowid();
+      auto ins = sql.Prepare("INSERT INTO runs(name, source_path, run_time_us, run_time_source, created_at_us, "
+                            "updated_at_us, content_digest) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                             "ON CONFLICT(name) DO NOTHING RETURNING run_id");
+      ins->Bind(1, spec.name);
+      ins->Bind(2, spec.source_path);
+      ins->Bind(3, time_us >= 0 ? time_us : now);
+      ins->Bind(4, time_us >= 0 ? time_source : std::string("ingest_time"));
+      ins->Bind(5, now);
+      ins->Bind(6, now);
+      if (spec.content_digest.empty()) ins->BindNull(7); else ins->Bind(7, spec.content_digest);
+      if (!ins->Step()) {
+        if (attempt > 0) throw SqlError("run '" + spec.name + "' was neither found nor created");
+        ins.reset();
+        sql.Exec("ROLLBACK");
+        continue;
+      }
+      run_id = ins->Int(0);
+      ins->Reset();
     } else if (time_us >= 0) {
-      SQLite::Statement up(sql, "UPDATE runs SET run_time_us = ?, run_time_source = 'flag' WHERE run_id = ?");
-      up.bind(1, time_us);
-      up.bind(2, run_id);
-      up.exec();
+      auto up = sql.Prepare("UPDATE runs SET run_time_us = ?, run_time_source = 'flag' WHERE run_id = ?");
+      up->Bind(1, time_us);
+      up->Bind(2, run_id);
+      up->Execute();
     }
     for (const auto& [key, value] : spec.labels) {
-      SQLite::Statement lab(sql,
-                            "INSERT INTO run_labels(run_id, key, value) VALUES (?, ?, ?) "
+      auto lab = sql.Prepare("INSERT INTO run_labels(run_id, key, value) VALUES (?, ?, ?) "
                             "ON CONFLICT(run_id, key) DO UPDATE SET value = excluded.value");
-      lab.bind(1, run_id);
-      lab.bind(2, key);
-      lab.bind(3, value);
-      lab.exec();
+      lab->Bind(1, run_id);
+      lab->Bind(2, key);
+      lab->Bind(3, value);
+      lab->Execute();
     }
-    sql.exec("COMMIT");
+    sql.Exec("COMMIT");
     return run_id;
   } catch (const std::exception& e) {
     try {
-      sql.exec("ROLLBACK");
+      sql.Exec("ROLLBACK");
     } catch (...) {
     }
     return Status::IoError(std::string("recording run: ") + e.what());
@@ -319,18 +361,18 @@ StatusOr<int64_t> RunWriter::BeginRun(const RunSpec& spec) {
 StatusOr<RunWriter::FileState> RunWriter::CheckFile(int64_t run_id, const std::string& path,
                                                     const std::string& content_hash) {
   try {
-    SQLite::Statement& q =
+    SqlStatement& q =
         impl_->Cached("SELECT content_hash, verdict FROM dump_files WHERE run_id = ? AND path = ?");
-    q.bind(1, run_id);
-    q.bind(2, path);
+    q.Bind(1, run_id);
+    q.Bind(2, path);
     FileState state = FileState::kNew;
-    if (q.executeStep()) {
-      const std::string stored = q.getColumn(0).getString();
+    if (q.Step()) {
+      const std::string stored = q.Text(0);
       state = stored == content_hash                         ? FileState::kUnchanged
               : stored == kRereadHashPrefix + content_hash ? FileState::kReread
                                                              : FileState::kChanged;
     }
-    q.reset();  // no snapshot held between files
+    q.Reset();  // no snapshot held between files
     return state;
   } catch (const std::exception& e) {
     return Status::IoError(std::string("checking file: ") + e.what());
@@ -346,7 +388,7 @@ StatusOr<ingest::RecordSink*> RunWriter::BeginFile(const FileSpec& spec) {
   try {
     d.OpenGroup();
     d.group_runs.insert(spec.run_id);
-    d.sql.exec("SAVEPOINT file");
+    d.sql.Exec("SAVEPOINT file");
     in_savepoint = true;
     // The new version writes into the module again, so a module the old one wrote alone stays.
     const FileFacts replaced =
@@ -355,16 +397,21 @@ StatusOr<ingest::RecordSink*> RunWriter::BeginFile(const FileSpec& spec) {
     bool module_is_new = false;
     if (spec.has_module) std::tie(module_id, module_is_new) = d.FindOrCreateModule(spec);
     // Reserve the file id now so rows can reference it; the row is completed at commit.
-    const int64_t file_id =
+    const std::optional<int64_t> file_id =
         d.InsertFileRow(spec, FileOutcome{"ingesting", "", 0, 0},
                         spec.has_module ? std::optional<int64_t>(module_id) : std::nullopt, 0);
-    d.file = std::make_unique<FileWriter>(&d.statements, &d.interned, spec.run_id, file_id, module_id,
+    if (!file_id) {  // another writer stored the file since CheckFile
+      d.CheckOtherWritersFile(spec);
+      d.sql.Exec("ROLLBACK TO file; RELEASE file");
+      return static_cast<ingest::RecordSink*>(nullptr);
+    }
+    d.file = std::make_unique<FileWriter>(&d.statements, &d.interned, spec.run_id, *file_id, module_id,
                                           module_is_new, replaced);
     return d.file.get();
   } catch (const std::exception& e) {
     if (in_savepoint) {
       try {
-        d.sql.exec("ROLLBACK TO file; RELEASE file");
+        d.sql.Exec("ROLLBACK TO file; RELEASE file");
       } catch (...) {
       }
     }
@@ -380,22 +427,22 @@ StatusOr<FileWriteStats> RunWriter::CommitFile(const FileOutcome& outcome) {
   if (written.ok()) {
     try {
       d.WriteIssues(file.file_id(), file.issues());
-      SQLite::Statement& up =
+      SqlStatement& up =
           d.Cached("UPDATE dump_files SET verdict = ?, reason = ?, line_count = ?, unknown_lines = ?, "
                    "issue_count = ?, rows_written = ? WHERE file_id = ?");
-      up.bind(1, outcome.verdict);
-      if (outcome.reason.empty()) up.bind(2); else up.bind(2, outcome.reason);
-      up.bind(3, outcome.line_count);
-      up.bind(4, outcome.unknown_lines);
-      up.bind(5, file.issues().total);
-      up.bind(6, file.rows());
-      up.bind(7, file.file_id());
-      up.exec();
-      SQLite::Statement& run = d.Cached("UPDATE runs SET updated_at_us = ? WHERE run_id = ?");
-      run.bind(1, UnixMicrosNow());
-      run.bind(2, d.spec.run_id);
-      run.exec();
-      d.sql.exec("RELEASE file");
+      up.Bind(1, outcome.verdict);
+      if (outcome.reason.empty()) up.BindNull(2); else up.Bind(2, outcome.reason);
+      up.Bind(3, outcome.line_count);
+      up.Bind(4, outcome.unknown_lines);
+      up.Bind(5, file.issues().total);
+      up.Bind(6, file.rows());
+      up.Bind(7, file.file_id());
+      up.Execute();
+      SqlStatement& run = d.Cached("UPDATE runs SET updated_at_us = ? WHERE run_id = ?");
+      run.Bind(1, UnixMicrosNow());
+      run.Bind(2, d.spec.run_id);
+      run.Execute();
+      d.sql.Exec("RELEASE file");
     } catch (const std::exception& e) {
       written = Status::IoError(std::string("database write failed: ") + e.what());
     }
@@ -404,7 +451,7 @@ StatusOr<FileWriteStats> RunWriter::CommitFile(const FileOutcome& outcome) {
     // Roll back this file's rows only, keeping the writer (and the issues it saw) for AbortFile, which
     // records the error verdict.
     try {
-      d.sql.exec("ROLLBACK TO file");
+      d.sql.Exec("ROLLBACK TO file");
     } catch (...) {
     }
     return written;
@@ -436,19 +483,23 @@ Status RunWriter::RecordFile(const FileSpec& spec, const FileOutcome& outcome, c
   try {
     d.OpenGroup();
     d.group_runs.insert(spec.run_id);
-    d.sql.exec("SAVEPOINT file");
+    d.sql.Exec("SAVEPOINT file");
     in_savepoint = true;
     // When the stored version was its module's only file (a dump replaced by an unreadable one), the module
     // goes too, so no summary outlives its rows.
     (void)d.replacement.RemoveStoredVersion(spec, /*drop_lone_module=*/true);
-    const int64_t fid = d.InsertFileRow(spec, outcome, std::nullopt, issues.total);
-    d.WriteIssues(fid, issues);
-    d.sql.exec("RELEASE file");
+    const std::optional<int64_t> fid = d.InsertFileRow(spec, outcome, std::nullopt, issues.total);
+    if (fid) {
+      d.WriteIssues(*fid, issues);
+      d.sql.Exec("RELEASE file");
+    } else {  // another writer recorded this file meanwhile: its verdict stands
+      d.sql.Exec("ROLLBACK TO file; RELEASE file");
+    }
     in_savepoint = false;
   } catch (const std::exception& e) {
     if (in_savepoint) {
       try {
-        d.sql.exec("ROLLBACK TO file; RELEASE file");
+        d.sql.Exec("ROLLBACK TO file; RELEASE file");
       } catch (...) {
       }
     }
@@ -462,15 +513,14 @@ Status RunWriter::FinishRun(int64_t run_id, int64_t newest_mtime_us) {
   if (Status closed = impl_->CloseGroup(); !closed.ok()) return closed;
   if (!impl_->group_failure.empty()) return Status::IoError(impl_->group_failure);
   try {
-    SQLite::Statement up(impl_->sql,
-                         "UPDATE runs SET run_time_us = ?, run_time_source = 'newest_file_mtime' "
-                         "WHERE run_id = ? AND run_time_source IN ('ingest_time', 'newest_file_mtime')");
-    up.bind(1, newest_mtime_us);
-    up.bind(2, run_id);
-    if (newest_mtime_us >= 0) up.exec();
+    auto up = impl_->sql.Prepare("UPDATE runs SET run_time_us = ?, run_time_source = 'newest_file_mtime' "
+                                 "WHERE run_id = ? AND run_time_source IN ('ingest_time', 'newest_file_mtime')");
+    up->Bind(1, newest_mtime_us);
+    up->Bind(2, run_id);
+    if (newest_mtime_us >= 0) up->Execute();
     // The WAL's pages go to the database now, once per run (wal_autocheckpoint is off while writing).
     // PASSIVE: readers are not waited for; what they still use is copied at the next run's end.
-    impl_->sql.exec("PRAGMA wal_checkpoint(PASSIVE)");
+    if (impl_->db->is_sqlite()) impl_->sql.Exec("PRAGMA wal_checkpoint(PASSIVE)");
     return Status::Ok();
   } catch (const std::exception& e) {
     return Status::IoError(std::string("finishing run: ") + e.what());
@@ -499,32 +549,30 @@ Status RunWriter::ApplyRunMetadata(int64_t run_id, const std::vector<std::pair<s
   bool in_savepoint = false;
   try {
     d.OpenGroup();
-    d.sql.exec("SAVEPOINT meta");
+    d.sql.Exec("SAVEPOINT meta");
     in_savepoint = true;
-    SQLite::Statement put(d.sql,
-                          "INSERT INTO run_labels(run_id, key, value) VALUES (?, ?, ?) "
+    auto put = d.sql.Prepare("INSERT INTO run_labels(run_id, key, value) VALUES (?, ?, ?) "
                           "ON CONFLICT(run_id, key) DO UPDATE SET value = excluded.value");
     for (const auto& [key, value] : labels) {
-      put.bind(1, run_id);
-      put.bind(2, key);
-      put.bind(3, value);
-      put.exec();
-      put.reset();
+      put->Bind(1, run_id);
+      put->Bind(2, key);
+      put->Bind(3, value);
+      put->Execute();
+      put->Reset();
     }
     if (time_us >= 0) {
-      SQLite::Statement up(d.sql,
-                           "UPDATE runs SET run_time_us = ?, run_time_source = 'run_file' "
+      auto up = d.sql.Prepare("UPDATE runs SET run_time_us = ?, run_time_source = 'run_file' "
                            "WHERE run_id = ? AND run_time_source <> 'flag'");
-      up.bind(1, time_us);
-      up.bind(2, run_id);
-      up.exec();
+      up->Bind(1, time_us);
+      up->Bind(2, run_id);
+      up->Execute();
     }
-    d.sql.exec("RELEASE meta");
+    d.sql.Exec("RELEASE meta");
     return Status::Ok();
   } catch (const std::exception& e) {
     if (in_savepoint) {
       try {
-        d.sql.exec("ROLLBACK TO meta; RELEASE meta");
+        d.sql.Exec("ROLLBACK TO meta; RELEASE meta");
       } catch (...) {
       }
     }

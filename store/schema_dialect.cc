@@ -1,5 +1,8 @@
 #include "store/schema_dialect.h"
 
+#include <xxhash.h>
+
+#include <cstdio>
 #include <regex>
 
 namespace xladb::store {
@@ -51,5 +54,24 @@ std::string TranslateSchema(std::string_view source, SqlDialect dialect) {
 }
 
 std::string SchemaSql(SqlDialect dialect) { return TranslateSchema(kSchemaSql, dialect); }
+
+std::string PostgresSchemaId() {
+  static const std::string id = [] {
+    const std::string schema = SchemaSql(SqlDialect::kPostgresql);
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx",
+                  static_cast<unsigned long long>(XXH3_64bits(schema.data(), schema.size())));
+    return std::string(hex);
+  }();
+  return id;
+}
+
+std::string PostgresSchemaTransaction() {
+  constexpr const char* kSchemaLock = "517214397538";  // "xladb" in ASCII, as a number
+  return std::string("BEGIN; SELECT pg_advisory_xact_lock(") + kSchemaLock + "); " +
+         SchemaSql(SqlDialect::kPostgresql) +
+         "; CREATE OR REPLACE FUNCTION xladb_schema_id() RETURNS TEXT LANGUAGE sql IMMUTABLE AS $$SELECT '" +
+         PostgresSchemaId() + "'$$; COMMIT";
+}
 
 }  // namespace xladb::store

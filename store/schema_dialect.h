@@ -26,6 +26,15 @@ enum class SqlDialect { kSqlite, kPostgresql };
 // store/schema.sql for `dialect`.
 std::string SchemaSql(SqlDialect dialect);
 
+// The PostgreSQL schema as one transaction that first takes a transaction-scoped advisory lock, so writers
+// opening a shared store at once apply it one at a time, and last defines xladb_schema_id() to return
+// PostgresSchemaId(). A writer applies it only when the store's xladb_schema_id() differs: CREATE INDEX, even
+// IF NOT EXISTS, waits for the tables' writers, so reapplying it while another daemon ingests would stall or
+// deadlock both.
+std::string PostgresSchemaTransaction();
+// A digest of this binary's PostgreSQL schema text (hex).
+std::string PostgresSchemaId();
+
 // `source` (schema text in SQLite's dialect with the markers above) translated to `dialect`.
 std::string TranslateSchema(std::string_view source, SqlDialect dialect);
 

@@ -51,10 +51,14 @@ class SqlStatement {
   void Bind(int index, const std::string& value) { BindText(index, value); }
   void Bind(int index, const char* value) { BindText(index, value); }
   virtual void BindNull(int index) = 0;
+  // Binds text without copying it where the engine allows: `value` must stay unchanged until the statement
+  // has run (the writer binds a record's fields this way, millions of times a file).
+  virtual void BindTextRef(int index, std::string_view value) { BindText(index, value); }
 
   [[nodiscard]] virtual bool Step() = 0;
-  // Runs a statement that returns no rows (or whose rows are not wanted).
-  void Run() { while (Step()) {} }
+  // Runs a statement to its end (its rows, if any, are not wanted) and resets it; returns the rows it
+  // inserted, updated or deleted.
+  virtual int64_t Execute() = 0;
   // Back to before the first Step; the bindings stay.
   virtual void Reset() = 0;
   // Every placeholder back to NULL.
@@ -82,6 +86,32 @@ class SqlConnection {
   [[nodiscard]] virtual std::unique_ptr<SqlStatement> Prepare(std::string_view sql) = 0;
   // Runs one or more statements without results.
   virtual void Exec(std::string_view sql) = 0;
+  // Starts a transaction that will write: SQLite takes the write lock now (BEGIN IMMEDIATE), so a writer
+  // never fails half-way on a lock; PostgreSQL takes row locks as it goes (BEGIN).
+  virtual void BeginWrite() = 0;
+};
+
+// A write transaction (SqlConnection::BeginWrite) that is rolled back unless Commit() is reached.
+class WriteTransaction {
+ public:
+  explicit WriteTransaction(SqlConnection& connection) : connection_(connection) { connection_.BeginWrite(); }
+  ~WriteTransaction() {
+    if (committed_) return;
+    try {
+      connection_.Exec("ROLLBACK");
+    } catch (...) {
+    }
+  }
+  WriteTransaction(const WriteTransaction&) = delete;
+  WriteTransaction& operator=(const WriteTransaction&) = delete;
+  void Commit() {
+    connection_.Exec("COMMIT");
+    committed_ = true;
+  }
+
+ private:
+  SqlConnection& connection_;
+  bool committed_ = false;
 };
 
 }  // namespace xladb::store

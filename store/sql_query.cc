@@ -9,6 +9,8 @@
 #include <string_view>
 #include <utility>
 
+#include "store/postgres_backend.h"
+#include "store/postgres_sql_query.h"
 #include "store/query_temp_storage.h"
 
 namespace xladb::store {
@@ -187,6 +189,14 @@ Status ReadValue(sqlite3_stmt* stmt, int i, const SqlLimits& limits, int64_t* by
 Status RunReadOnlySql(Database& db, const std::string& sql, const SqlLimits& limits,
                       const std::function<void(const std::vector<SqlColumn>&)>& on_columns,
                       const std::function<bool(const std::vector<SqlValue>&)>& on_row, bool* truncated) {
+  if (!db.is_sqlite()) {
+    // A PostgreSQL store: its own layers (store/postgres_sql_query.h) on the store's connection. The call
+    // resets the session (DISCARD ALL), so a reader's read-only default is set again after it.
+    auto& pg = static_cast<PostgresBackend&>(db.connection()).connection();
+    Status st = RunReadOnlySqlOnPostgres(pg, sql, limits, on_columns, on_row, truncated);
+    if (db.mode() == Database::Mode::kReadOnly) (void)pg.Exec("SET default_transaction_read_only = on");
+    return st;
+  }
   if (truncated) *truncated = false;
   Status valid = CheckLimits(limits);
   if (!valid.ok()) return valid;

@@ -1,4 +1,6 @@
-// SqlQuery: runs one read-only SQL statement against a Database and streams the rows, inside limits.
+// SqlQuery: runs one read-only SQL statement against a Database and streams the rows, inside limits. This
+// header's contract is SQLite's; on a PostgreSQL store the call goes to store/postgres_sql_query.h, which keeps
+// the same limits, values and errors with PostgreSQL's own layers.
 //
 // Contract
 //   * Only a single statement is accepted; what follows it may only be comments, spaces and semicolons.

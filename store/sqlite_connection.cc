@@ -22,6 +22,15 @@ class SqliteStatement final : public SqlStatement {
     sqlite3_reset(q_);  // the statement's error becomes the connection's message
     throw SqlError(sqlite3_errmsg(db_));
   }
+  int64_t Execute() override {
+    while (Step()) {
+    }
+    sqlite3_reset(q_);
+    return sqlite3_changes64(db_);
+  }
+  void BindTextRef(int index, std::string_view value) override {
+    Check(sqlite3_bind_text64(q_, index, value.data(), value.size(), SQLITE_STATIC, SQLITE_UTF8));
+  }
   void Reset() override { sqlite3_reset(q_); }
   void ClearBindings() override { sqlite3_clear_bindings(q_); }
   int ColumnCount() const override { return sqlite3_column_count(q_); }

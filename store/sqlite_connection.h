@@ -17,6 +17,7 @@ class SqliteConnection final : public SqlConnection {
   SqlDialect dialect() const override { return SqlDialect::kSqlite; }
   std::unique_ptr<SqlStatement> Prepare(std::string_view sql) override;
   void Exec(std::string_view sql) override;
+  void BeginWrite() override { Exec("BEGIN IMMEDIATE"); }
 
  private:
   SQLite::Database& db_;

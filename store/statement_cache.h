@@ -5,12 +5,12 @@
 // Contract: Get(text) returns the statement for `text`, reset and unbound. `text` must be a string with static
 // storage (a literal, or a string built once for the program's life): its address is the key, so finding a
 // statement costs no hashing of its SQL. A SELECT that is not read to the end must be reset by its caller, so
-// it holds no snapshot. Throws SQLite::Exception when `text` does not prepare. The connection must outlive
+// it holds no snapshot. Throws SqlError when `text` does not prepare. The connection must outlive
 // the cache. Not thread-safe: one connection, one thread.
 #ifndef XLADB_STORE_STATEMENT_CACHE_H_
 #define XLADB_STORE_STATEMENT_CACHE_H_
 
-#include <SQLiteCpp/SQLiteCpp.h>
+#include "store/sql_connection.h"
 
 #include <memory>
 #include <unordered_map>
@@ -19,26 +19,26 @@ namespace xladb::store {
 
 class StatementCache {
  public:
-  explicit StatementCache(SQLite::Database& sql) : sql_(sql) {}
+  explicit StatementCache(SqlConnection& sql) : sql_(sql) {}
   StatementCache(const StatementCache&) = delete;
   StatementCache& operator=(const StatementCache&) = delete;
 
-  SQLite::Statement& Get(const char* text) {
-    std::unique_ptr<SQLite::Statement>& st = statements_[text];
+  SqlStatement& Get(const char* text) {
+    std::unique_ptr<SqlStatement>& st = statements_[text];
     if (!st) {
-      st = std::make_unique<SQLite::Statement>(sql_, text);
+      st = sql_.Prepare(text);
     } else {
-      st->tryReset();
-      st->clearBindings();
+      st->Reset();
+      st->ClearBindings();
     }
     return *st;
   }
 
-  SQLite::Database& sql() { return sql_; }
+  SqlConnection& sql() { return sql_; }
 
  private:
-  SQLite::Database& sql_;
-  std::unordered_map<const char*, std::unique_ptr<SQLite::Statement>> statements_;
+  SqlConnection& sql_;
+  std::unordered_map<const char*, std::unique_ptr<SqlStatement>> statements_;
 };
 
 }  // namespace xladb::store

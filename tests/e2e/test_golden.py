@@ -8,10 +8,10 @@ case's expected CSV, byte for byte.
 A rewrite is a change of what the store holds: review its diff as you would code. Cases that read the corpus
 (a path starting with $CORPUS/) are skipped, and say so, where the corpus is absent.
 
-Every backend must produce the same CSVs: each case also runs on PostgreSQL (test_<case>_postgresql). Today
-the store is moved there with `xladb copy` (ingest into PostgreSQL directly is not built yet), and the queries
-run through psql --csv (and, for the fixtures case, the CLI's query commands with --db postgresql://… must
-print what they print on the SQLite file) on the PostgreSQL test server that ctest starts (XLADB_TEST_POSTGRES_DIR; without it
+Every backend must produce the same CSVs: each case also runs on PostgreSQL (test_<case>_postgresql): the
+runs are ingested there by `xladb ingest --db postgresql://…`, and the queries run through psql --csv (and,
+for the fixtures case, the CLI's query commands with --db postgresql://… must print what they print on a
+SQLite file of the same runs) on the PostgreSQL test server that ctest starts (XLADB_TEST_POSTGRES_DIR; without it
 those tests skip and say why). The queries are written in SQL both accept, and print no floating-point text:
 ratios and percentages are integers in billionths."""
 import difflib
@@ -111,9 +111,10 @@ class GoldenTest(unittest.TestCase):
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-    def ingest_case(self, case, tmp):
-        """A fresh SQLite file in `tmp` with the case's runs, ingested by `xladb ingest`."""
-        db = os.path.join(tmp, "golden.db")
+    def ingest_case(self, case, tmp, db=None):
+        """The case's runs ingested by `xladb ingest` into `db` (a postgresql:// URI), or into a fresh SQLite
+        file in `tmp`."""
+        db = db or os.path.join(tmp, "golden.db")
         for run, when, paths in case.runs:
             out = run_xladb("--db", db, "ingest", *paths, "--run", run, "--time", when)
             # Exit 1 means some files were errors: fixtures hold broken files on purpose, and their verdicts are
@@ -125,7 +126,8 @@ class GoldenTest(unittest.TestCase):
         return db
 
     def check_case_postgresql(self, name):
-        """The case on PostgreSQL: its store copied there, each query through psql, the same expected CSVs."""
+        """The case on PostgreSQL: its runs ingested there by `xladb ingest --db postgresql://…`, each query
+        through psql, the same expected CSVs."""
         if not POSTGRES_DIR:
             self.skipTest("XLADB_TEST_POSTGRES_DIR is not set: ctest's postgres_server fixture starts PostgreSQL")
         case = Case(name)
@@ -143,9 +145,7 @@ class GoldenTest(unittest.TestCase):
         try:
             made = psql(uri, "-c", f"DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}")
             self.assertEqual(made.returncode, 0, made.stderr.decode(errors="replace"))
-            db = self.ingest_case(case, tmp)
-            copied = run_xladb("--format", "csv", "copy", db, scoped)
-            self.assertEqual(copied.returncode, 0, f"xladb copy: {copied.stderr.decode(errors='replace')}")
+            self.ingest_case(case, tmp, scoped)
             mismatches = []
             for q in wanted:
                 path = os.path.join(tmp, q + ".sql")
@@ -157,7 +157,7 @@ class GoldenTest(unittest.TestCase):
             if mismatches:
                 self.fail("PostgreSQL does not answer what the golden files say:\n\n" + "\n\n".join(mismatches))
             if name == "fixtures":
-                self.check_commands_agree(db, scoped, tmp)
+                self.check_commands_agree(self.ingest_case(case, tmp), scoped, tmp)
         finally:
             psql(uri, "-c", f"DROP SCHEMA IF EXISTS {schema} CASCADE")
             shutil.rmtree(tmp, ignore_errors=True)

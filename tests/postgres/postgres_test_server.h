@@ -56,6 +56,13 @@ class PostgresTestSchema {
   }
 
   store::PostgresConnection* connection() { return conn_.get(); }
+  // The first value of `sql`'s first row, as text ("<none>" without one; a failed query fails the test).
+  std::string Value(const std::string& sql) {
+    auto rows = conn_->Query(sql);
+    EXPECT_TRUE(rows.ok()) << sql << ": " << rows.status().ToString();
+    if (!rows.ok() || rows->values.empty() || !rows->values[0][0]) return "<none>";
+    return *rows->values[0][0];
+  }
   const std::string& schema() const { return schema_; }
   // A URI that connects with this schema as its search_path (for code that opens its own connections).
   std::string uri() const {

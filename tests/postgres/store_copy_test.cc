@@ -33,12 +33,7 @@ class StoreCopy : public ::testing::Test {
   }
 
   // One value of the destination.
-  std::string Pg(const std::string& sql) {
-    auto rows = pg_.connection()->Query(sql);
-    EXPECT_TRUE(rows.ok()) << rows.status().ToString();
-    if (!rows.ok() || rows->values.empty() || !rows->values[0][0]) return "<none>";
-    return *rows->values[0][0];
-  }
+  std::string Pg(const std::string& sql) { return pg_.Value(sql); }
 
   testing::PostgresTestSchema pg_{"store_copy"};
   testing::TempDir tmp_;

@@ -24,13 +24,13 @@ class InternedTextsTest : public ::testing::Test {
 
 TEST_F(InternedTextsTest, EachNameIsStoredOnceWithItsHash) {
   InternedTexts names("names", "name_id", "text", InternedTexts::Key::kHash);
-  const int64_t a = names.Id(db_->sql(), "jit(f)/add");
-  const int64_t b = names.Id(db_->sql(), "jit(f)/mul");
+  const int64_t a = names.Id(db_->connection(), "jit(f)/add");
+  const int64_t b = names.Id(db_->connection(), "jit(f)/mul");
   EXPECT_NE(a, b);
-  EXPECT_EQ(names.Id(db_->sql(), "jit(f)/add"), a);
+  EXPECT_EQ(names.Id(db_->connection(), "jit(f)/add"), a);
   // A second writer (no cache) finds the stored rows.
   InternedTexts other("names", "name_id", "text", InternedTexts::Key::kHash);
-  EXPECT_EQ(other.Id(db_->sql(), "jit(f)/mul"), b);
+  EXPECT_EQ(other.Id(db_->connection(), "jit(f)/mul"), b);
   EXPECT_EQ(Scalar("SELECT COUNT(*) FROM names"), 2);
   EXPECT_EQ(Scalar("SELECT hash FROM names WHERE text = 'jit(f)/add'"), TextHash("jit(f)/add"));
 }
@@ -41,22 +41,22 @@ TEST_F(InternedTextsTest, EqualHashesAreToldApartByText) {
   db_->sql().exec("INSERT INTO names(name_id, hash, text) VALUES (7, " + std::to_string(TextHash("wanted")) +
                   ", 'impostor')");
   InternedTexts names("names", "name_id", "text", InternedTexts::Key::kHash);
-  const int64_t wanted = names.Id(db_->sql(), "wanted");
+  const int64_t wanted = names.Id(db_->connection(), "wanted");
   EXPECT_NE(wanted, 7);
-  EXPECT_EQ(InternedTexts("names", "name_id", "text", InternedTexts::Key::kHash).Id(db_->sql(), "wanted"), wanted);
+  EXPECT_EQ(InternedTexts("names", "name_id", "text", InternedTexts::Key::kHash).Id(db_->connection(), "wanted"), wanted);
   EXPECT_EQ(Scalar("SELECT COUNT(*) FROM names"), 2);
 }
 
 TEST_F(InternedTextsTest, IdsOfARolledBackGroupAreForgotten) {
   InternedTexts shapes("shapes", "shape_id", "text", InternedTexts::Key::kText);
   db_->sql().exec("BEGIN");
-  const int64_t first = shapes.Id(db_->sql(), "f32[8]{0}");
+  const int64_t first = shapes.Id(db_->connection(), "f32[8]{0}");
   shapes.FileDone();
   db_->sql().exec("ROLLBACK");
   shapes.GroupAborted();
   EXPECT_EQ(Scalar("SELECT COUNT(*) FROM shapes"), 0);
   // Asked again, it is inserted again (the rolled-back id is not reused from the cache).
-  const int64_t again = shapes.Id(db_->sql(), "f32[8]{0}");
+  const int64_t again = shapes.Id(db_->connection(), "f32[8]{0}");
   EXPECT_EQ(Scalar("SELECT shape_id FROM shapes WHERE text = 'f32[8]{0}'"), again);
   (void)first;
 }
@@ -65,8 +65,8 @@ TEST_F(InternedTextsTest, MoreTextsThanTheCacheHoldsKeepTheirIds) {
   InternedTexts names("names", "name_id", "text", InternedTexts::Key::kHash);
   const size_t n = InternedTexts::kMaxCachedTexts + 10;
   std::vector<int64_t> ids;
-  for (size_t i = 0; i < n; ++i) ids.push_back(names.Id(db_->sql(), "op." + std::to_string(i)));
-  for (size_t i = 0; i < n; i += 997) EXPECT_EQ(names.Id(db_->sql(), "op." + std::to_string(i)), ids[i]) << i;
+  for (size_t i = 0; i < n; ++i) ids.push_back(names.Id(db_->connection(), "op." + std::to_string(i)));
+  for (size_t i = 0; i < n; i += 997) EXPECT_EQ(names.Id(db_->connection(), "op." + std::to_string(i)), ids[i]) << i;
   EXPECT_EQ(Scalar("SELECT COUNT(*) FROM names"), static_cast<int64_t>(n));
 }
 

@@ -270,10 +270,11 @@ TEST_F(SqlQueryTest, ReadOnlyPragmaFunctionsAreAllowed) {
   EXPECT_EQ(rows.size(), 15u);  // the columns of buffer_values in schema.sql
   rows.clear();
   ASSERT_TRUE(Collect("SELECT name FROM pragma_index_list('modules') ORDER BY name", {}, &rows).ok());
-  ASSERT_EQ(rows.size(), 3u);  // the three indexes schema.sql creates on modules
+  ASSERT_EQ(rows.size(), 4u);  // the four indexes schema.sql creates on modules
   EXPECT_EQ(rows[0][0], SqlValue(std::string("modules_by_identity")));
-  EXPECT_EQ(rows[1][0], SqlValue(std::string("modules_by_name")));
-  EXPECT_EQ(rows[2][0], SqlValue(std::string("modules_by_run")));
+  EXPECT_EQ(rows[1][0], SqlValue(std::string("modules_by_key")));
+  EXPECT_EQ(rows[2][0], SqlValue(std::string("modules_by_name")));
+  EXPECT_EQ(rows[3][0], SqlValue(std::string("modules_by_run")));
   // Each is the first use of its table-valued function on this connection.
   for (const char* sql : {"SELECT * FROM pragma_table_list", "SELECT * FROM pragma_table_list('runs')",
                           "SELECT * FROM pragma_index_info('modules_by_run')",

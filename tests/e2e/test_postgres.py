@@ -1,0 +1,184 @@
+"""xladbd on a PostgreSQL store (--db postgresql://…), as real processes: the daemon, the CLI and a Python grpcio
+client on 127.0.0.1, against the PostgreSQL 15 that ctest starts (XLADB_TEST_POSTGRES_DIR; each test works in
+a schema of its own, dropped after). Expected numbers come from the dump text, and what the daemon stores must
+equal what `xladb ingest` stores into a SQLite file from the same folder.
+
+Without XLADB_TEST_POSTGRES_DIR every test here is skipped and says why."""
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import unittest
+import urllib.request
+
+from test_service import (XLADB, DaemonTestCase, make_run, read_text, total_bytes_used, wait_for,
+                          xladb_pb2)
+
+POSTGRES_DIR = os.environ.get("XLADB_TEST_POSTGRES_DIR")
+PSQL = "/usr/lib/postgresql/15/bin/psql"
+GATE = os.path.join(os.environ["XLADB_SOURCE_DIR"], "tests", "fixtures", "gate")
+
+# Rows per table of one run, the same SQL on both backends (what a crash must not change).
+COUNTS = {
+    "files": "SELECT COUNT(*) FROM dump_files f JOIN runs r USING (run_id) WHERE r.name = '{run}'",
+    "modules": "SELECT COUNT(*) FROM modules m JOIN runs r USING (run_id) WHERE r.name = '{run}'",
+    "allocations": "SELECT COUNT(*) FROM allocations a JOIN modules m USING (module_id) JOIN runs r USING (run_id) "
+                   "WHERE r.name = '{run}'",
+    "buffer_values": "SELECT COUNT(*) FROM buffer_values v JOIN modules m USING (module_id) "
+                     "JOIN runs r USING (run_id) WHERE r.name = '{run}'",
+    "instructions": "SELECT COUNT(*) FROM instructions i JOIN modules m USING (module_id) "
+                    "JOIN runs r USING (run_id) WHERE r.name = '{run}'",
+    "counters": "SELECT COUNT(*) FROM kernel_counters WHERE run_name = '{run}'",
+    "peak_sum": "SELECT COALESCE(SUM(peak_bytes), 0) FROM module_memory WHERE run_name = '{run}'",
+    "ingested": "SELECT COUNT(*) FROM dump_files f JOIN runs r USING (run_id) "
+                "WHERE r.name = '{run}' AND f.verdict = 'ingested'",
+}
+
+
+class PostgresDaemonTest(DaemonTestCase):
+
+    def setUp(self):
+        if not POSTGRES_DIR:
+            self.skipTest("XLADB_TEST_POSTGRES_DIR is not set: ctest's postgres_server fixture starts PostgreSQL")
+        super().setUp()
+        with open(os.path.join(POSTGRES_DIR, "uri")) as fh:
+            self.server_uri = fh.read().strip()
+        self.schema = f"e2e_{self._testMethodName[5:40]}_{os.getpid()}"
+        self.psql("-c", f"DROP SCHEMA IF EXISTS {self.schema} CASCADE; CREATE SCHEMA {self.schema}")
+        self.uri = f"{self.server_uri}?options=-csearch_path%3D{self.schema}"
+
+    def tearDown(self):
+        super().tearDown()
+        if POSTGRES_DIR:
+            self.psql("-c", f"DROP SCHEMA IF EXISTS {self.schema} CASCADE")
+
+    def psql(self, *args, target=None):
+        out = subprocess.run([PSQL, target or self.server_uri, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", *args],
+                             capture_output=True, text=True, timeout=120)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        return out.stdout.strip()
+
+    def pg_counts(self, run):
+        return {k: int(self.psql("-c", sql.format(run=run), target=self.uri) or 0) for k, sql in COUNTS.items()}
+
+    def start_pg(self, *args):
+        return self.start("--spool-dir", os.path.join(self.tmp, "spool"), *args, db=self.uri)
+
+    def test_the_daemon_ingests_gates_and_answers_on_postgresql(self):
+        d = self.start_pg("--http", "127.0.0.1:0")
+        for run in ("base", "head"):
+            out = d.cli("ingest", os.path.join(GATE, run), "--run", "gate_" + run, "--time", f"2026-01-0{8 if run == 'base' else 9}")
+            self.assertIn("SUCCEEDED", out.stdout)
+        # jit_step's `Total bytes used:` line in each dump, through the Python client.
+        expected = [total_bytes_used(read_text(os.path.join(GATE, run, "module_0001.jit_step.after_optimizations-"
+                                                                         "buffer-assignment.txt"))) for run in ("base", "head")]
+        self.assertEqual(expected, [6144, 71680])
+        trend = d.query.PeakMemoryTrend(xladb_pb2.PeakMemoryTrendRequest(module="jit_step", metric=xladb_pb2.TOTAL_BYTES),
+                                        timeout=30)
+        self.assertEqual([p.value for p in trend.points], expected)
+        # The gate fails on the growth and names the module, exit code 1.
+        gate = d.cli("check", "gate_head", "--baseline", "gate_base", check=False)
+        self.assertEqual(gate.returncode, 1, gate.stdout + gate.stderr)
+        self.assertIn("jit_step", gate.stdout)
+        # Read-only SQL through gRPC: rows come back, writes and server files are refused.
+        rows = list(d.query.Query(xladb_pb2.QueryRequest(sql="SELECT module_name, total_bytes FROM module_memory "
+                                                             "WHERE module_name = 'jit_step' ORDER BY total_bytes"),
+                                  timeout=30))
+        self.assertEqual([v.values[1].int_value for r in rows for v in r.rows], expected)
+        for refused in ("DELETE FROM runs", "SELECT pg_read_file('/etc/passwd')", "SELECT set_config('a.b', '1', false)"):
+            out = d.cli("sql", refused, check=False)
+            self.assertNotEqual(out.returncode, 0, refused)
+            self.assertIn("refused", out.stderr, refused)
+        self.assertEqual(self.psql("-c", "SELECT COUNT(*) FROM runs", target=self.uri), "2")
+        # Labels and delete, then the pages: the daemon serves what PostgreSQL holds.
+        d.cli("label", "gate_base", "branch=main")
+        self.assertEqual([r["run"] for r in d.cli_json("runs", "--label", "branch=main")], ["gate_base"])
+        d.cli("delete", "gate_head")
+        self.assertEqual([r["run"] for r in d.cli_json("runs")], ["gate_base"])
+        self.assertEqual(self.psql("-c", "SELECT COUNT(*) FROM modules m JOIN runs r USING (run_id) "
+                                         "WHERE r.name = 'gate_head'", target=self.uri), "0")
+        port = re.search(r"pages on http://127\.0\.0\.1:(\d+)/", d.proc.stdout.readline()).group(1)
+        page = urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=30).read().decode()
+        self.assertIn("gate_base", page)
+
+    def test_a_daemon_killed_mid_ingest_finishes_the_run_on_restart(self):
+        dumps = os.path.join(self.tmp, "dumps")
+        folder = os.path.join(dumps, "big-run")
+        make_run(folder, copies=150)
+        clean_db = os.path.join(self.tmp, "clean.db")
+        subprocess.run([XLADB, "ingest", folder, "--db", clean_db], check=True, capture_output=True)
+        con = sqlite3.connect(clean_db)
+        expected = {k: con.execute(sql.format(run="big-run")).fetchone()[0] or 0 for k, sql in COUNTS.items()}
+        con.close()
+        self.assertEqual(expected["ingested"], 452, "150 copies of three seeds, one profile and one HLO text")
+
+        d = self.start_pg("--allow-root", dumps)
+        job = d.ingest.IngestPath(xladb_pb2.IngestPathRequest(path=folder, wait=False), timeout=10)
+        wait_for(lambda: d.ingest.GetIngestJob(xladb_pb2.GetIngestJobRequest(job_id=job.job_id), timeout=10)
+                 .files_done >= 20, what="the ingest to start")
+        d.proc.send_signal(signal.SIGKILL)
+        d.proc.wait(timeout=30)
+        partial = self.pg_counts("big-run")
+        self.assertLess(partial["files"], expected["files"], "the kill should land mid-ingest")
+        self.assertIn(self.psql("-c", f"SELECT state FROM ingest_jobs WHERE job_id = '{job.job_id}'", target=self.uri),
+                      ("QUEUED", "RUNNING"))
+
+        self.start_pg("--allow-root", dumps)
+        wait_for(lambda: self.psql("-c", f"SELECT state FROM ingest_jobs WHERE job_id = '{job.job_id}'",
+                                   target=self.uri) == "SUCCEEDED", timeout=300, what="the resumed job")
+        self.assertEqual(self.pg_counts("big-run"), expected)
+
+    def clean_counts(self, folder, run):
+        """What `xladb ingest` stores for `folder` as `run` in a fresh SQLite file."""
+        db = os.path.join(self.tmp, run + ".db")
+        subprocess.run([XLADB, "ingest", folder, "--db", db, "--run", run], check=True, capture_output=True)
+        con = sqlite3.connect(db)
+        counts = {k: con.execute(sql.format(run=run)).fetchone()[0] or 0 for k, sql in COUNTS.items()}
+        con.close()
+        return counts
+
+    def wait_job(self, d, job_id):
+        return wait_for(lambda: (lambda j: j if j.state in (xladb_pb2.IngestJob.SUCCEEDED, xladb_pb2.IngestJob.FAILED)
+                                 else None)(d.ingest.GetIngestJob(xladb_pb2.GetIngestJobRequest(job_id=job_id), timeout=10)),
+                        timeout=300, what=f"job {job_id}")
+
+    def test_two_daemons_share_one_database(self):
+        dumps = os.path.join(self.tmp, "dumps")
+        for name in ("run-a", "run-b", "run-c"):
+            make_run(os.path.join(dumps, name), copies=40)
+        expected = {name: self.clean_counts(os.path.join(dumps, name), name) for name in ("run-a", "run-b")}
+        expected_same = self.clean_counts(os.path.join(dumps, "run-c"), "same")
+        d1 = self.start("--spool-dir", os.path.join(self.tmp, "spool1"), "--allow-root", dumps, db=self.uri)
+        d2 = self.start("--spool-dir", os.path.join(self.tmp, "spool2"), "--allow-root", dumps, db=self.uri)
+
+        # Different runs at once (they share every shape and source path): each whole, no text stored twice.
+        a = d1.ingest.IngestPath(xladb_pb2.IngestPathRequest(path=os.path.join(dumps, "run-a"), wait=False), timeout=10)
+        b = d2.ingest.IngestPath(xladb_pb2.IngestPathRequest(path=os.path.join(dumps, "run-b"), wait=False), timeout=10)
+        for d, job in ((d1, a), (d2, b)):
+            done = self.wait_job(d, job.job_id)
+            self.assertEqual(done.state, xladb_pb2.IngestJob.SUCCEEDED, done.message)
+        for name in ("run-a", "run-b"):
+            self.assertEqual(self.pg_counts(name), expected[name], name)
+        for table, column in (("shapes", "text"), ("source_files", "path"), ("long_texts", "hash")):
+            self.assertEqual(self.psql("-c", f"SELECT COUNT(*) - COUNT(DISTINCT {column}) FROM {table}", target=self.uri),
+                             "0", f"{table} holds a text twice")
+
+        # The same run from both at once: every file stored once, whichever daemon came first.
+        request = xladb_pb2.IngestPathRequest(path=os.path.join(dumps, "run-c"), run_name="same", wait=False)
+        jobs = [(d, d.ingest.IngestPath(request, timeout=10)) for d in (d1, d2)]
+        done = [self.wait_job(d, job.job_id) for d, job in jobs]
+        for job in done:
+            self.assertEqual(job.state, xladb_pb2.IngestJob.SUCCEEDED, job.message)
+            self.assertEqual(list(job.errors), [])
+        self.assertEqual(self.pg_counts("same"), expected_same)
+        stored = sum(job.files_by_verdict["ingested"] + job.files_by_verdict["not_ingested"] for job in done)
+        self.assertEqual(stored, expected_same["files"], "each file is stored by exactly one daemon")
+
+        # Either daemon answers for the whole store.
+        self.assertEqual(d1.cli("runs", "--format", "csv").stdout, d2.cli("runs", "--format", "csv").stdout)
+        self.assertEqual(sorted(r["run"] for r in d2.cli_json("runs")), ["run-a", "run-b", "same"])
+
+
+if __name__ == "__main__":
+    unittest.main()
