@@ -41,17 +41,20 @@ int64_t InternedTexts::Find(SqlConnection& sql, const std::string& text, int64_t
 }
 
 int64_t InternedTexts::Id(SqlConnection& sql, const std::string& text, bool* inserted) {
-  auto it = ids_.find(text);
-  if (it != ids_.end()) return it->second;
-  const int64_t hash = key_ == Key::kHash ? TextHash(text) : 0;
-  int64_t id = Find(sql, text, hash);
+  const bool cached = key_ != Key::kUniqueHash;
+  if (cached) {
+    auto it = ids_.find(text);
+    if (it != ids_.end()) return it->second;
+  }
+  const int64_t hash = key_ == Key::kText ? 0 : TextHash(text);
+  int64_t id = cached ? Find(sql, text, hash) : 0;
   if (id == 0) {
     if (!insert_) insert_ = sql.Prepare(insert_sql_);
     if (key_ == Key::kText) {
       insert_->Bind(1, text);
     } else {
       insert_->Bind(1, hash);
-      insert_->Bind(2, text);
+      insert_->BindTextRef(2, text);
     }
     const bool stored = insert_->Step();
     id = stored ? insert_->Int(0) : 0;
@@ -60,10 +63,11 @@ int64_t InternedTexts::Id(SqlConnection& sql, const std::string& text, bool* ins
       added_in_file_ = true;
       if (inserted != nullptr) *inserted = true;
     } else {
-      id = Find(sql, text, hash);  // another writer's row, committed now
+      id = Find(sql, text, hash);  // stored before, or by another writer (committed now)
       if (id == 0) throw SqlError(std::string("a text could not be stored: ") + insert_sql_ + " (a hash collision?)");
     }
   }
+  if (!cached) return id;
   if (ids_.size() >= kMaxCachedTexts) ids_.clear();  // a cache only: the table answers what it forgot
   ids_.emplace(text, id);
   return id;

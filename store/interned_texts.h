@@ -5,8 +5,8 @@
 //   * names(name_id, hash, text), op_names and computation names: many, and in generated or very large
 //     programs mostly distinct, so the lookup index holds a 64-bit hash (TextHash) instead of a second copy of
 //     the text. Rows of equal hash are compared by text, so a hash collision only costs a comparison;
-//   * long_texts(text_id, hash UNIQUE, text): whole instruction texts, found by hash the same way (a collision
-//     there is an error, the hash being unique).
+//   * long_texts(text_id, hash UNIQUE, text): whole instruction texts, nearly all distinct: inserted first and
+//     looked up only when the hash is taken (a collision there is an error, the hash being unique).
 //
 // Contract: runs statements on the caller's read-write connection inside its transaction, and throws
 // SqlError on database errors, like the writer's own statements. Ids are cached for the object's
@@ -32,7 +32,10 @@ int64_t TextHash(std::string_view text);
 
 class InternedTexts {
  public:
-  enum class Key { kText, kHash };
+  // kText: found by the text (a UNIQUE column); kHash: by TextHash, several rows may share one; kUniqueHash:
+  // by a UNIQUE hash, for texts that are mostly new (inserted first, found only when the insert conflicts, and
+  // not cached).
+  enum class Key { kText, kHash, kUniqueHash };
   static constexpr size_t kMaxCachedTexts = 4096;  // a real run has a few hundred op_names; a 1 GiB program ~600k
 
   InternedTexts(const char* table, const char* id_column, const char* text_column, Key key);
@@ -67,7 +70,7 @@ struct InternedTextCaches {
   InternedTexts shapes{"shapes", "shape_id", "text", InternedTexts::Key::kText};
   InternedTexts source_files{"source_files", "source_file_id", "path", InternedTexts::Key::kText};
   InternedTexts names{"names", "name_id", "text", InternedTexts::Key::kHash};
-  InternedTexts long_texts{"long_texts", "text_id", "text", InternedTexts::Key::kHash};
+  InternedTexts long_texts{"long_texts", "text_id", "text", InternedTexts::Key::kUniqueHash};
   SqlConnection* connection = nullptr;
 
   void ForEach(void (InternedTexts::*step)()) {
