@@ -24,6 +24,7 @@
 
 #include "ingest/status.h"
 #include "store/sql_connection.h"
+#include "store/statement_cache.h"
 
 namespace xladb::store {
 
@@ -38,6 +39,12 @@ class Database {
   // The backend interface every query is written against.
   SqlConnection& connection() { return *connection_; }
   SqlDialect dialect() const { return connection_->dialect(); }
+  // Statements a query runs many times (keyed by the address of static text: store/statement_cache.h),
+  // prepared once for this connection.
+  StatementCache& statements() {
+    if (!statements_) statements_ = std::make_unique<StatementCache>(*connection_);
+    return *statements_;
+  }
   bool is_sqlite() const { return db_ != nullptr; }
   // The SQLite connection of an SQLite store, for the SQLite-only parts (the writer, prune, the SQL
   // endpoint's authorizer); must not be called on a PostgreSQL store.
@@ -56,6 +63,7 @@ class Database {
   static StatusOr<std::unique_ptr<Database>> OpenPostgres(const std::string& uri, Mode mode);
   std::unique_ptr<SQLite::Database> db_;  // null for PostgreSQL
   std::unique_ptr<SqlConnection> connection_;
+  std::unique_ptr<StatementCache> statements_;  // after connection_: destroyed before it
   std::string path_;
   Mode mode_;
 };

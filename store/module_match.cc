@@ -1,5 +1,6 @@
 #include "store/module_match.h"
 
+#include <map>
 #include <set>
 #include <string_view>
 
@@ -112,39 +113,54 @@ StatusOr<std::vector<ModulePair>> MatchModules(Database& db, int64_t baseline_ru
       return Status::IoError(std::string("matching a run's modules with themselves: ") + e.what());
     }
   }
-  std::string restriction = "AND mm.run_id IN (?1, ?2)";
-  if (!identity_key.empty()) restriction += " AND mm.identity_key = ?3";
-  const std::string body = RestrictedModuleMatchesSql(db.dialect(), restriction);
-  if (body.empty()) return Status::Internal("schema.sql has no module_matches view with its /*@runs*/ marker");
+  // The two statements' texts, built once per dialect and identity filter: their addresses key the
+  // connection's statement cache, so a trend over many runs prepares them once (PostgreSQL plans them once).
+  struct Texts {
+    std::string pairs, lone;
+  };
+  static const auto texts = [] {
+    std::map<std::pair<SqlDialect, bool>, Texts> built;
+    for (SqlDialect dialect : {SqlDialect::kSqlite, SqlDialect::kPostgresql}) {
+      for (bool by_key : {false, true}) {
+        const std::string key_term = by_key ? " AND identity_key = ?3" : "";
+        const std::string body = RestrictedModuleMatchesSql(
+            dialect, std::string("AND mm.run_id IN (?1, ?2)") + (by_key ? " AND mm.identity_key = ?3" : ""));
+        built[{dialect, by_key}] = {
+            body.empty() ? "" : "SELECT module_id_a, module_id_b, matched_by FROM (" + body +
+                                    ") AS matches WHERE run_id_a = ?1 AND run_id_b = ?2 ORDER BY module_id_b",
+            "SELECT module_id, run_id FROM module_memory WHERE run_id IN (?1, ?2)" + key_term + " ORDER BY module_id"};
+      }
+    }
+    return built;
+  }();
+  const Texts& text = texts.at({db.dialect(), !identity_key.empty()});
+  if (text.pairs.empty()) return Status::Internal("schema.sql has no module_matches view with its /*@runs*/ marker");
   try {
-    auto q = db.connection().Prepare("SELECT module_id_a, module_id_b, matched_by FROM (" + body +
-                                      ") AS matches WHERE run_id_a = ?1 AND run_id_b = ?2 ORDER BY module_id_b");
-    q->Bind(1, baseline_run_id);
-    q->Bind(2, current_run_id);
-    if (!identity_key.empty()) q->Bind(3, identity_key);
+    SqlStatement& q = db.statements().Get(text.pairs.c_str());
+    q.Bind(1, baseline_run_id);
+    q.Bind(2, current_run_id);
+    if (!identity_key.empty()) q.Bind(3, identity_key);
     std::vector<ModulePair> pairs;
     std::set<int64_t> matched;
-    while (q->Step()) {
+    while (q.Step()) {
       ModulePair p;
-      p.baseline_module_id = q->Int(0);
-      p.current_module_id = q->Int(1);
-      p.matched_by = q->Text(2);
+      p.baseline_module_id = q.Int(0);
+      p.current_module_id = q.Int(1);
+      p.matched_by = q.Text(2);
       matched.insert(p.baseline_module_id);
       matched.insert(p.current_module_id);
       pairs.push_back(std::move(p));
     }
-    auto lone = db.connection().Prepare(
-                           std::string("SELECT module_id, run_id FROM module_memory WHERE run_id IN (?1, ?2)") +
-                               (identity_key.empty() ? "" : " AND identity_key = ?3") + " ORDER BY module_id");
-    lone->Bind(1, baseline_run_id);
-    lone->Bind(2, current_run_id);
-    if (!identity_key.empty()) lone->Bind(3, identity_key);
+    SqlStatement& lone = db.statements().Get(text.lone.c_str());
+    lone.Bind(1, baseline_run_id);
+    lone.Bind(2, current_run_id);
+    if (!identity_key.empty()) lone.Bind(3, identity_key);
     std::vector<ModulePair> added;
-    while (lone->Step()) {
-      const int64_t id = lone->Int(0);
+    while (lone.Step()) {
+      const int64_t id = lone.Int(0);
       if (matched.count(id)) continue;
       ModulePair p;
-      if (lone->Int(1) == baseline_run_id) {
+      if (lone.Int(1) == baseline_run_id) {
         p.baseline_module_id = id;
         pairs.push_back(p);
       } else {

@@ -2,6 +2,7 @@
 
 #include <libpq-fe.h>
 
+#include <atomic>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -32,7 +33,10 @@ class PostgresStatement final : public SqlStatement {
   PostgresStatement(PGconn* conn, std::string sql, int parameters)
       : conn_(conn), sql_(std::move(sql)), values_(static_cast<size_t>(parameters)),
         types_(static_cast<size_t>(parameters), 0) {}
-  ~PostgresStatement() override { Clear(); }
+  ~PostgresStatement() override {
+    Clear();
+    if (!name_.empty()) PQclear(PQexec(conn_, ("DEALLOCATE " + name_).c_str()));  // fails harmlessly if aborted
+  }
 
   void BindNull(int index) override { Set(index, std::nullopt, 0); }
   bool Step() override {
@@ -94,12 +98,22 @@ class PostgresStatement final : public SqlStatement {
     values_[i] = std::move(value);
     types_[i] = type;
   }
+  // Runs the statement: once as text (PQexecParams); from its second run on as a statement prepared on the
+  // server, so PostgreSQL parses and plans it once (the writer runs each of its statements thousands of times).
   void RunQuery() {
     std::vector<const char*> values;
     values.reserve(values_.size());
     for (const auto& v : values_) values.push_back(v ? v->c_str() : nullptr);
-    result_ = PQexecParams(conn_, sql_.c_str(), static_cast<int>(values.size()), types_.data(), values.data(),
-                           nullptr, nullptr, /*resultFormat=*/0);
+    const int n = static_cast<int>(values.size());
+    if (name_.empty() && runs_ > 0) Prepare();
+    ++runs_;
+    result_ = name_.empty() ? PQexecParams(conn_, sql_.c_str(), n, types_.data(), values.data(), nullptr, nullptr, 0)
+                            : PQexecPrepared(conn_, name_.c_str(), n, values.data(), nullptr, nullptr, 0);
+    if (!name_.empty() && PQresultStatus(result_) == PGRES_FATAL_ERROR && IsState(result_, "26000")) {
+      PQclear(result_);  // the session forgot it (DISCARD ALL): prepared again
+      Prepare();
+      result_ = PQexecPrepared(conn_, name_.c_str(), n, values.data(), nullptr, nullptr, 0);
+    }
     const ExecStatusType status = PQresultStatus(result_);
     if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
       PGresult* failed = result_;
@@ -113,6 +127,26 @@ class PostgresStatement final : public SqlStatement {
     }
     row_ = -1;
   }
+  void Prepare() {
+    static std::atomic<int64_t> next{0};
+    std::string name = "xladb_" + std::to_string(next.fetch_add(1));
+    PGresult* r = PQprepare(conn_, name.c_str(), sql_.c_str(), static_cast<int>(types_.size()), types_.data());
+    const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    if (!ok) {
+      try {
+        Throw(conn_, r);
+      } catch (...) {
+        PQclear(r);
+        throw;
+      }
+    }
+    PQclear(r);
+    name_ = std::move(name);
+  }
+  static bool IsState(const PGresult* r, const char* state) {
+    const char* s = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+    return s != nullptr && std::string_view(s) == state;
+  }
   void Clear() {
     if (result_ != nullptr) PQclear(result_);
     result_ = nullptr;
@@ -125,6 +159,8 @@ class PostgresStatement final : public SqlStatement {
   std::vector<Oid> types_;
   PGresult* result_ = nullptr;
   int row_ = -1;
+  int64_t runs_ = 0;
+  std::string name_;  // the server-side prepared statement, once there is one
 };
 
 }  // namespace

@@ -1,7 +1,8 @@
 // PostgresBackend: the store's backend interface (store/sql_connection.h) over one libpq connection.
 //
 // Statements are kept as text with SQLite's `?` and `?N` placeholders renumbered `$N`, and run with
-// PQexecParams on their first Step: reals go as float8, text as text, integers and NULL untyped (the
+// PQexecParams on their first Step (prepared on the server from their second run on, so the writer's
+// statements are parsed and planned once): reals go as float8, text as text, integers and NULL untyped (the
 // server infers their type from where they stand), all in text format; results come back whole, in text, and the getters parse them (a boolean reads as 1 or 0).
 //
 // Contract: owns its PostgresConnection. Errors throw SqlError with the server's message and SQLSTATE. One
