@@ -83,12 +83,11 @@ StatusOr<std::vector<ModuleRow>> LoadModuleRows(Database& db, const Conditions& 
       r.identity_key = q->Text(9);
       r.fingerprint = q->Text(10);
       r.fingerprint_source = q->Text(11);
-      auto int_or = [&](int i) { return q->IsNull(i) ? int64_t{-1} : q->Int(i); };
-      r.xla_module_id = int_or(12);
-      r.peak_time = int_or(13);
-      r.live_peak_padded_time = int_or(14);
-      r.schedule_length = int_or(15);
-      for (size_t i = 0; i < std::size(kModuleMetrics); ++i) r.metrics[i] = int_or(16 + static_cast<int>(i));
+      r.xla_module_id = q->IntOr(12, -1);
+      r.peak_time = q->IntOr(13, -1);
+      r.live_peak_padded_time = q->IntOr(14, -1);
+      r.schedule_length = q->IntOr(15, -1);
+      for (size_t i = 0; i < std::size(kModuleMetrics); ++i) r.metrics[i] = q->IntOr(16 + static_cast<int>(i), -1);
       rows.push_back(std::move(r));
     }
     return rows;

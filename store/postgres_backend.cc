@@ -16,15 +16,11 @@ namespace {
 constexpr Oid kTextOid = 25;
 constexpr Oid kFloat8Oid = 701;
 
-std::string Message(const char* text) {
-  std::string m = text ? text : "";
-  while (!m.empty() && (m.back() == '\n' || m.back() == ' ')) m.pop_back();
-  return m;
-}
-
-[[noreturn]] void Throw(PGconn* conn, const PGresult* r) {
-  const char* state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
-  throw SqlError("PostgreSQL: " + Message(r ? PQresultErrorMessage(r) : PQerrorMessage(conn)), state ? state : "");
+// Throws what PostgreSQL said about the failed `result`, which it frees.
+[[noreturn]] void ThrowAndClear(PGconn* conn, PGresult* result) {
+  PostgresError error = ErrorOf(conn, result);
+  PQclear(result);
+  throw SqlError("PostgreSQL: " + error.message, std::move(error.sqlstate));
 }
 
 class PostgresStatement final : public SqlStatement {
@@ -109,7 +105,8 @@ class PostgresStatement final : public SqlStatement {
     ++runs_;
     result_ = name_.empty() ? PQexecParams(conn_, sql_.c_str(), n, types_.data(), values.data(), nullptr, nullptr, 0)
                             : PQexecPrepared(conn_, name_.c_str(), n, values.data(), nullptr, nullptr, 0);
-    if (!name_.empty() && PQresultStatus(result_) == PGRES_FATAL_ERROR && IsState(result_, "26000")) {
+    if (!name_.empty() && PQresultStatus(result_) == PGRES_FATAL_ERROR &&
+        ErrorOf(conn_, result_).sqlstate == "26000") {
       PQclear(result_);  // the session forgot it (DISCARD ALL): prepared again
       Prepare();
       result_ = PQexecPrepared(conn_, name_.c_str(), n, values.data(), nullptr, nullptr, 0);
@@ -118,12 +115,7 @@ class PostgresStatement final : public SqlStatement {
     if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
       PGresult* failed = result_;
       result_ = nullptr;
-      try {
-        Throw(conn_, failed);
-      } catch (...) {
-        PQclear(failed);
-        throw;
-      }
+      ThrowAndClear(conn_, failed);
     }
     row_ = -1;
   }
@@ -131,21 +123,9 @@ class PostgresStatement final : public SqlStatement {
     static std::atomic<int64_t> next{0};
     std::string name = "xladb_" + std::to_string(next.fetch_add(1));
     PGresult* r = PQprepare(conn_, name.c_str(), sql_.c_str(), static_cast<int>(types_.size()), types_.data());
-    const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
-    if (!ok) {
-      try {
-        Throw(conn_, r);
-      } catch (...) {
-        PQclear(r);
-        throw;
-      }
-    }
+    if (PQresultStatus(r) != PGRES_COMMAND_OK) ThrowAndClear(conn_, r);
     PQclear(r);
     name_ = std::move(name);
-  }
-  static bool IsState(const PGresult* r, const char* state) {
-    const char* s = PQresultErrorField(r, PG_DIAG_SQLSTATE);
-    return s != nullptr && std::string_view(s) == state;
   }
   void Clear() {
     if (result_ != nullptr) PQclear(result_);
@@ -211,19 +191,8 @@ std::unique_ptr<SqlStatement> PostgresBackend::Prepare(std::string_view sql) {
 }
 
 void PostgresBackend::Exec(std::string_view sql) {
-  PGconn* conn = pg_->raw();
-  PGresult* r = PQexec(conn, std::string(sql).c_str());
-  const ExecStatusType status = PQresultStatus(r);
-  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY) {
-    PQclear(r);
-    return;
-  }
-  try {
-    Throw(conn, r);
-  } catch (...) {
-    PQclear(r);
-    throw;
-  }
+  Status done = pg_->Exec(std::string(sql));
+  if (!done.ok()) throw SqlError(done.message(), pg_->last_sqlstate());
 }
 
 }  // namespace xladb::store

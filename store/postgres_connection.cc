@@ -50,11 +50,15 @@ StatusOr<std::unique_ptr<PostgresConnection>> PostgresConnection::Connect(const 
 
 PostgresConnection::~PostgresConnection() { PQfinish(conn_); }
 
+PostgresError ErrorOf(PGconn* conn, const PGresult* result) {
+  const char* state = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
+  return {Message(result ? PQresultErrorMessage(result) : PQerrorMessage(conn)), state ? state : ""};
+}
+
 Status PostgresConnection::Failure(const void* result, const char* what) {
-  const auto* r = static_cast<const PGresult*>(result);
-  const char* state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
-  last_sqlstate_ = state ? state : "";
-  return Status::IoError(std::string(what) + ": " + Message(r ? PQresultErrorMessage(r) : PQerrorMessage(conn_)));
+  PostgresError error = ErrorOf(conn_, static_cast<const PGresult*>(result));
+  last_sqlstate_ = std::move(error.sqlstate);
+  return Status::IoError(std::string(what) + ": " + error.message);
 }
 
 Status PostgresConnection::Exec(const std::string& sql) {

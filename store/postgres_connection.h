@@ -23,7 +23,8 @@
 
 #include "ingest/status.h"
 
-struct pg_conn;  // libpq's PGconn
+struct pg_conn;    // libpq's PGconn
+struct pg_result;  // libpq's PGresult
 
 namespace xladb::store {
 
@@ -32,6 +33,14 @@ namespace xladb::store {
 inline bool IsPostgresUri(std::string_view target) {
   return target.rfind("postgresql://", 0) == 0 || target.rfind("postgres://", 0) == 0;
 }
+
+// What PostgreSQL said about a failed `result` (the connection's last error when it is null): the message
+// without libpq's trailing newline, and the SQLSTATE ("" without one).
+struct PostgresError {
+  std::string message;
+  std::string sqlstate;
+};
+PostgresError ErrorOf(pg_conn* conn, const pg_result* result);
 
 // `target` with the password of a URI (postgresql://user:secret@host/…) replaced by ***, for logs and output.
 std::string WithoutPassword(const std::string& target);
