@@ -18,10 +18,11 @@ namespace {
 
 // A value seen again (its line and its Used-values block) merges: a field the new row lacks keeps the stored
 // one, and is_phi (0 or 1) is set when either says so. Upsert SET names the stored row by its table (portable).
-const BatchedInsert kValueInsert{
-    "INSERT INTO buffer_values(module_id, value_id, instruction, shape_index, is_phi, color, allocation_index, "
-    "offset_bytes, size_bytes, shape_id, positions, uses, uses_state, cross_color, file_id) VALUES ",
-    " ON CONFLICT(module_id, value_id) DO UPDATE SET "
+const BulkInsert kValueInsert{
+    "buffer_values",
+    "module_id, value_id, instruction, shape_index, is_phi, color, allocation_index, offset_bytes, size_bytes, "
+    "shape_id, positions, uses, uses_state, cross_color, file_id",
+    "ON CONFLICT(module_id, value_id) DO UPDATE SET "
     "is_phi = buffer_values.is_phi | excluded.is_phi, color = COALESCE(excluded.color, buffer_values.color), "
     "allocation_index = COALESCE(excluded.allocation_index, buffer_values.allocation_index), "
     "offset_bytes = COALESCE(excluded.offset_bytes, buffer_values.offset_bytes), "
@@ -30,7 +31,7 @@ const BatchedInsert kValueInsert{
     "positions = COALESCE(excluded.positions, buffer_values.positions), "
     "uses = COALESCE(excluded.uses, buffer_values.uses), uses_state = COALESCE(excluded.uses_state, buffer_values.uses_state), "
     "cross_color = COALESCE(excluded.cross_color, buffer_values.cross_color)",
-    15};
+    2};
 
 // Appends `s` as a JSON string literal: runs of plain bytes are copied whole.
 void AppendJsonString(std::string* out, std::string_view s) {
@@ -251,7 +252,7 @@ void BufferAssignmentRows::WriteValue(int64_t id, const ValueRow& v) {
   if (v.uses_state) b.Text(v.uses_state); else b.Null();
   b.Opt(v.cross_color);
   b.Int(f.file_id);
-  f.rows += b.EndRow(f.statements());
+  f.rows += b.EndRow(f.sql());
 }
 
 void BufferAssignmentRows::WritePending() {
@@ -264,6 +265,6 @@ void BufferAssignmentRows::WritePending() {
   pending_.Clear();
 }
 
-void BufferAssignmentRows::Flush() { file_->rows += values_.Flush(file_->statements()); }
+void BufferAssignmentRows::Flush() { file_->rows += values_.Flush(file_->sql()); }
 
 }  // namespace xladb::store

@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -65,8 +66,9 @@ struct FileRows {
   int64_t ShapeId(const std::string& text) { return interned_->shapes.Id(*interned_->connection, text); }
   int64_t SourceFileId(const std::string& path) { return interned_->source_files.Id(*interned_->connection, path); }
   int64_t NameId(const std::string& name) { return interned_->names.Id(*interned_->connection, name); }
-  int64_t LongTextId(const std::string& text, bool* inserted) {
-    return interned_->long_texts.Id(*interned_->connection, text, inserted);
+  // The ids of whole instruction texts, a batch at a time (InternedTexts::Ids); returns how many were new.
+  int64_t LongTextIds(std::span<const std::string> texts, std::span<int64_t> ids) {
+    return interned_->long_texts.Ids(*interned_->connection, texts, ids);
   }
 
   // Runs `fn` unless an error was seen, turning a database exception into the remembered error.

@@ -44,6 +44,7 @@ Status FileWriter::Finish(DerivedModuleFacts* derived) {
     live_ranges_.WriteUnmatched();
     buffer_assignment_.Flush();
     live_ranges_.Flush();
+    hlo_module_.Flush();
     live_ranges_.WritePeakBuffers();
     derived->UpdateAfterFile(file_.run_id, file_.module_id, file_.module_is_new, file_.facts);
   });

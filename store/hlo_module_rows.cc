@@ -10,27 +10,67 @@
 namespace xladb::store {
 namespace {
 
-// The columns of one instructions row; unset fields leave what another file wrote.
-struct InstructionRow {
-  std::optional<std::string> opcode, op_type, fusion_kind, custom_call_target;
-  std::optional<int64_t> computation_id, shape_id, op_name_id, source_file_id, source_line, sequence_index, text_id;
-  std::optional<bool> is_root;
-};
+// A field a file does not print leaves what another file wrote.
+const BulkInsert kInstructionInsert{
+    "instructions",
+    "module_id, name, computation_id, opcode, shape_id, op_type, op_name_id, source_file_id, source_line, "
+    "fusion_kind, custom_call_target, is_root, sequence_index, text_id, file_id",
+    "ON CONFLICT(module_id, name) DO UPDATE SET "
+    "computation_id = COALESCE(excluded.computation_id, instructions.computation_id), "
+    "opcode = COALESCE(excluded.opcode, instructions.opcode), "
+    "shape_id = COALESCE(excluded.shape_id, instructions.shape_id), "
+    "op_type = COALESCE(excluded.op_type, instructions.op_type), "
+    "op_name_id = COALESCE(excluded.op_name_id, instructions.op_name_id), "
+    "source_file_id = COALESCE(excluded.source_file_id, instructions.source_file_id), "
+    "source_line = COALESCE(excluded.source_line, instructions.source_line), "
+    "fusion_kind = COALESCE(excluded.fusion_kind, instructions.fusion_kind), "
+    "custom_call_target = COALESCE(excluded.custom_call_target, instructions.custom_call_target), "
+    "is_root = COALESCE(excluded.is_root, instructions.is_root), "
+    "sequence_index = COALESCE(excluded.sequence_index, instructions.sequence_index), "
+    "text_id = COALESCE(excluded.text_id, instructions.text_id)",
+    2};
 
 }  // namespace
 
-int64_t HloModuleRows::TextId(const std::string& text) {
-  bool inserted = false;
-  const int64_t id = file_->LongTextId(text, &inserted);
-  if (inserted) ++file_->rows;
-  return id;
+HloModuleRows::HloModuleRows(FileRows* file) : file_(file), instructions_(&kInstructionInsert) {}
+
+void HloModuleRows::Flush() {
+  FileRows& f = *file_;
+  if (pending_.empty()) return;
+  // The batch's whole texts are interned together (one insert, one lookup), then its rows written.
+  std::vector<int64_t> text_ids(texts_.size());
+  f.rows += f.LongTextIds(texts_, text_ids);
+  RowBatch& b = instructions_;
+  for (const PendingInstruction& p : pending_) {
+    const InstructionRow& in = p.row;
+    b.Int(f.module_id);
+    b.Text(p.name);
+    b.Opt(in.computation_id);
+    b.OptText(in.opcode);
+    b.Opt(in.shape_id);
+    b.OptText(in.op_type);
+    b.Opt(in.op_name_id);
+    b.Opt(in.source_file_id);
+    b.Opt(in.source_line);
+    b.OptText(in.fusion_kind);
+    b.OptText(in.custom_call_target);
+    b.Opt(in.is_root);
+    b.Opt(in.sequence_index);
+    if (p.text < 0) b.Null(); else b.Int(text_ids[static_cast<size_t>(p.text)]);
+    b.Int(f.file_id);
+  }
+  f.rows += b.Flush(f.sql());
+  pending_.clear();
+  texts_.clear();
 }
 
 void HloModuleRows::Add(ingest::InstructionRecord&& r) {
   FileRows& f = *file_;
   if (f.module_id == 0) return;
   f.Guard([&] {
-    InstructionRow in;
+    PendingInstruction& p = pending_.emplace_back();
+    InstructionRow& in = p.row;
+    p.name = std::move(r.name);
     const bool from_module_text = !r.computation.empty();  // HLO text knows ROOT; other sources do not
     if (from_module_text) in.is_root = r.is_root;
     if (!r.computation.empty()) in.computation_id = f.NameId(r.computation);
@@ -43,41 +83,11 @@ void HloModuleRows::Add(ingest::InstructionRecord&& r) {
     Merge(in.fusion_kind, NonEmpty(std::move(r.fusion_kind)));
     Merge(in.custom_call_target, NonEmpty(std::move(r.custom_call_target)));
     Merge(in.sequence_index, NonNegative(r.sequence_index));
-    if (!r.text.empty()) in.text_id = TextId(r.text);
-    auto& st = f.Statement("INSERT INTO instructions(module_id, name, computation_id, opcode, shape_id, op_type, "
-                           "op_name_id, source_file_id, source_line, fusion_kind, custom_call_target, is_root, "
-                           "sequence_index, text_id, file_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
-                           "ON CONFLICT(module_id, name) DO UPDATE SET "
-                           "computation_id = COALESCE(excluded.computation_id, instructions.computation_id), "
-                           "opcode = COALESCE(excluded.opcode, instructions.opcode), "
-                           "shape_id = COALESCE(excluded.shape_id, instructions.shape_id), "
-                           "op_type = COALESCE(excluded.op_type, instructions.op_type), "
-                           "op_name_id = COALESCE(excluded.op_name_id, instructions.op_name_id), "
-                           "source_file_id = COALESCE(excluded.source_file_id, instructions.source_file_id), "
-                           "source_line = COALESCE(excluded.source_line, instructions.source_line), "
-                           "fusion_kind = COALESCE(excluded.fusion_kind, instructions.fusion_kind), "
-                           "custom_call_target = COALESCE(excluded.custom_call_target, instructions.custom_call_target), "
-                           "is_root = COALESCE(excluded.is_root, instructions.is_root), "
-                           "sequence_index = COALESCE(excluded.sequence_index, instructions.sequence_index), "
-                           "text_id = COALESCE(excluded.text_id, instructions.text_id)");
-    st.Bind(1, f.module_id);
-    BindText(st, 2, r.name);
-    BindOpt(st, 3, in.computation_id);
-    BindOpt(st, 4, in.opcode);
-    BindOpt(st, 5, in.shape_id);
-    BindOpt(st, 6, in.op_type);
-    BindOpt(st, 7, in.op_name_id);
-    BindOpt(st, 8, in.source_file_id);
-    BindOpt(st, 9, in.source_line);
-    BindOpt(st, 10, in.fusion_kind);
-    BindOpt(st, 11, in.custom_call_target);
-    BindOpt(st, 12, in.is_root);
-    BindOpt(st, 13, in.sequence_index);
-    BindOpt(st, 14, in.text_id);
-    st.Bind(15, f.file_id);
-    st.Execute();
-    st.Reset();
-    ++f.rows;
+    if (!r.text.empty()) {
+      p.text = static_cast<int64_t>(texts_.size());
+      texts_.push_back(std::move(r.text));
+    }
+    if (pending_.size() >= f.sql().bulk_batch_rows()) Flush();
   });
 }
 

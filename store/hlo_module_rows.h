@@ -6,7 +6,9 @@
 //                        text_id). Names, shapes and source paths are interned (store/interned_texts.h); the
 //                        instruction's full text goes to long_texts, stored once by its hash. A field a format
 //                        does not print is NULL and leaves what another file wrote (COALESCE); is_root is known
-//                        only from module text (a record with a computation).
+//                        only from module text (a record with a computation). Rows are held and written a
+//                        batch at a time (store/row_batch.h), their texts interned together first; Flush()
+//                        writes the rest, and the file's end calls it before anything reads them.
 //   ComputationRecord  → computations(name, is_entry, instruction_count, execution_thread)
 //   HloModuleRecord    → modules.hlo_entry_signature (the entry computation layout without layouts,
 //                        '(f32[8], s32[]) -> f32[8]'), and FileFacts.hlo_fingerprint
@@ -16,25 +18,43 @@
 #define XLADB_STORE_HLO_MODULE_ROWS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "ingest/records.h"
 #include "store/file_rows.h"
+#include "store/row_batch.h"
 
 namespace xladb::store {
 
 class HloModuleRows {
  public:
-  explicit HloModuleRows(FileRows* file) : file_(file) {}
+  explicit HloModuleRows(FileRows* file);
 
   void Add(ingest::InstructionRecord&& r);
   void Add(ingest::ComputationRecord&& r);
   void Add(ingest::HloModuleRecord&& r);
+  // Writes the instructions held (at the file's end, before the module's derived facts read them).
+  void Flush();
 
  private:
-  int64_t TextId(const std::string& text);
+  // The columns of one instructions row; unset fields leave what another file wrote.
+  struct InstructionRow {
+    std::optional<std::string> opcode, op_type, fusion_kind, custom_call_target;
+    std::optional<int64_t> computation_id, shape_id, op_name_id, source_file_id, source_line, sequence_index;
+    std::optional<bool> is_root;
+  };
+  struct PendingInstruction {
+    std::string name;
+    InstructionRow row;
+    int64_t text = -1;  // its whole text's index in texts_, or -1
+  };
 
   FileRows* file_;
+  std::vector<PendingInstruction> pending_;
+  std::vector<std::string> texts_;
+  RowBatch instructions_;
 };
 
 }  // namespace xladb::store

@@ -2,16 +2,37 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
+#include <map>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "store/bulk_rows.h"
+
 namespace xladb::store {
+
+namespace {
+
+// The bulk insert of (hash, text) into `table`, one for the program's life (backends key statements by its
+// address).
+const BulkInsert* HashedTextInsert(const std::string& table, const std::string& text_column) {
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<BulkInsert>> inserts;
+  std::lock_guard lock(mutex);
+  std::unique_ptr<BulkInsert>& insert = inserts[table];
+  if (!insert) insert = std::make_unique<BulkInsert>(table, "hash, " + text_column, "ON CONFLICT DO NOTHING", 1);
+  return insert.get();
+}
+
+}  // namespace
 
 int64_t TextHash(std::string_view text) { return static_cast<int64_t>(XXH3_64bits(text.data(), text.size())); }
 
 InternedTexts::InternedTexts(const char* table, const char* id_column, const char* text_column, Key key)
-    : key_(key),
+    : key_(key), table_(table), id_column_(id_column), text_column_(text_column),
       find_sql_(key == Key::kText ? std::string("SELECT ") + id_column + " FROM " + table + " WHERE " +
                                         text_column + " = ?"
                                   : std::string("SELECT ") + id_column + ", " + text_column + " FROM " + table +
@@ -40,14 +61,12 @@ int64_t InternedTexts::Find(SqlConnection& sql, const std::string& text, int64_t
   return id;
 }
 
-int64_t InternedTexts::Id(SqlConnection& sql, const std::string& text, bool* inserted) {
-  const bool cached = key_ != Key::kUniqueHash;
-  if (cached) {
-    auto it = ids_.find(text);
-    if (it != ids_.end()) return it->second;
-  }
+int64_t InternedTexts::Id(SqlConnection& sql, const std::string& text) {
+  if (key_ == Key::kUniqueHash) throw SqlError("InternedTexts::Id on " + table_ + ": its texts are interned by Ids");
+  auto it = ids_.find(text);
+  if (it != ids_.end()) return it->second;
   const int64_t hash = key_ == Key::kText ? 0 : TextHash(text);
-  int64_t id = cached ? Find(sql, text, hash) : 0;
+  int64_t id = Find(sql, text, hash);
   if (id == 0) {
     if (!insert_) insert_ = sql.Prepare(insert_sql_);
     if (key_ == Key::kText) {
@@ -61,16 +80,54 @@ int64_t InternedTexts::Id(SqlConnection& sql, const std::string& text, bool* ins
     insert_->Reset();
     if (stored) {
       added_in_file_ = true;
-      if (inserted != nullptr) *inserted = true;
     } else {
-      id = Find(sql, text, hash);  // stored before, or by another writer (committed now)
-      if (id == 0) throw SqlError(std::string("a text could not be stored: ") + insert_sql_ + " (a hash collision?)");
+      id = Find(sql, text, hash);  // stored by another writer (committed now)
+      if (id == 0) throw SqlError(std::string("a text could not be stored: ") + insert_sql_);
     }
   }
-  if (!cached) return id;
   if (ids_.size() >= kMaxCachedTexts) ids_.clear();  // a cache only: the table answers what it forgot
   ids_.emplace(text, id);
   return id;
+}
+
+int64_t InternedTexts::Ids(SqlConnection& sql, std::span<const std::string> texts, std::span<int64_t> ids) {
+  if (key_ != Key::kUniqueHash) throw SqlError("InternedTexts::Ids on " + table_ + ": its texts are interned by Id");
+  if (texts.empty()) return 0;
+  if (bulk_ == nullptr) bulk_ = HashedTextInsert(table_, text_column_);
+  // Insert every text (one that is stored already, or twice in the batch, is left alone) ...
+  std::vector<BulkCell> cells;
+  cells.reserve(texts.size() * 2);
+  std::vector<int64_t> hashes(texts.size());
+  for (size_t i = 0; i < texts.size(); ++i) {
+    hashes[i] = TextHash(texts[i]);
+    cells.push_back({hashes[i], BulkCell::Kind::kInt});
+    cells.push_back({static_cast<int64_t>(i), BulkCell::Kind::kText});
+  }
+  const int64_t inserted = sql.AppendRows(BulkRows{*bulk_, cells, texts});
+  if (inserted > 0) added_in_file_ = true;
+  // ... then read the ids back by hash: an IN list whose length is the next power of two (so a few statements
+  // serve every batch), padded with the last hash.
+  size_t width = 8;
+  while (width < texts.size()) width *= 2;
+  std::unique_ptr<SqlStatement>& find = find_hashes_[width];
+  if (!find) {
+    std::string sql_text = "SELECT hash, " + id_column_ + ", " + text_column_ + " FROM " + table_ + " WHERE hash IN (?";
+    for (size_t i = 1; i < width; ++i) sql_text += ",?";
+    find = sql.Prepare(sql_text + ")");
+  }
+  for (size_t i = 0; i < width; ++i) find->Bind(static_cast<int>(i) + 1, hashes[std::min(i, texts.size() - 1)]);
+  std::unordered_map<int64_t, std::pair<int64_t, std::string>> stored;
+  while (find->Step()) stored.emplace(find->Int(0), std::pair(find->Int(1), find->Text(2)));
+  find->Reset();
+  for (size_t i = 0; i < texts.size(); ++i) {
+    auto it = stored.find(hashes[i]);
+    if (it == stored.end() || it->second.second != texts[i]) {
+      throw SqlError("a text could not be stored in " + table_ + ": its hash " + std::to_string(hashes[i]) +
+                     (it == stored.end() ? " is not found after its insert" : " is another text's (a collision)"));
+    }
+    ids[i] = it->second.first;
+  }
+  return inserted;
 }
 
 void InternedTexts::FileDone() {

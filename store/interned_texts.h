@@ -5,8 +5,10 @@
 //   * names(name_id, hash, text), op_names and computation names: many, and in generated or very large
 //     programs mostly distinct, so the lookup index holds a 64-bit hash (TextHash) instead of a second copy of
 //     the text. Rows of equal hash are compared by text, so a hash collision only costs a comparison;
-//   * long_texts(text_id, hash UNIQUE, text): whole instruction texts, nearly all distinct: inserted first and
-//     looked up only when the hash is taken (a collision there is an error, the hash being unique).
+//   * long_texts(text_id, hash UNIQUE, text): whole instruction texts, nearly all distinct, interned a batch
+//     at a time (Ids): the batch is inserted in bulk (store/bulk_rows.h, ON CONFLICT DO NOTHING), then its ids
+//     are read back by hash in one query, and each stored text is compared with the one asked for (a
+//     different text under the same hash is an error, the hash being unique). Not cached.
 //
 // Contract: runs statements on the caller's read-write connection inside its transaction, and throws
 // SqlError on database errors, like the writer's own statements. Ids are cached for the object's
@@ -21,28 +23,35 @@
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 
 namespace xladb::store {
 
+class BulkInsert;
+
 // XXH3-64 of `text` as a signed 64-bit integer (how names.hash and long_texts.hash store it).
 int64_t TextHash(std::string_view text);
 
 class InternedTexts {
  public:
-  // kText: found by the text (a UNIQUE column); kHash: by TextHash, several rows may share one; kUniqueHash:
-  // by a UNIQUE hash, for texts that are mostly new (inserted first, found only when the insert conflicts, and
-  // not cached).
+  // kText: found by the text (a UNIQUE column); kHash: by TextHash, several rows may share one (both through
+  // Id); kUniqueHash: by a UNIQUE hash, for texts that are mostly new, a batch at a time (through Ids).
   enum class Key { kText, kHash, kUniqueHash };
   static constexpr size_t kMaxCachedTexts = 4096;  // a real run has a few hundred op_names; a 1 GiB program ~600k
 
   InternedTexts(const char* table, const char* id_column, const char* text_column, Key key);
 
-  // The id of `text`, inserting it when it is new (then *inserted is set, when given). A text another writer
-  // inserts at the same moment is found after its insert commits.
-  int64_t Id(SqlConnection& sql, const std::string& text, bool* inserted = nullptr);
+  // The id of `text`, inserting it when it is new. A text another writer inserts at the same moment is found
+  // after its insert commits. Key kText or kHash.
+  int64_t Id(SqlConnection& sql, const std::string& text);
+
+  // Key kUniqueHash: sets ids[i] to the id of texts[i], inserting the new ones, and returns how many were new.
+  // At most sql.bulk_batch_rows() texts a call. Throws SqlError when a text cannot be stored (its hash is
+  // taken by another text).
+  int64_t Ids(SqlConnection& sql, std::span<const std::string> texts, std::span<int64_t> ids);
 
   // Where the enclosing file (savepoint) and group (transaction) end: a commit keeps the cache, a rollback
   // of anything that added a text forgets it.
@@ -55,8 +64,12 @@ class InternedTexts {
   int64_t Find(SqlConnection& sql, const std::string& text, int64_t hash);  // 0 when absent
 
   const Key key_;
+  const std::string table_, id_column_, text_column_;
   std::string find_sql_, insert_sql_;
   std::unique_ptr<SqlStatement> find_, insert_;
+  // Ids(): the bulk insert, and the lookups by hash, one per IN-list length (a power of two).
+  const BulkInsert* bulk_ = nullptr;
+  std::unordered_map<size_t, std::unique_ptr<SqlStatement>> find_hashes_;
   std::unordered_map<std::string, int64_t> ids_;
   bool added_in_file_ = false, added_in_group_ = false;
 };

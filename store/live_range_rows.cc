@@ -8,15 +8,14 @@
 namespace xladb::store {
 namespace {
 
-const BatchedInsert kLiveRangeInsert{
-    "INSERT INTO buffer_live_ranges(module_id, value_id, live_start, live_end, file_id) VALUES ",
-    " ON CONFLICT(module_id, value_id) DO UPDATE SET live_start = excluded.live_start, "
+const BulkInsert kLiveRangeInsert{
+    "buffer_live_ranges", "module_id, value_id, live_start, live_end, file_id",
+    "ON CONFLICT(module_id, value_id) DO UPDATE SET live_start = excluded.live_start, "
     "live_end = excluded.live_end, file_id = excluded.file_id",
-    5};
-const BatchedInsert kScheduleInsert{
-    "INSERT INTO schedule(module_id, time, instruction, file_id) VALUES ",
-    " ON CONFLICT(module_id, time) DO UPDATE SET instruction = excluded.instruction, file_id = excluded.file_id",
-    4};
+    2};
+const BulkInsert kScheduleInsert{
+    "schedule", "module_id, time, instruction, file_id",
+    "ON CONFLICT(module_id, time) DO UPDATE SET instruction = excluded.instruction, file_id = excluded.file_id", 2};
 
 }  // namespace
 
@@ -31,7 +30,7 @@ void LiveRangeRows::Add(ingest::ScheduleEntryRecord&& r) {
     schedule_.Int(r.time);
     schedule_.Text(r.instruction);
     schedule_.Int(f.file_id);
-    f.rows += schedule_.EndRow(f.statements());
+    f.rows += schedule_.EndRow(f.sql());
   });
 }
 
@@ -79,7 +78,7 @@ void LiveRangeRows::WriteLiveRange(int64_t value_id, int64_t start, int64_t end)
   live_ranges_.Int(start);
   live_ranges_.Int(end);
   live_ranges_.Int(f.file_id);
-  f.rows += live_ranges_.EndRow(f.statements());
+  f.rows += live_ranges_.EndRow(f.sql());
 }
 
 void LiveRangeRows::WriteUnmatched() {
@@ -95,8 +94,8 @@ void LiveRangeRows::WriteUnmatched() {
 }
 
 void LiveRangeRows::Flush() {
-  file_->rows += live_ranges_.Flush(file_->statements());
-  file_->rows += schedule_.Flush(file_->statements());
+  file_->rows += live_ranges_.Flush(file_->sql());
+  file_->rows += schedule_.Flush(file_->sql());
 }
 
 void LiveRangeRows::WritePeakBuffers() {

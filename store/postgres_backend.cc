@@ -7,8 +7,12 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <optional>
+#include <unordered_set>
 #include <vector>
+
+#include "store/bulk_rows.h"
 
 namespace xladb::store {
 namespace {
@@ -188,6 +192,87 @@ std::unique_ptr<SqlStatement> PostgresBackend::Prepare(std::string_view sql) {
   int parameters = 0;
   std::string text = NumberedPlaceholders(sql, &parameters);
   return std::make_unique<PostgresStatement>(pg_->raw(), std::move(text), parameters);
+}
+
+int64_t PostgresBackend::AppendRows(const BulkRows& rows) {
+  const size_t columns = static_cast<size_t>(rows.insert.columns());
+  const auto keys = static_cast<size_t>(rows.insert.key_columns());
+  // A row's conflict key as a hash: equal keys give equal hashes, so a repeated key always starts a new
+  // segment (a collision only starts one early, which is as correct).
+  auto key_of = [&](size_t row) {
+    size_t h = 0;
+    for (size_t c = 0; c < keys; ++c) {
+      const BulkCell& cell = rows.cells[row * columns + c];
+      const size_t part = cell.kind == BulkCell::Kind::kInt ? std::hash<int64_t>()(cell.value)
+                          : cell.kind == BulkCell::Kind::kText
+                              ? std::hash<std::string_view>()(rows.texts[static_cast<size_t>(cell.value)])
+                              : 0x9e3779b97f4a7c15ULL;
+      h = h * 1000003 ^ part;
+    }
+    return h;
+  };
+  int64_t changed = 0;
+  std::unordered_set<size_t> seen;
+  size_t begin = 0;
+  const size_t total = rows.rows();
+  for (size_t row = 0; row < total; ++row) {
+    if (keys > 0 && !seen.insert(key_of(row)).second) {
+      changed += AppendSegment(rows, begin, row);
+      seen.clear();
+      seen.insert(key_of(row));
+      begin = row;
+    }
+  }
+  if (begin < total) changed += AppendSegment(rows, begin, total);
+  return changed;
+}
+
+int64_t PostgresBackend::AppendSegment(const BulkRows& rows, size_t begin, size_t end) {
+  const BulkInsert& insert = rows.insert;
+  std::string& sql = bulk_sql_[&insert];
+  if (sql.empty()) {
+    const std::string staging = "xladb_bulk_" + insert.table();
+    sql = "CREATE TEMPORARY TABLE IF NOT EXISTS " + staging + " AS SELECT " + insert.column_list() + " FROM " +
+          insert.table() + " WITH NO DATA; COPY " + staging + " (" + insert.column_list() +
+          ") FROM STDIN; WITH moved AS (DELETE FROM " + staging + " RETURNING " + insert.column_list() +
+          ") INSERT INTO " + insert.table() + "(" + insert.column_list() + ") SELECT " + insert.column_list() +
+          " FROM moved " + insert.conflict();
+  }
+  const size_t columns = static_cast<size_t>(insert.columns());
+  CopyRows data;
+  for (size_t row = begin; row < end; ++row) {
+    for (size_t c = 0; c < columns; ++c) {
+      const BulkCell& cell = rows.cells[row * columns + c];
+      switch (cell.kind) {
+        case BulkCell::Kind::kInt: data.Int(cell.value); break;
+        case BulkCell::Kind::kText: data.Text(rows.texts[static_cast<size_t>(cell.value)]); break;
+        case BulkCell::Kind::kNull: data.Null(); break;
+      }
+    }
+    data.EndRow();
+  }
+  PGconn* conn = pg_->raw();
+  if (PQsendQuery(conn, sql.c_str()) != 1) ThrowAndClear(conn, nullptr);
+  // The results in order: the CREATE, the COPY's request for data (then the COPY's count), the INSERT; an
+  // error ends the query string, and every result is read until libpq's null.
+  PGresult* failed = nullptr;
+  int64_t changed = 0;
+  while (PGresult* r = PQgetResult(conn)) {
+    const ExecStatusType status = PQresultStatus(r);
+    if (status == PGRES_COPY_IN) {
+      const bool sent = PQputCopyData(conn, data.data().data(), static_cast<int>(data.data().size())) == 1;
+      PQputCopyEnd(conn, sent ? nullptr : "the rows could not be sent");
+    } else if (status == PGRES_COMMAND_OK) {
+      const char* count = PQcmdTuples(r);
+      changed = count[0] == '\0' ? 0 : std::strtoll(count, nullptr, 10);  // the last is the INSERT's
+    } else if (failed == nullptr) {
+      failed = r;
+      continue;
+    }
+    PQclear(r);
+  }
+  if (failed != nullptr) ThrowAndClear(conn, failed);
+  return changed;
 }
 
 void PostgresBackend::Exec(std::string_view sql) {

@@ -5,6 +5,12 @@
 // statements are parsed and planned once): reals go as float8, text as text, integers and NULL untyped (the
 // server infers their type from where they stand), all in text format; results come back whole, in text, and the getters parse them (a boolean reads as 1 or 0).
 //
+// Bulk appends (store/bulk_rows.h) send one simple query a batch: create the table's temporary staging table
+// if this session lacks it, COPY the rows into it (text format), and move them with
+// `WITH moved AS (DELETE FROM staging RETURNING …) INSERT INTO table … SELECT … FROM moved <conflict clause>`,
+// so a batch of thousands of rows is one round trip and the staging table is empty again after it. Rows whose
+// conflict key repeats within a batch go to the next COPY (one INSERT may not update a row twice).
+//
 // Contract: owns its PostgresConnection. Errors throw SqlError with the server's message and SQLSTATE. One
 // thread at a time.
 #ifndef XLADB_STORE_POSTGRES_BACKEND_H_
@@ -13,11 +19,14 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "store/postgres_connection.h"
 #include "store/sql_connection.h"
 
 namespace xladb::store {
+
+class BulkInsert;
 
 class PostgresBackend final : public SqlConnection {
  public:
@@ -26,10 +35,18 @@ class PostgresBackend final : public SqlConnection {
   std::unique_ptr<SqlStatement> Prepare(std::string_view sql) override;
   void Exec(std::string_view sql) override;
   void BeginWrite() override { Exec("BEGIN"); }
+  int64_t AppendRows(const BulkRows& rows) override;
+  size_t bulk_batch_rows() const override { return kBatchRows; }
   PostgresConnection& connection() { return *pg_; }
 
+  static constexpr size_t kBatchRows = 4096;
+
  private:
+  // Copies rows [begin, end) of `rows` and moves them into the table; returns the rows changed.
+  int64_t AppendSegment(const BulkRows& rows, size_t begin, size_t end);
+
   std::unique_ptr<PostgresConnection> pg_;
+  std::unordered_map<const BulkInsert*, std::string> bulk_sql_;  // the staging query of each BulkInsert
 };
 
 // `sql` with SQLite's placeholders as PostgreSQL's: `?N` becomes `$N`, and a bare `?` one more than the

@@ -2,6 +2,7 @@
 
 #include <libpq-fe.h>
 
+#include <charconv>
 #include <cstdlib>
 #include <utility>
 
@@ -141,8 +142,16 @@ void CopyRows::Separate() {
   row_start_ = false;
 }
 
+void CopyRows::Int(int64_t value) {
+  Separate();
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
+  data_.append(buf, end);
+}
+
 void CopyRows::Text(std::string_view text) {
   Separate();
+  text = text.substr(0, text.find('\0'));
   size_t run = 0;
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];

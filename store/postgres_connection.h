@@ -83,9 +83,11 @@ class PostgresConnection {
 };
 
 // Rows in COPY's text format: cells separated by tabs, rows ended by newlines, NULL as \N, and backslash,
-// tab, newline and carriage return escaped in text.
+// tab, newline and carriage return escaped in text. A text ends at a NUL byte, as a bound parameter does
+// (PostgreSQL's text holds none).
 class CopyRows {
  public:
+  void Int(int64_t value);
   void Text(std::string_view text);
   void Null();
   void EndRow();

@@ -14,6 +14,7 @@
 //     is a row. Column getters read the current row; Int() of a NULL is 0, Text() of a NULL is "".
 //   * Errors (syntax, constraint, lost connection) throw SqlError inside store/; every public store function
 //     turns them into a Status (store/query_sql.h, CatchSqlErrors), so none crosses the module boundary.
+//   * AppendRows() writes rows in bulk (store/bulk_rows.h): the tables a dump fills by the thousand.
 //   * A statement must not outlive its connection. One connection, one thread at a time.
 #ifndef XLADB_STORE_SQL_CONNECTION_H_
 #define XLADB_STORE_SQL_CONNECTION_H_
@@ -28,6 +29,8 @@
 #include "store/schema_dialect.h"
 
 namespace xladb::store {
+
+struct BulkRows;
 
 // A failed statement: the engine's message, and PostgreSQL's SQLSTATE where there is one.
 class SqlError : public std::runtime_error {
@@ -89,6 +92,12 @@ class SqlConnection {
   // Starts a transaction that will write: SQLite takes the write lock now (BEGIN IMMEDIATE), so a writer
   // never fails half-way on a lock; PostgreSQL takes row locks as it goes (BEGIN).
   virtual void BeginWrite() = 0;
+  // Writes `rows` as their BulkInsert says (store/bulk_rows.h); returns the rows the database changed
+  // (inserted or updated).
+  virtual int64_t AppendRows(const BulkRows& rows) = 0;
+  // How many rows a caller gathers before AppendRows: a few dozen on SQLite, whose statements run in-process,
+  // thousands on PostgreSQL, where each append is a round trip to the server.
+  virtual size_t bulk_batch_rows() const = 0;
 };
 
 // A write transaction (SqlConnection::BeginWrite) that is rolled back unless Commit() is reached.

@@ -4,6 +4,8 @@
 
 #include <cctype>
 
+#include "store/bulk_rows.h"
+
 namespace xladb::store {
 namespace {
 
@@ -106,7 +108,42 @@ class SqliteStatement final : public SqlStatement {
   int64_t rowid_ = 0;
 };
 
+// INSERT INTO table(columns) VALUES (?,…),… conflict, for `rows` rows.
+std::string ValuesInsert(const BulkInsert& insert, size_t rows) {
+  std::string tuple = "(?";
+  for (int c = 1; c < insert.columns(); ++c) tuple += ",?";
+  tuple += ")";
+  std::string sql = "INSERT INTO " + insert.table() + "(" + insert.column_list() + ") VALUES ";
+  for (size_t r = 0; r < rows; ++r) sql.append(r ? "," : "").append(tuple);
+  return sql.append(" ").append(insert.conflict());
+}
+
 }  // namespace
+
+int64_t SqliteConnection::AppendRows(const BulkRows& rows) {
+  BulkStatements& statements = bulk_[&rows.insert];
+  const size_t columns = static_cast<size_t>(rows.insert.columns());
+  const size_t total = rows.rows();
+  int64_t changed = 0;
+  for (size_t done = 0; done < total;) {
+    const bool full = total - done >= kBatchRows;
+    std::unique_ptr<SqlStatement>& st = full ? statements.full_batch : statements.one_row;
+    if (!st) st = Prepare(ValuesInsert(rows.insert, full ? kBatchRows : 1));
+    const size_t n = full ? kBatchRows : 1;
+    for (size_t c = 0; c < n * columns; ++c) {
+      const BulkCell& cell = rows.cells[done * columns + c];
+      const int index = static_cast<int>(c) + 1;
+      switch (cell.kind) {
+        case BulkCell::Kind::kInt: st->Bind(index, cell.value); break;
+        case BulkCell::Kind::kText: st->BindTextRef(index, rows.texts[static_cast<size_t>(cell.value)]); break;
+        case BulkCell::Kind::kNull: st->BindNull(index); break;
+      }
+    }
+    changed += st->Execute();
+    done += n;
+  }
+  return changed;
+}
 
 std::unique_ptr<SqlStatement> SqliteConnection::Prepare(std::string_view sql) {
   return std::make_unique<SqliteStatement>(db_.getHandle(), sql);

@@ -1,5 +1,8 @@
 // SqliteConnection: the store's backend interface (store/sql_connection.h) over one SQLiteCpp connection.
 //
+// Bulk appends (store/bulk_rows.h) run INSERT … VALUES with kBatchRows rows a statement, and the rest one
+// row at a time; both statements are prepared once per BulkInsert and kept for the connection's life.
+//
 // Contract: wraps, does not own, `db`, which must outlive it and its statements. Errors throw SqlError with
 // SQLite's message. One thread at a time, as the connection.
 #ifndef XLADB_STORE_SQLITE_CONNECTION_H_
@@ -7,9 +10,14 @@
 
 #include <SQLiteCpp/Database.h>
 
+#include <memory>
+#include <unordered_map>
+
 #include "store/sql_connection.h"
 
 namespace xladb::store {
+
+class BulkInsert;
 
 class SqliteConnection final : public SqlConnection {
  public:
@@ -18,9 +26,18 @@ class SqliteConnection final : public SqlConnection {
   std::unique_ptr<SqlStatement> Prepare(std::string_view sql) override;
   void Exec(std::string_view sql) override;
   void BeginWrite() override { Exec("BEGIN IMMEDIATE"); }
+  int64_t AppendRows(const BulkRows& rows) override;
+  size_t bulk_batch_rows() const override { return kBatchRows; }
+
+  static constexpr size_t kBatchRows = 64;
 
  private:
+  struct BulkStatements {
+    std::unique_ptr<SqlStatement> one_row, full_batch;
+  };
+
   SQLite::Database& db_;
+  std::unordered_map<const BulkInsert*, BulkStatements> bulk_;
 };
 
 }  // namespace xladb::store
