@@ -7,6 +7,7 @@
 #include <string_view>
 #include <utility>
 
+#include "store/postgres_schema.h"
 #include "store/postgres_sql_query.h"
 #include "store/query_sql.h"
 #include "store/schema_dialect.h"
@@ -129,9 +130,7 @@ class PostgresEndpoint : public CopyEndpoint {
   Status Open(bool as_source) override {
     as_source_ = as_source;
     if (as_source) return Status::Ok();
-    Status schema = pg_.Exec(PostgresSchemaTransaction());
-    if (!schema.ok()) (void)pg_.Exec("ROLLBACK");
-    return schema;
+    return PreparePostgresStoreForWriting(pg_);
   }
   Status Begin() override {
     return pg_.Exec(as_source_ ? "BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY" : "BEGIN");

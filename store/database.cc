@@ -12,36 +12,18 @@
 #include "store/interned_texts.h"
 #include "store/module_facts.h"
 #include "store/postgres_backend.h"
+#include "store/postgres_schema.h"
 #include "store/query_temp_storage.h"
 #include "store/run_summary.h"
 #include "store/schema_dialect.h"
+#include "store/schema_migrations.h"
 #include "store/sqlite_connection.h"
 
 namespace xladb::store {
 
 extern const char kSchemaSql[];     // generated from schema.sql
-extern const char kMigrateV1Sql[];  // generated from migrate_v1.sql
-extern const char kMigrateV2Sql[];  // generated from migrate_v2.sql
-extern const char kMigrateV3Sql[];  // generated from migrate_v3.sql
-extern const char kMigrateV4Sql[];  // generated from migrate_v4.sql
-extern const char kMigrateV5Sql[];  // generated from migrate_v5.sql
 
 namespace {
-
-// migrate_vN.sql (from version N to N+1) runs in two parts around schema.sql; this line (a whole line)
-// separates them. A file of version N gets the first parts of every migration from N up, in order, then
-// schema.sql, then the second parts in order: the first parts drop views and rename or add what schema.sql's
-// CREATE … IF NOT EXISTS statements would otherwise leave as it was; the second parts move data.
-constexpr std::string_view kApplySchemaMarker = "\n-- @apply schema.sql\n";
-constexpr const char* kMigrations[] = {kMigrateV1Sql, kMigrateV2Sql, kMigrateV3Sql, kMigrateV4Sql,
-                                       kMigrateV5Sql};  // [N-1]: from version N to N+1
-static_assert(std::size(kMigrations) == kSchemaVersion - 1, "one migration per schema version");
-
-std::pair<std::string_view, std::string_view> SplitMigration(std::string_view migration) {
-  const size_t marker = migration.find(kApplySchemaMarker);
-  if (marker == std::string_view::npos) return {migration, {}};
-  return {migration.substr(0, marker), migration.substr(marker)};
-}
 
 Status ApplySchema(SQLite::Database& db) {
   int version = db.execAndGet("PRAGMA user_version").getInt();
@@ -56,10 +38,10 @@ Status ApplySchema(SQLite::Database& db) {
   const int first_migration = version == 0 ? kSchemaVersion : version;
   db.exec("BEGIN IMMEDIATE");
   try {
-    for (int v = first_migration; v < kSchemaVersion; ++v) db.exec(std::string(SplitMigration(kMigrations[v - 1]).first));
+    for (int v = first_migration; v < kSchemaVersion; ++v) db.exec(std::string(MigrationParts(v).first));
     db.exec(kSchemaSql);
     for (int v = first_migration; v < kSchemaVersion; ++v) {
-      db.exec(std::string(SplitMigration(kMigrations[v - 1]).second));
+      db.exec(std::string(MigrationParts(v).second));
     }
     // Version 4's derived columns (identity, padded live peak, memory spaces) are computed in C++, as ingest
     // computes them.
@@ -94,27 +76,13 @@ StatusOr<std::unique_ptr<Database>> Database::OpenPostgres(const std::string& ur
   auto pg = PostgresConnection::Connect(uri);
   if (!pg.ok()) return pg.status();
   auto backend = std::make_unique<PostgresBackend>(std::move(pg.value()));
-  try {
-    if (mode == Mode::kReadWrite) {
-      // Applied when the store lacks this binary's schema (store/schema_dialect.h, PostgresSchemaId).
-      std::string stored_id;
-      auto has_id = backend->Prepare("SELECT to_regproc('xladb_schema_id') IS NOT NULL");
-      if (has_id->Step() && has_id->Int(0) != 0) {
-        auto id = backend->Prepare("SELECT xladb_schema_id()");
-        if (id->Step()) stored_id = id->Text(0);
-      }
-      if (stored_id != PostgresSchemaId()) backend->Exec(PostgresSchemaTransaction());
-    } else {
-      auto q = backend->Prepare("SELECT to_regclass('runs') IS NOT NULL");
-      if (!q->Step() || q->Int(0) == 0) {
-        return Status::FailedPrecondition("the PostgreSQL database holds no xladb store (`xladb copy FILE " +
-                                          std::string("URI` or xladbd --db URI creates one)"));
-      }
-      backend->Exec("SET default_transaction_read_only = on");
-    }
-  } catch (const SqlError& e) {
-    if (mode == Mode::kReadWrite) (void)backend->connection().Exec("ROLLBACK");
-    return Status::IoError(std::string("opening the PostgreSQL store: ") + e.what());
+  // Schema versions: store/postgres_schema.h.
+  Status schema = mode == Mode::kReadWrite ? PreparePostgresStoreForWriting(backend->connection())
+                                           : CheckPostgresStoreForReading(backend->connection());
+  if (!schema.ok()) return schema;
+  if (mode == Mode::kReadOnly) {
+    Status read_only = backend->connection().Exec("SET default_transaction_read_only = on");
+    if (!read_only.ok()) return read_only;
   }
   return std::unique_ptr<Database>(new Database(nullptr, std::move(backend), uri, mode));
 }

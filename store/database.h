@@ -24,11 +24,10 @@
 
 #include "ingest/status.h"
 #include "store/sql_connection.h"
+#include "store/schema_migrations.h"
 #include "store/statement_cache.h"
 
 namespace xladb::store {
-
-inline constexpr int kSchemaVersion = 6;
 
 class Database {
  public:

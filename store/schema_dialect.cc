@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <regex>
 
+#include "store/schema_migrations.h"
+
 namespace xladb::store {
 
 extern const char kSchemaSql[];  // generated from schema.sql
@@ -66,12 +68,27 @@ std::string PostgresSchemaId() {
   return id;
 }
 
-std::string PostgresSchemaTransaction() {
+std::string PostgresSchemaTransaction(int stored_version) {
   constexpr const char* kSchemaLock = "517214397538";  // "xladb" in ASCII, as a number
-  return std::string("BEGIN; SELECT pg_advisory_xact_lock(") + kSchemaLock + "); " +
-         SchemaSql(SqlDialect::kPostgresql) +
-         "; CREATE OR REPLACE FUNCTION xladb_schema_id() RETURNS TEXT LANGUAGE sql IMMUTABLE AS $$SELECT '" +
-         PostgresSchemaId() + "'$$; COMMIT";
+  const std::string version = std::to_string(kSchemaVersion);
+  // Checked again under the lock: a newer binary may have upgraded the store since the caller looked.
+  std::string sql = std::string("BEGIN; SELECT pg_advisory_xact_lock(") + kSchemaLock + ");\n" +
+                    "DO $$BEGIN IF to_regproc('xladb_schema_version') IS NOT NULL THEN "
+                    "IF xladb_schema_version() > " + version + " THEN RAISE EXCEPTION "
+                    "'this PostgreSQL store has schema version %, newer than this xladb''s version " + version +
+                    ": use a newer xladb (an older one would undo the newer schema)', xladb_schema_version() "
+                    "USING ERRCODE = '55000'; END IF; END IF; END$$;\n";
+  const int from = stored_version == 0 ? kSchemaVersion : stored_version;
+  for (int v = from; v < kSchemaVersion; ++v) {
+    sql += TranslateSchema(MigrationParts(v).first, SqlDialect::kPostgresql) + ";\n";
+  }
+  sql += SchemaSql(SqlDialect::kPostgresql) + ";\n";
+  for (int v = from; v < kSchemaVersion; ++v) {
+    sql += TranslateSchema(MigrationParts(v).second, SqlDialect::kPostgresql) + ";\n";
+  }
+  return sql + "CREATE OR REPLACE FUNCTION xladb_schema_id() RETURNS TEXT LANGUAGE sql IMMUTABLE AS $$SELECT '" +
+         PostgresSchemaId() + "'$$; CREATE OR REPLACE FUNCTION xladb_schema_version() RETURNS INTEGER " +
+         "LANGUAGE sql IMMUTABLE AS $$SELECT " + version + "$$; COMMIT";
 }
 
 }  // namespace xladb::store

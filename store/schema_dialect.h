@@ -26,12 +26,15 @@ enum class SqlDialect { kSqlite, kPostgresql };
 // store/schema.sql for `dialect`.
 std::string SchemaSql(SqlDialect dialect);
 
-// The PostgreSQL schema as one transaction that first takes a transaction-scoped advisory lock, so writers
-// opening a shared store at once apply it one at a time, and last defines xladb_schema_id() to return
-// PostgresSchemaId(). A writer applies it only when the store's xladb_schema_id() differs: CREATE INDEX, even
+// The PostgreSQL schema as one transaction, for a store of `stored_version` (0: an empty database). It first
+// takes a transaction-scoped advisory lock, so writers opening a shared store at once apply it one at a time;
+// then fails (SQLSTATE 55000) if the store's xladb_schema_version() is newer than this binary's; then runs the
+// migrations from `stored_version` up (store/schema_migrations.h) around the schema; and last defines
+// xladb_schema_id() to return PostgresSchemaId() and xladb_schema_version() to return kSchemaVersion. The
+// caller applies it only when the store's id or version differs (store/postgres_schema.h): CREATE INDEX, even
 // IF NOT EXISTS, waits for the tables' writers, so reapplying it while another daemon ingests would stall or
 // deadlock both.
-std::string PostgresSchemaTransaction();
+std::string PostgresSchemaTransaction(int stored_version);
 // A digest of this binary's PostgreSQL schema text (hex).
 std::string PostgresSchemaId();
 

@@ -1,0 +1,110 @@
+// store/postgres_schema.h: a PostgreSQL store records its schema version; a binary refuses a store of a newer
+// version (for writing and for reading) and leaves it as it was, also when the store becomes newer while it
+// waits for the schema lock; a store written before versions were recorded opens as version 6; a store whose
+// schema text changed within a version gets the missing parts back.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "store/database.h"
+#include "store/postgres_schema.h"
+#include "store/schema_dialect.h"
+#include "tests/postgres/postgres_test_server.h"
+
+namespace xladb {
+namespace {
+
+class PostgresSchemaVersions : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_NE(pg_.connection(), nullptr) << pg_.why();
+    auto db = store::Database::Open(pg_.uri());
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+  }
+  void Exec(const std::string& sql) {
+    Status done = pg_.connection()->Exec(sql);
+    ASSERT_TRUE(done.ok()) << sql << ": " << done.ToString();
+  }
+  void PretendVersion(int version) {
+    Exec("CREATE OR REPLACE FUNCTION xladb_schema_version() RETURNS INTEGER LANGUAGE sql IMMUTABLE AS $$SELECT " +
+         std::to_string(version) + "$$");
+  }
+
+  testing::PostgresTestSchema pg_{"schema_versions"};
+};
+
+TEST_F(PostgresSchemaVersions, ANewStoreRecordsItsVersionAndId) {
+  EXPECT_EQ(pg_.Value("SELECT xladb_schema_version()"), std::to_string(store::kSchemaVersion));
+  EXPECT_EQ(pg_.Value("SELECT xladb_schema_id()"), store::PostgresSchemaId());
+  // Opened again, a current store is left alone (its id and version are what this binary writes).
+  auto again = store::Database::Open(pg_.uri());
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  auto reader = store::Database::Open(pg_.uri(), store::Database::Mode::kReadOnly);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+}
+
+TEST_F(PostgresSchemaVersions, AStoreOfANewerVersionIsRefusedAndLeftAsItWas) {
+  const int newer = store::kSchemaVersion + 1;
+  PretendVersion(newer);
+  Exec("CREATE OR REPLACE FUNCTION xladb_schema_id() RETURNS TEXT LANGUAGE sql IMMUTABLE AS $$SELECT 'newer'$$");
+  Exec("CREATE TABLE newer_table(x BIGINT)");
+  Exec("DROP VIEW module_memory CASCADE");  // the newer schema's views differ: an older binary must not recreate them
+
+  for (auto mode : {store::Database::Mode::kReadWrite, store::Database::Mode::kReadOnly}) {
+    auto db = store::Database::Open(pg_.uri(), mode);
+    ASSERT_FALSE(db.ok());
+    EXPECT_EQ(db.status().code(), Status::Code::kFailedPrecondition);
+    EXPECT_NE(db.status().message().find("schema version " + std::to_string(newer) + ", newer than this xladb's"),
+              std::string::npos)
+        << db.status().ToString();
+  }
+  EXPECT_EQ(pg_.Value("SELECT xladb_schema_version()"), std::to_string(newer));
+  EXPECT_EQ(pg_.Value("SELECT xladb_schema_id()"), "newer");
+  EXPECT_EQ(pg_.Value("SELECT to_regclass('module_memory') IS NULL"), "t");
+  EXPECT_EQ(pg_.Value("SELECT to_regclass('newer_table') IS NOT NULL"), "t");
+}
+
+// The version is checked again under the schema lock: a binary that read an older version, then waited while a
+// newer binary upgraded the store, applies nothing.
+TEST_F(PostgresSchemaVersions, TheVersionIsCheckedAgainUnderTheLock) {
+  PretendVersion(store::kSchemaVersion + 1);
+  Exec("DROP VIEW module_memory CASCADE");
+  Status applied = pg_.connection()->Exec(store::PostgresSchemaTransaction(store::kSchemaVersion));
+  EXPECT_FALSE(applied.ok());
+  EXPECT_EQ(pg_.connection()->last_sqlstate(), "55000") << applied.ToString();
+  Exec("ROLLBACK");
+  EXPECT_EQ(pg_.Value("SELECT to_regclass('module_memory') IS NULL"), "t");
+  EXPECT_EQ(pg_.Value("SELECT xladb_schema_version()"), std::to_string(store::kSchemaVersion + 1));
+}
+
+TEST_F(PostgresSchemaVersions, AStoreWrittenBeforeVersionsWereRecordedOpensAsVersion6) {
+  Exec("DROP FUNCTION xladb_schema_version()");
+  auto reader = store::Database::Open(pg_.uri(), store::Database::Mode::kReadOnly);
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  auto writer = store::Database::Open(pg_.uri());
+  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  EXPECT_EQ(pg_.Value("SELECT xladb_schema_version()"), "6");
+}
+
+TEST_F(PostgresSchemaVersions, ASchemaChangedWithinAVersionIsReapplied) {
+  Exec("DROP INDEX modules_by_key");
+  Exec("DROP VIEW retrace_groups CASCADE");
+  Exec("CREATE OR REPLACE FUNCTION xladb_schema_id() RETURNS TEXT LANGUAGE sql IMMUTABLE AS $$SELECT 'older'$$");
+  auto writer = store::Database::Open(pg_.uri());
+  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  EXPECT_EQ(pg_.Value("SELECT to_regclass('modules_by_key') IS NOT NULL"), "t");
+  EXPECT_EQ(pg_.Value("SELECT to_regclass('retrace_groups') IS NOT NULL"), "t");
+  EXPECT_EQ(pg_.Value("SELECT xladb_schema_id()"), store::PostgresSchemaId());
+}
+
+TEST_F(PostgresSchemaVersions, AnEmptyDatabaseIsNoStoreToRead) {
+  testing::PostgresTestSchema empty{"schema_versions_empty"};
+  ASSERT_NE(empty.connection(), nullptr) << empty.why();
+  auto reader = store::Database::Open(empty.uri(), store::Database::Mode::kReadOnly);
+  ASSERT_FALSE(reader.ok());
+  EXPECT_NE(reader.status().message().find("holds no xladb store"), std::string::npos) << reader.status().ToString();
+}
+
+}  // namespace
+}  // namespace xladb
