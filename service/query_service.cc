@@ -64,10 +64,10 @@ void ConcurrencyGate::Leave() {
   freed_.notify_one();
 }
 
-StatusOr<store::Database*> QueryServiceImpl::Begin(grpc::ServerContext* context) {
+StatusOr<store::Database*> QueryServiceImpl::Begin(grpc::ServerContext* context, const std::string& path) {
   Status auth = access_->CheckToken(AuthorizationHeader(context));
   if (!auth.ok()) return auth;
-  return ThreadReadConnection(db_path_);
+  return ThreadReadConnection(path);
 }
 
 namespace {
@@ -105,7 +105,7 @@ class CancelAfter {
 template <typename Request, typename Response>
 grpc::Status QueryServiceImpl::Serve(grpc::ServerContext* ctx, const Request& request, Response* response,
                                      Status (*answer)(store::Database&, const Request&, Response*)) {
-  auto db = Begin(ctx);
+  auto db = Begin(ctx, db_path_);
   if (!db.ok()) return ToGrpc(db.status());
   Status st = answer(**db, request, response);
   if (!st.ok()) return ToGrpc(st);
@@ -150,7 +150,7 @@ grpc::Status QueryServiceImpl::ListRetraces(grpc::ServerContext* ctx, const v1::
 
 grpc::Status QueryServiceImpl::Report(grpc::ServerContext* ctx, const v1::ReportRequest* req,
                                       grpc::ServerWriter<v1::ReportChunk>* writer) {
-  auto db = Begin(ctx);
+  auto db = Begin(ctx, db_path_);
   if (!db.ok()) return ToGrpc(db.status());
   if (!query_gate_.Enter(std::chrono::milliseconds(limits_.queue_wait_ms))) {
     return {grpc::StatusCode::RESOURCE_EXHAUSTED, "too many queries and reports at once; retry shortly"};
@@ -172,7 +172,7 @@ grpc::Status QueryServiceImpl::Report(grpc::ServerContext* ctx, const v1::Report
 
 grpc::Status QueryServiceImpl::Query(grpc::ServerContext* ctx, const v1::QueryRequest* req,
                                      grpc::ServerWriter<v1::QueryResponse>* writer) {
-  auto db = Begin(ctx);
+  auto db = Begin(ctx, sql_db_path_);
   if (!db.ok()) return ToGrpc(db.status());
   if (req->max_rows() < 0) return {grpc::StatusCode::INVALID_ARGUMENT, "max_rows must not be negative (0 = the server's limit)"};
   if (req->sql().empty()) return {grpc::StatusCode::INVALID_ARGUMENT, "sql is required"};

@@ -75,8 +75,11 @@ StatusOr<store::Database*> ThreadReadConnection(const std::string& db_path);
 
 class QueryServiceImpl final : public xladb::v1::QueryService::Service {
  public:
-  QueryServiceImpl(std::string db_path, const AccessPolicy* access, QueryLimits limits)
-      : db_path_(std::move(db_path)), access_(access), limits_(limits), query_gate_(limits.max_concurrent) {}
+  // `sql_db_path`: where the SQL endpoint (Query) reads: `db_path`, or on PostgreSQL a URI that logs in as a
+  // role that may only read the store (xladbd --sql-db, store::PrepareSqlReader).
+  QueryServiceImpl(std::string db_path, std::string sql_db_path, const AccessPolicy* access, QueryLimits limits)
+      : db_path_(std::move(db_path)), sql_db_path_(std::move(sql_db_path)), access_(access), limits_(limits),
+        query_gate_(limits.max_concurrent) {}
 
   grpc::Status ListRuns(grpc::ServerContext*, const v1::ListRunsRequest*, v1::ListRunsResponse*) override;
   grpc::Status GetRun(grpc::ServerContext*, const v1::GetRunRequest*, v1::Run*) override;
@@ -98,13 +101,14 @@ class QueryServiceImpl final : public xladb::v1::QueryService::Service {
   ConcurrencyGate* query_gate() { return &query_gate_; }
 
  private:
-  // Checks the token, then returns this thread's read-only connection.
-  StatusOr<store::Database*> Begin(grpc::ServerContext* context);
+  // Checks the token, then returns this thread's read-only connection to `path`.
+  StatusOr<store::Database*> Begin(grpc::ServerContext* context, const std::string& path);
   template <typename Request, typename Response>
   grpc::Status Serve(grpc::ServerContext* ctx, const Request& request, Response* response,
                      Status (*answer)(store::Database&, const Request&, Response*));
 
   std::string db_path_;
+  std::string sql_db_path_;
   const AccessPolicy* access_;
   QueryLimits limits_;
   ConcurrencyGate query_gate_;

@@ -47,6 +47,7 @@
 #include "service/query_service.h"
 #include "service/run_folder_watcher.h"
 #include "store/postgres_connection.h"
+#include "store/postgres_sql_query.h"
 #include "store/query_temp_storage.h"
 
 namespace {
@@ -122,6 +123,11 @@ int main(int argc, char** argv) {
   app.add_option("--db", db_path,
                  "SQLite database file (created if missing), or a PostgreSQL store: postgresql://user@host/db "
                  "(its schema is created if missing)")->required();
+  std::string sql_db;
+  app.add_option("--sql-db", sql_db,
+                 "PostgreSQL store: the SQL endpoint (Query) connects with this URI, as a role that may only read "
+                 "(granted SELECT at start, and refused if it may write); without it, the daemon's own role "
+                 "runs queries in a read-only transaction");
   app.add_option("--listen", listen, "Address to serve on (host:port; port 0 picks a free one)");
   int64_t prune_detail_days = -1;
   std::vector<std::string> prune_keep_labels;
@@ -186,6 +192,10 @@ int main(int argc, char** argv) {
   if (spool_dir.empty() && store::IsPostgresUri(db_path)) {
     std::fprintf(stderr, "xladbd: --db postgresql://… needs --spool-dir DIR: the folder where uploads are staged "
                          "(on this machine; a restart must find it again)\n");
+    return 2;
+  }
+  if (!sql_db.empty() && !(store::IsPostgresUri(db_path) && store::IsPostgresUri(sql_db))) {
+    std::fprintf(stderr, "xladbd: --sql-db is a postgresql:// URI, for a --db postgresql://… store\n");
     return 2;
   }
   if (spool_dir.empty()) spool_dir = db_path + ".uploads";
@@ -270,7 +280,18 @@ int main(int argc, char** argv) {
   if (int removed = service::RemoveAbandonedUploads(spool_dir, *queue.value()); removed > 0) {
     Log(LogLevel::kInfo, "removed %d staged uploads a previous run left unfinished", removed);
   }
-  service::QueryServiceImpl query_service(db_path, &access.value(), query_limits);
+  if (!sql_db.empty()) {
+    if (Status reader = store::PrepareSqlReader(db_path, sql_db); !reader.ok()) {
+      std::fprintf(stderr, "xladbd: --sql-db %s: %s\n", store::WithoutPassword(sql_db).c_str(),
+                   reader.message().c_str());
+      queue.value()->Shutdown();
+      return 1;
+    }
+  } else if (store::IsPostgresUri(db_path)) {
+    Log(LogLevel::kWarn, "the SQL endpoint runs as the daemon's own role, in read-only transactions; give "
+                         "--sql-db with a role that may only read (docs/deploy.md)");
+  }
+  service::QueryServiceImpl query_service(db_path, sql_db.empty() ? db_path : sql_db, &access.value(), query_limits);
   service::IngestServiceImpl ingest_service(queue.value().get(), &access.value(), spool_dir,
                                             service::UploadLimits{max_upload_bytes, max_upload_files});
 

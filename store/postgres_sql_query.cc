@@ -323,4 +323,46 @@ Status GrantReadOnlyAccess(PostgresConnection& owner, const std::string& role) {
                     "', current_schema()); END $$");
 }
 
+Status PrepareSqlReader(const std::string& owner_uri, const std::string& reader_uri) {
+  auto reader = PostgresConnection::Connect(reader_uri);
+  if (!reader.ok()) return Status::IoError("connecting as the SQL reader: " + reader.status().message());
+  auto who = reader.value()->Query("SELECT current_user");
+  if (!who.ok()) return who.status();
+  const std::string role = who->values.at(0).at(0).value_or("");
+  auto owner = PostgresConnection::Connect(owner_uri);
+  if (!owner.ok()) return owner.status();
+  auto where = owner.value()->Query("SELECT current_user, current_database(), current_schema()");
+  if (!where.ok()) return where.status();
+  const auto& store = where->values.at(0);
+  if (role == store[0]) {
+    return Status::FailedPrecondition("the SQL reader logs in as the store's owner (" + role +
+                                      "): give a role that may only read, e.g. xladb_reader");
+  }
+  Status granted = GrantReadOnlyAccess(*owner.value(), role);
+  if (!granted.ok()) return granted;
+  // Its search_path names the store's schema only once it may use it.
+  auto sees = reader.value()->Query("SELECT current_database(), current_schema()");
+  if (!sees.ok()) return sees.status();
+  const auto& me = sees->values.at(0);
+  if (me[0] != store[1] || me[1] != store[2]) {
+    return Status::FailedPrecondition("the SQL reader sees database " + me[0].value_or("?") + ", schema " +
+                                      me[1].value_or("(none)") + "; the store is in database " +
+                                      store[1].value_or("?") + ", schema " + store[2].value_or("?") +
+                                      " (set the same search_path in both URIs)");
+  }
+  // Asked as the reader, of every table of the store's schema.
+  auto can_write = reader.value()->Query(
+      "SELECT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) OR "
+      "has_schema_privilege(current_schema(), 'CREATE') OR EXISTS (SELECT 1 FROM pg_tables t WHERE "
+      "t.schemaname = current_schema() AND (has_table_privilege(format('%I.%I', t.schemaname, t.tablename), "
+      "'INSERT, UPDATE, DELETE, TRUNCATE')))");
+  if (!can_write.ok()) return can_write.status();
+  if (can_write->values.at(0).at(0) != "f") {
+    return Status::FailedPrecondition("the SQL reader's role " + role +
+                                      " may change the store (a superuser, CREATE on its schema, or a write "
+                                      "privilege on a table): give a role that may only read");
+  }
+  return Status::Ok();
+}
+
 }  // namespace xladb::store

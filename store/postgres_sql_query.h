@@ -1,7 +1,8 @@
 // The read-only SQL endpoint on PostgreSQL: store/sql_query.h's contract (one statement, the same SqlLimits,
 // the same SqlValue rows) for a store held in PostgreSQL. Where SQLite has an authorizer, PostgreSQL has these
 // layers:
-//   * the role: the connection should log in as a role that may only SELECT the store (GrantReadOnlyAccess),
+//   * the role: the connection should log in as a role that may only SELECT the store (GrantReadOnlyAccess;
+//     xladbd --sql-db checks it with PrepareSqlReader),
 //     which refuses writes, DDL, sequences and server files on its own;
 //   * the transaction: READ ONLY, REPEATABLE READ, always rolled back, and the session reset after it
 //     (DISCARD ALL), so no write, setting or session lock outlives the call;
@@ -49,6 +50,13 @@ SqlValue FromPostgresText(const std::string& text, uint32_t type_oid);
 // SELECT on its tables and views (present ones; run again after the schema gains tables). Run by the store's
 // owner.
 [[nodiscard]] Status GrantReadOnlyAccess(PostgresConnection& owner, const std::string& role);
+
+// Makes `reader_uri` fit for the SQL endpoint of the store at `owner_uri` (xladbd --sql-db): grants its role
+// read access (GrantReadOnlyAccess, as the owner), then checks, connected as that role, that it sees the same
+// database and schema and can change nothing there: not a superuser, no INSERT, UPDATE, DELETE or TRUNCATE on
+// any of the store's tables, no CREATE on its schema. Errors say which check failed (FailedPrecondition) or
+// why a connection failed.
+[[nodiscard]] Status PrepareSqlReader(const std::string& owner_uri, const std::string& reader_uri);
 
 }  // namespace xladb::store
 

@@ -12,7 +12,7 @@ import subprocess
 import unittest
 import urllib.request
 
-from test_service import (XLADB, DaemonTestCase, make_run, read_text, total_bytes_used, wait_for,
+from test_service import (XLADB, XLADBD, DaemonTestCase, make_run, read_text, total_bytes_used, wait_for,
                           xladb_pb2)
 
 POSTGRES_DIR = os.environ.get("XLADB_TEST_POSTGRES_DIR")
@@ -101,6 +101,38 @@ class PostgresDaemonTest(DaemonTestCase):
         port = re.search(r"pages on http://127\.0\.0\.1:(\d+)/", d.proc.stdout.readline()).group(1)
         page = urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=30).read().decode()
         self.assertIn("gate_base", page)
+
+    def test_the_sql_endpoint_reads_as_the_reader_role(self):
+        with open(os.path.join(POSTGRES_DIR, "reader_uri")) as fh:
+            reader_uri = f"{fh.read().strip()}?options=-csearch_path%3D{self.schema}"
+        spool = os.path.join(self.tmp, "spool")
+
+        def refused_start(sql_db):
+            out = subprocess.run([XLADBD, "--db", self.uri, "--spool-dir", spool, "--listen", "127.0.0.1:0",
+                                  "--sql-db", sql_db], capture_output=True, text=True, timeout=60)
+            self.assertEqual(out.returncode, 1, out.stdout + out.stderr)
+            return out.stderr
+
+        # The store's owner, or a reader that may write, is refused before the daemon serves.
+        self.assertIn("logs in as the store's owner", refused_start(self.uri))
+        d = self.start_pg()  # creates the schema
+        d.cli("ingest", os.path.join(GATE, "base"), "--run", "gate_base")
+        d.stop()
+        self.daemons.remove(d)
+        self.psql("-c", f"GRANT INSERT ON {self.schema}.runs TO xladb_reader")
+        self.assertIn("may change the store", refused_start(reader_uri))
+        self.psql("-c", f"REVOKE INSERT ON {self.schema}.runs FROM xladb_reader")
+
+        d = self.start_pg("--sql-db", reader_uri)
+        rows = list(d.query.Query(xladb_pb2.QueryRequest(sql="SELECT current_user, COUNT(*) FROM runs "
+                                                             "GROUP BY current_user"), timeout=30))
+        self.assertEqual([(v.values[0].text_value, v.values[1].int_value) for r in rows for v in r.rows],
+                         [("xladb_reader", 1)])
+        # The other questions still go through the daemon's own connection.
+        self.assertEqual([r["run"] for r in d.cli_json("runs")], ["gate_base"])
+        out = d.cli("sql", "DELETE FROM runs", check=False)
+        self.assertNotEqual(out.returncode, 0)
+        self.assertEqual(self.psql("-c", "SELECT COUNT(*) FROM runs", target=self.uri), "1")
 
     def test_a_daemon_killed_mid_ingest_finishes_the_run_on_restart(self):
         dumps = os.path.join(self.tmp, "dumps")
