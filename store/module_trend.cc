@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
 #include <tuple>
 #include <unordered_map>
 
@@ -44,20 +45,31 @@ Status NoPointsStatus(Database& db, const TrendQuery& query) {
   return Status::NotFound(what + ": no run passes the filters (labels, time, folder, xla id, fingerprint)");
 }
 
-// The modules of each run that carry `identity_key` (with a buffer assignment): how many, and the smallest id.
+// The modules of each run that carry an identity key (with a buffer assignment): how many, and the smallest id.
 struct InstancesInRun {
   int64_t count = 0;
   int64_t module_id = 0;
 };
-std::unordered_map<int64_t, InstancesInRun> InstancesByRun(Database& db, const std::string& identity_key) {
-  std::unordered_map<int64_t, InstancesInRun> by_run;
-  auto q = db.connection().Prepare("SELECT run_id, COUNT(*), MIN(module_id) FROM module_memory "
-                                "WHERE identity_key = ? GROUP BY run_id");
-  q->Bind(1, identity_key);
-  while (q->Step()) {
-    by_run[q->Int(0)] = {q->Int(1), q->Int(2)};
+using InstancesByRun = std::unordered_map<int64_t, InstancesInRun>;
+
+// For every identity key of `rows`, in one query per kKeysAQuery keys (a trend over many runs often has a
+// series per run, and each query is a round trip on PostgreSQL).
+std::unordered_map<std::string, InstancesByRun> InstancesByIdentity(Database& db, const std::vector<ModuleRow>& rows) {
+  constexpr size_t kKeysAQuery = 256;
+  std::vector<std::string> keys;
+  for (const ModuleRow& r : rows) keys.push_back(r.identity_key);
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  std::unordered_map<std::string, InstancesByRun> by_key;
+  for (size_t at = 0; at < keys.size(); at += kKeysAQuery) {
+    const size_t n = std::min(kKeysAQuery, keys.size() - at);
+    std::string sql = "SELECT identity_key, run_id, COUNT(*), MIN(module_id) FROM module_memory WHERE identity_key IN (?";
+    for (size_t i = 1; i < n; ++i) sql += ",?";
+    auto q = db.connection().Prepare(sql + ") GROUP BY identity_key, run_id");
+    for (size_t i = 0; i < n; ++i) q->Bind(static_cast<int>(i) + 1, keys[at + i]);
+    while (q->Step()) by_key[q->Text(0)][q->Int(1)] = {q->Int(2), q->Int(3)};
   }
-  return by_run;
+  return by_key;
 }
 
 }  // namespace
@@ -105,12 +117,15 @@ StatusOr<std::vector<TrendPoint>> PeakMemoryTrend(Database& db, const TrendQuery
     std::unordered_map<int64_t, const ModuleRow*> by_id;
     for (const ModuleRow& r : *rows) by_id[r.module_id] = &r;
 
+    const auto instances_by_identity = InstancesByIdentity(db, *rows);
     std::vector<TrendPoint> points;
     for (const auto& [key, members] : series) {
       // The change of each instance: against the instance of the previous run (of this series) it matches.
       // Where both runs hold one module of the identity, module_matches pairs them by 'identity' and nothing
       // else (schema.sql): that needs no query. Runs with more instances (retraces) are matched by the view.
-      const auto instances = InstancesByRun(db, members.front()->identity_key);
+      static const InstancesByRun kNone;
+      const auto found = instances_by_identity.find(members.front()->identity_key);
+      const InstancesByRun& instances = found != instances_by_identity.end() ? found->second : kNone;
       auto only_instance = [&](int64_t run) -> int64_t {
         auto it = instances.find(run);
         return it != instances.end() && it->second.count == 1 ? it->second.module_id : 0;
