@@ -86,8 +86,8 @@ void BufferAssignmentRows::Add(ingest::AllocationRecord&& r) {
     BindOpt(st, 15, NonEmpty(std::move(r.address)));
     st.Bind(16, f.file_id);
     // An allocation printed twice breaks the primary key: the file is an error, its rows roll back
-    // (tests/store/run_isolation_test.cc).
-    st.Execute();
+    // (tests/store/run_isolation_test.cc). On PostgreSQL that error comes from a later statement of the file.
+    st.ExecuteLater();
     ++f.rows;
   });
 }

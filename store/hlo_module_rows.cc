@@ -105,7 +105,7 @@ void HloModuleRows::Add(ingest::ComputationRecord&& r) {
     st.Bind(4, r.instruction_count);
     BindOpt(st, 5, NonEmpty(std::move(r.execution_thread)));
     st.Bind(6, f.file_id);
-    st.Execute();
+    st.ExecuteLater();
     st.Reset();
     ++f.rows;
   });
@@ -123,7 +123,7 @@ void HloModuleRows::Add(ingest::HloModuleRecord&& r) {
     SqlStatement& up = f.Statement("UPDATE modules SET hlo_entry_signature = ? WHERE module_id = ?");
     up.Bind(1, signature);
     up.Bind(2, f.module_id);
-    up.Execute();
+    up.ExecuteLater();
   });
   f.facts.rows_changed = true;
 }

@@ -115,8 +115,7 @@ void LiveRangeRows::WritePeakBuffers() {
     if (p.cumulative_bytes >= 0) st.Bind(6, p.cumulative_bytes); else st.BindNull(6);
     BindOpt(st, 7, values_->FindValue(p.instruction, p.shape_index));
     st.Bind(8, f.file_id);
-    st.Execute();
-    st.Reset();
+    st.ExecuteLater();
     ++f.rows;
   }
 }

@@ -206,11 +206,11 @@ void DerivedModuleFacts::UpdateAfterFile(int64_t run_id, int64_t module_id, bool
   if (facts.counters_changed) {
     SqlStatement& clear = Fresh(st.clear_spills);
     clear.Bind(1, module_id);
-    clear.Execute();
+    clear.ExecuteLater();
     SqlStatement& spills = Fresh(st.spills);
     spills.Bind(1, module_id);
     spills.Bind(2, run_id);
-    spills.Execute();
+    spills.ExecuteLater();
   }
   SqlStatement& printed = Fresh(st.printed);
   BindIfSet(printed, 1, facts.total_bytes);
@@ -218,20 +218,20 @@ void DerivedModuleFacts::UpdateAfterFile(int64_t run_id, int64_t module_id, bool
   BindIfSet(printed, 3, facts.peak_time);
   BindIfSet(printed, 4, facts.stack_peak);
   printed.Bind(5, module_id);
-  printed.Execute();
+  printed.ExecuteLater();
   SqlStatement& aggregates = Fresh(st.aggregates);
   aggregates.Bind(1, module_id);
-  aggregates.Execute();
+  aggregates.ExecuteLater();
   if (facts.hlo_fingerprint) {
     SqlStatement& fp = Fresh(st.hlo_fingerprint);
     fp.Bind(1, HexU64(*facts.hlo_fingerprint));
     fp.Bind(2, module_id);
-    fp.Execute();
+    fp.ExecuteLater();
   } else if (facts.saw_allocated_values) {
     SqlStatement& fp = Fresh(st.value_fingerprint);
     fp.Bind(1, HexU64(facts.value_fingerprint));
     fp.Bind(2, module_id);
-    fp.Execute();
+    fp.ExecuteLater();
   }
   if (facts.rows_changed || facts.saw_allocated_values || module_is_new) Update(module_id);
 }
@@ -255,7 +255,7 @@ void DerivedModuleFacts::Update(int64_t module_id) {
   identity.Bind(1, signature);
   identity.Bind(2, ModuleIdentityKey(name, stage, signature, folder));
   identity.Bind(4, module_id);
-  identity.Execute();
+  identity.ExecuteLater();
 
   const LivePeaks peaks = ComputeLivePeaks(st, module_id);
   SqlStatement& summary = Fresh(st.summary);
@@ -264,11 +264,11 @@ void DerivedModuleFacts::Update(int64_t module_id) {
     summary.Bind(2, peaks.all.time);
   }
   summary.Bind(3, module_id);
-  summary.Execute();
+  summary.ExecuteLater();
 
   SqlStatement& clear = Fresh(st.clear_spaces);
   clear.Bind(1, module_id);
-  clear.Execute();
+  clear.ExecuteLater();
   SqlStatement& spaces = Fresh(st.spaces);
   spaces.Bind(1, module_id);
   while (spaces.Step()) {
@@ -279,7 +279,7 @@ void DerivedModuleFacts::Update(int64_t module_id) {
     insert.Bind(3, spaces.Int(1));
     insert.Bind(4, spaces.Int(2));
     if (auto it = peaks.by_color.find(color); it != peaks.by_color.end()) insert.Bind(5, it->second.bytes);
-    insert.Execute();
+    insert.ExecuteLater();
   }
 }
 

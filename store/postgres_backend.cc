@@ -30,11 +30,12 @@ constexpr Oid kFloat8Oid = 701;
 class PostgresStatement final : public SqlStatement {
  public:
   // `parameters`: how many the text has; each is NULL until bound, as in SQLite.
-  PostgresStatement(PGconn* conn, std::string sql, int parameters)
-      : conn_(conn), sql_(std::move(sql)), values_(static_cast<size_t>(parameters)),
+  PostgresStatement(PGconn* conn, PostgresPipeline* pipeline, std::string sql, int parameters)
+      : conn_(conn), pipeline_(pipeline), sql_(std::move(sql)), values_(static_cast<size_t>(parameters)),
         types_(static_cast<size_t>(parameters), 0) {}
   ~PostgresStatement() override {
     Clear();
+    pipeline_->SyncQuietly();
     if (!name_.empty()) PQclear(PQexec(conn_, ("DEALLOCATE " + name_).c_str()));  // fails harmlessly if aborted
   }
 
@@ -50,6 +51,25 @@ class PostgresStatement final : public SqlStatement {
     const int64_t n = changed[0] == '\0' ? 0 : std::strtoll(changed, nullptr, 10);
     Clear();
     return n;
+  }
+  void ExecuteLater() override {
+    Clear();
+    pipeline_->Enter();
+    const std::vector<const char*> values = Values();
+    const int n = static_cast<int>(values.size());
+    int commands = 1;
+    if (name_.empty() && runs_ > 0) {  // as RunQuery: prepared from the second run on
+      std::string name = NextName();
+      if (PQsendPrepare(conn_, name.c_str(), sql_.c_str(), n, types_.data()) != 1) ThrowAndClear(conn_, nullptr);
+      name_ = std::move(name);
+      ++commands;
+    }
+    ++runs_;
+    const int sent = name_.empty()
+                         ? PQsendQueryParams(conn_, sql_.c_str(), n, types_.data(), values.data(), nullptr, nullptr, 0)
+                         : PQsendQueryPrepared(conn_, name_.c_str(), n, values.data(), nullptr, nullptr, 0);
+    if (sent != 1) ThrowAndClear(conn_, nullptr);
+    pipeline_->Sent(commands);
   }
   void Reset() override { Clear(); }
   void ClearBindings() override {
@@ -100,10 +120,19 @@ class PostgresStatement final : public SqlStatement {
   }
   // Runs the statement: once as text (PQexecParams); from its second run on as a statement prepared on the
   // server, so PostgreSQL parses and plans it once (the writer runs each of its statements thousands of times).
-  void RunQuery() {
+  std::vector<const char*> Values() const {
     std::vector<const char*> values;
     values.reserve(values_.size());
     for (const auto& v : values_) values.push_back(v ? v->c_str() : nullptr);
+    return values;
+  }
+  static std::string NextName() {
+    static std::atomic<int64_t> next{0};
+    return "xladb_" + std::to_string(next.fetch_add(1));
+  }
+  void RunQuery() {
+    pipeline_->Sync();
+    const std::vector<const char*> values = Values();
     const int n = static_cast<int>(values.size());
     if (name_.empty() && runs_ > 0) Prepare();
     ++runs_;
@@ -124,8 +153,7 @@ class PostgresStatement final : public SqlStatement {
     row_ = -1;
   }
   void Prepare() {
-    static std::atomic<int64_t> next{0};
-    std::string name = "xladb_" + std::to_string(next.fetch_add(1));
+    std::string name = NextName();
     PGresult* r = PQprepare(conn_, name.c_str(), sql_.c_str(), static_cast<int>(types_.size()), types_.data());
     if (PQresultStatus(r) != PGRES_COMMAND_OK) ThrowAndClear(conn_, r);
     PQclear(r);
@@ -138,6 +166,7 @@ class PostgresStatement final : public SqlStatement {
   }
 
   PGconn* conn_;
+  PostgresPipeline* pipeline_;
   std::string sql_;
   std::vector<std::optional<std::string>> values_;
   std::vector<Oid> types_;
@@ -148,6 +177,56 @@ class PostgresStatement final : public SqlStatement {
 };
 
 }  // namespace
+
+void PostgresPipeline::Enter() {
+  if (active_) return;
+  if (PQenterPipelineMode(conn_) != 1) ThrowAndClear(conn_, nullptr);
+  active_ = true;
+}
+
+void PostgresPipeline::Sent(int commands) {
+  waiting_ += commands;
+  if (waiting_ >= kPipelineDepth) Sync();
+}
+
+void PostgresPipeline::Sync() {
+  if (!active_) return;
+  active_ = false;
+  waiting_ = 0;
+  std::optional<PostgresError> error;
+  const bool synced = PQpipelineSync(conn_) == 1;
+  if (!synced) error = ErrorOf(conn_, nullptr);
+  // Each command's results end with a null; the sync point's result ends them all. Two nulls in a row mean
+  // the connection broke (nothing more will come).
+  bool after_null = false;
+  while (synced) {
+    PGresult* r = PQgetResult(conn_);
+    if (r == nullptr) {
+      if (after_null) break;
+      after_null = true;
+      continue;
+    }
+    after_null = false;
+    const ExecStatusType status = PQresultStatus(r);
+    if (status == PGRES_PIPELINE_SYNC) {
+      PQclear(r);
+      break;
+    }
+    if (status == PGRES_FATAL_ERROR && !error) error = ErrorOf(conn_, r);
+    PQclear(r);
+  }
+  if (PQexitPipelineMode(conn_) != 1 && !error) error = ErrorOf(conn_, nullptr);
+  if (error) throw SqlError("PostgreSQL: " + error->message, error->sqlstate);
+}
+
+void PostgresPipeline::SyncQuietly() noexcept {
+  try {
+    Sync();
+  } catch (...) {
+  }
+}
+
+PostgresBackend::~PostgresBackend() { pipeline_->SyncQuietly(); }
 
 std::string NumberedPlaceholders(std::string_view sql, int* count) {
   std::string out;
@@ -191,10 +270,11 @@ std::string NumberedPlaceholders(std::string_view sql, int* count) {
 std::unique_ptr<SqlStatement> PostgresBackend::Prepare(std::string_view sql) {
   int parameters = 0;
   std::string text = NumberedPlaceholders(sql, &parameters);
-  return std::make_unique<PostgresStatement>(pg_->raw(), std::move(text), parameters);
+  return std::make_unique<PostgresStatement>(pg_->raw(), pipeline_.get(), std::move(text), parameters);
 }
 
 int64_t PostgresBackend::AppendRows(const BulkRows& rows) {
+  pipeline_->Sync();
   const size_t columns = static_cast<size_t>(rows.insert.columns());
   const auto keys = static_cast<size_t>(rows.insert.key_columns());
   // A row's conflict key as a hash: equal keys give equal hashes, so a repeated key always starts a new
@@ -276,6 +356,7 @@ int64_t PostgresBackend::AppendSegment(const BulkRows& rows, size_t begin, size_
 }
 
 void PostgresBackend::Exec(std::string_view sql) {
+  pipeline_->Sync();
   Status done = pg_->Exec(std::string(sql));
   if (!done.ok()) throw SqlError(done.message(), pg_->last_sqlstate());
 }

@@ -11,6 +11,11 @@
 // so a batch of thousands of rows is one round trip and the staging table is empty again after it. Rows whose
 // conflict key repeats within a batch go to the next COPY (one INSERT may not update a row twice).
 //
+// ExecuteLater sends a statement in libpq's pipeline mode without waiting for its answer (at most
+// kPipelineDepth wait at once); everything else on the connection first reads the answers waiting (Sync), so
+// the server runs statements in the order they were given, and a deferred statement's error is thrown by the
+// next call that waits.
+//
 // Contract: owns its PostgresConnection. Errors throw SqlError with the server's message and SQLSTATE. One
 // thread at a time.
 #ifndef XLADB_STORE_POSTGRES_BACKEND_H_
@@ -28,16 +33,44 @@ namespace xladb::store {
 
 class BulkInsert;
 
+// The statements sent and not yet answered on one connection (libpq's pipeline mode while there are any).
+class PostgresPipeline {
+ public:
+  static constexpr int kPipelineDepth = 64;
+
+  explicit PostgresPipeline(pg_conn* conn) : conn_(conn) {}
+  // Before sending a statement whose answer is not awaited: enters pipeline mode.
+  void Enter();
+  // After sending one (`commands` results to read): reads them all once kPipelineDepth wait.
+  void Sent(int commands);
+  // Reads every answer waiting and leaves pipeline mode; throws SqlError with the first error among them.
+  void Sync();
+  // As Sync, for destructors: an error is dropped.
+  void SyncQuietly() noexcept;
+  bool active() const { return active_; }
+
+ private:
+  pg_conn* conn_;
+  bool active_ = false;
+  int waiting_ = 0;
+};
+
 class PostgresBackend final : public SqlConnection {
  public:
-  explicit PostgresBackend(std::unique_ptr<PostgresConnection> pg) : pg_(std::move(pg)) {}
+  explicit PostgresBackend(std::unique_ptr<PostgresConnection> pg)
+      : pg_(std::move(pg)), pipeline_(std::make_unique<PostgresPipeline>(pg_->raw())) {}
+  ~PostgresBackend() override;
   SqlDialect dialect() const override { return SqlDialect::kPostgresql; }
   std::unique_ptr<SqlStatement> Prepare(std::string_view sql) override;
   void Exec(std::string_view sql) override;
   void BeginWrite() override { Exec("BEGIN"); }
   int64_t AppendRows(const BulkRows& rows) override;
   size_t bulk_batch_rows() const override { return kBatchRows; }
-  PostgresConnection& connection() { return *pg_; }
+  // The connection, with no answer waiting (for callers that use libpq directly).
+  PostgresConnection& connection() {
+    pipeline_->Sync();
+    return *pg_;
+  }
 
   static constexpr size_t kBatchRows = 4096;
 
@@ -46,6 +79,7 @@ class PostgresBackend final : public SqlConnection {
   int64_t AppendSegment(const BulkRows& rows, size_t begin, size_t end);
 
   std::unique_ptr<PostgresConnection> pg_;
+  std::unique_ptr<PostgresPipeline> pipeline_;
   std::unordered_map<const BulkInsert*, std::string> bulk_sql_;  // the staging query of each BulkInsert
 };
 

@@ -164,7 +164,7 @@ struct RunWriter::Impl {
       ins.Reset();
       SqlStatement& summary = Cached("INSERT INTO module_summary(module_id) VALUES (?)");
       summary.Bind(1, module_id);
-      summary.Execute();
+      summary.ExecuteLater();
       return {module_id, true};
     }
     throw SqlError("module " + key.name + " was neither found nor created");
@@ -217,7 +217,7 @@ struct RunWriter::Impl {
       st.Bind(2, issue.line);
       st.Bind(3, SeverityName(issue.severity));
       st.Bind(4, issue.reason);
-      st.Execute();
+      st.ExecuteLater();
       st.Reset();
     }
   }
@@ -437,12 +437,12 @@ StatusOr<FileWriteStats> RunWriter::CommitFile(const FileOutcome& outcome) {
       up.Bind(5, file.issues().total);
       up.Bind(6, file.rows());
       up.Bind(7, file.file_id());
-      up.Execute();
+      up.ExecuteLater();
       SqlStatement& run = d.Cached("UPDATE runs SET updated_at_us = ? WHERE run_id = ?");
       run.Bind(1, UnixMicrosNow());
       run.Bind(2, d.spec.run_id);
-      run.Execute();
-      d.sql.Exec("RELEASE file");
+      run.ExecuteLater();
+      d.sql.Exec("RELEASE file");  // PostgreSQL: waits for the answers of every statement sent before
     } catch (const std::exception& e) {
       written = Status::IoError(std::string("database write failed: ") + e.what());
     }

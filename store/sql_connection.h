@@ -62,6 +62,11 @@ class SqlStatement {
   // Runs a statement to its end (its rows, if any, are not wanted) and resets it; returns the rows it
   // inserted, updated or deleted.
   virtual int64_t Execute() = 0;
+  // Runs a statement whose rows and count are not wanted. SQLite runs it now (as Execute); PostgreSQL may
+  // only send it (libpq's pipeline mode), and its error, if any, is then thrown by the next call on the same
+  // connection that waits for the server: a statement that reads, Execute, Exec, AppendRows. So a writer
+  // reaches such a call (its file's RELEASE, its COMMIT) before it counts the write as done.
+  virtual void ExecuteLater() { Execute(); }
   // Back to before the first Step; the bindings stay.
   virtual void Reset() = 0;
   // Every placeholder back to NULL.

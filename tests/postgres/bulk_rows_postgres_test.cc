@@ -11,11 +11,9 @@
 #include <vector>
 
 #include "store/bulk_rows.h"
-#include "store/database.h"
 #include "store/interned_texts.h"
 #include "store/sql_connection.h"
-#include "tests/postgres/postgres_test_server.h"
-#include "tests/store/test_dirs.h"
+#include "tests/postgres/both_backends.h"
 
 namespace xladb {
 namespace {
@@ -48,48 +46,27 @@ struct Rows {
   int64_t AppendTo(SqlConnection& sql) { return sql.AppendRows(BulkRows{kPairs, cells, texts}); }
 };
 
-std::string Dump(SqlConnection& sql, const std::string& query) {
-  auto q = sql.Prepare(query);
-  std::string out;
-  while (q->Step()) {
-    for (int c = 0; c < q->ColumnCount(); ++c) out += (c ? "|" : "") + (q->IsNull(c) ? "NULL" : q->Text(c));
-    out += "\n";
-  }
-  return out;
-}
-
-class BulkRowsOnBothBackends : public ::testing::Test {
+class BulkRowsOnBothBackends : public testing::BothBackends {
  protected:
   void SetUp() override {
-    ASSERT_NE(pg_.connection(), nullptr) << pg_.why();
-    auto sqlite = store::Database::Open(tmp_ / "bulk.db");
-    ASSERT_TRUE(sqlite.ok()) << sqlite.status().ToString();
-    auto postgres = store::Database::Open(pg_.uri());
-    ASSERT_TRUE(postgres.ok()) << postgres.status().ToString();
-    sqlite_ = std::move(sqlite.value());
-    postgres_ = std::move(postgres.value());
+    BothBackends::SetUp();
     for (SqlConnection* sql : Backends()) {
       sql->Exec("CREATE TABLE bulk_pairs(k1 BIGINT NOT NULL, k2 TEXT NOT NULL, v TEXT, n BIGINT, "
                 "PRIMARY KEY(k1, k2))");
     }
   }
-  std::vector<SqlConnection*> Backends() { return {&sqlite_->connection(), &postgres_->connection()}; }
-
-  testing::PostgresTestSchema pg_{"bulk"};
-  testing::TempDir tmp_;
-  std::unique_ptr<store::Database> sqlite_, postgres_;
 };
 
 TEST_F(BulkRowsOnBothBackends, ARepeatedKeyUpdatesTheEarlierRowAsSeparateInsertsWould) {
   for (SqlConnection* sql : Backends()) {
-    SCOPED_TRACE(sql->dialect() == store::SqlDialect::kSqlite ? "sqlite" : "postgresql");
+    SCOPED_TRACE(Name(*sql));
     Rows rows;
     rows.Row(1, "a", "first", 10);
     rows.Row(2, "a", "other", std::nullopt);
     rows.Row(1, "a", "second", std::nullopt);  // same key: v replaced, n kept (COALESCE)
     rows.Row(1, "a", "third", 30);
     EXPECT_EQ(rows.AppendTo(*sql), 4);  // each row inserted or updated one row
-    EXPECT_EQ(Dump(*sql, "SELECT k1, k2, v, n FROM bulk_pairs ORDER BY k1, k2"), "1|a|third|30\n2|a|other|NULL\n");
+    EXPECT_EQ(testing::Rows(*sql, "SELECT k1, k2, v, n FROM bulk_pairs ORDER BY k1, k2"), "1|a|third|30\n2|a|other|NULL\n");
   }
 }
 
@@ -97,7 +74,7 @@ TEST_F(BulkRowsOnBothBackends, TextsComeBackByteForByte) {
   const std::vector<std::string> texts = {"tab\there", "new\nline", "back\\slash \\N", "cr\rlf\r\n", "",
                                           "ünïcode ✓", "ends at a NUL"};
   for (SqlConnection* sql : Backends()) {
-    SCOPED_TRACE(sql->dialect() == store::SqlDialect::kSqlite ? "sqlite" : "postgresql");
+    SCOPED_TRACE(Name(*sql));
     Rows rows;
     for (size_t i = 0; i < texts.size(); ++i) rows.Row(static_cast<int64_t>(i), "k", texts[i], std::nullopt);
     rows.Row(99, "k", std::string("ends at a NUL\0hidden", 20), std::nullopt);
@@ -110,30 +87,30 @@ TEST_F(BulkRowsOnBothBackends, TextsComeBackByteForByte) {
       EXPECT_EQ(q->Text(0), texts[i]) << i;
       q->Reset();
     }
-    EXPECT_EQ(Dump(*sql, "SELECT COALESCE(v, 'NULL') FROM bulk_pairs WHERE k1 = 100"), "NULL\n");
+    EXPECT_EQ(testing::Rows(*sql, "SELECT COALESCE(v, 'NULL') FROM bulk_pairs WHERE k1 = 100"), "NULL\n");
     // PostgreSQL's text holds no NUL: there the text ends at it, as a bound parameter's does; SQLite keeps the
     // bytes, and its length() counts to the NUL.
-    EXPECT_EQ(Dump(*sql, "SELECT length(v) FROM bulk_pairs WHERE k1 = 99"), "13\n");
+    EXPECT_EQ(testing::Rows(*sql, "SELECT length(v) FROM bulk_pairs WHERE k1 = 99"), "13\n");
   }
 }
 
 TEST_F(BulkRowsOnBothBackends, MoreRowsThanOneBatchAllArrive) {
   for (SqlConnection* sql : Backends()) {
-    SCOPED_TRACE(sql->dialect() == store::SqlDialect::kSqlite ? "sqlite" : "postgresql");
+    SCOPED_TRACE(Name(*sql));
     const int64_t n = static_cast<int64_t>(sql->bulk_batch_rows()) * 2 + 3;
     Rows rows;
     for (int64_t i = 0; i < n; ++i) rows.Row(i, "k", "v" + std::to_string(i), i * 2);
     EXPECT_EQ(rows.AppendTo(*sql), n);
-    EXPECT_EQ(Dump(*sql, "SELECT COUNT(*), SUM(n), MIN(k1), MAX(k1) FROM bulk_pairs"),
+    EXPECT_EQ(testing::Rows(*sql, "SELECT COUNT(*), SUM(n), MIN(k1), MAX(k1) FROM bulk_pairs"),
               std::to_string(n) + "|" + std::to_string(n * (n - 1)) + "|0|" + std::to_string(n - 1) + "\n");
-    EXPECT_EQ(Dump(*sql, "SELECT v FROM bulk_pairs WHERE k1 = " + std::to_string(n - 1)),
+    EXPECT_EQ(testing::Rows(*sql, "SELECT v FROM bulk_pairs WHERE k1 = " + std::to_string(n - 1)),
               "v" + std::to_string(n - 1) + "\n");
   }
 }
 
 TEST_F(BulkRowsOnBothBackends, ABatchThatFailsLeavesNothingAndTheNextOneWorks) {
   for (SqlConnection* sql : Backends()) {
-    SCOPED_TRACE(sql->dialect() == store::SqlDialect::kSqlite ? "sqlite" : "postgresql");
+    SCOPED_TRACE(Name(*sql));
     sql->BeginWrite();
     sql->Exec("SAVEPOINT file");
     Rows bad;
@@ -146,13 +123,13 @@ TEST_F(BulkRowsOnBothBackends, ABatchThatFailsLeavesNothingAndTheNextOneWorks) {
     EXPECT_EQ(good.AppendTo(*sql), 1);
     sql->Exec("RELEASE file");
     sql->Exec("COMMIT");
-    EXPECT_EQ(Dump(*sql, "SELECT k1, v FROM bulk_pairs ORDER BY k1"), "3|after\n");
+    EXPECT_EQ(testing::Rows(*sql, "SELECT k1, v FROM bulk_pairs ORDER BY k1"), "3|after\n");
   }
 }
 
 TEST_F(BulkRowsOnBothBackends, WholeTextsAreInternedOnceABatch) {
   for (SqlConnection* sql : Backends()) {
-    SCOPED_TRACE(sql->dialect() == store::SqlDialect::kSqlite ? "sqlite" : "postgresql");
+    SCOPED_TRACE(Name(*sql));
     store::InternedTexts long_texts("long_texts", "text_id", "text", store::InternedTexts::Key::kUniqueHash);
     const std::vector<std::string> first = {"%add = f32[8] add(%x, %y)", "%mul = f32[8] multiply(%x, %x)",
                                             "%add = f32[8] add(%x, %y)"};
@@ -160,8 +137,8 @@ TEST_F(BulkRowsOnBothBackends, WholeTextsAreInternedOnceABatch) {
     EXPECT_EQ(long_texts.Ids(*sql, first, ids), 2);  // the repeated text is stored once
     EXPECT_EQ(ids[0], ids[2]);
     EXPECT_NE(ids[0], ids[1]);
-    EXPECT_EQ(Dump(*sql, "SELECT COUNT(*) FROM long_texts"), "2\n");
-    EXPECT_EQ(Dump(*sql, "SELECT text FROM long_texts WHERE text_id = " + std::to_string(ids[1])), first[1] + "\n");
+    EXPECT_EQ(testing::Rows(*sql, "SELECT COUNT(*) FROM long_texts"), "2\n");
+    EXPECT_EQ(testing::Rows(*sql, "SELECT text FROM long_texts WHERE text_id = " + std::to_string(ids[1])), first[1] + "\n");
 
     // A later batch finds the stored texts (a writer without this object's state would too).
     store::InternedTexts other("long_texts", "text_id", "text", store::InternedTexts::Key::kUniqueHash);
@@ -169,14 +146,14 @@ TEST_F(BulkRowsOnBothBackends, WholeTextsAreInternedOnceABatch) {
     std::vector<int64_t> again(second.size());
     EXPECT_EQ(other.Ids(*sql, second, again), 1);
     EXPECT_EQ(again[0], ids[1]);
-    EXPECT_EQ(Dump(*sql, "SELECT COUNT(*) FROM long_texts"), "3\n");
+    EXPECT_EQ(testing::Rows(*sql, "SELECT COUNT(*) FROM long_texts"), "3\n");
   }
 }
 
 // A stored text whose hash equals another's (forged here) is not handed out for it: the batch fails.
 TEST_F(BulkRowsOnBothBackends, AHashTakenByAnotherTextIsAnError) {
   for (SqlConnection* sql : Backends()) {
-    SCOPED_TRACE(sql->dialect() == store::SqlDialect::kSqlite ? "sqlite" : "postgresql");
+    SCOPED_TRACE(Name(*sql));
     sql->Exec("INSERT INTO long_texts(hash, text) VALUES (" + std::to_string(store::TextHash("wanted")) +
               ", 'impostor')");
     store::InternedTexts long_texts("long_texts", "text_id", "text", store::InternedTexts::Key::kUniqueHash);
