@@ -72,20 +72,24 @@ struct DerivedModuleFacts::Statements {
               AND counter IN ('VMEM_SPILL_COUNT', 'VMEM_FILL_COUNT', 'SMEM_SPILL_COUNT', 'SMEM_FILL_COUNT')
             GROUP BY kernel) AS per_kernel)sql";
 
-  // module_summary's aggregates, recomputed from the module's rows (a module can span several files).
+  // module_summary's aggregates, recomputed from the module's rows (a module can span several files). Each
+  // table is read once (row-value assignments: SQLite 3.15+, PostgreSQL).
   static constexpr const char* kAggregatesSql = R"sql(
       UPDATE module_summary SET
-        allocation_bytes   = (SELECT SUM(size_bytes) FROM allocations WHERE module_id = ?1),
-        parameter_bytes    = (SELECT COALESCE(SUM(size_bytes), 0) FROM allocations WHERE module_id = ?1 AND is_parameter = 1),
-        output_bytes       = (SELECT COALESCE(SUM(size_bytes), 0) FROM allocations WHERE module_id = ?1 AND is_maybe_live_out = 1),
-        temp_bytes         = (SELECT COALESCE(SUM(size_bytes), 0) FROM allocations WHERE module_id = ?1 AND is_preallocated_temp = 1),
-        constant_bytes     = (SELECT COALESCE(SUM(size_bytes), 0) FROM allocations WHERE module_id = ?1 AND is_constant = 1),
-        thread_local_bytes = (SELECT COALESCE(SUM(size_bytes), 0) FROM allocations WHERE module_id = ?1 AND is_thread_local = 1),
-        allocation_count   = (SELECT COUNT(*) FROM allocations WHERE module_id = ?1),
+        (allocation_bytes, parameter_bytes, output_bytes, temp_bytes, constant_bytes, thread_local_bytes,
+         allocation_count) = (
+          SELECT SUM(size_bytes),
+                 COALESCE(SUM(CASE WHEN is_parameter = 1 THEN size_bytes END), 0),
+                 COALESCE(SUM(CASE WHEN is_maybe_live_out = 1 THEN size_bytes END), 0),
+                 COALESCE(SUM(CASE WHEN is_preallocated_temp = 1 THEN size_bytes END), 0),
+                 COALESCE(SUM(CASE WHEN is_constant = 1 THEN size_bytes END), 0),
+                 COALESCE(SUM(CASE WHEN is_thread_local = 1 THEN size_bytes END), 0),
+                 COUNT(*)
+          FROM allocations WHERE module_id = ?1),
         value_count        = (SELECT COUNT(*) FROM buffer_values WHERE module_id = ?1),
         live_range_count   = (SELECT COUNT(*) FROM buffer_live_ranges WHERE module_id = ?1),
-        peak_bytes         = (SELECT COALESCE(MAX(cumulative_bytes), SUM(logical_bytes)) FROM peak_buffers WHERE module_id = ?1),
-        peak_buffer_count  = (SELECT COUNT(*) FROM peak_buffers WHERE module_id = ?1),
+        (peak_bytes, peak_buffer_count) = (
+          SELECT COALESCE(MAX(cumulative_bytes), SUM(logical_bytes)), COUNT(*) FROM peak_buffers WHERE module_id = ?1),
         instruction_count  = (SELECT COUNT(*) FROM instructions WHERE module_id = ?1)
       WHERE module_id = ?1)sql";
 
