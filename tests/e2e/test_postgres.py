@@ -12,11 +12,11 @@ import subprocess
 import unittest
 import urllib.request
 
-from test_service import (XLADB, XLADBD, DaemonTestCase, make_run, read_text, total_bytes_used, wait_for,
+import test_service
+from test_service import (PSQL, XLADB, XLADBD, DaemonTestCase, make_run, read_text, total_bytes_used, wait_for,
                           xladb_pb2)
 
 POSTGRES_DIR = os.environ.get("XLADB_TEST_POSTGRES_DIR")
-PSQL = "/usr/lib/postgresql/15/bin/psql"
 GATE = os.path.join(os.environ["XLADB_SOURCE_DIR"], "tests", "fixtures", "gate")
 
 # Rows per table of one run, the same SQL on both backends (what a crash must not change).
@@ -36,7 +36,9 @@ COUNTS = {
 }
 
 
-class PostgresDaemonTest(DaemonTestCase):
+class PostgresStore:
+    """Each test in a schema of its own on the test server (dropped after); daemons start on it unless the test
+    names a SQLite file, with a spool folder in the test's temporary folder unless it gives one."""
 
     def setUp(self):
         if not POSTGRES_DIR:
@@ -59,14 +61,29 @@ class PostgresDaemonTest(DaemonTestCase):
         self.assertEqual(out.returncode, 0, out.stderr)
         return out.stdout.strip()
 
+    def start(self, *args, db=None):
+        if db is None:
+            db = self.uri
+            if "--spool-dir" not in args:
+                args = ("--spool-dir", os.path.join(self.tmp, "spool"), *args)
+        return super().start(*args, db=db)
+
+
+class ServiceTestOnPostgres(PostgresStore, test_service.ServiceTest):
+    """Every end-to-end service test again, with xladbd on a PostgreSQL store: the same expectations."""
+
+    # Reads the SQLite file's integrity and job table directly; PostgresDaemonTest's
+    # test_a_daemon_killed_mid_ingest_finishes_the_run_on_restart is its PostgreSQL counterpart (SIGKILL).
+    test_sigterm_during_ingest_loses_nothing_and_a_restart_finishes_the_run = None
+
+
+class PostgresDaemonTest(PostgresStore, DaemonTestCase):
+
     def pg_counts(self, run):
         return {k: int(self.psql("-c", sql.format(run=run), target=self.uri) or 0) for k, sql in COUNTS.items()}
 
-    def start_pg(self, *args):
-        return self.start("--spool-dir", os.path.join(self.tmp, "spool"), *args, db=self.uri)
-
     def test_the_daemon_ingests_gates_and_answers_on_postgresql(self):
-        d = self.start_pg("--http", "127.0.0.1:0")
+        d = self.start("--http", "127.0.0.1:0")
         for run in ("base", "head"):
             out = d.cli("ingest", os.path.join(GATE, run), "--run", "gate_" + run, "--time", f"2026-01-0{8 if run == 'base' else 9}")
             self.assertIn("SUCCEEDED", out.stdout)
@@ -115,7 +132,7 @@ class PostgresDaemonTest(DaemonTestCase):
 
         # The store's owner, or a reader that may write, is refused before the daemon serves.
         self.assertIn("logs in as the store's owner", refused_start(self.uri))
-        d = self.start_pg()  # creates the schema
+        d = self.start()  # creates the schema
         d.cli("ingest", os.path.join(GATE, "base"), "--run", "gate_base")
         d.stop()
         self.daemons.remove(d)
@@ -123,7 +140,7 @@ class PostgresDaemonTest(DaemonTestCase):
         self.assertIn("may change the store", refused_start(reader_uri))
         self.psql("-c", f"REVOKE INSERT ON {self.schema}.runs FROM xladb_reader")
 
-        d = self.start_pg("--sql-db", reader_uri)
+        d = self.start("--sql-db", reader_uri)
         rows = list(d.query.Query(xladb_pb2.QueryRequest(sql="SELECT current_user, COUNT(*) FROM runs "
                                                              "GROUP BY current_user"), timeout=30))
         self.assertEqual([(v.values[0].text_value, v.values[1].int_value) for r in rows for v in r.rows],
@@ -145,7 +162,7 @@ class PostgresDaemonTest(DaemonTestCase):
         con.close()
         self.assertEqual(expected["ingested"], 452, "150 copies of three seeds, one profile and one HLO text")
 
-        d = self.start_pg("--allow-root", dumps)
+        d = self.start("--allow-root", dumps)
         job = d.ingest.IngestPath(xladb_pb2.IngestPathRequest(path=folder, wait=False), timeout=10)
         wait_for(lambda: d.ingest.GetIngestJob(xladb_pb2.GetIngestJobRequest(job_id=job.job_id), timeout=10)
                  .files_done >= 20, what="the ingest to start")
@@ -156,7 +173,7 @@ class PostgresDaemonTest(DaemonTestCase):
         self.assertIn(self.psql("-c", f"SELECT state FROM ingest_jobs WHERE job_id = '{job.job_id}'", target=self.uri),
                       ("QUEUED", "RUNNING"))
 
-        self.start_pg("--allow-root", dumps)
+        self.start("--allow-root", dumps)
         wait_for(lambda: self.psql("-c", f"SELECT state FROM ingest_jobs WHERE job_id = '{job.job_id}'",
                                    target=self.uri) == "SUCCEEDED", timeout=300, what="the resumed job")
         self.assertEqual(self.pg_counts("big-run"), expected)

@@ -144,10 +144,25 @@ def wait_for(predicate, timeout=60.0, what="condition"):
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
+PSQL = "/usr/lib/postgresql/15/bin/psql"
+
+
 def table_counts(db, run):
-    """Row counts per table for one run, read straight from the SQLite file."""
-    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    q = lambda sql: con.execute(sql, (run,)).fetchone()[0]
+    """Row counts per table for one run, read straight from the store: a SQLite file, or a PostgreSQL URI (psql)."""
+    if db.startswith("postgresql://"):
+        def q(sql):
+            # psql substitutes :'run' (quoted) in what it reads, not in -c.
+            out = subprocess.run([PSQL, db, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-v", f"run={run}"],
+                                 input=sql.replace("?", ":'run'"), capture_output=True, text=True, timeout=60)
+            if out.returncode != 0:
+                raise AssertionError(f"psql: {out.stderr}")
+            value = out.stdout.strip()
+            return int(value) if value else None
+        close = lambda: None
+    else:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        q = lambda sql: con.execute(sql, (run,)).fetchone()[0]
+        close = con.close
     counts = {
         "modules": q("SELECT COUNT(*) FROM modules m JOIN runs r USING(run_id) WHERE r.name = ?"),
         "allocations": q("SELECT COUNT(*) FROM allocations a JOIN modules m USING(module_id) "
@@ -160,7 +175,7 @@ def table_counts(db, run):
         "files": q("SELECT COUNT(*) FROM dump_files f JOIN runs r USING(run_id) WHERE r.name = ?"),
         "peak_sum": q("SELECT SUM(peak_bytes) FROM module_memory WHERE run_name = ?"),
     }
-    con.close()
+    close()
     return counts
 
 
