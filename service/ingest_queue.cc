@@ -32,6 +32,10 @@ StatusOr<std::unique_ptr<IngestQueue>> IngestQueue::Start(const std::string& db_
   auto unfinished = q->job_log_->Unfinished();
   if (!unfinished.ok()) return unfinished.status();
   for (auto& job : unfinished.value()) {
+    if (StagedByAnotherDaemon(job, q->source_limits_.spool_dir)) {
+      q->left_to_other_daemons_.push_back(job.job_id);
+      continue;
+    }
     IngestRequest r{job.source,         job.path,           job.run_name,
                     job.labels,         job.run_time_us,    job.append,
                     job.content_digest, job.source_description, job.files_received};
@@ -47,6 +51,15 @@ StatusOr<std::unique_ptr<IngestQueue>> IngestQueue::Start(const std::string& db_
   }
   q->thread_ = std::thread([raw = q.get()] { raw->Run(); });
   return q;
+}
+
+bool IngestQueue::StagedByAnotherDaemon(const store::JobRecord& job, const std::string& spool_dir) {
+  namespace fs = std::filesystem;
+  if (job.source != "upload" || spool_dir.empty()) return false;
+  std::error_code ec;
+  if (fs::exists(job.path, ec)) return false;
+  const fs::path inside = fs::path(job.path).lexically_normal().lexically_relative(fs::path(spool_dir).lexically_normal());
+  return inside.empty() || *inside.begin() == "..";
 }
 
 IngestQueue::~IngestQueue() { Shutdown(); }

@@ -4,7 +4,9 @@
 //
 // Contract
 //   * Submit() records the job in the database (ingest_jobs) before returning its id, so a job accepted is
-//     never lost: Start() resumes jobs a crash or shutdown left QUEUED or RUNNING.
+//     never lost: Start() resumes jobs a crash or shutdown left QUEUED or RUNNING, except, on a store several
+//     daemons share, an upload staged by another daemon (StagedByAnotherDaemon): its files are on that
+//     daemon's disk, and it stays queued for that daemon.
 //   * A watched folder already waiting in the queue is not queued twice.
 //   * An upload's staged folder (source 'upload') belongs to the queue once submitted: it is removed when the
 //     job ends, SUCCEEDED or FAILED; an upload job whose ingest saw another number of files than were
@@ -79,6 +81,12 @@ class IngestQueue {
   // `limits` bound what archives and compressed files may expand to.
   static StatusOr<std::unique_ptr<IngestQueue>> Start(const std::string& db_path, const AccessPolicy* access,
                                                       ingest::SourceLimits limits);
+  // Whether `job` is an upload that another daemon staged: its folder is missing here and lies outside
+  // `spool_dir` (this daemon's). An upload missing from this daemon's own spool folder is this daemon's, lost
+  // (it is resumed, and fails saying so).
+  static bool StagedByAnotherDaemon(const store::JobRecord& job, const std::string& spool_dir);
+  // The unfinished jobs Start() left queued for the daemons that staged them.
+  const std::vector<std::string>& left_to_other_daemons() const { return left_to_other_daemons_; }
   ~IngestQueue();
 
   StatusOr<std::string> Submit(IngestRequest request);
@@ -107,6 +115,7 @@ class IngestQueue {
   std::string db_path_;
   const AccessPolicy* access_ = nullptr;
   ingest::SourceLimits source_limits_;
+  std::vector<std::string> left_to_other_daemons_;  // set by Start, then read-only
   std::unique_ptr<store::Database> jobs_db_;   // job bookkeeping, used under log_mu_
   std::unique_ptr<store::JobLog> job_log_;     // on jobs_db_, under log_mu_
   std::mutex log_mu_;                          // never held with mu_ waiting on it

@@ -277,6 +277,9 @@ int main(int argc, char** argv) {
     return 1;
   }
 
+  for (const std::string& job : queue.value()->left_to_other_daemons()) {
+    Log(LogLevel::kInfo, "job %s is an upload another daemon staged: left queued for it", job.c_str());
+  }
   if (int removed = service::RemoveAbandonedUploads(spool_dir, *queue.value()); removed > 0) {
     Log(LogLevel::kInfo, "removed %d staged uploads a previous run left unfinished", removed);
   }

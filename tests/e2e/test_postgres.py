@@ -151,6 +151,24 @@ class PostgresDaemonTest(PostgresStore, DaemonTestCase):
         self.assertNotEqual(out.returncode, 0)
         self.assertEqual(self.psql("-c", "SELECT COUNT(*) FROM runs", target=self.uri), "1")
 
+    def test_an_upload_another_daemon_staged_stays_queued_for_it(self):
+        d = self.start()  # creates the schema
+        d.stop()
+        self.daemons.remove(d)
+        # Left unfinished by daemons that stopped: one staged on another machine (its folder is not here),
+        # queued first; one staged in this daemon's own spool folder and lost with it.
+        jobs = (("job-other", "/srv/another-daemon/spool/upload-1", 1),
+                ("job-mine", os.path.join(self.tmp, "spool", "upload-lost"), 2))
+        for job, path, created in jobs:
+            self.psql("-c", "INSERT INTO ingest_jobs(job_id, source, path, run_name, labels, state, created_at_us) "
+                            f"VALUES ('{job}', 'upload', '{path}', '{job}', '{{}}', 'QUEUED', {created})",
+                      target=self.uri)
+        state = lambda job: self.psql("-c", f"SELECT state FROM ingest_jobs WHERE job_id = '{job}'", target=self.uri)
+        self.start()
+        # The queue runs jobs in order: once this daemon's own job has ended, the other daemon's was passed over.
+        wait_for(lambda: state("job-mine") == "FAILED", what="this daemon's lost upload to fail")
+        self.assertEqual(state("job-other"), "QUEUED")
+
     def test_a_daemon_killed_mid_ingest_finishes_the_run_on_restart(self):
         dumps = os.path.join(self.tmp, "dumps")
         folder = os.path.join(dumps, "big-run")
