@@ -94,6 +94,12 @@ int64_t InternedTexts::Ids(SqlConnection& sql, std::span<const std::string> text
   if (key_ != Key::kUniqueHash) throw SqlError("InternedTexts::Ids on " + table_ + ": its texts are interned by Id");
   if (texts.empty()) return 0;
   if (bulk_ == nullptr) bulk_ = HashedTextInsert(table_, text_column_);
+  // A text is stored up to its first NUL, on both backends (PostgreSQL's text holds none).
+  std::vector<std::string> cut;
+  if (std::any_of(texts.begin(), texts.end(), [](const std::string& t) { return t.find('\0') != std::string::npos; })) {
+    for (const std::string& t : texts) cut.emplace_back(t.substr(0, t.find('\0')));
+    texts = cut;
+  }
   // Insert every text (one that is stored already, or twice in the batch, is left alone) ...
   std::vector<BulkCell> cells;
   cells.reserve(texts.size() * 2);

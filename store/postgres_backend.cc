@@ -2,6 +2,7 @@
 
 #include <libpq-fe.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <charconv>
@@ -21,6 +22,9 @@ constexpr Oid kTextOid = 25;
 constexpr Oid kFloat8Oid = 701;
 
 // Throws what PostgreSQL said about the failed `result`, which it frees.
+// What PostgreSQL stores of `text`: up to its first NUL (COPY and bound parameters both end there).
+std::string_view StoredText(std::string_view text) { return text.substr(0, text.find('\0')); }
+
 [[noreturn]] void ThrowAndClear(PGconn* conn, PGresult* result) {
   PostgresError error = ErrorOf(conn, result);
   PQclear(result);
@@ -54,22 +58,21 @@ class PostgresStatement final : public SqlStatement {
   }
   void ExecuteLater() override {
     Clear();
+    // As RunQuery: prepared from the second run on, and at once (outside the pipeline), so the name is kept
+    // only once the server has the statement (in a pipeline an earlier error would skip the Parse unseen).
+    if (name_.empty() && runs_ > 0) {
+      pipeline_->Sync();
+      Prepare();
+    }
     pipeline_->Enter();
     const std::vector<const char*> values = Values();
     const int n = static_cast<int>(values.size());
-    int commands = 1;
-    if (name_.empty() && runs_ > 0) {  // as RunQuery: prepared from the second run on
-      std::string name = NextName();
-      if (PQsendPrepare(conn_, name.c_str(), sql_.c_str(), n, types_.data()) != 1) ThrowAndClear(conn_, nullptr);
-      name_ = std::move(name);
-      ++commands;
-    }
     ++runs_;
     const int sent = name_.empty()
                          ? PQsendQueryParams(conn_, sql_.c_str(), n, types_.data(), values.data(), nullptr, nullptr, 0)
                          : PQsendQueryPrepared(conn_, name_.c_str(), n, values.data(), nullptr, nullptr, 0);
     if (sent != 1) ThrowAndClear(conn_, nullptr);
-    pipeline_->Sent(commands);
+    pipeline_->Sent(1);
   }
   void Reset() override { Clear(); }
   void ClearBindings() override {
@@ -141,6 +144,7 @@ class PostgresStatement final : public SqlStatement {
     if (!name_.empty() && PQresultStatus(result_) == PGRES_FATAL_ERROR &&
         ErrorOf(conn_, result_).sqlstate == "26000") {
       PQclear(result_);  // the session forgot it (DISCARD ALL): prepared again
+      result_ = nullptr;
       Prepare();
       result_ = PQexecPrepared(conn_, name_.c_str(), n, values.data(), nullptr, nullptr, 0);
     }
@@ -285,7 +289,7 @@ int64_t PostgresBackend::AppendRows(const BulkRows& rows) {
       const BulkCell& cell = rows.cells[row * columns + c];
       const size_t part = cell.kind == BulkCell::Kind::kInt ? std::hash<int64_t>()(cell.value)
                           : cell.kind == BulkCell::Kind::kText
-                              ? std::hash<std::string_view>()(rows.texts[static_cast<size_t>(cell.value)])
+                              ? std::hash<std::string_view>()(StoredText(rows.texts[static_cast<size_t>(cell.value)]))
                               : 0x9e3779b97f4a7c15ULL;
       h = h * 1000003 ^ part;
     }
@@ -311,9 +315,11 @@ int64_t PostgresBackend::AppendSegment(const BulkRows& rows, size_t begin, size_
   const BulkInsert& insert = rows.insert;
   std::string& sql = bulk_sql_[&insert];
   if (sql.empty()) {
-    const std::string staging = "xladb_bulk_" + insert.table();
-    sql = "CREATE TEMPORARY TABLE IF NOT EXISTS " + staging + " AS SELECT " + insert.column_list() + " FROM " +
-          insert.table() + " WITH NO DATA; COPY " + staging + " (" + insert.column_list() +
+    // One staging table per BulkInsert of this session; emptied at each commit as well as by each move
+    // (DELETE leaves dead rows, and autovacuum does not visit temporary tables).
+    const std::string staging = "xladb_bulk_" + insert.table() + "_" + std::to_string(bulk_sql_.size());
+    sql = "CREATE TEMPORARY TABLE IF NOT EXISTS " + staging + " ON COMMIT DELETE ROWS AS SELECT " +
+          insert.column_list() + " FROM " + insert.table() + " WITH NO DATA; COPY " + staging + " (" + insert.column_list() +
           ") FROM STDIN; WITH moved AS (DELETE FROM " + staging + " RETURNING " + insert.column_list() +
           ") INSERT INTO " + insert.table() + "(" + insert.column_list() + ") SELECT " + insert.column_list() +
           " FROM moved " + insert.conflict();
@@ -340,7 +346,13 @@ int64_t PostgresBackend::AppendSegment(const BulkRows& rows, size_t begin, size_
   while (PGresult* r = PQgetResult(conn)) {
     const ExecStatusType status = PQresultStatus(r);
     if (status == PGRES_COPY_IN) {
-      const bool sent = PQputCopyData(conn, data.data().data(), static_cast<int>(data.data().size())) == 1;
+      // In messages of at most 1 MiB (one CopyData message must stay under 1 GB, and its length is an int).
+      constexpr size_t kChunk = size_t{1} << 20;
+      const std::string& bytes = data.data();
+      bool sent = true;
+      for (size_t at = 0; sent && at < bytes.size(); at += kChunk) {
+        sent = PQputCopyData(conn, bytes.data() + at, static_cast<int>(std::min(kChunk, bytes.size() - at))) == 1;
+      }
       PQputCopyEnd(conn, sent ? nullptr : "the rows could not be sent");
     } else if (status == PGRES_COMMAND_OK) {
       const char* count = PQcmdTuples(r);
@@ -356,7 +368,13 @@ int64_t PostgresBackend::AppendSegment(const BulkRows& rows, size_t begin, size_
 }
 
 void PostgresBackend::Exec(std::string_view sql) {
-  pipeline_->Sync();
+  // A rollback discards what the statements still unanswered did, their errors with it: it must be sent
+  // even when one of them failed.
+  if (sql.rfind("ROLLBACK", 0) == 0) {
+    pipeline_->SyncQuietly();
+  } else {
+    pipeline_->Sync();
+  }
   Status done = pg_->Exec(std::string(sql));
   if (!done.ok()) throw SqlError(done.message(), pg_->last_sqlstate());
 }

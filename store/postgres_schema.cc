@@ -46,25 +46,30 @@ Status Newer(int version) {
 }  // namespace
 
 Status PreparePostgresStoreForWriting(PostgresConnection& pg) {
-  auto stored = ReadStoredSchema(pg);
-  if (!stored.ok()) return stored.status();
-  if (stored->version > kSchemaVersion) return Newer(stored->version);
-  if (stored->version != 0 && stored->version < kFirstPostgresSchemaVersion) {
-    return Status::FailedPrecondition("this PostgreSQL store has schema version " +
-                                      std::to_string(stored->version) + ", older than any PostgreSQL store");
-  }
-  if (stored->recorded && stored->version == kSchemaVersion && stored->id == PostgresSchemaId()) return Status::Ok();
-  Status applied = pg.Exec(PostgresSchemaTransaction(stored->version));
-  if (!applied.ok()) {
+  // A second look when another binary migrated the store while this one waited for the schema lock.
+  for (int attempt = 0;; ++attempt) {
+    auto stored = ReadStoredSchema(pg);
+    if (!stored.ok()) return stored.status();
+    if (stored->version > kSchemaVersion) return Newer(stored->version);
+    if (stored->version != 0 && stored->version < kFirstPostgresSchemaVersion) {
+      return Status::FailedPrecondition("this PostgreSQL store has schema version " +
+                                        std::to_string(stored->version) + ", older than any PostgreSQL store");
+    }
+    if (stored->recorded && stored->version == kSchemaVersion && stored->id == PostgresSchemaId()) {
+      return Status::Ok();
+    }
+    Status applied = pg.Exec(PostgresSchemaTransaction(stored->version));
+    if (applied.ok()) return Status::Ok();
+    const std::string sqlstate = pg.last_sqlstate();  // before the ROLLBACK clears it
     (void)pg.Exec("ROLLBACK");
-    if (pg.last_sqlstate() == "55000") return Status::FailedPrecondition(applied.message());
+    if (sqlstate == "55000") return Status::FailedPrecondition(applied.message());
+    if (sqlstate == "40001" && attempt < 2) continue;
     return Status::IoError((stored->version != 0 && stored->version < kSchemaVersion
                                 ? "migrating the PostgreSQL store from schema version " +
                                       std::to_string(stored->version) + ": "
                                 : std::string("applying the PostgreSQL schema: ")) +
                            applied.message());
   }
-  return Status::Ok();
 }
 
 Status CheckPostgresStoreForReading(PostgresConnection& pg) {

@@ -352,15 +352,18 @@ Status PrepareSqlReader(const std::string& owner_uri, const std::string& reader_
   }
   // Asked as the reader, of every table of the store's schema.
   auto can_write = reader.value()->Query(
-      "SELECT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) OR "
-      "has_schema_privilege(current_schema(), 'CREATE') OR EXISTS (SELECT 1 FROM pg_tables t WHERE "
-      "t.schemaname = current_schema() AND (has_table_privilege(format('%I.%I', t.schemaname, t.tablename), "
-      "'INSERT, UPDATE, DELETE, TRUNCATE')))");
+      "SELECT (SELECT rolsuper OR rolcreaterole FROM pg_roles WHERE rolname = current_user) OR "
+      "has_schema_privilege(current_schema(), 'CREATE') OR EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n "
+      "ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND ("
+      "(c.relkind IN ('r', 'p', 'v', 'm', 'f') AND (has_table_privilege(c.oid, 'INSERT, UPDATE, DELETE, TRUNCATE') "
+      "OR has_any_column_privilege(c.oid, 'INSERT, UPDATE'))) OR "
+      "(c.relkind = 'S' AND has_sequence_privilege(c.oid, 'UPDATE'))))");
   if (!can_write.ok()) return can_write.status();
   if (can_write->values.at(0).at(0) != "f") {
     return Status::FailedPrecondition("the SQL reader's role " + role +
-                                      " may change the store (a superuser, CREATE on its schema, or a write "
-                                      "privilege on a table): give a role that may only read");
+                                      " may change the store (a superuser or CREATEROLE, CREATE on its schema, or "
+                                      "a write privilege on a table, view, column or sequence): give a role that "
+                                      "may only read");
   }
   return Status::Ok();
 }

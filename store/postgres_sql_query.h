@@ -53,8 +53,9 @@ SqlValue FromPostgresText(const std::string& text, uint32_t type_oid);
 
 // Makes `reader_uri` fit for the SQL endpoint of the store at `owner_uri` (xladbd --sql-db): grants its role
 // read access (GrantReadOnlyAccess, as the owner), then checks, connected as that role, that it sees the same
-// database and schema and can change nothing there: not a superuser, no INSERT, UPDATE, DELETE or TRUNCATE on
-// any of the store's tables, no CREATE on its schema. Errors say which check failed (FailedPrecondition) or
+// database and schema and can change nothing there: not a superuser nor CREATEROLE, no INSERT, UPDATE, DELETE
+// or TRUNCATE on any of the store's tables and views, no INSERT or UPDATE on any of their columns, no UPDATE on
+// a sequence, no CREATE on its schema. Errors say which check failed (FailedPrecondition) or
 // why a connection failed.
 [[nodiscard]] Status PrepareSqlReader(const std::string& owner_uri, const std::string& reader_uri);
 

@@ -185,7 +185,7 @@ CREATE INDEX IF NOT EXISTS names_by_hash ON names(hash);
 -- Rows are appended in arrival order, so a big file's texts fill pages densely; the hash is looked up
 -- through its own narrow index.
 CREATE TABLE IF NOT EXISTS long_texts (
-  text_id INTEGER PRIMARY KEY,          -- surrogate key, in arrival order
+  text_id INTEGER PRIMARY KEY,          -- surrogate key, in arrival order (nothing may depend on the order)
   hash    INTEGER NOT NULL UNIQUE,      -- XXH3-64 of the text, as a signed 64-bit integer
   text    TEXT NOT NULL                 -- the text
 );
@@ -249,7 +249,7 @@ CREATE TABLE IF NOT EXISTS buffer_live_ranges (
 -- HLO instructions of a module, merged from HLO module text and `from instruction:` lines. Rows are appended
 -- in arrival order (instruction_id); (module_id, name) is the key analysts join on.
 CREATE TABLE IF NOT EXISTS instructions (
-  instruction_id     INTEGER PRIMARY KEY, -- surrogate key, in arrival order
+  instruction_id     INTEGER PRIMARY KEY, -- surrogate key, in arrival order (nothing may depend on the order)
   module_id          INTEGER NOT NULL,   -- the module
   name               TEXT NOT NULL,      -- instruction name, without '%'
   opcode             TEXT,               -- e.g. 'fusion', 'custom-call'

@@ -71,13 +71,22 @@ std::string PostgresSchemaId() {
 std::string PostgresSchemaTransaction(int stored_version) {
   constexpr const char* kSchemaLock = "517214397538";  // "xladb" in ASCII, as a number
   const std::string version = std::to_string(kSchemaVersion);
-  // Checked again under the lock: a newer binary may have upgraded the store since the caller looked.
+  // Checked again under the lock: another binary may have changed the store since the caller looked. A
+  // newer store is refused; a store migrated meanwhile is not migrated again (SQLSTATE 40001: look again).
+  const std::string stored = std::to_string(stored_version);
   std::string sql = std::string("BEGIN; SELECT pg_advisory_xact_lock(") + kSchemaLock + ");\n" +
                     "DO $$BEGIN IF to_regproc('xladb_schema_version') IS NOT NULL THEN "
                     "IF xladb_schema_version() > " + version + " THEN RAISE EXCEPTION "
                     "'this PostgreSQL store has schema version %, newer than this xladb''s version " + version +
                     ": use a newer xladb (an older one would undo the newer schema)', xladb_schema_version() "
                     "USING ERRCODE = '55000'; END IF; END IF; END$$;\n";
+  if (stored_version != 0 && stored_version < kSchemaVersion) {
+    sql += "DO $$BEGIN IF to_regproc('xladb_schema_version') IS NOT NULL THEN "
+           "IF xladb_schema_version() <> " + stored + " THEN RAISE EXCEPTION 'the store''s schema changed while "
+           "waiting for the schema lock' USING ERRCODE = '40001'; END IF; ELSIF " + stored + " <> " +
+           std::to_string(kFirstPostgresSchemaVersion) + " THEN RAISE EXCEPTION 'the store''s schema version is "
+           "not recorded' USING ERRCODE = '40001'; END IF; END$$;\n";
+  }
   const int from = stored_version == 0 ? kSchemaVersion : stored_version;
   for (int v = from; v < kSchemaVersion; ++v) {
     sql += TranslateSchema(MigrationParts(v).first, SqlDialect::kPostgresql) + ";\n";

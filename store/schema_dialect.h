@@ -28,8 +28,9 @@ std::string SchemaSql(SqlDialect dialect);
 
 // The PostgreSQL schema as one transaction, for a store of `stored_version` (0: an empty database). It first
 // takes a transaction-scoped advisory lock, so writers opening a shared store at once apply it one at a time;
-// then fails (SQLSTATE 55000) if the store's xladb_schema_version() is newer than this binary's; then runs the
-// migrations from `stored_version` up (store/schema_migrations.h) around the schema; and last defines
+// then fails (SQLSTATE 55000) if the store's xladb_schema_version() is newer than this binary's, or (40001)
+// if it is no longer `stored_version` when there are migrations to run; then runs the migrations from
+// `stored_version` up (store/schema_migrations.h) around the schema; and last defines
 // xladb_schema_id() to return PostgresSchemaId() and xladb_schema_version() to return kSchemaVersion. The
 // caller applies it only when the store's id or version differs (store/postgres_schema.h): CREATE INDEX, even
 // IF NOT EXISTS, waits for the tables' writers, so reapplying it while another daemon ingests would stall or

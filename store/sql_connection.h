@@ -64,8 +64,10 @@ class SqlStatement {
   virtual int64_t Execute() = 0;
   // Runs a statement whose rows and count are not wanted. SQLite runs it now (as Execute); PostgreSQL may
   // only send it (libpq's pipeline mode), and its error, if any, is then thrown by the next call on the same
-  // connection that waits for the server: a statement that reads, Execute, Exec, AppendRows. So a writer
-  // reaches such a call (its file's RELEASE, its COMMIT) before it counts the write as done.
+  // connection that waits for the server: a statement that reads, Execute, Exec, AppendRows, or an
+  // ExecuteLater that must wait (a statement's second run, when it is prepared; a full pipeline). So a writer
+  // reaches such a call (its file's RELEASE, its COMMIT) before it counts the write as done. A ROLLBACK
+  // discards an unread error with what it rolls back; a statement destroyed with errors unread drops them.
   virtual void ExecuteLater() { Execute(); }
   // Back to before the first Step; the bindings stay.
   virtual void Reset() = 0;

@@ -150,6 +150,28 @@ TEST_F(BulkRowsOnBothBackends, WholeTextsAreInternedOnceABatch) {
   }
 }
 
+// PostgreSQL's text holds no NUL: there a key ends at it, so two keys that differ only after it are one key,
+// and the batch is split rather than failing; SQLite keeps the bytes and two keys. An interned text is cut at
+// its NUL on both.
+TEST_F(BulkRowsOnBothBackends, KeysAndTextsWithANulAreStored) {
+  for (SqlConnection* sql : Backends()) {
+    SCOPED_TRACE(Name(*sql));
+    Rows rows;
+    rows.Row(1, std::string("a\0x", 3), "first", 1);
+    rows.Row(1, std::string("a\0y", 3), "second", 2);
+    EXPECT_EQ(rows.AppendTo(*sql), 2);
+    EXPECT_EQ(testing::Rows(*sql, "SELECT COUNT(*), MAX(n) FROM bulk_pairs"),
+              sql->dialect() == store::SqlDialect::kSqlite ? "2|2\n" : "1|2\n");
+
+    store::InternedTexts long_texts("long_texts", "text_id", "text", store::InternedTexts::Key::kUniqueHash);
+    const std::vector<std::string> texts = {std::string("%c = f32[] constant(0)\0junk", 27)};
+    std::vector<int64_t> ids(1);
+    EXPECT_EQ(long_texts.Ids(*sql, texts, ids), 1);
+    EXPECT_EQ(testing::Rows(*sql, "SELECT text FROM long_texts WHERE text_id = " + std::to_string(ids[0])),
+              "%c = f32[] constant(0)\n");
+  }
+}
+
 // A stored text whose hash equals another's (forged here) is not handed out for it: the batch fails.
 TEST_F(BulkRowsOnBothBackends, AHashTakenByAnotherTextIsAnError) {
   for (SqlConnection* sql : Backends()) {

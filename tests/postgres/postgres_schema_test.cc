@@ -78,6 +78,23 @@ TEST_F(PostgresSchemaVersions, TheVersionIsCheckedAgainUnderTheLock) {
   EXPECT_EQ(pg_.Value("SELECT xladb_schema_version()"), std::to_string(store::kSchemaVersion + 1));
 }
 
+// The same through the writer's open: the store reads as current (the first call of its version function),
+// then, under the lock, as newer (the calls after it): refused as FailedPrecondition, nothing applied.
+TEST_F(PostgresSchemaVersions, AStoreThatBecameNewerWhileTheWriterWaitedIsRefused) {
+  const std::string current = std::to_string(store::kSchemaVersion);
+  Exec("CREATE SEQUENCE version_calls");
+  Exec("CREATE OR REPLACE FUNCTION xladb_schema_version() RETURNS INTEGER LANGUAGE sql VOLATILE AS "
+       "$$SELECT CASE WHEN nextval('version_calls') = 1 THEN " + current + " ELSE " + current + " + 1 END$$");
+  Exec("CREATE OR REPLACE FUNCTION xladb_schema_id() RETURNS TEXT LANGUAGE sql IMMUTABLE AS $$SELECT 'older'$$");
+  Exec("DROP VIEW module_memory CASCADE");
+  auto db = store::Database::Open(pg_.uri());
+  ASSERT_FALSE(db.ok());
+  EXPECT_EQ(db.status().code(), Status::Code::kFailedPrecondition) << db.status().ToString();
+  EXPECT_NE(db.status().message().find("newer than this xladb"), std::string::npos) << db.status().ToString();
+  EXPECT_EQ(pg_.Value("SELECT to_regclass('module_memory') IS NULL"), "t");
+  EXPECT_EQ(pg_.Value("SELECT xladb_schema_id()"), "older");
+}
+
 TEST_F(PostgresSchemaVersions, AStoreWrittenBeforeVersionsWereRecordedOpensAsVersion6) {
   Exec("DROP FUNCTION xladb_schema_version()");
   auto reader = store::Database::Open(pg_.uri(), store::Database::Mode::kReadOnly);
