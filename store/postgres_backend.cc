@@ -313,17 +313,21 @@ int64_t PostgresBackend::AppendRows(const BulkRows& rows) {
 
 int64_t PostgresBackend::AppendSegment(const BulkRows& rows, size_t begin, size_t end) {
   const BulkInsert& insert = rows.insert;
-  std::string& sql = bulk_sql_[&insert];
-  if (sql.empty()) {
-    // One staging table per BulkInsert of this session; emptied at each commit as well as by each move
-    // (DELETE leaves dead rows, and autovacuum does not visit temporary tables).
-    const std::string staging = "xladb_bulk_" + insert.table() + "_" + std::to_string(bulk_sql_.size());
-    sql = "CREATE TEMPORARY TABLE IF NOT EXISTS " + staging + " ON COMMIT DELETE ROWS AS SELECT " +
-          insert.column_list() + " FROM " + insert.table() + " WITH NO DATA; COPY " + staging + " (" + insert.column_list() +
-          ") FROM STDIN; WITH moved AS (DELETE FROM " + staging + " RETURNING " + insert.column_list() +
-          ") INSERT INTO " + insert.table() + "(" + insert.column_list() + ") SELECT " + insert.column_list() +
-          " FROM moved " + insert.conflict();
+  BulkStaging& staging = bulk_[&insert];
+  if (staging.sql.empty()) {
+    // One staging table per BulkInsert of this session, emptied by each move. DELETE leaves dead rows that
+    // autovacuum never visits in a temporary table, so the table is also truncated now and then (kTruncateRows).
+    staging.table = "xladb_bulk_" + insert.table() + "_" + std::to_string(bulk_.size());
+    staging.sql = "CREATE TEMPORARY TABLE IF NOT EXISTS " + staging.table + " AS SELECT " + insert.column_list() +
+                  " FROM " + insert.table() + " WITH NO DATA; COPY " + staging.table + " (" + insert.column_list() +
+                  ") FROM STDIN; WITH moved AS (DELETE FROM " + staging.table + " RETURNING " +
+                  insert.column_list() + ") INSERT INTO " + insert.table() + "(" + insert.column_list() +
+                  ") SELECT " + insert.column_list() + " FROM moved " + insert.conflict();
   }
+  staging.rows_since_truncate += end - begin;
+  const bool truncate = staging.rows_since_truncate >= kTruncateRows;
+  if (truncate) staging.rows_since_truncate = 0;
+  const std::string sql = truncate ? staging.sql + "; TRUNCATE " + staging.table : staging.sql;
   const size_t columns = static_cast<size_t>(insert.columns());
   CopyRows data;
   for (size_t row = begin; row < end; ++row) {
@@ -355,8 +359,10 @@ int64_t PostgresBackend::AppendSegment(const BulkRows& rows, size_t begin, size_
       }
       PQputCopyEnd(conn, sent ? nullptr : "the rows could not be sent");
     } else if (status == PGRES_COMMAND_OK) {
-      const char* count = PQcmdTuples(r);
-      changed = count[0] == '\0' ? 0 : std::strtoll(count, nullptr, 10);  // the last is the INSERT's
+      if (std::string_view(PQcmdStatus(r)).substr(0, 7) == "INSERT ") {  // the move's count
+        const char* count = PQcmdTuples(r);
+        changed = count[0] == '\0' ? 0 : std::strtoll(count, nullptr, 10);
+      }
     } else if (failed == nullptr) {
       failed = r;
       continue;

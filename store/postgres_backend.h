@@ -80,7 +80,12 @@ class PostgresBackend final : public SqlConnection {
 
   std::unique_ptr<PostgresConnection> pg_;
   std::unique_ptr<PostgresPipeline> pipeline_;
-  std::unordered_map<const BulkInsert*, std::string> bulk_sql_;  // the staging query of each BulkInsert
+  struct BulkStaging {
+    std::string table, sql;  // the staging table and the query that fills and empties it
+    size_t rows_since_truncate = 0;
+  };
+  static constexpr size_t kTruncateRows = size_t{1} << 17;
+  std::unordered_map<const BulkInsert*, BulkStaging> bulk_;
 };
 
 // `sql` with SQLite's placeholders as PostgreSQL's: `?N` becomes `$N`, and a bare `?` one more than the

@@ -108,6 +108,24 @@ TEST_F(BulkRowsOnBothBackends, MoreRowsThanOneBatchAllArrive) {
   }
 }
 
+// Past 2^17 rows through one staging table PostgreSQL truncates it with the move: every batch still counts and
+// stores its rows.
+TEST_F(BulkRowsOnBothBackends, ManyBatchesEachStoreAndCountTheirRows) {
+  constexpr int64_t kBatches = 40, kRows = 4096;
+  for (SqlConnection* sql : Backends()) {
+    SCOPED_TRACE(Name(*sql));
+    int64_t changed = 0;
+    for (int64_t b = 0; b < kBatches; ++b) {
+      Rows rows;
+      for (int64_t i = 0; i < kRows; ++i) rows.Row(b * kRows + i, "k", "v", b);
+      changed += rows.AppendTo(*sql);
+    }
+    EXPECT_EQ(changed, kBatches * kRows);
+    EXPECT_EQ(testing::Rows(*sql, "SELECT COUNT(*), SUM(n) FROM bulk_pairs"),
+              std::to_string(kBatches * kRows) + "|" + std::to_string(kRows * kBatches * (kBatches - 1) / 2) + "\n");
+  }
+}
+
 TEST_F(BulkRowsOnBothBackends, ABatchThatFailsLeavesNothingAndTheNextOneWorks) {
   for (SqlConnection* sql : Backends()) {
     SCOPED_TRACE(Name(*sql));
