@@ -21,8 +21,6 @@
 
 namespace xladb::store {
 
-extern const char kSchemaSql[];     // generated from schema.sql
-
 namespace {
 
 Status ApplySchema(SQLite::Database& db) {
@@ -38,11 +36,7 @@ Status ApplySchema(SQLite::Database& db) {
   const int first_migration = version == 0 ? kSchemaVersion : version;
   db.exec("BEGIN IMMEDIATE");
   try {
-    for (int v = first_migration; v < kSchemaVersion; ++v) db.exec(std::string(MigrationParts(v).first));
-    db.exec(kSchemaSql);
-    for (int v = first_migration; v < kSchemaVersion; ++v) {
-      db.exec(std::string(MigrationParts(v).second));
-    }
+    db.exec(SchemaWithMigrations(version, SqlDialect::kSqlite));
     // Version 4's derived columns (identity, padded live peak, memory spaces) are computed in C++, as ingest
     // computes them.
     SqliteConnection connection(db);

@@ -68,6 +68,15 @@ std::string PostgresSchemaId() {
   return id;
 }
 
+std::string SchemaWithMigrations(int stored_version, SqlDialect dialect) {
+  const int from = stored_version == 0 ? kSchemaVersion : stored_version;
+  std::string sql;
+  for (int v = from; v < kSchemaVersion; ++v) sql += TranslateSchema(MigrationParts(v).first, dialect) + "\n;\n";
+  sql += SchemaSql(dialect) + "\n;\n";
+  for (int v = from; v < kSchemaVersion; ++v) sql += TranslateSchema(MigrationParts(v).second, dialect) + "\n;\n";
+  return sql;
+}
+
 std::string PostgresSchemaTransaction(int stored_version) {
   constexpr const char* kSchemaLock = "517214397538";  // "xladb" in ASCII, as a number
   const std::string version = std::to_string(kSchemaVersion);
@@ -87,15 +96,8 @@ std::string PostgresSchemaTransaction(int stored_version) {
            std::to_string(kFirstPostgresSchemaVersion) + " THEN RAISE EXCEPTION 'the store''s schema version is "
            "not recorded' USING ERRCODE = '40001'; END IF; END$$;\n";
   }
-  const int from = stored_version == 0 ? kSchemaVersion : stored_version;
-  for (int v = from; v < kSchemaVersion; ++v) {
-    sql += TranslateSchema(MigrationParts(v).first, SqlDialect::kPostgresql) + ";\n";
-  }
-  sql += SchemaSql(SqlDialect::kPostgresql) + ";\n";
-  for (int v = from; v < kSchemaVersion; ++v) {
-    sql += TranslateSchema(MigrationParts(v).second, SqlDialect::kPostgresql) + ";\n";
-  }
-  return sql + "CREATE OR REPLACE FUNCTION xladb_schema_id() RETURNS TEXT LANGUAGE sql IMMUTABLE AS $$SELECT '" +
+  return sql + SchemaWithMigrations(stored_version, SqlDialect::kPostgresql) +
+         "CREATE OR REPLACE FUNCTION xladb_schema_id() RETURNS TEXT LANGUAGE sql IMMUTABLE AS $$SELECT '" +
          PostgresSchemaId() + "'$$; CREATE OR REPLACE FUNCTION xladb_schema_version() RETURNS INTEGER " +
          "LANGUAGE sql IMMUTABLE AS $$SELECT " + version + "$$; COMMIT";
 }

@@ -26,6 +26,11 @@ enum class SqlDialect { kSqlite, kPostgresql };
 // store/schema.sql for `dialect`.
 std::string SchemaSql(SqlDialect dialect);
 
+// What a store of `stored_version` (0: an empty one) runs to reach this binary's schema, in `dialect`: the
+// first parts of the migrations from `stored_version` up, the schema, then their second parts
+// (store/schema_migrations.h). Statements end with `;`; no transaction of its own.
+std::string SchemaWithMigrations(int stored_version, SqlDialect dialect);
+
 // The PostgreSQL schema as one transaction, for a store of `stored_version` (0: an empty database). It first
 // takes a transaction-scoped advisory lock, so writers opening a shared store at once apply it one at a time;
 // then fails (SQLSTATE 55000) if the store's xladb_schema_version() is newer than this binary's, or (40001)
