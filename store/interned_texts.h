@@ -49,9 +49,8 @@ class InternedTexts {
   int64_t Id(SqlConnection& sql, const std::string& text);
 
   // Key kUniqueHash: sets ids[i] to the id of texts[i] (up to its first NUL), inserting the new ones, and
-  // returns how many were new.
-  // At most sql.bulk_batch_rows() texts a call. Throws SqlError when a text cannot be stored (its hash is
-  // taken by another text).
+  // returns how many were new. At most sql.bulk_batch_rows() texts a call. Throws SqlError when a text cannot
+  // be stored (its hash is taken by another text).
   int64_t Ids(SqlConnection& sql, std::span<const std::string> texts, std::span<int64_t> ids);
 
   // Where the enclosing file (savepoint) and group (transaction) end: a commit keeps the cache, a rollback

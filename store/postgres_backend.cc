@@ -21,10 +21,10 @@ namespace {
 constexpr Oid kTextOid = 25;
 constexpr Oid kFloat8Oid = 701;
 
-// Throws what PostgreSQL said about the failed `result`, which it frees.
 // What PostgreSQL stores of `text`: up to its first NUL (COPY and bound parameters both end there).
 std::string_view StoredText(std::string_view text) { return text.substr(0, text.find('\0')); }
 
+// Throws what PostgreSQL said about the failed `result`, which it frees.
 [[noreturn]] void ThrowAndClear(PGconn* conn, PGresult* result) {
   PostgresError error = ErrorOf(conn, result);
   PQclear(result);
@@ -72,7 +72,7 @@ class PostgresStatement final : public SqlStatement {
                          ? PQsendQueryParams(conn_, sql_.c_str(), n, types_.data(), values.data(), nullptr, nullptr, 0)
                          : PQsendQueryPrepared(conn_, name_.c_str(), n, values.data(), nullptr, nullptr, 0);
     if (sent != 1) ThrowAndClear(conn_, nullptr);
-    pipeline_->Sent(1);
+    pipeline_->Sent();
   }
   void Reset() override { Clear(); }
   void ClearBindings() override {
@@ -121,8 +121,7 @@ class PostgresStatement final : public SqlStatement {
     values_[i] = std::move(value);
     types_[i] = type;
   }
-  // Runs the statement: once as text (PQexecParams); from its second run on as a statement prepared on the
-  // server, so PostgreSQL parses and plans it once (the writer runs each of its statements thousands of times).
+  // The bound values as libpq takes them (null for NULL).
   std::vector<const char*> Values() const {
     std::vector<const char*> values;
     values.reserve(values_.size());
@@ -133,6 +132,8 @@ class PostgresStatement final : public SqlStatement {
     static std::atomic<int64_t> next{0};
     return "xladb_" + std::to_string(next.fetch_add(1));
   }
+  // Runs the statement: once as text (PQexecParams); from its second run on as a statement prepared on the
+  // server, so PostgreSQL parses and plans it once (the writer runs each of its statements thousands of times).
   void RunQuery() {
     pipeline_->Sync();
     const std::vector<const char*> values = Values();
@@ -188,8 +189,8 @@ void PostgresPipeline::Enter() {
   active_ = true;
 }
 
-void PostgresPipeline::Sent(int commands) {
-  waiting_ += commands;
+void PostgresPipeline::Sent() {
+  ++waiting_;
   if (waiting_ >= kPipelineDepth) Sync();
 }
 
@@ -299,11 +300,11 @@ int64_t PostgresBackend::AppendRows(const BulkRows& rows) {
   std::unordered_set<size_t> seen;
   size_t begin = 0;
   const size_t total = rows.rows();
-  for (size_t row = 0; row < total; ++row) {
-    if (keys > 0 && !seen.insert(key_of(row)).second) {
+  for (size_t row = 0; keys > 0 && row < total; ++row) {
+    const size_t key = key_of(row);
+    if (!seen.insert(key).second) {
       changed += AppendSegment(rows, begin, row);
-      seen.clear();
-      seen.insert(key_of(row));
+      seen = {key};
       begin = row;
     }
   }

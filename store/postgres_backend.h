@@ -41,8 +41,8 @@ class PostgresPipeline {
   explicit PostgresPipeline(pg_conn* conn) : conn_(conn) {}
   // Before sending a statement whose answer is not awaited: enters pipeline mode.
   void Enter();
-  // After sending one (`commands` results to read): reads them all once kPipelineDepth wait.
-  void Sent(int commands);
+  // After sending one statement: reads every answer once kPipelineDepth wait.
+  void Sent();
   // Reads every answer waiting and leaves pipeline mode; throws SqlError with the first error among them.
   void Sync();
   // As Sync, for destructors: an error is dropped.
