@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -12,6 +13,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <optional>
+#include <string_view>
 
 namespace xladb::service {
 namespace {
@@ -30,7 +33,7 @@ StatusOr<std::string> RealPath(const std::string& path) {
   return std::string(buf);
 }
 
-bool ConstantTimeEquals(const std::string& a, const std::string& b) {
+bool ConstantTimeEquals(std::string_view a, std::string_view b) {
   // Compare over the longer length so the time depends on neither the content nor a common prefix.
   size_t n = std::max(a.size(), b.size());
   unsigned char diff = static_cast<unsigned char>(a.size() != b.size());
@@ -42,11 +45,29 @@ bool ConstantTimeEquals(const std::string& a, const std::string& b) {
   return diff == 0;
 }
 
+// The credentials of `Bearer <credentials>`: the scheme in any case (RFC 9110 11.1), then one or more spaces.
+std::optional<std::string_view> BearerCredentials(std::string_view header) {
+  constexpr std::string_view kScheme = "bearer";
+  if (header.size() <= kScheme.size()) return std::nullopt;
+  for (size_t i = 0; i < kScheme.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(header[i])) != kScheme[i]) return std::nullopt;
+  }
+  size_t start = kScheme.size();
+  if (header[start] != ' ') return std::nullopt;
+  while (start < header.size() && header[start] == ' ') ++start;
+  return header.substr(start);
+}
+
 }  // namespace
 
-StatusOr<AccessPolicy> AccessPolicy::Create(std::string token, const std::vector<std::string>& allowed_roots) {
+StatusOr<AccessPolicy> AccessPolicy::Create(std::string read_token, std::string admin_token,
+                                            const std::vector<std::string>& allowed_roots) {
+  if (!read_token.empty() && read_token == admin_token) {
+    return Status::InvalidArgument("--token-file and --admin-token-file hold the same token: give readers another");
+  }
   AccessPolicy p;
-  p.token_ = std::move(token);
+  p.read_token_ = std::move(read_token);
+  p.admin_token_ = std::move(admin_token);
   for (const auto& root : allowed_roots) {
     auto real = RealPath(root);
     if (!real.ok()) return Status::InvalidArgument("--allow-root " + root + ": " + real.status().message());
@@ -57,14 +78,25 @@ StatusOr<AccessPolicy> AccessPolicy::Create(std::string token, const std::vector
   return p;
 }
 
-Status AccessPolicy::CheckToken(const std::string& authorization_header) const {
-  if (token_.empty()) return Status::Ok();
-  static const std::string kBearer = "Bearer ";
-  if (authorization_header.compare(0, kBearer.size(), kBearer) != 0 ||
-      !ConstantTimeEquals(authorization_header.substr(kBearer.size()), token_)) {
-    return Status::PermissionDenied("missing or wrong bearer token (send 'authorization: Bearer <token>')");
+Status AccessPolicy::Authorize(const std::string& authorization_header, Right right) const {
+  const bool open_for_this = right == Right::kRead ? read_token_.empty() : read_token_.empty() && admin_token_.empty();
+  if (open_for_this) return Status::Ok();
+  // Without an admin token the read token keeps every right.
+  const std::string& write_token = admin_token_.empty() ? read_token_ : admin_token_;
+  const std::optional<std::string_view> presented = BearerCredentials(authorization_header);
+  // Both comparisons always run, so the time says nothing about which token (if any) came close.
+  const bool is_read = presented && !read_token_.empty() && ConstantTimeEquals(*presented, read_token_);
+  const bool is_write = presented && ConstantTimeEquals(*presented, write_token);
+  if (is_write || (right == Right::kRead && is_read)) return Status::Ok();
+  if (right == Right::kWrite && is_read) {
+    return Status::PermissionDenied(
+        "this call changes the store (upload, ingest, label, delete, prune) and needs the admin token; "
+        "the read token may only read");
   }
-  return Status::Ok();
+  return Status::PermissionDenied(right == Right::kWrite && !admin_token_.empty()
+                                      ? "missing or wrong bearer token: this call needs the admin token "
+                                        "(send 'authorization: Bearer <token>')"
+                                      : "missing or wrong bearer token (send 'authorization: Bearer <token>')");
 }
 
 StatusOr<AllowedPath> AccessPolicy::FindRoot(const std::string& path) const {

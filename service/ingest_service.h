@@ -2,6 +2,9 @@
 // IngestQueue (the single writer) and report its jobs.
 //
 // Contract
+//   * Rights (service/access_policy.h): IngestPath, Upload, LabelRun, DeleteRun and PruneDetail change the
+//     store and need AccessPolicy::Right::kWrite (the admin token, when one is configured); GetIngestJob and
+//     WatchIngestJob only read. A token without the right is PERMISSION_DENIED before anything is read.
 //   * IngestPath reads only under the AccessPolicy's allowed roots: checked when asked, and the path is opened
 //     beneath its root again when the job runs (a symlink swapped in meanwhile is refused).
 //   * Upload is all or nothing. It stages the streamed files under `spool_dir` (one fresh folder per upload,

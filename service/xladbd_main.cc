@@ -2,7 +2,8 @@
 // postgresql://…, with --spool-dir), ingests what clients send or point at, and watches artifact folders.
 //
 //   xladbd --db FILE|URI [--listen 127.0.0.1:50051] [--watch DIR]... [--allow-root DIR]... [--quiet-seconds N]
-//          [--http 127.0.0.1:8080] [--token-file F] [--tls-cert F --tls-key F] [--insecure-listen]
+//          [--http 127.0.0.1:8080] [--token-file F] [--admin-token-file F] [--tls-cert F --tls-key F]
+//          [--insecure-listen]
 //          [--log-level info] [limits…]
 //   (`xladbd --help` lists every option with its default.)
 //
@@ -11,6 +12,9 @@
 // not loopback needs both TLS and a token, unless --insecure-listen says otherwise (logged as a warning).
 //
 // --prune-detail-days N prunes old runs' detail at start and daily (store/run_lifecycle.h PruneDetail).
+// Roles: --token-file is the read token (queries, pages, SQL); --admin-token-file, when given, is the only
+// token that may write (upload, ingest a server path, label, delete, prune). With --token-file alone its token
+// may do everything (service/access_policy.h).
 // --http ADDR serves the report pages read-only (service/http_pages.h) under the same rules: loopback, or TLS
 // and a token.
 //
@@ -140,7 +144,12 @@ int main(int argc, char** argv) {
   app.add_option("--watch", watch_dirs, "Folder whose subfolders (or archives) are runs to ingest (repeatable)");
   app.add_option("--allow-root", allow_roots, "Folder under which IngestPath may read (repeatable)");
   app.add_option("--quiet-seconds", quiet_seconds, "A watched run is ingested after this long without changes");
-  app.add_option("--token-file", token_file, "Require 'authorization: Bearer <token>' with the token in this file");
+  app.add_option("--token-file", token_file,
+                 "Require 'authorization: Bearer <token>' with the token in this file (with --admin-token-file: "
+                 "the read token, for queries, pages and SQL)");
+  std::string admin_token_file;
+  app.add_option("--admin-token-file", admin_token_file,
+                 "The token in this file alone may upload, ingest server paths, label, delete and prune");
   app.add_option("--tls-cert", tls_cert, "Serve TLS with this certificate (PEM); needs --tls-key");
   app.add_option("--tls-key", tls_key, "Private key (PEM) for --tls-cert");
   app.add_option("--spool-dir", spool_dir, "Where uploads are staged (default: <db>.uploads)");
@@ -255,16 +264,18 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  std::string token;
-  if (!token_file.empty()) {
-    auto t = service::ReadTokenFile(token_file);
-    if (!t.ok()) {
-      std::fprintf(stderr, "xladbd: %s\n", t.status().message().c_str());
-      return 2;
-    }
-    token = t.value();
+  // An empty file name: no token of that kind.
+  const auto read_token = [](const std::string& file) -> StatusOr<std::string> {
+    if (file.empty()) return std::string();
+    return service::ReadTokenFile(file);
+  };
+  auto token = read_token(token_file);
+  auto admin_token = token.ok() ? read_token(admin_token_file) : token;
+  if (!admin_token.ok()) {
+    std::fprintf(stderr, "xladbd: %s\n", admin_token.status().message().c_str());
+    return 2;
   }
-  auto access = service::AccessPolicy::Create(token, allow_roots);
+  auto access = service::AccessPolicy::Create(*token, *admin_token, allow_roots);
   if (!access.ok()) {
     std::fprintf(stderr, "xladbd: %s\n", access.status().message().c_str());
     return 2;

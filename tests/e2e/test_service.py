@@ -147,6 +147,32 @@ def wait_for(predicate, timeout=60.0, what="condition"):
 PSQL = "/usr/lib/postgresql/15/bin/psql"
 
 
+def store_counts(db):
+    """Row counts of every table of the store (SQLite file or PostgreSQL URI), and the labels as text."""
+    if db.startswith("postgresql://"):
+        def q(sql):
+            out = subprocess.run([PSQL, db, "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql],
+                                 capture_output=True, text=True, timeout=60)
+            if out.returncode != 0:
+                raise AssertionError(f"psql: {out.stderr}")
+            return out.stdout.strip()
+        tables = q("SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() "
+                   "AND table_type = 'BASE TABLE' ORDER BY 1").split()
+        counts = {t: int(q(f'SELECT COUNT(*) FROM "{t}"')) for t in tables}
+        counts["labels:"] = q("SELECT string_agg(key || '=' || value, ',' ORDER BY key) FROM run_labels")
+        return counts
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        tables = [t for (t,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                            "AND name NOT LIKE 'sqlite_%' ORDER BY 1")]
+        counts = {t: con.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0] for t in tables}
+        counts["labels:"] = con.execute("SELECT group_concat(key || '=' || value) FROM "
+                                        "(SELECT key, value FROM run_labels ORDER BY key)").fetchone()[0]
+        return counts
+    finally:
+        con.close()
+
+
 def table_counts(db, run):
     """Row counts per table for one run, read straight from the store: a SQLite file, or a PostgreSQL URI (psql)."""
     if db.startswith("postgresql://"):
@@ -350,6 +376,86 @@ class ServiceTest(DaemonTestCase):
                               metadata=[("authorization", "Bearer s3cret-token")])
         self.assertEqual(len(ok.runs), 0)
         self.assertEqual(d.cli("runs", "--token-file", token_file).returncode, 0)
+
+    def test_roles_the_read_token_may_read_and_only_the_admin_token_may_write(self):
+        # --token-file is the read token, --admin-token-file the only one that may change the store.
+        for name, token in (("read", "reader-token"), ("admin", "admin-token")):
+            with open(os.path.join(self.tmp, name), "w") as f:
+                f.write(token + "\n")
+        root = os.path.join(self.tmp, "root")
+        make_run(os.path.join(root, "r1"))
+        d = self.start("--token-file", os.path.join(self.tmp, "read"),
+                       "--admin-token-file", os.path.join(self.tmp, "admin"), "--allow-root", root)
+        reader = [("authorization", "Bearer reader-token")]
+        admin = [("authorization", "bearer admin-token")]  # the scheme in any case
+        with open(seed("000"), "rb") as f:
+            seed_bytes = f.read()
+
+        def upload_chunks(run):
+            yield xladb_pb2.UploadChunk(header=xladb_pb2.UploadHeader(run_name=run, wait=True))
+            yield xladb_pb2.UploadChunk(file=xladb_pb2.FileChunk(path="a.txt", data=seed_bytes))
+            yield xladb_pb2.UploadChunk(trailer=xladb_pb2.UploadTrailer(files=1, bytes=len(seed_bytes)))
+
+        writes = {
+            "IngestPath": lambda md: d.ingest.IngestPath(xladb_pb2.IngestPathRequest(
+                path=os.path.join(root, "r1"), run_name="by-path", wait=True), timeout=60, metadata=md),
+            "Upload": lambda md: d.ingest.Upload(upload_chunks("by-upload"), timeout=60, metadata=md),
+            "LabelRun": lambda md: d.ingest.LabelRun(xladb_pb2.LabelRunRequest(
+                run_name="by-path", set=[xladb_pb2.Label(key="k", value="v")]), timeout=30, metadata=md),
+            "PruneDetail": lambda md: d.ingest.PruneDetail(xladb_pb2.PruneDetailRequest(keep_detail_days=0),
+                                                           timeout=60, metadata=md),
+            "DeleteRun": lambda md: d.ingest.DeleteRun(xladb_pb2.DeleteRunRequest(run_name="by-upload"),
+                                                       timeout=30, metadata=md),
+        }
+        # In this order each write has something to change: the two ingests make the runs that the label,
+        # the prune and the delete then change.
+        for rpc, call in writes.items():
+            with self.subTest(rpc=rpc):
+                before = store_counts(d.db)
+                for md in (reader, [], [("authorization", "Bearer wrong")]):
+                    with self.assertRaises(grpc.RpcError) as err:
+                        call(md)
+                    self.assertEqual(err.exception.code(), grpc.StatusCode.PERMISSION_DENIED, (rpc, md))
+                    if md == reader:
+                        self.assertIn("admin token", err.exception.details())
+                self.assertEqual(store_counts(d.db), before, f"{rpc} with the read token changed the store")
+                call(admin)
+                self.assertNotEqual(store_counts(d.db), before, f"{rpc} with the admin token changed nothing")
+        self.assertEqual([r.name for r in d.query.ListRuns(xladb_pb2.ListRunsRequest(), timeout=10,
+                                                           metadata=reader).runs], ["by-path"])
+        # Every read answers the read token and the admin token, and nobody else.
+        reads = {
+            "ListRuns": lambda md: d.query.ListRuns(xladb_pb2.ListRunsRequest(), timeout=10, metadata=md),
+            "GetRun": lambda md: d.query.GetRun(xladb_pb2.GetRunRequest(run_name="by-path"), timeout=10,
+                                                metadata=md),
+            "Query": lambda md: list(d.query.Query(xladb_pb2.QueryRequest(sql="SELECT count(*) FROM runs"),
+                                                   timeout=10, metadata=md)),
+        }
+        for rpc, call in reads.items():
+            with self.subTest(rpc=rpc):
+                call(reader)
+                call(admin)
+                with self.assertRaises(grpc.RpcError) as err:
+                    call([])
+                self.assertEqual(err.exception.code(), grpc.StatusCode.PERMISSION_DENIED, rpc)
+        # The CLI with the read token: reads answer, a write is refused with the reason.
+        self.assertEqual(d.cli("runs", "--token-file", os.path.join(self.tmp, "read")).returncode, 0)
+        refused = d.cli("delete", "by-path", "--token-file", os.path.join(self.tmp, "read"), check=False)
+        self.assertNotEqual(refused.returncode, 0)
+        self.assertIn("admin token", refused.stderr)
+        self.assertEqual(d.cli("delete", "by-path", "--token-file", os.path.join(self.tmp, "admin")).returncode, 0)
+
+    def test_one_token_alone_keeps_every_right(self):
+        token_file = os.path.join(self.tmp, "token")
+        with open(token_file, "w") as f:
+            f.write("only-token\n")
+        folder = os.path.join(self.tmp, "dumps", "r1")
+        make_run(folder)
+        d = self.start("--token-file", token_file)
+        self.assertEqual(d.cli("ingest", folder, "--token-file", token_file).returncode, 0)
+        self.assertEqual(d.cli("label", "r1", "k=v", "--token-file", token_file).returncode, 0)
+        self.assertEqual(d.cli("delete", "r1", "--token-file", token_file).returncode, 0)
+        self.assertEqual(d.cli_json("runs", "--token-file", token_file), [])
 
     @unittest.skipUnless(XLADB_LOAD, "xladb_load not built")
     def test_concurrent_queries_during_uploads_see_no_errors(self):
