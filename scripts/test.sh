@@ -13,6 +13,9 @@ cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 JOBS="${XLADB_JOBS:-$(nproc)}"
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/ccache}"
+# Paths relative to the checkout in ccache's keys, so a fresh clone in another folder (CI) reuses what an
+# earlier build of the same sources compiled.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}" CCACHE_NOHASHDIR=1
 
 echo "== build (RelWithDebInfo)"
 cmake -S . -B build/test -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
