@@ -1,10 +1,9 @@
 #include "service/http_pages.h"
 
-#include <httplib.h>
-
 #include <chrono>
 #include <cstdlib>
-#include <thread>
+
+#include "service/http_connection_loop.h"
 
 #include "service/pages/html_text.h"
 #include "service/pages/page_frame.h"
@@ -13,8 +12,8 @@
 namespace xladb::service {
 
 struct HttpPages::Server {
-  std::unique_ptr<httplib::Server> http;
-  std::thread thread;
+  HttpRoutes routes;
+  std::unique_ptr<HttpConnectionLoop> loop;  // destroyed first: it calls into routes
   std::string db_path;
   const AccessPolicy* access = nullptr;
   ConcurrencyGate* gate = nullptr;
@@ -97,18 +96,11 @@ pages::ReportRequest ModuleRequest(const httplib::Request& req, Status* error) {
 StatusOr<std::unique_ptr<HttpPages>> HttpPages::Start(const HttpPagesOptions& options, std::string db_path,
                                                       const AccessPolicy* access, ConcurrencyGate* gate) {
   auto server = std::make_unique<Server>();
-  if (!options.tls_cert_file.empty()) {
-    auto tls = std::make_unique<httplib::SSLServer>(options.tls_cert_file.c_str(), options.tls_key_file.c_str());
-    if (!tls->is_valid()) return Status::IoError("cannot serve HTTPS with " + options.tls_cert_file);
-    server->http = std::move(tls);
-  } else {
-    server->http = std::make_unique<httplib::Server>();
-  }
   server->db_path = std::move(db_path);
   server->access = access;
   server->gate = gate;
   Server& s = *server;
-  httplib::Server& http = *s.http;
+  httplib::Server& http = s.routes;
   http.Get("/", [&s](const httplib::Request& req, httplib::Response& res) {
     Serve(s, req, res, [](store::Database& db, const pages::PageLinks& links) {
       return pages::RenderRunsPage(db, links);
@@ -139,36 +131,24 @@ StatusOr<std::unique_ptr<HttpPages>> HttpPages::Start(const HttpPagesOptions& op
     });
   });
   http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
-  const auto refuse = [](const httplib::Request&, httplib::Response& res) {
-    res.status = 405;
-    res.set_header("Allow", "GET, HEAD");
-    res.set_content("read-only: GET and HEAD only\n", "text/plain");
-  };
-  http.Post("/.*", refuse);
-  http.Put("/.*", refuse);
-  http.Delete("/.*", refuse);
-  http.Patch("/.*", refuse);
-  int port = options.port;
-  if (port == 0) {
-    port = http.bind_to_any_port(options.host);
-  } else if (!http.bind_to_port(options.host, port)) {
-    port = -1;
-  }
-  if (port <= 0) {
-    return Status::IoError("cannot listen for HTTP on " + options.host + ":" + std::to_string(options.port) +
-                           " (address in use or not ours)");
-  }
+  // Methods other than GET and HEAD never reach the routes: the loop answers them 405.
+  HttpLoopOptions loop_options;
+  loop_options.host = options.host;
+  loop_options.port = options.port;
+  loop_options.tls_cert_file = options.tls_cert_file;
+  loop_options.tls_key_file = options.tls_key_file;
+  auto loop = HttpConnectionLoop::Start(loop_options, &s.routes);
+  if (!loop.ok()) return loop.status();
   std::unique_ptr<HttpPages> pages_server(new HttpPages());
-  pages_server->port_ = port;
-  s.thread = std::thread([&http] { http.listen_after_bind(); });
+  pages_server->port_ = (*loop)->port();
+  s.loop = std::move(*loop);
   pages_server->server_ = std::move(server);
   return pages_server;
 }
 
 void HttpPages::Stop() {
   if (!server_) return;
-  server_->http->stop();
-  if (server_->thread.joinable()) server_->thread.join();
+  server_->loop->Stop();
   server_.reset();
 }
 

@@ -1,5 +1,6 @@
 // HttpPages: `xladbd --http ADDR`, the report pages live (service/pages/report_pages.h), rendered by the same
-// code as `xladb report`, over cpp-httplib (Debian's libcpp-httplib; no HTTP parsing of our own).
+// code as `xladb report`. cpp-httplib (Debian's libcpp-httplib) parses requests and routes them; the sockets
+// belong to HttpConnectionLoop (service/http_connection_loop.h), which bounds slow and idle clients.
 //
 //   GET /                                         the runs
 //   GET /run?name=R                               a run
@@ -16,6 +17,8 @@
 //   * Pages are rendered under the gRPC query gate (at most QueryLimits::max_concurrent at once, then 503).
 //   * Errors: 404 for an unknown run or module, 400 for a bad request, 500 otherwise, as a small page that
 //     escapes the message. Every response has a Content-Security-Policy that forbids network requests.
+//   * Slow clients: a request must arrive whole within a few seconds, at most 512 connections are open (the
+//     oldest idle one is closed to make room), and workers serve only complete requests (see the loop).
 //   * Start binds before returning (port 0 picks a free port, port() says which) and serves on its own
 //     threads until Stop (or destruction). Thread-safe.
 #ifndef XLADB_SERVICE_HTTP_PAGES_H_

@@ -8,10 +8,14 @@ tests/fixtures/report (jit_mlp, base and head; see its README) and, where presen
 import json
 import os
 import re
+import resource
 import shutil
+import socket
 import ssl
 import subprocess
 import tempfile
+import threading
+import time
 import unittest
 import urllib.error
 import urllib.request
@@ -68,6 +72,15 @@ def total_bytes(text):
 def read_bytes(path):
     with open(path, "rb") as f:
         return f.read()
+
+
+def self_signed_certificate(folder):
+    """(cert.pem, key.pem) in `folder`, for 127.0.0.1 and localhost, valid for a day."""
+    cert, key = os.path.join(folder, "cert.pem"), os.path.join(folder, "key.pem")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
+                    "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
+                   check=True, capture_output=True)
+    return cert, key
 
 
 def file_url(path):
@@ -251,10 +264,7 @@ class PagesTest(DaemonTestCase):
         self.assertEqual(ok.status, 200)
         self.assertIn("Content-Security-Policy", ok.headers)
         # With a certificate the pages are HTTPS, verified against that certificate.
-        cert, key = os.path.join(self.tmp, "cert.pem"), os.path.join(self.tmp, "key.pem")
-        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
-                        "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
-                       check=True, capture_output=True)
+        cert, key = self_signed_certificate(self.tmp)
         tls = self.start("--http", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key,
                          db=os.path.join(self.tmp, "tls.db"))
         https = tls.proc.stdout.readline().split("pages on ")[1].strip()
@@ -344,6 +354,183 @@ class PagesTest(DaemonTestCase):
         _, module, xla_id, text = best
         self.open(file_url(self.report("lorrax", "--module", module, "--xla-id", str(xla_id))), "corpus-module")
         self.check_module_page(text)
+
+
+def pages_port(daemon):
+    """The port of `xladbd --http 127.0.0.1:0`, from the line the daemon prints."""
+    line = daemon.proc.stdout.readline()
+    return int(line.split("pages on http://127.0.0.1:")[1].strip().rstrip("/"))
+
+
+def raw_http(port, request, timeout=5.0):
+    """Sends `request` (bytes) on a fresh connection and returns every byte answered until the server closes
+    or `timeout` passes; b"" when the connection fails."""
+    data = b""
+    deadline = time.monotonic() + timeout
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+            s.sendall(request)
+            while time.monotonic() < deadline:
+                s.settimeout(max(0.01, deadline - time.monotonic()))
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+    except OSError:
+        pass
+    return data
+
+
+def healthz_seconds(port, limit):
+    """How long /healthz took to answer "ok" in full, or None when it did not within `limit` seconds."""
+    start = time.monotonic()
+    answer = raw_http(port, b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", limit)
+    took = time.monotonic() - start
+    return took if answer.startswith(b"HTTP/1.1 200") and answer.endswith(b"\r\n\r\nok\n") and took <= limit else None
+
+
+def open_fds(pid):
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+class PageServerUnderAttackTest(DaemonTestCase):
+    """The page server against slow and idle clients (issue 26), on 127.0.0.1, bounded in count and time."""
+
+    SLOWLORIS = 64
+    IDLE = 2000
+
+    def test_healthz_answers_within_1s_under_64_slowloris_and_2000_idle_connections(self):
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        want = self.IDLE + self.SLOWLORIS + 512
+        if soft < want:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (min(want, hard), hard))
+        d = self.start("--http", "127.0.0.1:0")
+        port = pages_port(d)
+        self.assertIsNotNone(healthz_seconds(port, 1.0), "/healthz does not answer before the attack")
+        stop = threading.Event()
+        closed_by_server = [0]  # slowloris sockets the server closed (each is reopened)
+
+        def slowloris():
+            # Each socket starts a request and adds one header line every 0.5 s, never ending it.
+            socks = [None] * self.SLOWLORIS
+            while not stop.is_set():
+                for i in range(self.SLOWLORIS):
+                    try:
+                        if socks[i] is None:
+                            socks[i] = socket.create_connection(("127.0.0.1", port), timeout=1)
+                            socks[i].sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+                        else:
+                            socks[i].sendall(b"X-Slow: 1\r\n")
+                    except OSError:
+                        if socks[i] is not None:
+                            closed_by_server[0] += 1
+                            socks[i].close()
+                        socks[i] = None
+                stop.wait(0.5)
+            for s in socks:
+                if s is not None:
+                    s.close()
+
+        idle = []
+
+        def idle_opener():
+            # 2,000 connections that send nothing, opened as fast as the kernel accepts them.
+            while len(idle) < self.IDLE and not stop.is_set():
+                try:
+                    idle.append(socket.create_connection(("127.0.0.1", port), timeout=2))
+                except OSError:
+                    stop.wait(0.01)
+
+        threads = [threading.Thread(target=slowloris), threading.Thread(target=idle_opener)]
+        for t in threads:
+            t.start()
+        try:
+            deadline = time.monotonic() + 20
+            while len(idle) < self.IDLE and time.monotonic() < deadline:
+                time.sleep(0.1)
+            opened = len(idle)
+            # Ten probes, one a second, while all of them are open and the slowloris sockets keep coming back.
+            probes = []
+            for _ in range(10):
+                probes.append(healthz_seconds(port, 1.0))
+                time.sleep(1.0)
+            fds = open_fds(d.proc.pid)
+        finally:
+            stop.set()
+            for t in threads:
+                t.join(timeout=30)
+            for s in idle:
+                s.close()
+        self.assertEqual([p for p in probes if p is None], [], f"/healthz probes (seconds): {probes}")
+        self.assertEqual(opened, self.IDLE, "the server stopped accepting idle connections")
+        # The connection cap holds: the daemon keeps far fewer descriptors than the 2,064 connections open.
+        self.assertLess(fds, 1000)
+        # The whole-request deadline closed the slowloris sockets (each stays at most a few seconds).
+        self.assertGreaterEqual(closed_by_server[0], self.SLOWLORIS)
+
+    def test_keep_alive_pipelining_idle_timeout_and_header_cap(self):
+        port = pages_port(self.start("--http", "127.0.0.1:0"))
+        get = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+        # Two requests in one send: two answers on the one connection, which then stays open while idle, and
+        # is closed by the server after its idle timeout (5 s) with nothing more sent.
+        with socket.create_connection(("127.0.0.1", port), timeout=15) as s:
+            s.sendall(get + get)
+            start = time.monotonic()
+            data = b""
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+            idle = time.monotonic() - start
+        self.assertEqual(data.count(b"HTTP/1.1 200 OK"), 2, data)
+        self.assertEqual(data.count(b"\r\n\r\nok\n"), 2, data)
+        self.assertGreater(idle, 3.0)
+        self.assertLess(idle, 10.0)
+        # Headers past 16 KiB: 431, and the rest is not read.
+        big = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n" + b"X-Pad: " + b"a" * (20 << 10) + b"\r\n\r\n"
+        self.assertTrue(raw_http(port, big).startswith(b"HTTP/1.1 431 "))
+        # A GET with a body is answered, then the connection closes: the body is never read as a request.
+        answer = raw_http(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 25\r\n\r\n"
+                                b"GET /etc HTTP/1.1\r\n\r\n")
+        self.assertEqual(answer.count(b"HTTP/1.1 "), 1, answer)
+        self.assertTrue(answer.endswith(b"ok\n"), answer)
+
+    def test_tls_sockets_that_never_finish_a_handshake_are_closed_and_healthz_answers(self):
+        cert, key = self_signed_certificate(self.tmp)
+        d = self.start("--http", "127.0.0.1:0", "--tls-cert", cert, "--tls-key", key)
+        url = d.proc.stdout.readline().split("pages on ")[1].strip()
+        port = int(url.rstrip("/").rsplit(":", 1)[1])
+        context = ssl.create_default_context(cafile=cert)
+
+        def probe():
+            start = time.monotonic()
+            try:
+                body = urllib.request.urlopen(url + "healthz", context=context, timeout=1.0).read()
+            except OSError:
+                return None
+            return time.monotonic() - start if body == b"ok\n" else None
+
+        # 64 sockets that send half a ClientHello and stop, and 64 that send nothing.
+        stalled = []
+        for i in range(2 * self.SLOWLORIS):
+            s = socket.create_connection(("127.0.0.1", port), timeout=10)
+            if i % 2 == 0:
+                s.sendall(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03")
+            stalled.append(s)
+        try:
+            probes = [probe() for _ in range(4)]
+            self.assertEqual([p for p in probes if p is None], [], f"https /healthz probes (seconds): {probes}")
+            # Past the whole-request deadline (a few seconds) the server has closed every one of them.
+            for s in stalled:
+                s.settimeout(15)
+                try:
+                    self.assertEqual(s.recv(1024), b"")
+                except ConnectionResetError:
+                    pass
+        finally:
+            for s in stalled:
+                s.close()
 
 
 if __name__ == "__main__":
