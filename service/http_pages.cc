@@ -4,7 +4,7 @@
 #include <cstdlib>
 
 #include "service/http_connection_loop.h"
-
+#include "service/page_sessions.h"
 #include "service/pages/html_text.h"
 #include "service/pages/page_frame.h"
 #include "service/pages/report_pages.h"
@@ -17,12 +17,15 @@ struct HttpPages::Server {
   std::string db_path;
   const AccessPolicy* access = nullptr;
   ConcurrencyGate* gate = nullptr;
+  PageSessions sessions;
+  bool tls = false;
 };
 
 namespace {
 
 constexpr const char kCsp[] =
-    "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:";
+    "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; "
+    "form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
 void SendPage(httplib::Response& res, int status, const std::string& html) {
   res.status = status;
@@ -43,12 +46,68 @@ void SendError(httplib::Response& res, const Status& st) {
                                                  pages::Html(st.message()) + "</p>\n<p><a href=\"/\">runs</a></p>"));
 }
 
+// Where to go after logging in: a path on this server, else the runs page (no open redirect, no header
+// injection).
+std::string LocalTarget(const std::string& next) {
+  if (next.size() < 1 || next.size() > 2000 || next[0] != '/' || (next.size() > 1 && (next[1] == '/' || next[1] == '\\'))) {
+    return "/";
+  }
+  for (char ch : next) {
+    if (ch <= ' ' || ch >= 0x7f || ch == '\\') return "/";
+  }
+  return next;
+}
+
+void Redirect(httplib::Response& res, const std::string& local_target) {
+  res.status = 303;
+  res.set_header("Location", local_target);
+}
+
+// The login form: the read token in, a session cookie out (POST /login). `next` is where to go after.
+void SendLoginPage(httplib::Response& res, int status, std::string_view message, const std::string& next) {
+  if (status == 401) res.set_header("WWW-Authenticate", "Bearer");
+  SendPage(res, status,
+           pages::PageFrame("xladb · log in",
+                            "<h1>Log in</h1>\n<p id=\"error\">" + pages::Html(message) +
+                                "</p>\n<form id=\"login\" method=\"post\" action=\"/login\">\n"
+                                "<input type=\"hidden\" name=\"next\" value=\"" + pages::Html(LocalTarget(next)) +
+                                "\">\n<label>Read token <input type=\"password\" name=\"token\" "
+                                "autocomplete=\"current-password\" required autofocus></label>\n"
+                                "<button type=\"submit\">Log in</button>\n</form>"));
+}
+
+// POST /login: a right token gets a session cookie and a redirect to `next`; a wrong one the form again, 401,
+// and no cookie. The body is a small urlencoded form (the connection loop caps it).
+void LogIn(HttpPages::Server& s, const httplib::Request& req, httplib::Response& res) {
+  httplib::Params form;
+  httplib::detail::parse_query_text(req.body, form);
+  const auto field = [&](const std::string& name) {
+    const auto it = form.find(name);
+    return it == form.end() ? std::string() : it->second;
+  };
+  const std::string token = field("token"), next = LocalTarget(field("next"));
+  if (!s.access->token_required()) return Redirect(res, next);
+  if (token.empty() || !s.access->CheckToken("Bearer " + token).ok()) {
+    SendLoginPage(res, 401, "Wrong token.", next);
+    return;
+  }
+  StatusOr<std::string> session = s.sessions.Create();
+  if (!session.ok()) {
+    SendError(res, session.status());
+    return;
+  }
+  Redirect(res, next);
+  res.set_header("Set-Cookie", s.sessions.SetCookie(*session, s.tls));
+  res.set_header("Cache-Control", "no-store");
+}
+
 // Checks the token, takes a gate slot and a read-only connection, renders, and sends.
 template <typename Render>
 void Serve(HttpPages::Server& s, const httplib::Request& req, httplib::Response& res, Render&& render) {
-  if (Status auth = s.access->CheckToken(req.get_header_value("Authorization")); !auth.ok()) {
-    res.set_header("WWW-Authenticate", "Bearer");
-    SendError(res, Status::PermissionDenied("this server needs 'Authorization: Bearer <token>'"));
+  if (!s.access->CheckToken(req.get_header_value("Authorization")).ok() &&
+      !s.sessions.Valid(req.get_header_value("Cookie"))) {
+    SendLoginPage(res, 401, "This server needs its read token: log in, or send 'Authorization: Bearer <token>'.",
+                  req.target);
     return;
   }
   if (!s.gate->Enter(std::chrono::milliseconds(5000))) {
@@ -130,6 +189,12 @@ StatusOr<std::unique_ptr<HttpPages>> HttpPages::Start(const HttpPagesOptions& op
       return pages::RenderDiffPage(db, r, links);
     });
   });
+  http.Get("/login", [&s](const httplib::Request& req, httplib::Response& res) {
+    const std::string next = LocalTarget(req.get_param_value("next"));
+    if (!s.access->token_required()) return Redirect(res, next);
+    SendLoginPage(res, 200, "This server needs its read token.", next);
+  });
+  http.Post("/login", [&s](const httplib::Request& req, httplib::Response& res) { LogIn(s, req, res); });
   http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
   // Methods other than GET and HEAD never reach the routes: the loop answers them 405.
   HttpLoopOptions loop_options;
@@ -137,6 +202,8 @@ StatusOr<std::unique_ptr<HttpPages>> HttpPages::Start(const HttpPagesOptions& op
   loop_options.port = options.port;
   loop_options.tls_cert_file = options.tls_cert_file;
   loop_options.tls_key_file = options.tls_key_file;
+  loop_options.form_paths = {"/login"};
+  s.tls = !options.tls_cert_file.empty();
   auto loop = HttpConnectionLoop::Start(loop_options, &s.routes);
   if (!loop.ok()) return loop.status();
   std::unique_ptr<HttpPages> pages_server(new HttpPages());

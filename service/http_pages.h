@@ -7,13 +7,17 @@
 //   GET /module?run=R&name=M[&stage=S][&xla_id=N][&folder=F]   a module
 //   GET /diff?run=R&baseline=B                    the gate's page: R against B (a run, label:K=V, commit:SHA)
 //   GET /healthz                                  "ok"
+//   GET /login[?next=PATH], POST /login           the login form (below)
 //
 // Contract
 //   * Read-only: every page reads through the calling thread's read-only connection (ThreadReadConnection);
-//     no route writes. Methods other than GET and HEAD get 405.
+//     no route writes. Methods other than GET and HEAD get 405, whatever their body (POST /login aside).
 //   * The same access rules as gRPC: with a token configured, every request needs `Authorization: Bearer
-//     <token>` (401 otherwise); TLS with the daemon's certificate when one is given. The caller checks the
-//     address (loopback, or TLS and a token, as for --listen).
+//     <token>` (the scheme in any case), or the session cookie of the login form (service/page_sessions.h):
+//     POST /login with the form fields token= and next= answers 303 to `next` (a local path) with an HttpOnly,
+//     SameSite=Strict cookie (Secure under TLS), or 401 and the form again for a wrong token. Without a token
+//     a page is 401 with that form. TLS with the daemon's certificate when one is given. The caller checks
+//     the address (loopback, or TLS and a token, as for --listen).
 //   * Pages are rendered under the gRPC query gate (at most QueryLimits::max_concurrent at once, then 503).
 //   * Errors: 404 for an unknown run or module, 400 for a bad request, 500 otherwise, as a small page that
 //     escapes the message. Every response has a Content-Security-Policy that forbids network requests.

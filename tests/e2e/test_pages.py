@@ -5,6 +5,7 @@ Every page is checked for console errors and for network requests beyond the pag
 into $XLADB_ARTIFACTS_DIR/pages (the CI artifact). Expected numbers come from the dump files' text:
 tests/fixtures/report (jit_mlp, base and head; see its README) and, where present, the corpus run folders.
 """
+import http.client
 import json
 import os
 import re
@@ -18,6 +19,7 @@ import threading
 import time
 import unittest
 import urllib.error
+import urllib.parse
 import urllib.request
 
 from browser import Browser, have_chromium
@@ -279,6 +281,60 @@ class PagesTest(DaemonTestCase):
         self.assertEqual(out.returncode, 2)
         self.assertIn("refusing --http 0.0.0.0:0", out.stderr)
 
+    def wait_until(self, expression, timeout=30):
+        """Polls `expression` in the tab (across navigations) until page.js has run and it is true."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            try:
+                if self.tab.evaluate("document.documentElement.getAttribute('data-ready') === '1' && "
+                                     "document.readyState === 'complete' && (" + expression + ")"):
+                    return
+            except RuntimeError:
+                pass  # the document is being replaced
+            time.sleep(0.05)
+        raise TimeoutError(expression)
+
+    def problems_besides_401(self):
+        return [p for p in self.tab.problems() if "the server responded with a status of 401" not in p]
+
+    def test_login_form_lets_a_browser_follow_links_on_a_protected_server(self):
+        token = os.path.join(self.tmp, "token")
+        with open(token, "w") as f:
+            f.write("s3cret\n")
+        d = self.start("--http", "127.0.0.1:0", "--token-file", token, db=self.db)
+        base_url = d.proc.stdout.readline().split("pages on ")[1].strip().rstrip("/")
+        # A link followed without a session: 401, and the page is the login form, remembering the link. Chromium
+        # logs the 401 itself as an error; nothing else may be logged.
+        self.tab.load(base_url + "/run?name=head")
+        self.tab.screenshot(os.path.join(ARTIFACTS, "live-login.png"))
+        self.assertEqual(self.problems_besides_401(), [])
+        self.assertEqual(self.tab.evaluate("document.title"), "xladb · log in")
+        self.assertEqual(self.tab.evaluate("document.querySelector('#login input[name=next]').value"), "/run?name=head")
+        submit = ("document.querySelector('#login input[name=token]').value = {!r}; "
+                  "document.querySelector('#login button').click()")
+        # A wrong token: the form again, and no cookie.
+        self.tab.evaluate(submit.format("wrong"))
+        self.wait_until("document.getElementById('error').textContent === 'Wrong token.'")
+        self.assertEqual(self.problems_besides_401(), [])
+        self.assertEqual(self.tab.call("Network.getCookies", {"urls": [base_url + "/"]})["cookies"], [])
+        # The right token: back to the page asked for, with a session cookie that scripts cannot read.
+        self.tab.evaluate(submit.format("s3cret"))
+        self.wait_until("document.querySelector('h1') && document.querySelector('h1').textContent === 'head'")
+        cookies = self.tab.call("Network.getCookies", {"urls": [base_url + "/"]})["cookies"]
+        self.assertEqual([(c["name"], c["httpOnly"], c["sameSite"], c["secure"]) for c in cookies],
+                         [("xladb_session", True, "Strict", False)])
+        self.assertNotIn("s3cret", cookies[0]["value"])
+        self.assertEqual(self.tab.evaluate("document.cookie"), "")
+        # Links now work: runs page, then a click through to a module page.
+        self.open(base_url + "/", "live-runs-logged-in")
+        self.assertEqual(self.tab.evaluate("document.querySelector('h1').textContent"), "Runs")
+        self.tab.click('#runs-table tbody tr a')
+        self.wait_until("document.querySelector('h1').textContent === 'head'")
+        self.tab.click('#modules-table tr[data-module="jit_mlp"] a')
+        self.wait_until("location.pathname === '/module'")
+        self.check_module_page(fixture_text("head"))
+        self.assertEqual(self.problems_besides_401(), [])
+
     def test_names_with_markup_and_invalid_utf8_are_text(self):
         run = os.path.join(self.tmp, "evil")
         os.makedirs(run)
@@ -393,8 +449,33 @@ def open_fds(pid):
     return len(os.listdir(f"/proc/{pid}/fd"))
 
 
-class PageServerUnderAttackTest(DaemonTestCase):
-    """The page server against slow and idle clients (issue 26), on 127.0.0.1, bounded in count and time."""
+def login(port, token, next_path="/", tls_context=None):
+    """POST /login with `token`; (status, headers as a dict of lowercase names, body)."""
+    conn = (http.client.HTTPSConnection("127.0.0.1", port, context=tls_context, timeout=30) if tls_context
+            else http.client.HTTPConnection("127.0.0.1", port, timeout=30))
+    try:
+        conn.request("POST", "/login", urllib.parse.urlencode({"token": token, "next": next_path}),
+                     {"Content-Type": "application/x-www-form-urlencoded"})
+        r = conn.getresponse()
+        return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read()
+    finally:
+        conn.close()
+
+
+def get_status(port, path, headers):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.request("GET", path, headers=headers)
+        r = conn.getresponse()
+        r.read()
+        return r.status
+    finally:
+        conn.close()
+
+
+class PageServerHttpTest(DaemonTestCase):
+    """The page server at the HTTP level (issue 26): slow and idle clients, methods, the login form's cookie.
+    On 127.0.0.1, bounded in count and time."""
 
     SLOWLORIS = 64
     IDLE = 2000
@@ -495,6 +576,70 @@ class PageServerUnderAttackTest(DaemonTestCase):
                                 b"GET /etc HTTP/1.1\r\n\r\n")
         self.assertEqual(answer.count(b"HTTP/1.1 "), 1, answer)
         self.assertTrue(answer.endswith(b"ok\n"), answer)
+
+    def token_file(self):
+        path = os.path.join(self.tmp, "token")
+        with open(path, "w") as f:
+            f.write("s3cret\n")
+        return path
+
+    def test_login_sets_a_strict_httponly_session_cookie_that_is_not_the_token(self):
+        port = pages_port(self.start("--http", "127.0.0.1:0", "--token-file", self.token_file()))
+        status, headers, body = login(port, "wrong", "/run?name=head")
+        self.assertEqual(status, 401)
+        self.assertNotIn("set-cookie", headers)
+        self.assertIn(b"Wrong token.", body)
+        status, headers, _ = login(port, "s3cret", "/run?name=head")
+        self.assertEqual(status, 303)
+        self.assertEqual(headers["location"], "/run?name=head")
+        cookie = headers["set-cookie"]
+        attributes = [a.strip() for a in cookie.split(";")]
+        name, value = attributes[0].split("=", 1)
+        self.assertEqual(name, "xladb_session")
+        self.assertRegex(value, r"^[0-9a-f]{64}$")
+        self.assertNotIn("s3cret", cookie)
+        self.assertIn("HttpOnly", attributes)
+        self.assertIn("SameSite=Strict", attributes)
+        self.assertIn("Path=/", attributes)
+        self.assertNotIn("Secure", attributes)  # plain HTTP: a Secure cookie would never come back
+        self.assertEqual(get_status(port, "/", {"Cookie": f"other=1; xladb_session={value}"}), 200)
+        self.assertEqual(get_status(port, "/", {"Cookie": "xladb_session=" + "0" * 64}), 401)
+        self.assertEqual(get_status(port, "/", {"Cookie": "xladb_session=s3cret"}), 401)
+        self.assertEqual(get_status(port, "/", {}), 401)
+        # `next` is a local path or nothing: no redirect off the server.
+        for target in ("//evil.example/", "https://evil.example/", "/\\evil.example", "/x\r\nSet-Cookie: a=b"):
+            status, headers, _ = login(port, "s3cret", target)
+            self.assertEqual((status, headers["location"]), (303, "/"), target)
+        # Under TLS the cookie is Secure.
+        cert, key = self_signed_certificate(self.tmp)
+        tls = self.start("--http", "127.0.0.1:0", "--token-file", self.token_file(), "--tls-cert", cert,
+                         "--tls-key", key, db=os.path.join(self.tmp, "tls.db"))
+        tls_port = int(tls.proc.stdout.readline().strip().rstrip("/").rsplit(":", 1)[1])
+        status, headers, _ = login(tls_port, "s3cret", "/", ssl.create_default_context(cafile=cert))
+        self.assertEqual(status, 303)
+        self.assertIn("Secure", [a.strip() for a in headers["set-cookie"].split(";")])
+
+    def test_bearer_scheme_is_case_insensitive(self):
+        port = pages_port(self.start("--http", "127.0.0.1:0", "--token-file", self.token_file()))
+        for scheme in ("Bearer", "bearer", "BEARER"):
+            self.assertEqual(get_status(port, "/", {"Authorization": scheme + " s3cret"}), 200, scheme)
+        self.assertEqual(get_status(port, "/", {"Authorization": "bearer wrong"}), 401)
+
+    def test_methods_other_than_get_and_head_are_405_with_or_without_a_body(self):
+        port = pages_port(self.start("--http", "127.0.0.1:0", "--token-file", self.token_file()))
+        bodies = {"no body": b"\r\n",
+                  "a body": b"Content-Length: 5\r\nContent-Type: application/x-www-form-urlencoded\r\n\r\na=b&c",
+                  "a chunked body": b"Transfer-Encoding: chunked\r\n\r\n5\r\na=b&c\r\n0\r\n\r\n"}
+        for method in ("POST", "PUT", "PATCH", "TRACE", "PROPFIND", "DELETE", "OPTIONS", "CONNECT", "BREW"):
+            for path in ("/", "/run?name=head", "/healthz", "/nope"):
+                for what, tail in bodies.items():
+                    answer = raw_http(port, f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n".encode() + tail)
+                    self.assertTrue(answer.startswith(b"HTTP/1.1 405 "), f"{method} {path} with {what}: {answer[:80]}")
+                    self.assertIn(b"\r\nAllow: GET, HEAD\r\n", answer)
+        # HEAD is served like GET, without a body.
+        head = raw_http(port, b"HEAD /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        self.assertTrue(head.startswith(b"HTTP/1.1 200 "), head)
+        self.assertTrue(head.endswith(b"\r\n\r\n"), head)
 
     def test_tls_sockets_that_never_finish_a_handshake_are_closed_and_healthz_answers(self):
         cert, key = self_signed_certificate(self.tmp)
