@@ -23,13 +23,11 @@ struct HttpPages::Server {
 
 namespace {
 
-constexpr const char kCsp[] =
-    "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; "
-    "form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
-
 void SendPage(httplib::Response& res, int status, const std::string& html) {
   res.status = status;
-  res.set_header("Content-Security-Policy", kCsp);
+  // frame-ancestors works only as a header: a <meta> policy ignores it.
+  static const std::string policy = pages::ContentSecurityPolicy() + "; frame-ancestors 'none'";
+  res.set_header("Content-Security-Policy", policy);
   res.set_header("X-Content-Type-Options", "nosniff");
   res.set_header("Cache-Control", "no-store");
   res.set_content(html, "text/html; charset=utf-8");

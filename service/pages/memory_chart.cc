@@ -86,9 +86,8 @@ std::string RenderMemoryChart(std::string_view chart_id, const std::vector<Chart
 
   std::string out = "<div class=\"chart\">\n<div class=\"legend\">";
   for (const ChartSeries& s : series) {
-    out += "<span><i class=\"swatch-" + s.key + "\" style=\"background:var(--" +
-           (s.key.find("padded") != std::string::npos ? "padded" : "logical") + ")" +
-           (s.key.rfind("base-", 0) == 0 ? ";opacity:.5" : "") + "\"></i>" + Html(s.label) + "</span>";
+    // A class, not a style attribute: the pages' CSP allows no inline style beyond the hashed sheet.
+    out += "<span><i class=\"swatch-" + s.key + "\"></i>" + Html(s.label) + "</span>";
   }
   out += "</div>\n";
   out += "<svg id=\"" + id + "\" class=\"memchart\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " +

@@ -3,6 +3,11 @@
 //   * PageFrame: a whole HTML document around `body`: the stylesheet and the script (page.css, page.js,
 //     compiled in) inlined, and a Content-Security-Policy that allows no network request at all, so a page
 //     opened from file:// or served by xladbd fetches nothing but itself.
+//   * ContentSecurityPolicy: that policy (PageFrame puts it in a <meta>; xladbd also sends it as a header).
+//     No 'unsafe-inline': the one inline style and the one inline script are allowed by their sha256
+//     hashes, computed once from the embedded text, so markup that an escaping bug let through would not run
+//     and no style="" attribute applies (pages style by class only). <script type="application/json"> data
+//     blocks are not scripts and need no hash.
 //   * PageLinks: a report written to a file stands alone, so it links only inside itself (Href returns "");
 //     live pages (xladbd --http) link to each other by URL: /run?name=R, /module?run=R&name=M&…, /diff?….
 //
@@ -17,6 +22,7 @@
 namespace xladb::service::pages {
 
 std::string PageFrame(std::string_view title, std::string_view body);
+const std::string& ContentSecurityPolicy();
 
 class PageLinks {
  public:

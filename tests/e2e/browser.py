@@ -8,7 +8,7 @@ parsed, laid out, scripted and drawn by the browser users have.
         tab = b.page()
         tab.load("file:///tmp/run.html")
         tab.evaluate("document.title")
-        tab.assert_clean(self, "file:///tmp/run.html")   # no console errors, no request beyond the page
+        tab.assert_clean(self, "file:///tmp/run.html")   # no console errors or CSP violations, no request beyond the page
         tab.screenshot("/tmp/run.png")
 """
 import base64
@@ -38,6 +38,12 @@ class Tab:
         self.events = []
         for domain in ("Page", "Runtime", "Log", "Network"):
             self.call(domain + ".enable")
+        # Every Content-Security-Policy violation of every document, recorded before the page's own code runs
+        # (DevTools-injected code is not subject to the page's policy).
+        self.call("Page.addScriptToEvaluateOnNewDocument", {"source": """
+            window.__cspViolations = [];
+            document.addEventListener('securitypolicyviolation', e => window.__cspViolations.push(
+                e.effectiveDirective + ' blocked ' + (e.blockedURI || 'inline') + ' ' + (e.sample || '')));"""})
         self.call("Emulation.setDeviceMetricsOverride",
                   {"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": False})
 
@@ -96,9 +102,13 @@ class Tab:
     def requests(self):
         return [e["params"]["request"]["url"] for e in self.events if e["method"] == "Network.requestWillBeSent"]
 
+    def csp_violations(self):
+        """The securitypolicyviolation events of the current document."""
+        return self.evaluate("window.__cspViolations || []")
+
     def problems(self):
-        """Console errors and warnings, uncaught exceptions and error log entries (a CSP violation is one)."""
-        found = []
+        """Console errors and warnings, uncaught exceptions, error log entries and CSP violations."""
+        found = ["csp violation: " + v for v in self.csp_violations()]
         for e in self.events:
             p = e.get("params", {})
             if e["method"] == "Runtime.exceptionThrown":

@@ -5,6 +5,8 @@ Every page is checked for console errors and for network requests beyond the pag
 into $XLADB_ARTIFACTS_DIR/pages (the CI artifact). Expected numbers come from the dump files' text:
 tests/fixtures/report (jit_mlp, base and head; see its README) and, where present, the corpus run folders.
 """
+import base64
+import hashlib
 import http.client
 import json
 import os
@@ -293,6 +295,52 @@ class PagesTest(DaemonTestCase):
                 pass  # the document is being replaced
             time.sleep(0.05)
         raise TimeoutError(expression)
+
+    def check_policy(self, html, policy):
+        """`policy` has no 'unsafe-inline', and its hashes are those of the page's one <style> and one
+        <script>, computed here from the page's bytes."""
+        self.assertNotIn("unsafe-inline", policy)
+        meta = re.search(rb'<meta http-equiv="Content-Security-Policy" content="([^"]*)">', html).group(1).decode()
+        self.assertTrue(policy.startswith(meta), policy)
+        for directive, pattern in (("style-src", rb"<style>(.*?)</style>"), ("script-src", rb"<script>(.*?)</script>")):
+            inline = re.findall(pattern, html, re.S)
+            self.assertEqual(len(inline), 1, directive)
+            digest = base64.b64encode(hashlib.sha256(inline[0]).digest()).decode()
+            self.assertIn(f"{directive} 'sha256-{digest}';", policy)
+        self.assertNotIn(b" style=", html)
+
+    def test_csp_allows_only_the_hashed_inline_style_and_script_in_files_and_live(self):
+        path = self.report("head", "--module", "jit_mlp")
+        html = read_bytes(path)
+        self.check_policy(html, re.search(rb'http-equiv="Content-Security-Policy" content="([^"]*)"', html)
+                          .group(1).decode())
+        d = self.start("--http", "127.0.0.1:0", db=self.db)
+        base_url = d.proc.stdout.readline().split("pages on ")[1].strip().rstrip("/")
+        for path_and_query in ("/", "/run?name=head", "/module?run=head&name=jit_mlp", "/diff?run=head&baseline=base",
+                               "/run?name=nope"):
+            try:
+                r = urllib.request.urlopen(base_url + path_and_query, timeout=30)
+            except urllib.error.HTTPError as e:
+                r = e
+            policy = r.headers["Content-Security-Policy"]
+            self.check_policy(r.read(), policy)
+            self.assertTrue(policy.endswith("; frame-ancestors 'none'"), policy)
+        # The error page (404) in Chromium: nothing but the 404 itself is reported.
+        self.tab.load(base_url + "/run?name=nope")
+        self.assertEqual([p for p in self.tab.problems() if "status of 404" not in p], [])
+        # The policy is enforced: a script element or a style attribute added to a page does nothing, and
+        # each is reported as a violation.
+        for url in (file_url(path), base_url + "/module?run=head&name=jit_mlp"):
+            self.tab.load(url)
+            self.tab.assert_clean(self, url)
+            self.assertIsNone(self.tab.evaluate("""(() => {
+                const s = document.createElement('script'); s.textContent = 'window.__ran = 1';
+                document.body.appendChild(s); return window.__ran; })()"""))
+            self.assertEqual(self.tab.evaluate("""(() => { document.body.setAttribute('style', 'color: rgb(1, 2, 3)');
+                return getComputedStyle(document.body).color; })()"""), "rgb(29, 36, 48)")  # page.css's --fg
+            # (Live pages carry the policy twice, header and <meta>: each reports.)
+            self.assertEqual(sorted({v.split(" ")[0] for v in self.tab.csp_violations()}),
+                             ["script-src-elem", "style-src-attr"])
 
     def problems_besides_401(self):
         return [p for p in self.tab.problems() if "the server responded with a status of 401" not in p]
