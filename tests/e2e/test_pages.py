@@ -563,10 +563,17 @@ class PageServerHttpTest(DaemonTestCase):
         idle = []
 
         def idle_opener():
-            # 2,000 connections that send nothing, opened as fast as the kernel accepts them.
-            while len(idle) < self.IDLE and not stop.is_set():
+            # 2,000 connections that send nothing, opened as fast as the kernel accepts them; then 50 new ones
+            # every 0.1 s in place of the 50 oldest, so the server keeps meeting its cap.
+            while not stop.is_set():
+                if len(idle) >= self.IDLE:
+                    for s in idle[:50]:
+                        s.close()
+                    del idle[:50]
+                    stop.wait(0.1)
                 try:
-                    idle.append(socket.create_connection(("127.0.0.1", port), timeout=2))
+                    for _ in range(50):
+                        idle.append(socket.create_connection(("127.0.0.1", port), timeout=2))
                 except OSError:
                     stop.wait(0.01)
 
@@ -577,7 +584,7 @@ class PageServerHttpTest(DaemonTestCase):
             deadline = time.monotonic() + 20
             while len(idle) < self.IDLE and time.monotonic() < deadline:
                 time.sleep(0.1)
-            opened = len(idle)
+            opened = len(idle) >= self.IDLE
             # Ten probes, one a second, while all of them are open and the slowloris sockets keep coming back.
             probes = []
             for _ in range(10):
@@ -591,7 +598,7 @@ class PageServerHttpTest(DaemonTestCase):
             for s in idle:
                 s.close()
         self.assertEqual([p for p in probes if p is None], [], f"/healthz probes (seconds): {probes}")
-        self.assertEqual(opened, self.IDLE, "the server stopped accepting idle connections")
+        self.assertTrue(opened, "the server stopped accepting idle connections")
         # The connection cap holds: the daemon keeps far fewer descriptors than the 2,064 connections open.
         self.assertLess(fds, 1000)
         # The whole-request deadline closed the slowloris sockets (each stays at most a few seconds).
