@@ -1,7 +1,5 @@
 #include "service/http_connection_loop.h"
 
-#include <arpa/inet.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/err.h>
@@ -14,8 +12,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <csignal>
 #include <condition_variable>
+#include <csignal>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -23,6 +21,8 @@
 #include <string_view>
 #include <thread>
 #include <unordered_map>
+
+#include "service/http_sockets.h"
 
 namespace xladb::service {
 namespace {
@@ -84,20 +84,6 @@ class BufferedStream final : public httplib::Stream {
   size_t pos_ = 0;
 };
 
-void AddressText(const sockaddr_storage& a, std::string* ip, int* port) {
-  char text[INET6_ADDRSTRLEN] = "";
-  if (a.ss_family == AF_INET) {
-    const auto* v4 = reinterpret_cast<const sockaddr_in*>(&a);
-    inet_ntop(AF_INET, &v4->sin_addr, text, sizeof text);
-    *port = ntohs(v4->sin_port);
-  } else if (a.ss_family == AF_INET6) {
-    const auto* v6 = reinterpret_cast<const sockaddr_in6*>(&a);
-    inet_ntop(AF_INET6, &v6->sin6_addr, text, sizeof text);
-    *port = ntohs(v6->sin6_port);
-  }
-  *ip = text;
-}
-
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   return a.size() == b.size() &&
          std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return std::tolower(x) == std::tolower(y); });
@@ -132,44 +118,6 @@ std::string LoopResponse(int status, std::string_view reason, std::string_view e
   return r;
 }
 
-// recv/send or their TLS twins: > 0 bytes, 0 end of stream, kWouldBlock, kBroken.
-constexpr ssize_t kWouldBlock = -1;
-constexpr ssize_t kBroken = -2;
-
-ssize_t TlsResult(SSL* ssl, int r) {
-  if (r > 0) return r;
-  switch (SSL_get_error(ssl, r)) {
-    case SSL_ERROR_WANT_READ:
-    case SSL_ERROR_WANT_WRITE:
-      return kWouldBlock;
-    case SSL_ERROR_ZERO_RETURN:
-      return 0;
-    default:
-      ERR_clear_error();
-      return kBroken;
-  }
-}
-
-ssize_t Receive(Connection& c, char* buffer, size_t size) {
-  if (c.ssl != nullptr) return TlsResult(c.ssl, SSL_read(c.ssl, buffer, static_cast<int>(size)));
-  for (;;) {
-    const ssize_t n = recv(c.fd, buffer, size, 0);
-    if (n >= 0) return n;
-    if (errno == EINTR) continue;
-    return errno == EAGAIN || errno == EWOULDBLOCK ? kWouldBlock : kBroken;
-  }
-}
-
-ssize_t Send(Connection& c, const char* data, size_t size) {
-  if (c.ssl != nullptr) return TlsResult(c.ssl, SSL_write(c.ssl, data, static_cast<int>(std::min<size_t>(size, 1 << 20))));
-  for (;;) {
-    const ssize_t n = send(c.fd, data, size, MSG_NOSIGNAL);
-    if (n > 0) return n;
-    if (n < 0 && errno == EINTR) continue;
-    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? kWouldBlock : kBroken;
-  }
-}
-
 }  // namespace
 
 struct HttpConnectionLoop::State {
@@ -178,7 +126,7 @@ struct HttpConnectionLoop::State {
   SSL_CTX* tls = nullptr;
   int listen_fd = -1, epoll_fd = -1, wake_fd = -1, port = 0;
   std::unordered_map<int, std::unique_ptr<Connection>> connections;  // loop thread only
-  size_t dispatched = 0;                                              // loop thread only: queued or serving
+  size_t dispatched = 0;                                             // loop thread only: queued or serving
   std::thread loop;
   std::vector<std::thread> workers;
   std::atomic<bool> stop_loop{false};
@@ -186,7 +134,7 @@ struct HttpConnectionLoop::State {
 
   std::mutex mu;
   std::condition_variable work_ready;
-  std::deque<Connection*> work;  // guarded by mu
+  std::deque<Connection*> work;   // guarded by mu
   std::vector<Connection*> done;  // guarded by mu
   bool stop_workers = false;      // guarded by mu
 
@@ -233,10 +181,10 @@ struct HttpConnectionLoop::State {
     Connection* victim = nullptr;
     int victim_rank = 3;
     for (auto& [fd, c] : connections) {
-      const int rank = c->phase == Phase::kWorking                              ? 3
-                       : c->phase == Phase::kReading && c->in.empty()            ? 0
-                       : c->phase == Phase::kWriting                              ? 2
-                                                                                  : 1;
+      const int rank = c->phase == Phase::kWorking                    ? 3
+                       : c->phase == Phase::kReading && c->in.empty() ? 0
+                       : c->phase == Phase::kWriting                  ? 2
+                                                                      : 1;
       if (rank < victim_rank || (rank == victim_rank && rank < 3 && c->since < victim->since)) {
         victim = c.get();
         victim_rank = rank;
@@ -262,11 +210,11 @@ struct HttpConnectionLoop::State {
       }
       auto c = std::make_unique<Connection>();
       c->fd = fd;
-      AddressText(addr, &c->remote_ip, &c->remote_port);
+      http_sockets::AddressText(addr, &c->remote_ip, &c->remote_port);
       sockaddr_storage local{};
       socklen_t local_len = sizeof local;
       if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len) == 0) {
-        AddressText(local, &c->local_ip, &c->local_port);
+        http_sockets::AddressText(local, &c->local_ip, &c->local_port);
       }
       const int one = 1;
       setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -307,9 +255,9 @@ struct HttpConnectionLoop::State {
     const size_t cap = options.max_header_bytes + options.max_form_bytes;
     char buffer[16384];
     while (c.in.size() < cap && !c.peer_closed) {
-      const ssize_t n = Receive(c, buffer, std::min(sizeof buffer, cap - c.in.size()));
-      if (n == kBroken) return Close(c);
-      if (n == kWouldBlock) break;
+      const ssize_t n = http_sockets::Receive(c.fd, c.ssl, buffer, std::min(sizeof buffer, cap - c.in.size()));
+      if (n == http_sockets::kBroken) return Close(c);
+      if (n == http_sockets::kWouldBlock) break;
       if (n == 0) {
         c.peer_closed = true;
         break;
@@ -347,10 +295,11 @@ struct HttpConnectionLoop::State {
     std::string_view target = method_end == std::string_view::npos ? "" : head.substr(method_end + 1);
     target = target.substr(0, std::min(target.find(' '), target.find("\r\n")));
     const std::string_view path = target.substr(0, target.find('?'));
-    const bool form = method == "POST" && std::find(options.form_paths.begin(), options.form_paths.end(), path) !=
-                                              options.form_paths.end();
+    const bool form = method == "POST" &&
+                      std::find(options.form_paths.begin(), options.form_paths.end(), path) != options.form_paths.end();
     if (method != "GET" && method != "HEAD" && !form) {
-      return Reply(c, LoopResponse(405, "Method Not Allowed", "Allow: GET, HEAD\r\n", "read-only: GET and HEAD only\n"));
+      return Reply(c,
+                   LoopResponse(405, "Method Not Allowed", "Allow: GET, HEAD\r\n", "read-only: GET and HEAD only\n"));
     }
     size_t length = head_end + 4;
     const auto transfer_encoding = HeaderValue(head, "Transfer-Encoding");
@@ -404,8 +353,8 @@ struct HttpConnectionLoop::State {
 
   void WriteMore(Connection& c) {
     while (c.written < c.out.size()) {
-      const ssize_t n = Send(c, c.out.data() + c.written, c.out.size() - c.written);
-      if (n == kWouldBlock) {
+      const ssize_t n = http_sockets::Send(c.fd, c.ssl, c.out.data() + c.written, c.out.size() - c.written);
+      if (n == http_sockets::kWouldBlock) {
         // TLS may need to read before it can write (SSL_ERROR_WANT_READ); waiting for either is safe.
         if (c.ssl != nullptr) Watch(c, EPOLLIN | EPOLLOUT);
         return;
@@ -471,10 +420,17 @@ struct HttpConnectionLoop::State {
         if (it == connections.end()) continue;
         Connection& c = *it->second;
         switch (c.phase) {
-          case Phase::kHandshake: Handshake(c); break;
-          case Phase::kReading: ReadMore(c); break;
-          case Phase::kWriting: WriteMore(c); break;
-          case Phase::kWorking: break;
+          case Phase::kHandshake:
+            Handshake(c);
+            break;
+          case Phase::kReading:
+            ReadMore(c);
+            break;
+          case Phase::kWriting:
+            WriteMore(c);
+            break;
+          case Phase::kWorking:
+            break;
         }
       }
       if (Clock::now() >= next_sweep) {
@@ -510,62 +466,30 @@ struct HttpConnectionLoop::State {
   }
 };
 
-namespace {
-
-Status ListenError(const HttpLoopOptions& o, const std::string& why) {
-  return Status::IoError("cannot listen for HTTP on " + o.host + ":" + std::to_string(o.port) + " (" + why + ")");
-}
-
-}  // namespace
-
 StatusOr<std::unique_ptr<HttpConnectionLoop>> HttpConnectionLoop::Start(const HttpLoopOptions& options,
-                                                                       HttpRoutes* routes) {
+                                                                        HttpRoutes* routes) {
   std::signal(SIGPIPE, SIG_IGN);
   auto s = std::make_unique<State>();
   s->options = options;
   s->routes = routes;
   if (!options.tls_cert_file.empty()) {
-    s->tls = SSL_CTX_new(TLS_server_method());
-    if (s->tls == nullptr || SSL_CTX_set_min_proto_version(s->tls, TLS1_2_VERSION) != 1 ||
-        SSL_CTX_use_certificate_chain_file(s->tls, options.tls_cert_file.c_str()) != 1 ||
-        SSL_CTX_use_PrivateKey_file(s->tls, options.tls_key_file.c_str(), SSL_FILETYPE_PEM) != 1 ||
-        SSL_CTX_check_private_key(s->tls) != 1) {
-      ERR_clear_error();
-      return Status::IoError("cannot serve HTTPS with " + options.tls_cert_file);
-    }
-    SSL_CTX_set_mode(s->tls, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+    StatusOr<SSL_CTX*> tls = http_sockets::ServerTlsContext(options.tls_cert_file, options.tls_key_file);
+    if (!tls.ok()) return tls.status();
+    s->tls = *tls;
   }
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-  addrinfo* found = nullptr;
-  if (const int r = getaddrinfo(options.host.c_str(), std::to_string(options.port).c_str(), &hints, &found); r != 0) {
-    return ListenError(options, gai_strerror(r));
-  }
-  std::string why = "no address";
-  for (addrinfo* a = found; a != nullptr && s->listen_fd < 0; a = a->ai_next) {
-    const int fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
-    if (fd < 0) continue;
-    const int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);  // TIME_WAIT only: no port sharing
-    if (bind(fd, a->ai_addr, a->ai_addrlen) == 0 && listen(fd, SOMAXCONN) == 0) {
-      s->listen_fd = fd;
-    } else {
-      why = std::strerror(errno);
-      close(fd);
-    }
-  }
-  freeaddrinfo(found);
-  if (s->listen_fd < 0) return ListenError(options, why);
+  StatusOr<int> listen_fd = http_sockets::ListenNonBlocking(options.host, options.port);
+  if (!listen_fd.ok()) return listen_fd.status();
+  s->listen_fd = *listen_fd;
   sockaddr_storage bound{};
   socklen_t bound_len = sizeof bound;
   getsockname(s->listen_fd, reinterpret_cast<sockaddr*>(&bound), &bound_len);
   std::string ip;
-  AddressText(bound, &ip, &s->port);
+  http_sockets::AddressText(bound, &ip, &s->port);
   s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
   s->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (s->epoll_fd < 0 || s->wake_fd < 0) return ListenError(options, std::strerror(errno));
+  if (s->epoll_fd < 0 || s->wake_fd < 0) {
+    return Status::IoError(std::string("cannot start the HTTP loop: ") + std::strerror(errno));
+  }
   for (int fd : {s->listen_fd, s->wake_fd}) {
     epoll_event ev{};
     ev.events = EPOLLIN;

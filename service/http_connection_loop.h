@@ -71,7 +71,7 @@ class HttpConnectionLoop {
  public:
   // `routes` must outlive the loop.
   [[nodiscard]] static StatusOr<std::unique_ptr<HttpConnectionLoop>> Start(const HttpLoopOptions& options,
-                                                                         HttpRoutes* routes);
+                                                                           HttpRoutes* routes);
   ~HttpConnectionLoop();
   HttpConnectionLoop(const HttpConnectionLoop&) = delete;
   HttpConnectionLoop& operator=(const HttpConnectionLoop&) = delete;

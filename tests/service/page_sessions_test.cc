@@ -49,8 +49,7 @@ TEST(PageSessions, SessionsExpireAndTheCapDropsTheOneNearestItsEnd) {
 TEST(PageSessions, TheCookieIsHttpOnlyStrictAndSecureUnderTls) {
   PageSessions sessions(std::chrono::seconds(600));
   EXPECT_EQ(sessions.SetCookie("ab", false), "xladb_session=ab; Path=/; Max-Age=600; HttpOnly; SameSite=Strict");
-  EXPECT_EQ(sessions.SetCookie("ab", true),
-            "xladb_session=ab; Path=/; Max-Age=600; HttpOnly; SameSite=Strict; Secure");
+  EXPECT_EQ(sessions.SetCookie("ab", true), "xladb_session=ab; Path=/; Max-Age=600; HttpOnly; SameSite=Strict; Secure");
 }
 
 }  // namespace
