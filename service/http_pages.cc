@@ -44,14 +44,14 @@ void SendError(httplib::Response& res, const Status& st) {
                                                  pages::Html(st.message()) + "</p>\n<p><a href=\"/\">runs</a></p>"));
 }
 
-// Where to go after logging in: a path on this server, else the runs page (no open redirect, no header
-// injection).
+// Where to go after logging in: a path on this server, else the runs page. "//host" and "/\host" would
+// leave the server, and control or non-ASCII bytes could split the Location header.
 std::string LocalTarget(const std::string& next) {
-  if (next.size() < 1 || next.size() > 2000 || next[0] != '/' || (next.size() > 1 && (next[1] == '/' || next[1] == '\\'))) {
-    return "/";
-  }
+  const bool local = !next.empty() && next.size() <= 2000 && next[0] == '/' && next.find('\\') == std::string::npos &&
+                     (next.size() == 1 || next[1] != '/');
+  if (!local) return "/";
   for (char ch : next) {
-    if (ch <= ' ' || ch >= 0x7f || ch == '\\') return "/";
+    if (ch <= ' ' || ch >= 0x7f) return "/";  // char is signed: bytes past 0x7f are negative
   }
   return next;
 }
