@@ -3,7 +3,7 @@
 //   * ListenNonBlocking: a non-blocking listening socket on host:port (port 0: the kernel picks), with
 //     SO_REUSEADDR (rebinding past TIME_WAIT) but never SO_REUSEPORT: a busy port is an error, not shared.
 //   * ServerTlsContext: an OpenSSL server context (TLS 1.2 at least) for a PEM certificate chain and key,
-//     with partial writes enabled; the caller frees it with SSL_CTX_free.
+//     with partial writes enabled and renegotiation refused; the caller frees it with SSL_CTX_free.
 //   * Receive / Send: one recv/send (or SSL_read/SSL_write when `ssl` is set) on a non-blocking socket.
 //     They return the bytes moved (> 0), 0 at the end of the stream (Receive), kWouldBlock, or kBroken;
 //     Send never raises SIGPIPE for a plain socket.
