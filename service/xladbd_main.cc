@@ -140,7 +140,8 @@ int main(int argc, char** argv) {
   app.add_option("--prune-keep-label", prune_keep_labels, "KEY=VALUE: runs with this label keep their detail");
   std::string http_listen;
   app.add_option("--http", http_listen,
-                 "Also serve the report pages, read-only, on this host:port (HTTPS with --tls-cert; port 0 picks)");
+                 "Also serve the report pages, read-only, on this host:port (HTTPS with --tls-cert; port 0 picks; "
+                 "with a token, browsers log in at /login)");
   app.add_option("--watch", watch_dirs, "Folder whose subfolders (or archives) are runs to ingest (repeatable)");
   app.add_option("--allow-root", allow_roots, "Folder under which IngestPath may read (repeatable)");
   app.add_option("--quiet-seconds", quiet_seconds, "A watched run is ingested after this long without changes");
