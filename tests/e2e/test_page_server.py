@@ -230,6 +230,13 @@ class PageServerHttpTest(DaemonTestCase):
         for target in ("//evil.example/", "https://evil.example/", "/\\evil.example", "/x\r\nSet-Cookie: a=b"):
             status, headers, _ = login(port, "s3cret", target)
             self.assertEqual((status, headers["location"]), (303, "/"), target)
+        # The form is the one body read, and a small one: past 4 KiB 413, chunked or without a length 411.
+        post = b"POST /login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+        too_large = post + b"Content-Length: 5000\r\n\r\n" + b"a" * 5000
+        self.assertTrue(raw_http(port, too_large).startswith(b"HTTP/1.1 413 "))
+        self.assertTrue(raw_http(port, post + b"Transfer-Encoding: chunked\r\n\r\n3\r\na=b\r\n0\r\n\r\n")
+                        .startswith(b"HTTP/1.1 411 "))
+        self.assertTrue(raw_http(port, post + b"\r\n").startswith(b"HTTP/1.1 411 "))
         # Under TLS the cookie is Secure.
         cert, key = self_signed_certificate(self.tmp)
         tls = self.start("--http", "127.0.0.1:0", "--token-file", self.token_file(), "--tls-cert", cert,

@@ -289,7 +289,8 @@ class PagesTest(DaemonTestCase):
         self.assertNotIn("unsafe-inline", policy)
         meta = re.search(rb'<meta http-equiv="Content-Security-Policy" content="([^"]*)">', html).group(1).decode()
         self.assertTrue(policy.startswith(meta), policy)
-        for directive, pattern in (("style-src", rb"<style>(.*?)</style>"), ("script-src", rb"<script>(.*?)</script>")):
+        for directive, pattern in (("style-src", rb"<style>(.*?)</style>"),
+                                   ("script-src", rb"<script>(.*?)</script>")):
             inline = re.findall(pattern, html, re.S)
             self.assertEqual(len(inline), 1, directive)
             digest = base64.b64encode(hashlib.sha256(inline[0]).digest()).decode()
@@ -344,7 +345,8 @@ class PagesTest(DaemonTestCase):
         self.tab.screenshot(os.path.join(ARTIFACTS, "live-login.png"))
         self.assertEqual(self.problems_besides_401(), [])
         self.assertEqual(self.tab.evaluate("document.title"), "xladb · log in")
-        self.assertEqual(self.tab.evaluate("document.querySelector('#login input[name=next]').value"), "/run?name=head")
+        self.assertEqual(self.tab.evaluate("document.querySelector('#login input[name=next]').value"),
+                         "/run?name=head")
         submit = ("document.querySelector('#login input[name=token]').value = {!r}; "
                   "document.querySelector('#login button').click()")
         # A wrong token: the form again, and no cookie.
