@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "cli/markdown_text.h"
+#include "ingest/visible_text.h"
 #include "service/human_bytes.h"
 
 namespace xladb::cli {
@@ -187,36 +189,26 @@ std::string RenderJson(const v1::CheckRunResponse& r) {
 // ---------------------------------------------------------------------------------------------------
 // Markdown
 
-std::string MdCell(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n' || c == '\r') out += ' ';
-    else if (c == '`') out += "'";
-    else if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else out += c;
-  }
-  return out;
-}
-
-std::string MdCode(const std::string& s) { return "`" + MdCell(s) + "`"; }
-
+// Every value from a dump, a label or a run name goes through cli/markdown_text.h: code spans for names,
+// escaped text for sentences (the server's reasons quote names too). Numbers and xladb's own words go as
+// they are.
 std::string VerdictLine(const v1::CheckRunResponse& r) {
   std::string verdict = v1::CheckRunResponse::Verdict_Name(r.verdict());
   std::string line = "**xladb check: " + verdict + "**: ";
-  if (r.baseline_run_name().empty()) return line + MdCell(r.reason()) + "\n";
-  line += SummaryCounts(r) + " against " + MdCode(r.baseline_run_name());
-  if (r.verdict() == v1::CheckRunResponse::INCONCLUSIVE) line += " (" + MdCell(r.reason()) + ")";
+  if (r.baseline_run_name().empty()) return line + MarkdownText(r.reason()) + "\n";
+  line += SummaryCounts(r) + " against " + MarkdownCode(r.baseline_run_name());
+  if (r.verdict() == v1::CheckRunResponse::INCONCLUSIVE) line += " (" + MarkdownText(r.reason()) + ")";
   return line + "\n";
 }
 
 std::string DetailsBlock(const Module& m) {
-  std::string out = "<details><summary>" + MdCell(ModuleLabel(m)) + " (" + MdCell(m.stage()) + "): " +
-                    StatusName(m.status()) + "</summary>\n\n";
-  if (m.status() == Module::ACCEPTED) out += "Accepted: " + MdCell(m.accepted_reason()) + "\n\n";
+  // The summary line is raw HTML, which Markdown does not parse: HTML-escaped, in <code> (no links or
+  // mentions there on GitHub).
+  std::string out = "<details><summary>" + HtmlCodeInMarkdown(ModuleLabel(m)) + " (" +
+                    HtmlCodeInMarkdown(m.stage()) + "): " + StatusName(m.status()) + "</summary>\n\n";
+  if (m.status() == Module::ACCEPTED) out += "Accepted: " + MarkdownText(m.accepted_reason()) + "\n\n";
   for (const auto& l : m.by_source()) {
-    out += "- " + HumanBytes(l.delta(), true) + " from " + MdCode(SourceLabel(l.source())) + " (" +
+    out += "- " + HumanBytes(l.delta(), true) + " from " + MarkdownCode(SourceLabel(l.source())) + " (" +
            std::to_string(l.buffers()) + (l.buffers() == 1 ? " buffer)" : " buffers)") + "\n";
   }
   if (m.by_source_size() > 0) out += "\n";
@@ -228,9 +220,11 @@ std::string DetailsBlock(const Module& m) {
       std::string shape = b.shape_a().empty() ? b.shape_b()
                           : b.shape_b().empty() || b.shape_a() == b.shape_b() ? b.shape_a()
                                                                                : b.shape_a() + " → " + b.shape_b();
-      out += "| " + ChangeName(b.change()) + " | " + MdCode(BufferName(b)) + " | " +
-             (renamed ? MdCode(b.instruction_a()) : std::string()) + " | " + MdCell(shape) + " | " +
-             HumanBytes(b.delta(), true) + " | " + MdCell(b.source()) + " | " + MdCell(b.matched_by()) + " |\n";
+      out += "| " + ChangeName(b.change()) + " | " + MarkdownCodeInCell(BufferName(b)) + " | " +
+             (renamed ? MarkdownCodeInCell(b.instruction_a()) : std::string()) + " | " +
+             (shape.empty() ? std::string() : MarkdownCodeInCell(shape)) + " | " + HumanBytes(b.delta(), true) +
+             " | " + (b.source().empty() ? std::string() : MarkdownCodeInCell(b.source())) + " | " +
+             MarkdownText(b.matched_by()) + " |\n";
     }
     if (m.attribution_count() > m.attribution_size()) {
       out += "\n" + std::to_string(m.attribution_count() - m.attribution_size()) +
@@ -258,9 +252,10 @@ std::string RenderMarkdown(const v1::CheckRunResponse& r, size_t max_bytes) {
     // Room kept for the details blocks' opening and the closing note.
     const size_t table_budget = max_bytes - std::min(max_bytes, size_t{4096});
     for (const Module* m : listed) {
-      std::string row = "| " + StatusName(m->status()) + " | " + MdCode(ModuleLabel(*m)) + " | " + MdCell(m->stage()) + " |";
-      for (const auto& d : m->metrics()) row += " " + MdCell(MetricCell(d)) + " |";
-      row += " " + MdCell(m->matched_by()) + " |\n";
+      std::string row = "| " + StatusName(m->status()) + " | " + MarkdownCodeInCell(ModuleLabel(*m)) + " | " +
+                        MarkdownCodeInCell(m->stage()) + " |";
+      for (const auto& d : m->metrics()) row += " " + MetricCell(d) + " |";
+      row += " " + MarkdownText(m->matched_by()) + " |\n";
       if (out.size() + row.size() > table_budget / 2 && rows > 0) break;
       out += row;
       ++rows;
@@ -283,7 +278,7 @@ std::string RenderMarkdown(const v1::CheckRunResponse& r, size_t max_bytes) {
   if (r.retraces_size() > 0) {
     std::string section = "**Compile counts that changed:**\n\n";
     for (const auto& c : r.retraces()) {
-      section += "- " + MdCode(c.module()) + " (" + MdCell(c.stage()) + "): compiled " +
+      section += "- " + MarkdownCode(c.module()) + " (" + MarkdownCode(c.stage()) + "): compiled " +
                  std::to_string(c.current_compiles()) + " times, was " + std::to_string(c.baseline_compiles()) +
                  (c.failed() ? " (fails the gate)" : "") + "\n";
       if (out.size() + section.size() > max_bytes - std::min(max_bytes, size_t{1024})) {
@@ -379,29 +374,32 @@ std::string RenderJunit(const v1::CheckRunResponse& r) {
 // ---------------------------------------------------------------------------------------------------
 // Table
 
+// For a terminal: names with their control characters and bidi controls shown as escapes.
+std::string Shown(const std::string& s) { return ingest::EscapeControlCharacters(s); }
+
 std::string RenderTable(const v1::CheckRunResponse& r) {
-  std::string out = "xladb check: " + v1::CheckRunResponse::Verdict_Name(r.verdict()) + ": " + r.reason() + "\n";
+  std::string out = "xladb check: " + v1::CheckRunResponse::Verdict_Name(r.verdict()) + ": " + Shown(r.reason()) + "\n";
   for (const Module* m : Ordered(r)) {
-    out += "\n" + StatusName(m->status()) + "  " + ModuleLabel(*m) + "  " + m->stage() +
-           (m->matched_by().empty() ? "" : "  (matched by " + m->matched_by() + ")") + "\n";
+    out += "\n" + StatusName(m->status()) + "  " + Shown(ModuleLabel(*m)) + "  " + Shown(m->stage()) +
+           (m->matched_by().empty() ? "" : "  (matched by " + Shown(m->matched_by()) + ")") + "\n";
     for (const auto& d : m->metrics()) out += "    " + d.metric() + ": " + MetricCell(d) + (d.regressed() ? "  REGRESSED" : "") + "\n";
     if (!Explained(*m)) continue;
-    if (m->status() == Module::ACCEPTED) out += "    accepted: " + m->accepted_reason() + "\n";
+    if (m->status() == Module::ACCEPTED) out += "    accepted: " + Shown(m->accepted_reason()) + "\n";
     for (const auto& l : m->by_source()) {
-      out += "    " + HumanBytes(l.delta(), true) + " from " + SourceLabel(l.source()) + " (" + std::to_string(l.buffers()) +
+      out += "    " + HumanBytes(l.delta(), true) + " from " + Shown(SourceLabel(l.source())) + " (" + std::to_string(l.buffers()) +
              (l.buffers() == 1 ? " buffer)\n" : " buffers)\n");
     }
     if (std::string peak = PeakLine(*m); !peak.empty()) out += "    " + peak + "\n";
     for (const auto& b : m->attribution()) {
-      out += "      " + ChangeName(b.change()) + " " + BufferName(b);
+      out += "      " + ChangeName(b.change()) + " " + Shown(BufferName(b));
       if (!b.instruction_a().empty() && !b.instruction_b().empty() && b.instruction_a() != b.instruction_b()) {
-        out += " (was " + b.instruction_a() + ")";
+        out += " (was " + Shown(b.instruction_a()) + ")";
       }
-      out += " " + HumanBytes(b.delta(), true) + (b.source().empty() ? "" : " at " + b.source()) + "\n";
+      out += " " + HumanBytes(b.delta(), true) + (b.source().empty() ? "" : " at " + Shown(b.source())) + "\n";
     }
   }
   for (const auto& c : r.retraces()) {
-    out += "\ncompiles: " + c.module() + " (" + c.stage() + ") " + std::to_string(c.current_compiles()) + ", was " +
+    out += "\ncompiles: " + Shown(c.module()) + " (" + Shown(c.stage()) + ") " + std::to_string(c.current_compiles()) + ", was " +
            std::to_string(c.baseline_compiles()) + (c.failed() ? "  FAILS" : "") + "\n";
   }
   return out;

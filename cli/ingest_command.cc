@@ -18,6 +18,7 @@
 #include "cli/remote_commands.h"
 #include "ingest/dump_source.h"
 #include "ingest/run_name.h"
+#include "ingest/visible_text.h"
 #include "proto/wire_text.h"
 #include "xladb/v1/xladb.grpc.pb.h"
 
@@ -42,15 +43,16 @@ void PrintJob(const v1::IngestJob& job) {
   std::string received;
   if (job.files_received() > 0) received = " of " + std::to_string(job.files_received()) + " received";
   double mb = static_cast<double>(job.bytes_done()) / 1e6;
-  std::printf("run %s: %lld files%s (%s); %lld rows, %.1f MB in %.2f s, %lld issues [%s]\n", job.run_name().c_str(),
+  std::printf("run %s: %lld files%s (%s); %lld rows, %.1f MB in %.2f s, %lld issues [%s]\n", ingest::EscapeControlCharacters(job.run_name()).c_str(),
               static_cast<long long>(job.files_done()), received.c_str(), verdicts.c_str(),
               static_cast<long long>(job.rows()), mb, job.seconds(), static_cast<long long>(job.issues()),
               v1::IngestJob::State_Name(job.state()).c_str());
   for (int i = 0; i < job.errors_size() && i < 20; ++i) {
-    std::fprintf(stderr, "  error: %s: %s\n", job.errors(i).path().c_str(), job.errors(i).reason().c_str());
+    std::fprintf(stderr, "  error: %s: %s\n", ingest::EscapeControlCharacters(job.errors(i).path()).c_str(),
+                 ingest::EscapeControlCharacters(job.errors(i).reason()).c_str());
   }
   if (job.errors_size() > 20) std::fprintf(stderr, "  … and %d more errors\n", job.errors_size() - 20);
-  if (!job.message().empty()) std::fprintf(stderr, "  %s\n", job.message().c_str());
+  if (!job.message().empty()) std::fprintf(stderr, "  %s\n", ingest::EscapeControlCharacters(job.message()).c_str());
 }
 
 int JobExitCode(const v1::IngestJob& job) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "ingest/visible_text.h"
+
 namespace xladb::cli {
 namespace {
 
@@ -76,7 +78,10 @@ void ResultPrinter::SetColumns(std::vector<std::string> names) {
 void ResultPrinter::AddRow(const std::vector<Cell>& row) {
   switch (format_) {
     case OutputFormat::kTable:
+      // A table is for a terminal: ESC, BEL, line breaks and bidi controls in a name must not act there
+      // (nor break the alignment), so they are shown as escapes. CSV and JSON keep the text exact.
       buffered_.push_back(row);
+      for (Cell& cell : buffered_.back()) cell.text = ingest::EscapeControlCharacters(cell.text);
       break;
     case OutputFormat::kCsv:
       line_.clear();
@@ -111,6 +116,7 @@ void ResultPrinter::Finish() {
     return;
   }
   if (format_ != OutputFormat::kTable) return;
+  for (std::string& name : columns_) name = ingest::EscapeControlCharacters(name);  // `xladb sql` names them
   std::vector<size_t> width(columns_.size());
   for (size_t i = 0; i < columns_.size(); ++i) width[i] = DisplayWidth(columns_[i]);
   for (const auto& row : buffered_) {

@@ -9,7 +9,9 @@
 
 #include "cli/check_report.h"
 #include "cli/gate_config.h"
+#include "cli/markdown_text.h"
 #include "ingest/dump_ingester.h"
+#include "ingest/visible_text.h"
 #include "store/module_metrics.h"
 #include "xladb/v1/xladb.pb.h"
 
@@ -200,9 +202,10 @@ int CmdTop(QueryBackend& b, OutputFormat format, const std::string& run, const s
   grpc::Status st = b.TopBuffers(req, &resp);
   if (!st.ok()) return b.Fail(st);
   // Which module answered (a run may hold several of that name), on stderr: stdout stays the result set.
-  std::fprintf(stderr, "module %s (stage %s, xla id %lld%s): peak %lld bytes at time %lld\n", resp.module().c_str(),
-               resp.stage().empty() ? "?" : resp.stage().c_str(), static_cast<long long>(resp.xla_module_id()),
-               resp.folder().empty() ? "" : (", folder " + resp.folder()).c_str(),
+  std::fprintf(stderr, "module %s (stage %s, xla id %lld%s): peak %lld bytes at time %lld\n",
+               ingest::EscapeControlCharacters(resp.module()).c_str(), resp.stage().empty() ? "?" : ingest::EscapeControlCharacters(resp.stage()).c_str(),
+               static_cast<long long>(resp.xla_module_id()),
+               resp.folder().empty() ? "" : (", folder " + ingest::EscapeControlCharacters(resp.folder())).c_str(),
                static_cast<long long>(resp.peak_bytes()), static_cast<long long>(resp.peak_time()));
   ResultPrinter p(format, stdout);
   p.SetColumns({"buffer", "logical_bytes", "size_bytes", "allocation", "shape", "opcode", "live", "op_name",
@@ -251,7 +254,7 @@ int CmdDiff(QueryBackend& b, OutputFormat format, const DiffArgs& a) {
                 Opt(bc.size_a()), Opt(bc.size_b()), Txt(bc.source())});
     }
     if (m.buffer_changes() > m.buffers_size()) {
-      std::fprintf(stderr, "%s: %lld buffer changes, %d shown (--buffers N)\n", module.c_str(),
+      std::fprintf(stderr, "%s: %lld buffer changes, %d shown (--buffers N)\n", ingest::EscapeControlCharacters(module).c_str(),
                    static_cast<long long>(m.buffer_changes()), m.buffers_size());
     }
   }
@@ -331,6 +334,10 @@ int CmdCheck(QueryBackend& b, const CheckArgs& a) {
     std::fprintf(stderr, "xladb: --format for check is table, json, markdown or junit\n");
     return kExitUsage;
   }
+  if (std::string problem = ReportUrlProblem(a.report_url); !a.report_url.empty() && !problem.empty()) {
+    std::fprintf(stderr, "xladb: --report-url %s\n", problem.c_str());
+    return kExitUsage;
+  }
   v1::CheckRunRequest req;
   if (!a.config.empty()) {
     Status st = LoadGateConfig(a.config, &req);
@@ -385,7 +392,7 @@ int CmdCheck(QueryBackend& b, const CheckArgs& a) {
   // The verdict on stderr too, unless the table on the terminal already starts with it.
   if (*format != CheckReportFormat::kTable || !a.output.empty()) {
     std::fprintf(stderr, "xladb check: %s: %s\n", v1::CheckRunResponse::Verdict_Name(resp.verdict()).c_str(),
-                 resp.reason().c_str());
+                 ingest::EscapeControlCharacters(resp.reason()).c_str());
   }
   switch (resp.verdict()) {
     case v1::CheckRunResponse::PASS: return kExitOk;

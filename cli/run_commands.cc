@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "ingest/visible_text.h"
 #include "store/database.h"
 #include "store/queries.h"
 #include "store/run_lifecycle.h"
@@ -12,9 +13,9 @@ namespace xladb::cli {
 namespace {
 
 void PrintLabels(const std::string& run, const std::vector<std::pair<std::string, std::string>>& labels) {
-  std::printf("run %s:", run.c_str());
+  std::printf("run %s:", ingest::EscapeControlCharacters(run).c_str());
   if (labels.empty()) std::printf(" no labels");
-  for (const auto& [key, value] : labels) std::printf(" %s=%s", key.c_str(), value.c_str());
+  for (const auto& [key, value] : labels) std::printf(" %s=%s", ingest::EscapeControlCharacters(key).c_str(), ingest::EscapeControlCharacters(value).c_str());
   std::printf("\n");
 }
 

@@ -27,6 +27,7 @@
 #include "cli/remote_commands.h"
 #include "cli/run_commands.h"
 #include "ingest/dump_ingester.h"
+#include "ingest/visible_text.h"
 #include "proto/wire_text.h"
 #include "store/database.h"
 #include "store/postgres_connection.h"
@@ -41,7 +42,7 @@ bool ParseLabels(const std::vector<std::string>& raw, std::vector<std::pair<std:
   for (const auto& kv : raw) {
     size_t eq = kv.find('=');
     if (eq == std::string::npos || eq == 0) {
-      std::fprintf(stderr, "xladb: label '%s' is not key=value\n", kv.c_str());
+      std::fprintf(stderr, "xladb: label '%s' is not key=value\n", ingest::EscapeControlCharacters(kv).c_str());
       return false;
     }
     out->emplace_back(kv.substr(0, eq), kv.substr(eq + 1));

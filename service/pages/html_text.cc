@@ -2,12 +2,15 @@
 
 #include <cstdio>
 
+#include "ingest/visible_text.h"
 #include "proto/wire_text.h"
 
 namespace xladb::service::pages {
 
 std::string Html(std::string_view text) {
-  const std::string valid = wire::ToValidUtf8(text);
+  // Bidi controls are shown as the text \u202e, not applied: applied, they reorder what follows (a module
+  // name could read as another). A text marker, not a styled span: the pages allow no inline styles.
+  const std::string valid = ingest::EscapeBidiControls(wire::ToValidUtf8(text));
   std::string out;
   out.reserve(valid.size() + valid.size() / 8);
   for (char c : valid) {

@@ -2,6 +2,7 @@
 // are not UTF-8, and a page must show them as text, never run them.
 //
 //   Html("<a & 'b'>")  == "&lt;a &amp; &#39;b&#39;&gt;"  (valid UTF-8 out: invalid bytes become U+FFFD)
+//   Html("a\u202eb")   == "a\\u202eb"  (bidi controls U+202A–U+202E, U+2066–U+2069 shown as text, not applied)
 //   ScriptJson(json)   == the JSON text, safe inside <script type="application/json">: '<', '>' and '&' are
 //                         written as \u003c, \u003e, \u0026, so no `</script>` or `<!--` can end the block.
 //

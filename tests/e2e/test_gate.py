@@ -170,7 +170,7 @@ class GateTest(DaemonTestCase):
         self.assertEqual(first, "**xladb check: FAIL**: 1 module regressed, 0 improved, 1 unchanged, 3 added, "
                                 "2 removed against `base`")
         self.assertIn("- +64.0 KiB from `model.py:123` (1 buffer)", md)
-        self.assertIn("<details><summary>jit_step#1", md)
+        self.assertIn("<details><summary><code>jit_step#1</code>", md)
         self.assertEqual(md.count("<details>"), md.count("</details>"))
         junit = xladb("check", "head", "--baseline", "base", "--db", db, "--format", "junit", check_rc=1).stdout
         root = ET.fromstring(junit)
