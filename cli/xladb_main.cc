@@ -27,6 +27,7 @@
 #include "cli/remote_commands.h"
 #include "cli/run_commands.h"
 #include "ingest/dump_ingester.h"
+#include "ingest/run_name.h"
 #include "ingest/visible_text.h"
 #include "proto/wire_text.h"
 #include "store/database.h"
@@ -43,6 +44,11 @@ bool ParseLabels(const std::vector<std::string>& raw, std::vector<std::pair<std:
     size_t eq = kv.find('=');
     if (eq == std::string::npos || eq == 0) {
       std::fprintf(stderr, "xladb: label '%s' is not key=value\n", ingest::EscapeControlCharacters(kv).c_str());
+      return false;
+    }
+    // The server and the store refuse such a label too; refusing it here is a usage error, before any call.
+    if (Status valid = ingest::ValidateRunLabel(kv.substr(0, eq), kv.substr(eq + 1)); !valid.ok()) {
+      std::fprintf(stderr, "xladb: %s\n", valid.message().c_str());
       return false;
     }
     out->emplace_back(kv.substr(0, eq), kv.substr(eq + 1));

@@ -150,17 +150,40 @@ ParseResult ParseEntry(DumpEntry& entry, FileKind kind, RecordSink* sink) {
   return result;
 }
 
+Status RunTimeOutOfRange(const std::string& shown) {
+  return Status::InvalidArgument("time '" + shown + "' is outside 1970-01-01 .. 2200-01-01");
+}
+
 }  // namespace
 
+StatusOr<int64_t> RunTimeFromLabels(const std::vector<std::pair<std::string, std::string>>& labels) {
+  for (const auto& [key, value] : labels) {
+    if (key != "time" && key != "run_time" && key != "commit_time" && key != "date" && key != "timestamp") continue;
+    auto t = ParseTimeToUs(value);
+    if (!t.ok()) return Status::InvalidArgument("label " + key + ": " + t.status().message());
+    return t;
+  }
+  return int64_t{-1};
+}
+
+Status CheckRunTimeUs(int64_t time_us, const std::string& shown) {
+  if (time_us >= kMinRunTimeUs && time_us <= kMaxRunTimeUs) return Status::Ok();
+  return RunTimeOutOfRange(shown);
+}
+
 StatusOr<int64_t> ParseTimeToUs(const std::string& text) {
-  if (auto secs = ParseInt64(text)) return *secs * 1000000;
-  std::tm tm{};
+  if (auto secs = ParseInt64(text)) {
+    // Checked in seconds, before the product can overflow (9223372036854775807 seconds).
+    if (*secs < kMinRunTimeUs / 1000000 || *secs > kMaxRunTimeUs / 1000000) return RunTimeOutOfRange(text);
+    return *secs * 1000000;
+  }
   for (const char* fmt : {"%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%d"}) {
-    std::tm candidate{};
-    const char* end = strptime(text.c_str(), fmt, &candidate);
+    std::tm tm{};
+    const char* end = strptime(text.c_str(), fmt, &tm);
     if (end != nullptr && *end == '\0') {
-      tm = candidate;
-      return static_cast<int64_t>(timegm(&tm)) * 1000000;
+      const int64_t secs = timegm(&tm);  // years up to 9999 fit; the range check refuses the far ones
+      if (Status in_range = CheckRunTimeUs(secs * 1000000, text); !in_range.ok()) return in_range;
+      return secs * 1000000;
     }
   }
   return Status::InvalidArgument("cannot read time '" + text +
@@ -181,20 +204,21 @@ StatusOr<IngestSummary> DumpIngester::Ingest(DumpSource& source, const std::stri
   RunSpec spec;
   spec.name = options.run_name.empty() ? source.DefaultRunName() : options.run_name;
   if (Status named = ValidateRunName(spec.name); !named.ok()) return named;
+  if (Status labelled = ValidateRunLabels(options.labels); !labelled.ok()) return labelled;
+  if (options.time_us >= 0) {
+    if (Status in_range = CheckRunTimeUs(options.time_us, std::to_string(options.time_us) + " µs"); !in_range.ok()) {
+      return in_range;
+    }
+  }
   spec.source_path = options.source_description.empty() ? CanonicalSourcePath(path) : options.source_description;
   spec.labels = options.labels;
   spec.time_us = options.time_us;
   spec.append = options.append;
   spec.content_digest = options.content_digest;
   if (spec.time_us < 0) {
-    for (const auto& [key, value] : options.labels) {
-      if (key == "time" || key == "run_time" || key == "commit_time" || key == "date" || key == "timestamp") {
-        auto t = ParseTimeToUs(value);
-        if (!t.ok()) return t.status();
-        spec.time_us = *t;
-        break;
-      }
-    }
+    auto from_labels = RunTimeFromLabels(options.labels);
+    if (!from_labels.ok()) return from_labels.status();
+    spec.time_us = *from_labels;
   }
   auto run_id = target_->BeginRun(spec);
   if (!run_id.ok()) return run_id.status();
@@ -299,9 +323,16 @@ StatusOr<IngestSummary> DumpIngester::Ingest(DumpSource& source, const std::stri
         return;
       }
       if (meta->time_us >= 0 && spec.time_us < 0) time_from_metadata = true;
-      record_verdict(fs, {"not_ingested", "run metadata: " + std::to_string(labels.size()) + " labels" +
-                                              (time_from_metadata ? " and the run time" : "") + " applied",
-                          0, 0});
+      const std::string applied_text = std::to_string(labels.size()) + " labels" +
+                                       (time_from_metadata ? " and the run time" : "") + " applied";
+      if (meta->refused_labels.empty()) {
+        record_verdict(fs, {"not_ingested", "run metadata: " + applied_text, 0, 0});
+        return;
+      }
+      // Refused labels are the file's error, so they are seen; the run keeps what the file got right.
+      std::string refused;
+      for (const auto& why : meta->refused_labels) refused += why + "; ";
+      record_verdict(fs, {"error", "run metadata file: labels left out: " + refused + applied_text, 0, 0});
       return;
     }
     if (!IsIngestedKind(sniff.kind)) {

@@ -86,8 +86,20 @@ class DumpIngester {
   IngestTarget* target_;
 };
 
-// Parses "2026-11-22", "2026-11-22T13:05:00Z", "2026-11-22 13:05:00" or Unix seconds into Unix µs.
-StatusOr<int64_t> ParseTimeToUs(const std::string& text);
+// Run times lie in 1970-01-01T00:00:00Z .. 2200-01-01T00:00:00Z (Unix µs, both ends included): a time past
+// the upper end would sort its run newest forever, one before 1970 is a typo or a lost clock.
+inline constexpr int64_t kMinRunTimeUs = 0;
+inline constexpr int64_t kMaxRunTimeUs = int64_t{7258118400} * 1000000;
+
+// Parses "2026-11-22", "2026-11-22T13:05:00Z", "2026-11-22 13:05:00" or Unix seconds into Unix µs; a time
+// that does not read, or one outside the range above (CheckRunTimeUs), is kInvalidArgument quoting `text`.
+[[nodiscard]] StatusOr<int64_t> ParseTimeToUs(const std::string& text);
+// OK for a run time in the range above, else kInvalidArgument naming `shown` (how the caller got the time).
+[[nodiscard]] Status CheckRunTimeUs(int64_t time_us, const std::string& shown);
+// The run time the labels give when --time does not (README): the value of the first label keyed time,
+// run_time, commit_time, date or timestamp, read by ParseTimeToUs (so in range); -1 when there is none;
+// kInvalidArgument naming the label when its value does not read.
+[[nodiscard]] StatusOr<int64_t> RunTimeFromLabels(const std::vector<std::pair<std::string, std::string>>& labels);
 
 }  // namespace xladb::ingest
 

@@ -3,6 +3,7 @@
 #include <toml++/toml.h>
 
 #include "ingest/dump_ingester.h"
+#include "ingest/run_name.h"
 
 namespace xladb::ingest {
 namespace {
@@ -43,6 +44,10 @@ StatusOr<RunMetadata> ParseRunMetadata(std::string_view text) {
         else if (value.is_boolean()) text_value = *value.value<bool>() ? "true" : "false";
         else return Status::DataLoss(LinePrefix(value.source()) + "label " + std::string(name.str()) +
                                      " must be a string, number or boolean");
+        if (Status valid = ValidateRunLabel(name.str(), text_value); !valid.ok()) {
+          meta.refused_labels.push_back(LinePrefix(value.source()) + valid.message());
+          continue;
+        }
         meta.labels.emplace_back(std::string(name.str()), std::move(text_value));
       }
     } else {

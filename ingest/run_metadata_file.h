@@ -27,12 +27,15 @@ inline constexpr std::string_view kRunMetadataFileName = "xladb-run.toml";
 inline constexpr size_t kMaxRunMetadataBytes = 64 * 1024;
 
 struct RunMetadata {
-  std::vector<std::pair<std::string, std::string>> labels;  // in file order
+  std::vector<std::pair<std::string, std::string>> labels;  // in file order; each passes ValidateRunLabel()
   int64_t time_us = -1;                                     // -1: not given
+  // Labels that ValidateRunLabel() refuses are left out of `labels`, one message each ("line 3: label
+  // 'k=v': why"): the run takes the file's other labels and its time, and the file's verdict is an error.
+  std::vector<std::string> refused_labels;
 };
 
 // kDataLoss naming the line and the reason for text that is not such a file (bad TOML, an unknown key, a
-// table as a label value, a time that does not read).
+// table as a label value, a time that does not read or lies outside 1970 .. 2200: ParseTimeToUs()).
 StatusOr<RunMetadata> ParseRunMetadata(std::string_view text);
 
 }  // namespace xladb::ingest

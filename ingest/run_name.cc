@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "ingest/dump_source.h"
+#include "ingest/visible_text.h"
 
 namespace xladb::ingest {
 namespace fs = std::filesystem;
@@ -28,6 +29,24 @@ bool EqualsIgnoringAsciiCase(std::string_view a, std::string_view b) {
 }
 
 bool IsBlankByte(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
+
+bool IsControlByte(char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }
+
+// "holds a control character (\x1b at byte 3)" for the first control byte of `text`, or "" when it has none.
+std::string ControlCharacterProblem(std::string_view text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (!IsControlByte(text[i])) continue;
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "\\x%02x", static_cast<unsigned char>(text[i]));
+    return "holds a control character (" + std::string(hex) + " at byte " + std::to_string(i) + ")";
+  }
+  return {};
+}
+
+bool IsLabelKeyByte(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+         c == '-' || c == '/';
+}
 
 }  // namespace
 
@@ -74,18 +93,47 @@ Status ValidateRunName(std::string_view name) {
     return Status::InvalidArgument(name.empty() ? "the run name is empty"
                                                 : "the run name is blank (white space only)");
   }
-  for (size_t i = 0; i < name.size(); ++i) {
-    unsigned char c = static_cast<unsigned char>(name[i]);
-    if (c < 0x20 || c == 0x7f) {
-      char hex[8];
-      std::snprintf(hex, sizeof hex, "\\x%02x", c);
-      return Status::InvalidArgument("the run name holds a control character (" + std::string(hex) + " at byte " +
-                                     std::to_string(i) + "); run names may not hold bytes below 0x20 or 0x7f");
-    }
+  if (std::string problem = ControlCharacterProblem(name); !problem.empty()) {
+    return Status::InvalidArgument("the run name " + problem + "; run names may not hold bytes below 0x20 or 0x7f");
   }
   if (name.size() > kMaxRunNameBytes) {
     return Status::InvalidArgument("the run name is " + std::to_string(name.size()) + " bytes long; at most " +
                                    std::to_string(kMaxRunNameBytes) + " are allowed");
+  }
+  return Status::Ok();
+}
+
+Status ValidateRunLabel(std::string_view key, std::string_view value) {
+  // Named with its controls escaped, and cut short: the message goes to terminals and logs.
+  auto shown = [](std::string_view text) {
+    return EscapeControlCharacters(text.substr(0, 64)) + (text.size() > 64 ? "…" : "");
+  };
+  const std::string named = "label '" + shown(key) + "=" + shown(value) + "': ";
+  if (key.empty()) return Status::InvalidArgument(named + "the key is empty");
+  if (key.size() > kMaxLabelKeyBytes) {
+    return Status::InvalidArgument(named + "the key is " + std::to_string(key.size()) + " bytes long; at most " +
+                                   std::to_string(kMaxLabelKeyBytes) + " are allowed");
+  }
+  for (size_t i = 0; i < key.size(); ++i) {
+    if (IsLabelKeyByte(key[i])) continue;
+    return Status::InvalidArgument(named + "the key holds '" + EscapeControlCharacters(key.substr(i, 1)) +
+                                   "' at byte " + std::to_string(i) +
+                                   "; keys are ASCII letters, digits and . _ - /");
+  }
+  if (std::string problem = ControlCharacterProblem(value); !problem.empty()) {
+    return Status::InvalidArgument(named + "the value " + problem +
+                                   "; label values may not hold bytes below 0x20 or 0x7f");
+  }
+  if (value.size() > kMaxLabelValueBytes) {
+    return Status::InvalidArgument(named + "the value is " + std::to_string(value.size()) +
+                                   " bytes long; at most " + std::to_string(kMaxLabelValueBytes) + " are allowed");
+  }
+  return Status::Ok();
+}
+
+Status ValidateRunLabels(const std::vector<std::pair<std::string, std::string>>& labels) {
+  for (const auto& [key, value] : labels) {
+    if (Status valid = ValidateRunLabel(key, value); !valid.ok()) return valid;
   }
   return Status::Ok();
 }

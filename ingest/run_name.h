@@ -20,12 +20,16 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "ingest/status.h"
 
 namespace xladb::ingest {
 
 inline constexpr size_t kMaxRunNameBytes = 200;
+inline constexpr size_t kMaxLabelKeyBytes = 64;
+inline constexpr size_t kMaxLabelValueBytes = 1024;
 
 // The default run name for `path`; whether it is a folder is asked of the file system (a path that cannot be
 // stat()ed is named as a file or archive by its name).
@@ -47,6 +51,17 @@ std::string CanonicalSourcePath(const std::string& path);
 // below 0x20, or 0x7f; named as \xNN with its offset), or longer than kMaxRunNameBytes bytes. Bytes that are
 // not UTF-8 are allowed (the service shows them with U+FFFD).
 Status ValidateRunName(std::string_view name);
+
+// A run label, wherever it comes from (the CLI, an RPC, xladb-run.toml): OK, or kInvalidArgument naming the
+// label (its control characters written as escapes) and the rule it breaks. The key is 1 to
+// kMaxLabelKeyBytes of ASCII letters, digits and . _ - / (labels are matched, listed and typed as KEY=VALUE,
+// so a key holds nothing that needs quoting). The value is at most kMaxLabelValueBytes bytes with no control
+// character (a byte below 0x20, or 0x7f: NUL, ESC, BEL, line breaks and tabs included), since it is printed
+// to terminals and stored as text (PostgreSQL cannot hold NUL, SQLite counts text up to it); an empty value,
+// and bytes that are not UTF-8, are allowed.
+Status ValidateRunLabel(std::string_view key, std::string_view value);
+// The first of `labels` that ValidateRunLabel() refuses, or OK.
+Status ValidateRunLabels(const std::vector<std::pair<std::string, std::string>>& labels);
 
 }  // namespace xladb::ingest
 

@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "ingest/content_hash.h"
+#include "ingest/dump_ingester.h"
 #include "ingest/run_name.h"
 #include "proto/wire_text.h"
 #include "service/query_service.h"
@@ -32,6 +33,18 @@ std::vector<std::pair<std::string, std::string>> FromProto(const google::protobu
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& x : l) out.emplace_back(x.key(), x.value());
   return out;
+}
+
+// The labels and run time of an ingest request, checked by the rules every ingest follows (ValidateRunLabels,
+// RunTimeFromLabels, CheckRunTimeUs; 0 is "no time given"), so a bad one is INVALID_ARGUMENT now
+// rather than a failed job later.
+Status CheckRunLabelsAndTime(const google::protobuf::RepeatedPtrField<v1::Label>& labels, int64_t run_time_us) {
+  if (Status valid = ingest::ValidateRunLabels(FromProto(labels)); !valid.ok()) return valid;
+  if (auto from_labels = ingest::RunTimeFromLabels(FromProto(labels)); !from_labels.ok()) {
+    return from_labels.status();
+  }
+  if (run_time_us == 0) return Status::Ok();
+  return ingest::CheckRunTimeUs(run_time_us, "run_time_us " + std::to_string(run_time_us));
 }
 
 // Why `p` is not a relative, '/'-separated path with parts of at most NAME_MAX bytes and no empty, "." or ".."
@@ -145,7 +158,7 @@ grpc::Status IngestServiceImpl::IngestPath(grpc::ServerContext* ctx, const v1::I
   if (!req->run_name().empty()) {
     if (Status valid = ingest::ValidateRunName(req->run_name()); !valid.ok()) return ToGrpc(valid);
   }
-  if (req->run_time_us() < 0) return {grpc::StatusCode::INVALID_ARGUMENT, "run_time_us must not be negative"};
+  if (Status valid = CheckRunLabelsAndTime(req->labels(), req->run_time_us()); !valid.ok()) return ToGrpc(valid);
   // Checked now for a prompt answer, and again when the job runs (the path is opened beneath its root then).
   auto resolved = access_->ResolveAllowedPath(req->path());
   if (!resolved.ok()) return ToGrpc(resolved.status());
@@ -183,6 +196,7 @@ grpc::Status IngestServiceImpl::ReceiveUpload(grpc::ServerContext* ctx, grpc::Se
   const v1::UploadHeader header = chunk.header();
   if (header.run_name().empty()) return {grpc::StatusCode::INVALID_ARGUMENT, "UploadHeader.run_name is required"};
   if (Status valid = ingest::ValidateRunName(header.run_name()); !valid.ok()) return ToGrpc(valid);
+  if (Status valid = CheckRunLabelsAndTime(header.labels(), header.run_time_us()); !valid.ok()) return ToGrpc(valid);
 
   std::error_code ec;
   fs::create_directories(spool_dir_, ec);

@@ -1,5 +1,6 @@
 #include "store/run_lifecycle.h"
 
+#include "ingest/run_name.h"
 #include "store/query_sql.h"
 #include "store/row_tables.h"
 
@@ -68,9 +69,7 @@ int64_t EndRemoval(SqlConnection& sql) {
 }  // namespace
 
 Status RelabelRun(Database& db, const std::string& run, const LabelList& set, const std::vector<std::string>& remove) {
-  for (const auto& [key, value] : set) {
-    if (key.empty()) return Status::InvalidArgument("a label needs a key: '=" + value + "'");
-  }
+  if (Status valid = ingest::ValidateRunLabels(set); !valid.ok()) return valid;
   auto done = CatchSqlErrors("labelling run '" + run + "'", [&]() -> StatusOr<bool> {
     WriteTransaction tx(db.connection());
     StatusOr<int64_t> run_id = FindRunId(db.connection(), run);

@@ -8,9 +8,10 @@
 //     would hold had the run never been ingested (tests/store/run_lifecycle_test.cc counts every table).
 //
 // Contract: read-write connection (Database opened read-write), one transaction per call, one thread at a
-// time. kNotFound names an unknown run; kInvalidArgument a bad label; kIoError a database failure (rolled
-// back: a run is deleted whole or not at all). A writer that caches interned ids (store/run_writer.h) must
-// not be used across a DeleteRun on its connection: make a new one. No exceptions escape.
+// time. kNotFound names an unknown run; kInvalidArgument a label ingest::ValidateRunLabel() refuses; kIoError
+// a database failure (rolled back: a run is deleted whole or not at all). A writer that caches interned ids
+// (store/run_writer.h) must not be used across a DeleteRun on its connection: make a new one. No exceptions
+// escape.
 #ifndef XLADB_STORE_RUN_LIFECYCLE_H_
 #define XLADB_STORE_RUN_LIFECYCLE_H_
 

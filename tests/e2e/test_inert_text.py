@@ -1,19 +1,25 @@
-"""Hardening round 3 (issue 26): inert text wherever text leaves xladb (item 3), against real xladb processes.
-The gate's Markdown is rendered with Debian's cmark-gfm (GitHub's CommonMark fork, with its
+"""Hardening round 3 (issue 26): inert text wherever text leaves xladb (item 3) and run times in range (item 4),
+against real xladb and xladbd processes on 127.0.0.1 and a Python grpcio client. The gate's Markdown is rendered with Debian's cmark-gfm (GitHub's CommonMark fork, with its
 table, autolink and strikethrough extensions), as a PR comment would be. docs/RELIABILITY.md lists each case.
 
 Run by ctest like test_service.py (same environment variables). Every wait is bounded.
 """
+import calendar
 import csv
 import html.parser
 import io
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
+import time
 import unittest
 
-from test_service import SOURCE_DIR, XLADB, DaemonTestCase, make_run
+from test_service import SOURCE_DIR, XLADB, DaemonTestCase, make_run, wait_for, xladb_pb2
+from test_hardening import upload_messages
+
+import grpc  # noqa: E402
 
 GATE_FIXTURE = os.path.join(SOURCE_DIR, "tests", "fixtures", "gate")
 BA_SUFFIX = ".after_optimizations-buffer-assignment.txt"
@@ -192,6 +198,143 @@ class InertTextTest(DaemonTestCase):
         self.assertNotIn("\u202e", text)
         self.assertIn("nightly-\\u202e4pm.exe", text)
         self.assertIn("\\u202egnp", text)
+
+    # --- 3. Labels --------------------------------------------------------------------------------------------
+
+    BAD_LABELS = [  # (key, value, what the message shows)
+        ("note", "\x1b]0;PWN\x07\x1b[2J", "note=\\x1b]0;PWN\\x07\\x1b[2J"),
+        ("note", "ring\x07", "note=ring\\x07"),
+        ("note", "two\nlines", "note=two\\nlines"),
+        ("note", "tab\there", "note=tab\\there"),
+        ("bad key", "v", "bad key=v"),
+        ("k\x1b", "v", "k\\x1b=v"),
+        ("k" * 65, "v", "the key is 65 bytes"),
+        ("note", "v" * 1025, "the value is 1025 bytes"),
+    ]
+
+    def test_3_labels_are_validated_on_the_command_line(self):
+        folder = os.path.join(self.tmp, "r")
+        make_run(folder)
+        db = os.path.join(self.tmp, "l.db")
+        for key, value, shown in self.BAD_LABELS:
+            out = run_xladb("ingest", "--db", db, folder, "--run", "r", "--label", f"{key}={value}")
+            self.assertEqual(out.returncode, 2, (key, value))
+            self.assertIn(shown.encode(), out.stderr)
+            self.assertNotIn(b"\x1b", out.stderr)
+        self.assertFalse(os.path.exists(db))  # refused before anything was opened
+        self.assertEqual(run_xladb("ingest", "--db", db, folder, "--run", "r", "--label", "ok=fine").returncode, 0)
+        for key, value, shown in self.BAD_LABELS:
+            out = run_xladb("label", "r", f"{key}={value}", "--db", db)
+            self.assertEqual(out.returncode, 2, (key, value))
+            self.assertIn(shown.encode(), out.stderr)
+        runs = json.loads(run_xladb("runs", "--db", db, "--format", "json").stdout)
+        self.assertEqual([(r["run"], r["labels"]) for r in runs], [("r", "ok=fine")])
+
+    def test_3_labels_are_validated_by_the_rpcs(self):
+        folder = os.path.join(self.tmp, "allowed", "r")
+        make_run(folder)
+        d = self.start("--allow-root", os.path.join(self.tmp, "allowed"))
+        bad = [(k, v, s) for k, v, s in self.BAD_LABELS] + [("", "v", "the key is empty"),
+                                                            ("note", "a\x00b", "note=a\\x00b")]
+        for key, value, shown in bad:
+            label = xladb_pb2.Label(key=key, value=value)
+            with self.assertRaises(grpc.RpcError) as err:
+                d.ingest.Upload(upload_messages("up", [("x.txt", b"x")], labels=[label]), timeout=30)
+            self.assertEqual(err.exception.code(), grpc.StatusCode.INVALID_ARGUMENT, (key, value))
+            self.assertIn(shown, err.exception.details())
+            with self.assertRaises(grpc.RpcError) as err:
+                d.ingest.IngestPath(xladb_pb2.IngestPathRequest(path=folder, labels=[label], wait=True), timeout=30)
+            self.assertEqual(err.exception.code(), grpc.StatusCode.INVALID_ARGUMENT, (key, value))
+            self.assertIn(shown, err.exception.details())
+        self.assertEqual(d.cli_json("runs"), [])
+        d.cli("ingest", folder, "--run", "r")
+        for key, value, shown in bad:
+            with self.assertRaises(grpc.RpcError) as err:
+                d.ingest.LabelRun(xladb_pb2.LabelRunRequest(run_name="r", set=[xladb_pb2.Label(key=key, value=value)]),
+                                  timeout=30)
+            self.assertEqual(err.exception.code(), grpc.StatusCode.INVALID_ARGUMENT, (key, value))
+            self.assertIn(shown, err.exception.details())
+        self.assertEqual(d.cli_json("runs")[0]["labels"], "")
+
+    def test_3_bad_labels_in_a_watched_toml_are_its_error_and_the_run_is_ingested_without_them(self):
+        root = os.path.join(self.tmp, "artifacts")
+        os.makedirs(root)
+        d = self.start("--watch", root, "--quiet-seconds", "0.3")
+        staging = os.path.join(self.tmp, "staging", "ci-9")
+        make_run(staging)
+        with open(os.path.join(staging, "xladb-run.toml"), "w") as f:
+            f.write('time = "2026-11-02T06:00:00Z"\n[labels]\nbranch = "main"\nnote = "\\u001b]0;PWN\\u0007"\n'
+                    '"" = "empty key"\nnul = "a\\u0000b"\n"bad key" = "v"\n')
+        shutil.move(staging, os.path.join(root, "ci-9"))
+        runs = wait_for(lambda: [r for r in d.cli_json("runs") if r["run"] == "ci-9" and r["modules"] == 3],
+                        what="the watched run to be ingested")
+        self.assertEqual(runs[0]["labels"], "branch=main")
+        self.assertEqual(runs[0]["run_time"], "2026-11-02T06:00:00Z")
+        con = sqlite3.connect(f"file:{d.db}?mode=ro", uri=True)
+        verdict, reason = con.execute("SELECT verdict, reason FROM dump_files WHERE path = 'xladb-run.toml'").fetchone()
+        con.close()
+        self.assertEqual(verdict, "error")
+        for shown in ("line 4: label 'note=\\x1b]0;PWN\\x07'", "line 5: label '=empty key': the key is empty",
+                      "line 6: label 'nul=a\\x00b'", "line 7: label 'bad key=v'", "1 labels and the run time applied"):
+            self.assertIn(shown, reason)
+
+    # --- 4. Run times -----------------------------------------------------------------------------------------
+
+    OUT_OF_RANGE_TIMES = ["99999999999999", '"9999-12-31T23:59:59Z"', "-99999999999", '"0001-01-01"',
+                          "9223372036854775807", '"1969-12-31T23:59:59Z"', '"2200-01-01T00:00:01Z"']
+
+    def test_4_a_run_time_outside_1970_to_2200_is_an_error_naming_it(self):
+        folder = os.path.join(self.tmp, "r")
+        make_run(folder)
+        db = os.path.join(self.tmp, "t.db")
+        started = time.time()
+        for i, value in enumerate(self.OUT_OF_RANGE_TIMES):
+            with open(os.path.join(folder, "xladb-run.toml"), "w") as f:
+                f.write(f"time = {value}\n[labels]\nbranch = \"main\"\n")
+            out = run_xladb("ingest", "--db", db, folder, "--run", f"r{i}")
+            self.assertEqual(out.returncode, 1, value)  # the toml's error verdict
+            self.assertIn(f"time '{value.strip(chr(34))}' is outside 1970-01-01 .. 2200-01-01".encode(), out.stderr)
+            bare = value.strip('"')
+            flag = run_xladb("ingest", "--db", db, folder, "--run", f"flag{i}", f"--time={bare}")
+            self.assertEqual(flag.returncode, 2, bare)
+            self.assertIn(f"time '{bare}' is outside".encode(), flag.stderr)
+            label = run_xladb("ingest", "--db", db, folder, "--run", f"label{i}", "--label", f"date={bare}")
+            self.assertEqual(label.returncode, 2, bare)
+            self.assertIn(f"label date: time '{bare}' is outside".encode(), label.stderr)
+        runs = {r["run"]: r for r in json.loads(run_xladb("runs", "--db", db, "--format", "json").stdout)}
+        self.assertEqual(sorted(runs), sorted(f"r{i}" for i in range(len(self.OUT_OF_RANGE_TIMES))))
+        # Each run is still ingested, at its newest file's time (written by this test), never at the refused one.
+        for r in runs.values():
+            self.assertEqual(r["modules"], 3)
+            stored = calendar.timegm(time.strptime(r["run_time"], "%Y-%m-%dT%H:%M:%SZ"))
+            self.assertLess(abs(stored - started), 600, r)
+        # The ends of the range are accepted.
+        for value, shown in (("0", "1970-01-01T00:00:00Z"), ('"2200-01-01T00:00:00Z"', "2200-01-01T00:00:00Z")):
+            with open(os.path.join(folder, "xladb-run.toml"), "w") as f:
+                f.write(f"time = {value}\n")
+            self.assertEqual(run_xladb("ingest", "--db", db, folder, "--run", "edge" + value[:2]).returncode, 0)
+            edge = [r for r in json.loads(run_xladb("runs", "--db", db, "--format", "json").stdout)
+                    if r["run"] == "edge" + value[:2]]
+            self.assertEqual(edge[0]["run_time"], shown)
+
+    def test_4_the_rpcs_refuse_a_run_time_out_of_range(self):
+        folder = os.path.join(self.tmp, "allowed", "r")
+        make_run(folder)
+        d = self.start("--allow-root", os.path.join(self.tmp, "allowed"))
+        for us in (-1, 7258118400 * 1000000 + 1, 2**63 - 1):
+            with self.assertRaises(grpc.RpcError) as err:
+                d.ingest.IngestPath(xladb_pb2.IngestPathRequest(path=folder, run_time_us=us, wait=True), timeout=30)
+            self.assertEqual(err.exception.code(), grpc.StatusCode.INVALID_ARGUMENT, us)
+            self.assertIn(str(us), err.exception.details())
+            with self.assertRaises(grpc.RpcError) as err:
+                d.ingest.Upload(upload_messages("up", [("x.txt", b"x")], run_time_us=us), timeout=30)
+            self.assertEqual(err.exception.code(), grpc.StatusCode.INVALID_ARGUMENT, us)
+        with self.assertRaises(grpc.RpcError) as err:
+            d.ingest.Upload(upload_messages("up", [("x.txt", b"x")],
+                                            labels=[xladb_pb2.Label(key="time", value="9999-12-31")]), timeout=30)
+        self.assertEqual(err.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertIn("label time: time '9999-12-31' is outside", err.exception.details())
+        self.assertEqual(d.cli_json("runs"), [])
 
 
 if __name__ == "__main__":

@@ -162,5 +162,63 @@ TEST(ValidateRunName, IngestRefusesABadNameBeforeTouchingTheTarget) {
   EXPECT_GT(target.touches, 0);
 }
 
+// Labels (issue 26, item 3): one rule for the CLI, the RPCs and xladb-run.toml.
+TEST(ValidateRunLabel, KeysAreLettersDigitsAndDotUnderscoreDashSlash) {
+  for (const char* key : {"branch", "ci.job_id", "team/owner", "A-1", "x"}) {
+    EXPECT_TRUE(ValidateRunLabel(key, "v").ok()) << key;
+  }
+  EXPECT_TRUE(ValidateRunLabel(std::string(kMaxLabelKeyBytes, 'k'), "v").ok());
+  Status empty = ValidateRunLabel("", "v");
+  EXPECT_EQ(empty.code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(empty.message(), "label '=v': the key is empty");
+  for (const char* key : {"bad key", "k=", "k\x1b", "é", "k:v", "a\tb"}) {
+    Status st = ValidateRunLabel(key, "v");
+    EXPECT_EQ(st.code(), Status::Code::kInvalidArgument) << key;
+    EXPECT_NE(st.message().find("keys are ASCII letters, digits and . _ - /"), std::string::npos) << st.message();
+  }
+  Status esc = ValidateRunLabel("k\x1b", "v");
+  EXPECT_NE(esc.message().find("label 'k\\x1b=v': the key holds '\\x1b' at byte 1"), std::string::npos)
+      << esc.message();
+  Status long_key = ValidateRunLabel(std::string(kMaxLabelKeyBytes + 1, 'k'), "v");
+  EXPECT_NE(long_key.message().find("the key is 65 bytes long; at most 64"), std::string::npos) << long_key.message();
+}
+
+TEST(ValidateRunLabel, ValuesHoldNoControlCharacterAndAreBounded) {
+  EXPECT_TRUE(ValidateRunLabel("note", "").ok());
+  EXPECT_TRUE(ValidateRunLabel("note", "[a](b) **c** @d \xe2\x80\xae \xff").ok())
+      << "Markdown, bidi controls and bytes that are not UTF-8 are text; outputs make them inert";
+  EXPECT_TRUE(ValidateRunLabel("note", std::string(kMaxLabelValueBytes, 'v')).ok());
+  const std::pair<std::string, std::string> bad[] = {
+      {"\x1b]0;PWN\x07", "\\x1b at byte 0"}, {std::string("a\0b", 3), "\\x00 at byte 1"},
+      {"ring\x07", "\\x07 at byte 4"},          {"two\nlines", "\\x0a at byte 3"},
+      {"tab\there", "\\x09 at byte 3"},         {"del\x7f", "\\x7f at byte 3"}};
+  for (const auto& [value, where] : bad) {
+    Status st = ValidateRunLabel("note", value);
+    EXPECT_EQ(st.code(), Status::Code::kInvalidArgument);
+    EXPECT_NE(st.message().find("the value holds a control character (" + where + ")"), std::string::npos)
+        << st.message();
+    EXPECT_EQ(st.message().find_first_of(std::string("\x1b\x07\n\t\x7f\0", 6)), std::string::npos)
+        << "the message shows the label with its controls escaped";
+  }
+  Status long_value = ValidateRunLabel("note", std::string(kMaxLabelValueBytes + 1, 'v'));
+  EXPECT_NE(long_value.message().find("the value is 1025 bytes long; at most 1024"), std::string::npos);
+  EXPECT_LT(long_value.message().size(), 300u) << "the label is cut short in the message";
+  EXPECT_EQ(ValidateRunLabels({{"ok", "1"}, {"", "x"}, {"b c", "y"}}).message(), "label '=x': the key is empty");
+}
+
+TEST(ValidateRunLabel, IngestRefusesABadLabelBeforeTouchingTheTarget) {
+  testing::TempDir tmp;
+  testing::WriteFile(tmp / "run/m.txt", "not a dump\n");
+  TouchCountingTarget target;
+  DumpIngester ingester(&target);
+  IngestOptions options;
+  options.labels = {{"ok", "fine"}, {"note", "\x1b[2J"}};
+  auto refused = ingester.Ingest(tmp / "run", options);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("label 'note=\\x1b[2J'"), std::string::npos);
+  EXPECT_EQ(target.touches, 0);
+}
+
 }  // namespace
 }  // namespace xladb::ingest
