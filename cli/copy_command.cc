@@ -25,6 +25,10 @@ int CmdCopy(const std::string& source, const std::string& destination, const std
     return kExitUsage;
   }
   const std::string& file = up ? source : destination;
+  if (Status usable = store::CheckDatabaseFile(file); !usable.ok()) {
+    std::fprintf(stderr, "xladb copy: %s\n", usable.message().c_str());
+    return kExitUsage;
+  }
   auto db = store::Database::Open(file, up ? store::Database::Mode::kReadOnly : store::Database::Mode::kReadWrite);
   if (!db.ok()) {
     std::fprintf(stderr, "xladb copy: %s: %s\n", file.c_str(), db.status().message().c_str());

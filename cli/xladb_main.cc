@@ -396,6 +396,13 @@ int main(int argc, char** argv) {
     }
     while (!client.token.empty() && (client.token.back() == '\r' || client.token.back() == ' ')) client.token.pop_back();
   }
+  // A --db that cannot be a database (a FIFO would hang every command) is a usage error before anything runs.
+  if (!db_path.empty()) {
+    if (xladb::Status file = xladb::store::CheckDatabaseFile(db_path); !file.ok()) {
+      std::fprintf(stderr, "xladb: --db: %s\n", file.message().c_str());
+      return kExitUsage;
+    }
+  }
   const bool query_command = runs->parsed() || modules->parsed() || trend->parsed() || spills->parsed() ||
                              top->parsed() || diff->parsed() || retraces->parsed() || check->parsed() ||
                              report->parsed();

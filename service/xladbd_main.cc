@@ -50,6 +50,7 @@
 #include "service/ingest_service.h"
 #include "service/query_service.h"
 #include "service/run_folder_watcher.h"
+#include "store/database.h"
 #include "store/postgres_connection.h"
 #include "store/postgres_sql_query.h"
 #include "store/query_temp_storage.h"
@@ -197,6 +198,10 @@ int main(int argc, char** argv) {
   }
   if (tls_cert.empty() != tls_key.empty()) {
     std::fprintf(stderr, "xladbd: --tls-cert and --tls-key go together\n");
+    return 2;
+  }
+  if (Status file = store::CheckDatabaseFile(db_path); !file.ok()) {  // a FIFO would hang the start
+    std::fprintf(stderr, "xladbd: --db: %s\n", file.message().c_str());
     return 2;
   }
   if (spool_dir.empty() && store::IsPostgresUri(db_path)) {

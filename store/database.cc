@@ -2,6 +2,7 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include <iterator>
 #include <mutex>
@@ -81,8 +82,24 @@ StatusOr<std::unique_ptr<Database>> Database::OpenPostgres(const std::string& ur
   return std::unique_ptr<Database>(new Database(nullptr, std::move(backend), uri, mode));
 }
 
+// A path that does not exist is left to Open(): read-write creates it, read-only fails in SQLite with its own
+// message. Only a regular file is an SQLite database: a FIFO blocks the open or the first read forever, a
+// device is none, and a folder would fail later with a vaguer message.
+Status CheckDatabaseFile(const std::string& path) {
+  if (IsPostgresUri(path)) return Status::Ok();
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return Status::Ok();
+  const char* kind = S_ISDIR(st.st_mode)    ? "a folder"
+                     : S_ISFIFO(st.st_mode) ? "a FIFO"
+                     : S_ISSOCK(st.st_mode) ? "a socket"
+                                            : "a device";
+  return Status::InvalidArgument("database " + path + " is " + kind +
+                                 ", not a regular file: give an SQLite file (or a postgresql:// URI)");
+}
+
 StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path, Mode mode) {
   if (IsPostgresUri(path)) return OpenPostgres(path, mode);
+  if (Status file = CheckDatabaseFile(path); !file.ok()) return file;
   ConfigureSqliteOnce();
   try {
     int flags = mode == Mode::kReadOnly ? SQLite::OPEN_READONLY : (SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);

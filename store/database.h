@@ -3,6 +3,8 @@
 // Contract
 //   * Open() creates the file and schema when missing, migrates an older schema in place, and refuses a
 //     newer one with a message naming both versions. Errors are returned, never thrown.
+//   * The path must be a regular file or not exist yet: a FIFO, socket, device or folder is kInvalidArgument
+//     at once (a FIFO would block SQLite's open or first read forever).
 //   * Writers use WAL with synchronous=NORMAL: a crash loses at most the last committed transactions of the
 //     OS buffer, never consistency; readers never block writers.
 //   * Readers (kReadOnly) serve queries: they open through the VFS of store/query_temp_storage.h, so their
@@ -28,6 +30,11 @@
 #include "store/statement_cache.h"
 
 namespace xladb::store {
+
+// OK for a path Database::Open() may open: a PostgreSQL URI, a regular file (or a link to one), or a path that
+// does not exist yet. A FIFO, socket, device or folder is kInvalidArgument naming the path and what it is.
+// Open() checks this itself; a command line checks it first to answer with a usage error.
+[[nodiscard]] Status CheckDatabaseFile(const std::string& path);
 
 class Database {
  public:

@@ -1,5 +1,6 @@
-"""Hardening round 3 (issue 26): inert text wherever text leaves xladb (item 3) and run times in range (item 4),
-against real xladb and xladbd processes on 127.0.0.1 and a Python grpcio client. The gate's Markdown is rendered with Debian's cmark-gfm (GitHub's CommonMark fork, with its
+"""Hardening round 3 (issue 26): inert text wherever text leaves xladb (item 3), run times in range (item 4) and
+--db that must be a regular file (item 5), against real xladb and xladbd processes on 127.0.0.1 and a Python
+grpcio client. The gate's Markdown is rendered with Debian's cmark-gfm (GitHub's CommonMark fork, with its
 table, autolink and strikethrough extensions), as a PR comment would be. docs/RELIABILITY.md lists each case.
 
 Run by ctest like test_service.py (same environment variables). Every wait is bounded.
@@ -16,7 +17,7 @@ import subprocess
 import time
 import unittest
 
-from test_service import SOURCE_DIR, XLADB, DaemonTestCase, make_run, wait_for, xladb_pb2
+from test_service import SOURCE_DIR, XLADB, XLADBD, DaemonTestCase, make_run, wait_for, xladb_pb2
 from test_hardening import upload_messages
 
 import grpc  # noqa: E402
@@ -335,6 +336,33 @@ class InertTextTest(DaemonTestCase):
         self.assertEqual(err.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
         self.assertIn("label time: time '9999-12-31' is outside", err.exception.details())
         self.assertEqual(d.cli_json("runs"), [])
+
+    # --- 5. --db must be a regular file ---------------------------------------------------------------------
+
+    def test_5_db_that_is_a_fifo_a_device_or_a_folder_is_refused_at_once(self):
+        fifo = os.path.join(self.tmp, "f.db")
+        os.mkfifo(fifo)
+        folder = os.path.join(self.tmp, "r")
+        make_run(folder)
+        for path, kind in ((fifo, b"a FIFO"), ("/dev/null", b"a device"), (self.tmp, b"a folder")):
+            for args in (["runs"], ["ingest", folder], ["check", "a", "--baseline", "b"], ["label", "r", "a=b"],
+                         ["sql", "SELECT 1"]):
+                started = time.monotonic()
+                out = run_xladb(*args, "--db", path, timeout=20)  # a hang would be the timeout's exception
+                self.assertEqual(out.returncode, 2, (path, args))
+                self.assertIn(kind + b", not a regular file", out.stderr)
+                self.assertLess(time.monotonic() - started, 10)
+            daemon = subprocess.run([XLADBD, "--db", path, "--listen", "127.0.0.1:0"], capture_output=True,
+                                    timeout=20)
+            self.assertEqual(daemon.returncode, 2, path)
+            self.assertIn(kind + b", not a regular file", daemon.stderr)
+            copy = run_xladb("copy", path, "postgresql://nobody@127.0.0.1:1/none", timeout=20)
+            self.assertEqual(copy.returncode, 2, path)
+            self.assertIn(kind + b", not a regular file", copy.stderr)
+        # A missing file is still created by a command that writes.
+        fresh = os.path.join(self.tmp, "new.db")
+        self.assertEqual(run_xladb("ingest", folder, "--db", fresh).returncode, 0)
+        self.assertEqual(json.loads(run_xladb("runs", "--db", fresh, "--format", "json").stdout)[0]["modules"], 3)
 
 
 if __name__ == "__main__":
