@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "ingest/visible_text.h"
 #include "proto/wire_text.h"
 #include "service/query_answers.h"
 #include "service/query_service.h"
@@ -83,7 +84,7 @@ class OfflineBackend final : public QueryBackend {
   }
 
   int Fail(const grpc::Status& status) override {
-    std::fprintf(stderr, "xladb: %s\n", status.error_message().c_str());
+    std::fprintf(stderr, "xladb: %s\n", ingest::EscapeControlCharacters(status.error_message()).c_str());
     return kExitFailure;
   }
 

@@ -13,6 +13,7 @@
 
 #include "cli/call_watchdog.h"
 #include "ingest/dump_ingester.h"
+#include "ingest/visible_text.h"
 #include "proto/wire_text.h"
 #include "xladb/v1/xladb.grpc.pb.h"
 
@@ -52,13 +53,13 @@ int Fail(const ClientOptions& o, const grpc::Status& st) {
                    static_cast<long long>(o.timeout_s));
       break;
     case grpc::StatusCode::PERMISSION_DENIED:
-      std::fprintf(stderr, "xladb: refused: %s\n", st.error_message().c_str());
+      std::fprintf(stderr, "xladb: refused: %s\n", ingest::EscapeControlCharacters(st.error_message()).c_str());
       if (st.error_message().find("token") != std::string::npos) {
         std::fprintf(stderr, "  (a server started with --token-file needs --token-file here too)\n");
       }
       break;
-    default:
-      std::fprintf(stderr, "xladb: %s\n", st.error_message().c_str());
+    default:  // messages quote names from dumps and requests: shown with their controls escaped
+      std::fprintf(stderr, "xladb: %s\n", ingest::EscapeControlCharacters(st.error_message()).c_str());
   }
   return kExitFailure;
 }

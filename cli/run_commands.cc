@@ -20,7 +20,7 @@ void PrintLabels(const std::string& run, const std::vector<std::pair<std::string
 }
 
 int OfflineFailure(const Status& st) {
-  std::fprintf(stderr, "xladb: %s\n", st.message().c_str());
+  std::fprintf(stderr, "xladb: %s\n", ingest::EscapeControlCharacters(st.message()).c_str());
   return kExitFailure;
 }
 

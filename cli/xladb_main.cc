@@ -120,15 +120,16 @@ int RunIngest(const std::vector<std::string>& paths, const std::string& db_path,
     const auto& s = summary.value();
     double mb = static_cast<double>(s.bytes_read) / 1e6;
     std::printf("run %s: %lld files (%s); %lld rows, %.1f MB in %.2f s (%.1f MB/s), %lld issues\n",
-                s.run_name.c_str(), static_cast<long long>(s.files), FormatVerdicts(WithRereads(s)).c_str(),
+                ingest::EscapeControlCharacters(s.run_name).c_str(), static_cast<long long>(s.files), FormatVerdicts(WithRereads(s)).c_str(),
                 static_cast<long long>(s.rows), mb, s.seconds, s.seconds > 0 ? mb / s.seconds : 0.0,
                 static_cast<long long>(s.issues));
     if (s.files > 0 && s.files_by_verdict.count("unchanged") &&
         s.files_by_verdict.at("unchanged") == s.files) {
-      std::printf("run %s: unchanged\n", s.run_name.c_str());
+      std::printf("run %s: unchanged\n", ingest::EscapeControlCharacters(s.run_name).c_str());
     }
     for (size_t i = 0; i < s.errors.size() && i < 20; ++i) {
-      std::fprintf(stderr, "  error: %s: %s\n", s.errors[i].path.c_str(), s.errors[i].reason.c_str());
+      std::fprintf(stderr, "  error: %s: %s\n", ingest::EscapeControlCharacters(s.errors[i].path).c_str(),
+                   ingest::EscapeControlCharacters(s.errors[i].reason).c_str());
     }
     if (s.errors.size() > 20) std::fprintf(stderr, "  … and %zu more errors\n", s.errors.size() - 20);
     if (!s.errors.empty()) exit_code = kExitFailure;

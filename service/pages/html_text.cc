@@ -26,7 +26,8 @@ std::string Html(std::string_view text) {
   return out;
 }
 
-std::string JsonText(std::string_view text) { return wire::ToValidUtf8(text); }
+// Chart data is shown by page.js as text (the hover card): bidi controls shown, not applied, as in Html().
+std::string JsonText(std::string_view text) { return ingest::EscapeBidiControls(wire::ToValidUtf8(text)); }
 
 std::string ScriptJson(const nlohmann::json& value) {
   const std::string text = value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -20,7 +20,8 @@ namespace xladb::service::pages {
 
 std::string Html(std::string_view text);
 std::string ScriptJson(const nlohmann::json& value);
-// A string for JSON: valid UTF-8 (invalid bytes become U+FFFD).
+// A string for JSON that a page shows as text: valid UTF-8 (invalid bytes become U+FFFD), bidi controls
+// written as the text \u202e like Html() does.
 std::string JsonText(std::string_view text);
 // A query-string component, percent-encoded (RFC 3986 unreserved characters kept).
 std::string UrlComponent(std::string_view text);

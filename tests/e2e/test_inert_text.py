@@ -191,6 +191,15 @@ class InertTextTest(DaemonTestCase):
         self.assertNotIn(b"\x1b", json_out)
         self.assertIn(b"\\u001b]0;PWN\\u0007", json_out)
 
+        # The verdict lines of an ingest name a file as it is, with its controls escaped.
+        with open(os.path.join(folder, f"module_0009.{TERMINAL_MODULE}{BA_SUFFIX}"), "wb") as f:
+            f.write(b"\x00\x01 not a dump\n")
+        errors = run_xladb("ingest", "--db", db, folder, "--run", run, "--append")
+        self.assertEqual(errors.returncode, 1)
+        self.assertIn(b"error: module_0009.jit_\\x1b]0;PWN\\x07\\x1b[2J_\\u202egnp", errors.stderr)
+        for raw in (b"\x1b", b"\x07", "\u202e".encode()):
+            self.assertNotIn(raw, errors.stderr + errors.stdout)
+
         # Pages show a bidi control as text, never apply it.
         page = os.path.join(self.tmp, "run.html")
         self.assertEqual(run_xladb("report", run, "--db", db, "-o", page).returncode, 0)

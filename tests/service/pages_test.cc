@@ -25,6 +25,14 @@ TEST(HtmlText, MarkupAndInvalidUtf8BecomeText) {
   EXPECT_EQ(Html("plain_name.1{0}"), "plain_name.1{0}");
 }
 
+// Issue 26: a right-to-left override in a name would reorder what a page shows after it (a module read as
+// another); pages show it as the text \u202e. Line breaks and other text stay.
+TEST(HtmlText, BidiControlsAreShownNotApplied) {
+  EXPECT_EQ(Html("jit_\u202egnp.exe<"), "jit_\\u202egnp.exe&lt;");
+  EXPECT_EQ(Html("a\u2066b\u2069\n\u00e9"), "a\\u2066b\\u2069\n\u00e9");
+  EXPECT_EQ(JsonText("dot.\u202b1\xff"), "dot.\\u202b1\xEF\xBF\xBD");
+}
+
 TEST(HtmlText, ScriptJsonCannotCloseItsBlock) {
   const std::string json = ScriptJson({{"name", "</script><!-- & -->"}});
   EXPECT_EQ(json.find('<'), std::string::npos);
