@@ -140,6 +140,18 @@ TEST(CheckReport, JunitCountsAndEscapes) {
   EXPECT_EQ(cases, 3u);
 }
 
+// Issue 26: the table is for a terminal, so names from dumps show their control and bidi characters escaped.
+TEST(CheckReport, TheTableShowsControlCharactersAsEscapes) {
+  v1::CheckRunResponse r = Report();
+  r.mutable_modules(2)->set_module("jit_\x1b]0;PWN\x07\u202e");
+  r.mutable_modules(2)->mutable_by_source(0)->set_source("m\x1b[2J.py:1");
+  const std::string table = RenderCheckReport(r, CheckReportFormat::kTable);
+  EXPECT_NE(table.find("jit_\\x1b]0;PWN\\x07\\u202e#7"), std::string::npos) << table;
+  EXPECT_NE(table.find("from m\\x1b[2J.py:1"), std::string::npos) << table;
+  EXPECT_EQ(table.find_first_of("\x1b\x07"), std::string::npos);
+  EXPECT_EQ(table.find("\u202e"), std::string::npos);
+}
+
 TEST(CheckReport, HumanBytes) {
   using service::HumanBytes;
   EXPECT_EQ(HumanBytes(512), "512 B");
