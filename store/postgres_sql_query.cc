@@ -19,7 +19,10 @@ constexpr int kFetchRows = 256;
 constexpr std::string_view kRefusedFunctions[] = {
     "pg_stat_file", "pg_terminate_backend", "pg_cancel_backend", "pg_reload_conf", "pg_rotate_logfile",
     "pg_promote", "set_config", "query_to_xml", "query_to_xml_and_xmlschema", "query_to_xmlschema",
-    "cursor_to_xml", "cursor_to_xmlschema", "table_to_xml", "database_to_xml", "schema_to_xml"};
+    "cursor_to_xml", "cursor_to_xmlschema", "table_to_xml", "database_to_xml", "schema_to_xml",
+    // Each call assigns a transaction id, which the rollback does not give back (ids wrap around at 2^31),
+    // or queues a notification; txid_current_if_assigned and pg_current_xact_id_if_assigned assign none.
+    "txid_current", "pg_current_xact_id", "pg_notify"};
 constexpr std::string_view kRefusedPrefixes[] = {"pg_read_", "pg_ls_", "lo_", "dblink", "pg_advisory",
                                                  "pg_try_advisory"};
 

@@ -126,6 +126,10 @@ TEST_F(PostgresSql, EveryEscapeIsRefusedAndChangesNothing) {
            "DO $$ BEGIN DELETE FROM runs; END $$",
            "CALL nothing()",
            "NOTIFY xladb",
+           // Each assigns a transaction id (a finite resource: wraparound) or queues a notification.
+           "SELECT txid_current()",
+           "SELECT pg_current_xact_id()",
+           "SELECT pg_notify('xladb', 'x')",
            // Ways to hide a refused name from a scanner that does not know PostgreSQL's lexical rules.
            "SELECT pg_advisory_lock/**/(1)",
            "SELECT pg_advisory_lock /* a /* nested */ comment */ (1)",
@@ -195,6 +199,17 @@ TEST_F(PostgresSql, LimitsStopWhatTheyBound) {
   store::SqlLimits bad;
   bad.max_rows = -2;
   EXPECT_EQ(Run("SELECT 1", bad).code(), Status::Code::kInvalidArgument);
+}
+
+// The *_if_assigned variants never assign a transaction id: in the endpoint's read-only transaction they
+// answer NULL, so they stay allowed.
+TEST_F(PostgresSql, TransactionIdsAreNotAssignedButMayBeAskedFor) {
+  for (const char* sql : {"SELECT txid_current_if_assigned()", "SELECT pg_current_xact_id_if_assigned()"}) {
+    testing::TextRows rows;
+    Status st = Run(sql, {}, &rows);
+    ASSERT_TRUE(st.ok()) << sql << ": " << st.ToString();
+    EXPECT_EQ(rows, (testing::TextRows{{"NULL"}})) << sql;
+  }
 }
 
 // Every shape of query the endpoint allows answers with its own columns, names and order, through the wrapper
