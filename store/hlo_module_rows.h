@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "ingest/records.h"
@@ -51,7 +52,15 @@ class HloModuleRows {
     int64_t text = -1;  // its whole text's index in texts_, or -1
   };
 
+  // Records the whole texts the batch about to be written replaces (FileRows::LongTextReplaced).
+  void NoteReplacedTexts(const std::vector<int64_t>& text_ids);
+
   FileRows* file_;
+  // Each instruction's text as stored, by TextHash of its name: the module's rows from earlier files (read
+  // at the first batch of a file whose module was stored before), then this file's. A hash collision can
+  // only name a text still in use, which the sweep keeps.
+  std::unordered_map<int64_t, int64_t> stored_texts_;
+  bool stored_texts_read_ = false;
   std::vector<PendingInstruction> pending_;
   std::vector<std::string> texts_;
   RowBatch instructions_;

@@ -153,6 +153,42 @@ void InternedTexts::GroupAborted() {
   added_in_file_ = added_in_group_ = false;
 }
 
+void InternedTextCaches::FileDone() {
+  ForEach(&InternedTexts::FileDone);
+  replaced_in_group_.insert(replaced_in_group_.end(), replaced_in_file_.begin(), replaced_in_file_.end());
+  replaced_in_file_.clear();
+}
+
+void InternedTextCaches::FileAborted() {
+  ForEach(&InternedTexts::FileAborted);
+  replaced_in_file_.clear();
+}
+
+void InternedTextCaches::GroupCommitted() {
+  ForEach(&InternedTexts::GroupCommitted);
+  std::vector<int64_t> replaced;
+  replaced.swap(replaced_in_group_);
+  if (replaced.empty()) return;
+  // After the commit nothing can undo the sweep, and a failure only leaves a text unreferenced (as before
+  // the sweep existed): it must not be reported as the group's failure, whose rows are stored.
+  try {
+    auto drop = connection->Prepare(
+        "DELETE FROM long_texts WHERE text_id = ? AND NOT EXISTS (SELECT 1 FROM instructions WHERE text_id = ?)");
+    for (int64_t id : replaced) {
+      drop->Bind(1, id);
+      drop->Bind(2, id);
+      drop->Execute();
+    }
+  } catch (const std::exception&) {
+  }
+}
+
+void InternedTextCaches::GroupAborted() {
+  ForEach(&InternedTexts::GroupAborted);
+  replaced_in_file_.clear();
+  replaced_in_group_.clear();
+}
+
 void HashAllNames(SqlConnection& sql) {
   std::vector<std::pair<int64_t, std::string>> names;
   {

@@ -27,6 +27,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 namespace xladb::store {
 
@@ -75,7 +76,7 @@ class InternedTexts {
 };
 
 // The writer's interned texts (shapes, source file paths, instruction and computation names, whole
-// instruction texts), stepped together at every file and group end. `connection` is where they are written:
+// instruction texts), stepped together at every file and group end (FileDone … GroupAborted below). `connection` is where they are written:
 // the writer's own on SQLite; on PostgreSQL a second connection of the writer's, outside its transaction, so
 // each text is committed at once and two writers sharing a store never wait on (or deadlock over) each
 // other's open transaction for a text both need. A text whose file is rolled back then stays, unreferenced.
@@ -86,9 +87,25 @@ struct InternedTextCaches {
   InternedTexts long_texts{"long_texts", "text_id", "text", InternedTexts::Key::kUniqueHash};
   SqlConnection* connection = nullptr;
 
+  // A merge gave an instruction another whole text: `text_id`, the one it had, may now be referred to by
+  // nothing. Once the group that made the change commits, it is deleted unless an instruction still refers
+  // to it (another module or run may share it); a file or group rolled back forgets its replaced texts. The
+  // delete runs on `connection` after the commit, so it waits on nobody's open transaction (on PostgreSQL a
+  // delete inside the writer's transaction would hold the text's row while the second connection may insert
+  // the same hash: a wait on itself).
+  void TextReplaced(int64_t text_id) { replaced_in_file_.push_back(text_id); }
+
+  void FileDone();
+  void FileAborted();
+  void GroupCommitted();
+  void GroupAborted();
+
+ private:
   void ForEach(void (InternedTexts::*step)()) {
     for (InternedTexts* cache : {&shapes, &source_files, &names, &long_texts}) (cache->*step)();
   }
+
+  std::vector<int64_t> replaced_in_file_, replaced_in_group_;
 };
 
 // Fills names.hash for every row (the schema migration to version 6 inserts names in SQL, which has no

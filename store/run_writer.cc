@@ -94,7 +94,7 @@ struct RunWriter::Impl {
       for (int64_t run_id : group_runs) UpdateRunSummary(sql, run_id);
       group_runs.clear();
       sql.Exec("COMMIT");
-      interned.ForEach(&InternedTexts::GroupCommitted);
+      interned.GroupCommitted();
       return Status::Ok();
     } catch (const std::exception& e) {
       RollBackGroup();
@@ -111,7 +111,7 @@ struct RunWriter::Impl {
     }
     in_group = false;
     group_runs.clear();
-    interned.ForEach(&InternedTexts::GroupAborted);
+    interned.GroupAborted();
   }
   Status CloseGroupIfDue(int64_t file_bytes) {
     group_bytes += file_bytes;
@@ -458,7 +458,7 @@ StatusOr<FileWriteStats> RunWriter::CommitFile(const FileOutcome& outcome) {
   }
   FileWriteStats stats{file.rows(), file.issues().total};
   d.file.reset();
-  d.interned.ForEach(&InternedTexts::FileDone);
+  d.interned.FileDone();
   if (Status closed = d.CloseGroupIfDue(d.spec.size_bytes); !closed.ok()) return closed;
   return stats;
 }
@@ -468,7 +468,7 @@ Status RunWriter::AbortFile(const FileOutcome& outcome) {
   // Keep the issues seen (they explain the error), drop the rows.
   FileIssues issues = d.RollBackFile();
   if (!d.group_failure.empty()) return Status::IoError(d.group_failure);  // nothing can be recorded now
-  d.interned.ForEach(&InternedTexts::FileAborted);
+  d.interned.FileAborted();
   return RecordFile(d.spec, outcome, issues);
 }
 
@@ -505,7 +505,7 @@ Status RunWriter::RecordFile(const FileSpec& spec, const FileOutcome& outcome, c
     }
     return Status::IoError(std::string("recording file ") + spec.path + ": " + e.what());
   }
-  d.interned.ForEach(&InternedTexts::FileDone);
+  d.interned.FileDone();
   return d.CloseGroupIfDue(0);
 }
 
