@@ -510,20 +510,24 @@ Status RunWriter::RecordFile(const FileSpec& spec, const FileOutcome& outcome, c
 }
 
 Status RunWriter::FinishRun(int64_t run_id, int64_t newest_mtime_us) {
-  if (Status closed = impl_->CloseGroup(); !closed.ok()) return closed;
-  if (!impl_->group_failure.empty()) return Status::IoError(impl_->group_failure);
+  Status closed = impl_->CloseGroup();
+  if (closed.ok() && !impl_->group_failure.empty()) closed = Status::IoError(impl_->group_failure);
   try {
+    // Also after a group that failed: the files stored before it are the run, which keeps the time it would
+    // have had, not its ingest time until a rerun. A statement of its own, outside the rolled-back group
+    // (on a full disk the space that group took is free again).
     auto up = impl_->sql.Prepare("UPDATE runs SET run_time_us = ?, run_time_source = 'newest_file_mtime' "
                                  "WHERE run_id = ? AND run_time_source IN ('ingest_time', 'newest_file_mtime')");
     up->Bind(1, newest_mtime_us);
     up->Bind(2, run_id);
     if (newest_mtime_us >= 0) up->Execute();
+    if (!closed.ok()) return closed;
     // The WAL's pages go to the database now, once per run (wal_autocheckpoint is off while writing).
     // PASSIVE: readers are not waited for; what they still use is copied at the next run's end.
     if (impl_->db->is_sqlite()) impl_->sql.Exec("PRAGMA wal_checkpoint(PASSIVE)");
     return Status::Ok();
   } catch (const std::exception& e) {
-    return Status::IoError(std::string("finishing run: ") + e.what());
+    return closed.ok() ? Status::IoError(std::string("finishing run: ") + e.what()) : closed;
   }
 }
 
