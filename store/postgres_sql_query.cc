@@ -12,7 +12,8 @@ namespace {
 
 // pg_type OIDs of the types read as numbers.
 constexpr uint32_t kBoolOid = 16, kByteaOid = 17, kInt8Oid = 20, kInt2Oid = 21, kInt4Oid = 23, kTextOid = 25,
-                   kOidOid = 26, kFloat4Oid = 700, kFloat8Oid = 701, kVarcharOid = 1043;
+                   kOidOid = 26, kFloat4Oid = 700, kFloat8Oid = 701, kBpcharOid = 1042,
+                   kVarcharOid = 1043;
 constexpr int kFetchRows = 256;
 
 // Functions refused by name (lower case): exact names, and name prefixes that cover a family.
@@ -221,6 +222,7 @@ std::optional<std::string> TextLengthSql(const std::string& column, uint32_t typ
     case kFloat4Oid:
     case kFloat8Oid: return std::nullopt;
     case kTextOid:
+    case kBpcharOid:  // char(n) as sent, padded: its cast to text would drop the padding
     case kVarcharOid: return "coalesce(octet_length(" + column + ")::int8, 0)";
     case kByteaOid: return "coalesce(2 + 2 * octet_length(" + column + ")::int8, 0)";
     default: return "coalesce(octet_length((" + column + ")::text)::int8, 0)";

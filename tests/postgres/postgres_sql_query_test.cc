@@ -271,6 +271,12 @@ TEST_F(PostgresSql, AValueOrRowOverItsCapNeverReachesTheClient) {
               std::string::npos)
         << st.ToString();
   }
+  {  // char(n) is sent padded: counted as sent, not as its (trimmed) text
+    Status st = Run("SELECT 'x'::char(2000000) AS padded", limits);
+    EXPECT_EQ(st.code(), Status::Code::kResourceExhausted) << st.ToString();
+    EXPECT_NE(st.message().find("a value of 2000000 bytes is over the per-value limit"), std::string::npos)
+        << st.ToString();
+  }
   // A row from a table, after rows that fit, and only when it is reached; the connection answers next.
   testing::TextRows rows;
   Status st = Run("SELECT CASE WHEN x < 1000 THEN repeat('x', 10) ELSE repeat('y', 2000000) END "
