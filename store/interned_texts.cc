@@ -166,21 +166,26 @@ void InternedTextCaches::FileAborted() {
 
 void InternedTextCaches::GroupCommitted() {
   ForEach(&InternedTexts::GroupCommitted);
+  replaced_in_run_.insert(replaced_in_run_.end(), replaced_in_group_.begin(), replaced_in_group_.end());
+  replaced_in_group_.clear();
+}
+
+void InternedTextCaches::SweepReplacedTexts() {
   std::vector<int64_t> replaced;
-  replaced.swap(replaced_in_group_);
+  replaced.swap(replaced_in_run_);
+  std::sort(replaced.begin(), replaced.end());
+  replaced.erase(std::unique(replaced.begin(), replaced.end()), replaced.end());
   if (replaced.empty()) return;
-  // After the commit nothing can undo the sweep, and a failure only leaves a text unreferenced (as before
-  // the sweep existed): it must not be reported as the group's failure, whose rows are stored.
-  try {
-    auto drop = connection->Prepare(
-        "DELETE FROM long_texts WHERE text_id = ? AND NOT EXISTS (SELECT 1 FROM instructions WHERE text_id = ?)");
-    for (int64_t id : replaced) {
-      drop->Bind(1, id);
-      drop->Bind(2, id);
-      drop->Execute();
-    }
-  } catch (const std::exception&) {
+  WriteTransaction tx(*connection);  // one commit for them all
+  auto drop = connection->Prepare(
+      "DELETE FROM long_texts WHERE text_id = ? AND NOT EXISTS (SELECT 1 FROM instructions WHERE text_id = ?)");
+  for (int64_t id : replaced) {
+    drop->Bind(1, id);
+    drop->Bind(2, id);
+    drop->Execute();
   }
+  drop.reset();
+  tx.Commit();
 }
 
 void InternedTextCaches::GroupAborted() {

@@ -47,7 +47,7 @@ struct RunWriter::Impl {
   StatementCache statements;         // outlives files: statements are prepared once per writer
   InternedTextCaches interned;       // outlives files; entries added inside a rolled-back file or group go
   DerivedModuleFacts derived_facts;  // recomputed when a file changed what they are computed from
-  FileReplacement replacement{&statements};  // a changed file's old rows, and the modules they shared
+  FileReplacement replacement{&statements, &interned};  // a changed file's old rows, and the modules they shared
 
   SqlStatement& Cached(const char* text) { return statements.Get(text); }
 
@@ -521,6 +521,8 @@ Status RunWriter::FinishRun(int64_t run_id, int64_t newest_mtime_us) {
     up->Bind(1, newest_mtime_us);
     up->Bind(2, run_id);
     if (newest_mtime_us >= 0) up->Execute();
+    // The texts the run's merges and replaced files left unreferenced (what its committed groups noted).
+    impl_->interned.SweepReplacedTexts();
     if (!closed.ok()) return closed;
     // The WAL's pages go to the database now, once per run (wal_autocheckpoint is off while writing).
     // PASSIVE: readers are not waited for; what they still use is copied at the next run's end.

@@ -121,6 +121,22 @@ TEST_F(RunLifecycleTest, AMergeThatReplacesAnInstructionsTextLeavesNoTextBehind)
   EXPECT_EQ(UnreferencedTexts(*db), 0);
 }
 
+// A file replaced by other content (the same path, a new text for an instruction): the old version's texts
+// do not stay behind; the store holds what a fresh ingest of the new folder holds.
+TEST_F(RunLifecycleTest, ReplacingAFileLeavesNoTextBehind) {
+  auto db = Open("replaced.db");
+  Ingest(*db, tmp_ / "b", "b");
+  const std::string hlo = tmp_ / "b/gate/module_0001.jit_step.after_optimizations.txt";
+  std::string text = ReadFile(hlo);
+  text.replace(text.find("jit(step)/add"), 13, "jit(step)/sum");
+  WriteFile(hlo, text);
+  Ingest(*db, tmp_ / "b", "b");
+  EXPECT_EQ(UnreferencedTexts(*db), 0);
+  auto fresh = Open("fresh.db");
+  Ingest(*fresh, tmp_ / "b", "b");
+  EXPECT_EQ(TableCounts(*db).at("long_texts"), TableCounts(*fresh).at("long_texts"));
+}
+
 // The same on the two real runs of the corpus (whole run folders), when the corpus is here.
 TEST_F(RunLifecycleTest, DeletingACorpusRunLeavesWhatTheOtherRunAloneLeaves) {
   const std::string runs = testing::CorpusDir() + "/runs";
