@@ -8,7 +8,9 @@
 //                        does not print is NULL and leaves what another file wrote (COALESCE); is_root is known
 //                        only from module text (a record with a computation). Rows are held and written a
 //                        batch at a time (store/row_batch.h), their texts interned together first; Flush()
-//                        writes the rest, and the file's end calls it before anything reads them.
+//                        writes the rest, and the file's end calls it before anything reads them. A text
+//                        that a later file's text for the same instruction replaces is noted for the run's
+//                        sweep (InternedTextCaches::TextReplaced), so no text is left unreferenced.
 //   ComputationRecord  → computations(name, is_entry, instruction_count, execution_thread)
 //   HloModuleRecord    → modules.hlo_entry_signature (the entry computation layout without layouts,
 //                        '(f32[8], s32[]) -> f32[8]'), and FileFacts.hlo_fingerprint
