@@ -241,15 +241,15 @@ StatusOr<IngestSummary> DumpIngester::Ingest(DumpSource& source, const std::stri
 
   bool reread = false;  // the second pass: siblings of replaced files, read again
   const auto visit = [&](DumpEntry& entry) {
+    // The walk goes on to its end (its entries come anyway): a run left partial keeps the time it would
+    // have had whole, its newest file's.
+    if (!reread) newest_mtime = std::max(newest_mtime, entry.mtime_us);
     if (!fatal.ok() || summary.interrupted) return;
     if (options.should_stop && options.should_stop()) {
       summary.interrupted = true;
       return;
     }
-    if (!reread) {
-      ++summary.files;
-      newest_mtime = std::max(newest_mtime, entry.mtime_us);
-    }
+    if (!reread) ++summary.files;
     FileSpec fs;
     fs.run_id = *run_id;
     fs.path = entry.path;

@@ -10,8 +10,9 @@
 //     file's rows and records the error verdict. A target may commit several files together (the store's
 //     RunWriter does, each file in a savepoint): a crash then loses whole files of the last group only, and
 //     FinishRun commits what is pending. If such a group cannot be committed, every later call fails with
-//     that reason, so the run ends with an error and a rerun stores those files. Errors are returned as
-//     Status, never thrown.
+//     that reason, so the run ends with an error and a rerun stores those files; FinishRun still gives the
+//     run the time it would have had (newest_mtime_us: the newest of every file the walk saw, stored or
+//     not). Errors are returned as Status, never thrown.
 //   * A failed BeginFile or CommitFile has rolled back that file's rows and recorded nothing: the driver then
 //     records the file's error verdict with AbortFile (required: the target holds the file open until then)
 //     and goes on with the next file. Only a failure to record

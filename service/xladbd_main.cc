@@ -248,6 +248,14 @@ int main(int argc, char** argv) {
     return true;
   };
   if (!address_allowed(listen, "--listen")) return 2;
+  // A busy port is one clear line, before anything starts: gRPC reports it only after a multi-line error dump
+  // of its own. (A port taken between this check and gRPC's bind still fails below, with the dump.)
+  if (!listen_port.empty() && listen.rfind("unix:", 0) != 0) {
+    if (const std::string why = BindFailure(listen_host, listen_port); !why.empty()) {
+      std::fprintf(stderr, "xladbd: cannot listen on %s: %s\n", listen.c_str(), why.c_str());
+      return 1;
+    }
+  }
   if (!http_listen.empty()) {
     const std::string http_port = http_listen.substr(http_listen.rfind(':') + 1);
     if (http_listen.rfind(':') == std::string::npos || http_port.empty() ||

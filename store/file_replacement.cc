@@ -41,7 +41,20 @@ const std::vector<std::string>& FileRowDeletes() {
   return texts;
 }
 
+// The whole texts of a module's instructions, and of a file's (a merged row carries the file that first wrote
+// it).
+constexpr char kTextsOfModule[] =
+    "SELECT DISTINCT text_id FROM instructions WHERE module_id = ? AND text_id IS NOT NULL";
+constexpr char kTextsOfFile[] = "SELECT DISTINCT text_id FROM instructions WHERE file_id = ? AND text_id IS NOT NULL";
+
 }  // namespace
+
+void FileReplacement::NoteTextsOfRemovedInstructions(const char* text, int64_t key) {
+  SqlStatement& texts = statements_->Get(text);
+  texts.Bind(1, key);
+  while (texts.Step()) interned_->TextReplaced(texts.Int(0));
+  texts.Reset();
+}
 
 // A module other files also wrote to: its merged rows carry one file id each, so they all go, and the
 // other files are marked (their hash prefixed) to be read again in the driver's second pass. False when
@@ -123,6 +136,7 @@ void FileReplacement::ExecForModule(const char* text, int64_t module) {
 // Clears a module for a rebuild from its files: its rows, and what was computed from them or printed in
 // them (summary, memory spaces, spill summary, fingerprint), which the files read again write anew.
 void FileReplacement::ClearModuleRows(int64_t module) {
+  NoteTextsOfRemovedInstructions(kTextsOfModule, module);
   for (const std::string& text : ModuleRowDeletes()) ExecForModule(text.c_str(), module);
   ExecForModule("INSERT INTO module_summary(module_id) VALUES (?)", module);
   ExecForModule("UPDATE modules SET fingerprint = NULL, fingerprint_source = NULL WHERE module_id = ?", module);
@@ -131,11 +145,13 @@ void FileReplacement::ClearModuleRows(int64_t module) {
 // Removes a module that no stored file writes to any more (its only file was replaced by one that could not
 // be read): its rows, derived rows and the module itself, as if it had never been ingested.
 void FileReplacement::DropModule(int64_t module) {
+  NoteTextsOfRemovedInstructions(kTextsOfModule, module);
   for (const std::string& text : ModuleRowDeletes()) ExecForModule(text.c_str(), module);
   ExecForModule("DELETE FROM modules WHERE module_id = ?", module);
 }
 
 void FileReplacement::DeleteFileRows(int64_t old_file_id) {
+  NoteTextsOfRemovedInstructions(kTextsOfFile, old_file_id);
   for (const std::string& text : FileRowDeletes()) {
     SqlStatement& del = statements_->Get(text.c_str());
     del.Bind(1, old_file_id);

@@ -8,6 +8,8 @@
 //     lose just that file's part: its rows are cleared whole (with what was derived from them), and its other
 //     files marked to be read again (their content_hash prefixed with kRereadHashPrefix), so that the ingest
 //     driver's second pass rebuilds the module from all of them in walk order (ScheduleSecondPass).
+//   * The whole instruction texts the removed rows referred to are handed to the interned texts' sweep
+//     (InternedTextCaches::TextReplaced), which deletes those no row refers to once the group commits.
 //   * A module the old version wrote alone keeps its row when the new version writes into it again, and goes
 //     with it when the new version cannot be read (drop_lone_module), so no summary outlives its rows.
 //
@@ -23,6 +25,7 @@
 #include <vector>
 
 #include "ingest/ingest_target.h"
+#include "store/interned_texts.h"
 #include "store/module_facts.h"
 #include "store/statement_cache.h"
 
@@ -34,7 +37,8 @@ extern const std::string kRereadHashPrefix;
 
 class FileReplacement {
  public:
-  explicit FileReplacement(StatementCache* statements) : statements_(statements) {}
+  FileReplacement(StatementCache* statements, InternedTextCaches* interned)
+      : statements_(statements), interned_(interned) {}
 
   // Removes the stored version of the file at `s`'s path, if any, with every row it wrote; see above for its
   // module. Returns what the removal changed for the new version's module facts, nullopt when nothing was
@@ -58,7 +62,11 @@ class FileReplacement {
   void DropModule(int64_t module);
   void DeleteFileRows(int64_t old_file_id);
 
+  // Hands the texts of the instructions the statement `text` (its one `?` is `key`) selects to the sweep.
+  void NoteTextsOfRemovedInstructions(const char* text, int64_t key);
+
   StatementCache* statements_;
+  InternedTextCaches* interned_;
   std::vector<int64_t> rebuilt_modules_;  // modules RebuildModuleIfShared cleared in this run
 };
 

@@ -70,6 +70,8 @@ struct FileRows {
   int64_t LongTextIds(std::span<const std::string> texts, std::span<int64_t> ids) {
     return interned_->long_texts.Ids(*interned_->connection, texts, ids);
   }
+  // A merge replaced an instruction's whole text `text_id` (InternedTextCaches::TextReplaced).
+  void LongTextReplaced(int64_t text_id) { interned_->TextReplaced(text_id); }
 
   // Runs `fn` unless an error was seen, turning a database exception into the remembered error.
   template <typename Fn>

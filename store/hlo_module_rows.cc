@@ -40,6 +40,7 @@ void HloModuleRows::Flush() {
   // The batch's whole texts are interned together (one insert, one lookup), then its rows written.
   std::vector<int64_t> text_ids(texts_.size());
   f.rows += f.LongTextIds(texts_, text_ids);
+  NoteReplacedTexts(text_ids);
   RowBatch& b = instructions_;
   for (const PendingInstruction& p : pending_) {
     const InstructionRow& in = p.row;
@@ -62,6 +63,28 @@ void HloModuleRows::Flush() {
   f.rows += b.Flush(f.sql());
   pending_.clear();
   texts_.clear();
+}
+
+void HloModuleRows::NoteReplacedTexts(const std::vector<int64_t>& text_ids) {
+  FileRows& f = *file_;
+  if (!stored_texts_read_) {
+    stored_texts_read_ = true;
+    if (!f.module_is_new) {
+      auto& stored = f.Statement("SELECT name, text_id FROM instructions WHERE module_id = ? AND text_id IS NOT NULL");
+      stored.Bind(1, f.module_id);
+      while (stored.Step()) stored_texts_[TextHash(stored.Text(0))] = stored.Int(1);
+      stored.Reset();
+    }
+  }
+  for (const PendingInstruction& p : pending_) {
+    if (p.text < 0) continue;  // a row without a text keeps the one it has (COALESCE)
+    const int64_t text_id = text_ids[static_cast<size_t>(p.text)];
+    auto [it, first] = stored_texts_.try_emplace(TextHash(p.name), text_id);
+    if (!first && it->second != text_id) {
+      f.LongTextReplaced(it->second);
+      it->second = text_id;
+    }
+  }
 }
 
 void HloModuleRows::Add(ingest::InstructionRecord&& r) {

@@ -8,7 +8,9 @@
 //                        does not print is NULL and leaves what another file wrote (COALESCE); is_root is known
 //                        only from module text (a record with a computation). Rows are held and written a
 //                        batch at a time (store/row_batch.h), their texts interned together first; Flush()
-//                        writes the rest, and the file's end calls it before anything reads them.
+//                        writes the rest, and the file's end calls it before anything reads them. A text
+//                        that a later file's text for the same instruction replaces is noted for the run's
+//                        sweep (InternedTextCaches::TextReplaced), so no text is left unreferenced.
 //   ComputationRecord  → computations(name, is_entry, instruction_count, execution_thread)
 //   HloModuleRecord    → modules.hlo_entry_signature (the entry computation layout without layouts,
 //                        '(f32[8], s32[]) -> f32[8]'), and FileFacts.hlo_fingerprint
@@ -20,6 +22,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "ingest/records.h"
@@ -51,7 +54,15 @@ class HloModuleRows {
     int64_t text = -1;  // its whole text's index in texts_, or -1
   };
 
+  // Records the whole texts the batch about to be written replaces (FileRows::LongTextReplaced).
+  void NoteReplacedTexts(const std::vector<int64_t>& text_ids);
+
   FileRows* file_;
+  // Each instruction's text as stored, by TextHash of its name: the module's rows from earlier files (read
+  // at the first batch of a file whose module was stored before), then this file's. A hash collision can
+  // only name a text still in use, which the sweep keeps.
+  std::unordered_map<int64_t, int64_t> stored_texts_;
+  bool stored_texts_read_ = false;
   std::vector<PendingInstruction> pending_;
   std::vector<std::string> texts_;
   RowBatch instructions_;

@@ -153,6 +153,47 @@ void InternedTexts::GroupAborted() {
   added_in_file_ = added_in_group_ = false;
 }
 
+void InternedTextCaches::FileDone() {
+  ForEach(&InternedTexts::FileDone);
+  replaced_in_group_.insert(replaced_in_group_.end(), replaced_in_file_.begin(), replaced_in_file_.end());
+  replaced_in_file_.clear();
+}
+
+void InternedTextCaches::FileAborted() {
+  ForEach(&InternedTexts::FileAborted);
+  replaced_in_file_.clear();
+}
+
+void InternedTextCaches::GroupCommitted() {
+  ForEach(&InternedTexts::GroupCommitted);
+  replaced_in_run_.insert(replaced_in_run_.end(), replaced_in_group_.begin(), replaced_in_group_.end());
+  replaced_in_group_.clear();
+}
+
+void InternedTextCaches::SweepReplacedTexts() {
+  std::vector<int64_t> replaced;
+  replaced.swap(replaced_in_run_);
+  std::sort(replaced.begin(), replaced.end());
+  replaced.erase(std::unique(replaced.begin(), replaced.end()), replaced.end());
+  if (replaced.empty()) return;
+  WriteTransaction tx(*connection);  // one commit for them all
+  auto drop = connection->Prepare(
+      "DELETE FROM long_texts WHERE text_id = ? AND NOT EXISTS (SELECT 1 FROM instructions WHERE text_id = ?)");
+  for (int64_t id : replaced) {
+    drop->Bind(1, id);
+    drop->Bind(2, id);
+    drop->Execute();
+  }
+  drop.reset();
+  tx.Commit();
+}
+
+void InternedTextCaches::GroupAborted() {
+  ForEach(&InternedTexts::GroupAborted);
+  replaced_in_file_.clear();
+  replaced_in_group_.clear();
+}
+
 void HashAllNames(SqlConnection& sql) {
   std::vector<std::pair<int64_t, std::string>> names;
   {

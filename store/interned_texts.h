@@ -27,6 +27,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 namespace xladb::store {
 
@@ -75,7 +76,7 @@ class InternedTexts {
 };
 
 // The writer's interned texts (shapes, source file paths, instruction and computation names, whole
-// instruction texts), stepped together at every file and group end. `connection` is where they are written:
+// instruction texts), stepped together at every file and group end (FileDone … GroupAborted below). `connection` is where they are written:
 // the writer's own on SQLite; on PostgreSQL a second connection of the writer's, outside its transaction, so
 // each text is committed at once and two writers sharing a store never wait on (or deadlock over) each
 // other's open transaction for a text both need. A text whose file is rolled back then stays, unreferenced.
@@ -86,9 +87,30 @@ struct InternedTextCaches {
   InternedTexts long_texts{"long_texts", "text_id", "text", InternedTexts::Key::kUniqueHash};
   SqlConnection* connection = nullptr;
 
+  // A merge gave an instruction another whole text, or a replaced file's rows went: `text_id` may now be
+  // referred to by nothing. A file or group rolled back forgets what it noted; the texts noted by committed
+  // groups are deleted by SweepReplacedTexts, unless an instruction still refers to them (another module or
+  // run may share a text).
+  void TextReplaced(int64_t text_id) { replaced_in_file_.push_back(text_id); }
+
+  // At the end of a run, after its last commit: deletes the replaced texts no instruction refers to. Once
+  // per run, not per group, so that what a file writes does not depend on where groups end (a text swept
+  // mid-run would be new again to the next file that prints it). On `connection` outside any transaction,
+  // so it waits on nobody's (on PostgreSQL a delete inside the writer's transaction would hold the text's
+  // row while the texts' own connection may insert the same hash: a wait on itself). Throws SqlError.
+  void SweepReplacedTexts();
+
+  void FileDone();
+  void FileAborted();
+  void GroupCommitted();
+  void GroupAborted();
+
+ private:
   void ForEach(void (InternedTexts::*step)()) {
     for (InternedTexts* cache : {&shapes, &source_files, &names, &long_texts}) (cache->*step)();
   }
+
+  std::vector<int64_t> replaced_in_file_, replaced_in_group_, replaced_in_run_;
 };
 
 // Fills names.hash for every row (the schema migration to version 6 inserts names in SQL, which has no

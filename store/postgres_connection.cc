@@ -104,6 +104,48 @@ StatusOr<PostgresConnection::Rows> PostgresConnection::Query(const std::string& 
   return rows;
 }
 
+StatusOr<PostgresConnection::Rows> PostgresConnection::Describe(const std::string& sql) {
+  Result prepared(PQprepare(conn_, "", sql.c_str(), 0, nullptr));
+  if (PQresultStatus(prepared.get) != PGRES_COMMAND_OK) return Failure(prepared.get, "PostgreSQL");
+  Result described(PQdescribePrepared(conn_, ""));
+  if (PQresultStatus(described.get) != PGRES_COMMAND_OK) return Failure(described.get, "PostgreSQL");
+  last_sqlstate_.clear();
+  Rows rows;
+  for (int c = 0; c < PQnfields(described.get); ++c) {
+    rows.columns.emplace_back(PQfname(described.get, c));
+    rows.column_types.push_back(PQftype(described.get, c));
+  }
+  return rows;
+}
+
+Status PostgresConnection::QueryRowByRow(const std::string& sql,
+                                         const std::function<bool(const RowCells&)>& on_row) {
+  if (PQsendQueryParams(conn_, sql.c_str(), 0, nullptr, nullptr, nullptr, nullptr, /*resultFormat=*/0) != 1) {
+    return Failure(nullptr, "PostgreSQL");
+  }
+  Status status = Status::Ok();
+  bool wanted = true;
+  if (PQsetSingleRowMode(conn_) != 1) status = Status::Internal("PostgreSQL: single-row mode refused");
+  RowCells cells;
+  // Every result up to the null one must be read before the connection takes another command.
+  while (PGresult* raw = PQgetResult(conn_)) {
+    Result r(raw);
+    const ExecStatusType kind = PQresultStatus(r.get);
+    if (kind == PGRES_SINGLE_TUPLE) {
+      if (!wanted || !status.ok()) continue;
+      cells.assign(static_cast<size_t>(PQnfields(r.get)), std::nullopt);
+      for (int c = 0; c < PQnfields(r.get); ++c) {
+        if (!PQgetisnull(r.get, 0, c)) cells[c] = std::string_view(PQgetvalue(r.get, 0, c), PQgetlength(r.get, 0, c));
+      }
+      wanted = on_row(cells);
+    } else if (kind != PGRES_TUPLES_OK && kind != PGRES_COMMAND_OK && status.ok()) {
+      status = Failure(r.get, "PostgreSQL");
+    }
+  }
+  if (status.ok()) last_sqlstate_.clear();
+  return status;
+}
+
 Status PostgresConnection::BeginCopy(const std::string& table, const std::vector<std::string>& columns) {
   std::string sql = "COPY " + table + " (";
   for (size_t i = 0; i < columns.size(); ++i) sql += (i ? ", " : "") + columns[i];

@@ -8,12 +8,16 @@
 //     server's message; no exception escapes.
 //   * Exec() runs one or more statements without results; Query() runs one statement with `$1…` parameters
 //     (text) and returns every row, NULL as nullopt. Errors are Status values with the server's message.
+//   * Describe() prepares one statement without running it and returns its result's columns (no rows);
+//     QueryRowByRow() runs one statement in libpq's single-row mode, so the client holds one row at a time
+//     however many the server sends.
 //   * Bulk loads use COPY … FROM STDIN (text format): BeginCopy, then rows as a CopyRows buffer builds them
 //     (PutCopyData), then EndCopy, which reports the rows the server stored or why it refused them.
 //   * One connection, one thread at a time. Not copyable; the destructor closes the connection.
 #ifndef XLADB_STORE_POSTGRES_CONNECTION_H_
 #define XLADB_STORE_POSTGRES_CONNECTION_H_
 
+#include <functional>
 #include <memory>
 #include <cstdint>
 #include <optional>
@@ -60,6 +64,16 @@ class PostgresConnection {
 
   [[nodiscard]] Status Exec(const std::string& sql);
   [[nodiscard]] StatusOr<Rows> Query(const std::string& sql, const std::vector<std::string>& params = {});
+
+  // The columns and types `sql` would return (the unnamed prepared statement; `values` stays empty). Nothing
+  // of it runs; an error is the server's (a syntax error, several statements, an unknown table).
+  [[nodiscard]] StatusOr<Rows> Describe(const std::string& sql);
+
+  // Runs `sql` and passes each row to `on_row` as it arrives (cells NULL as nullopt, valid during the call
+  // only). When `on_row` returns false, the rest of the rows are read one at a time and dropped, and the call
+  // returns Ok. An error is the server's, also when it comes after some rows.
+  using RowCells = std::vector<std::optional<std::string_view>>;
+  [[nodiscard]] Status QueryRowByRow(const std::string& sql, const std::function<bool(const RowCells&)>& on_row);
 
   // COPY `table`(`columns`) FROM STDIN. Between BeginCopy and EndCopy only PutCopyData may be called.
   [[nodiscard]] Status BeginCopy(const std::string& table, const std::vector<std::string>& columns);

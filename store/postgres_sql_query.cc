@@ -11,15 +11,19 @@ namespace xladb::store {
 namespace {
 
 // pg_type OIDs of the types read as numbers.
-constexpr uint32_t kBoolOid = 16, kByteaOid = 17, kInt8Oid = 20, kInt2Oid = 21, kInt4Oid = 23, kOidOid = 26,
-                   kFloat4Oid = 700, kFloat8Oid = 701;
+constexpr uint32_t kBoolOid = 16, kByteaOid = 17, kInt8Oid = 20, kInt2Oid = 21, kInt4Oid = 23, kTextOid = 25,
+                   kOidOid = 26, kFloat4Oid = 700, kFloat8Oid = 701, kBpcharOid = 1042,
+                   kVarcharOid = 1043;
 constexpr int kFetchRows = 256;
 
 // Functions refused by name (lower case): exact names, and name prefixes that cover a family.
 constexpr std::string_view kRefusedFunctions[] = {
     "pg_stat_file", "pg_terminate_backend", "pg_cancel_backend", "pg_reload_conf", "pg_rotate_logfile",
     "pg_promote", "set_config", "query_to_xml", "query_to_xml_and_xmlschema", "query_to_xmlschema",
-    "cursor_to_xml", "cursor_to_xmlschema", "table_to_xml", "database_to_xml", "schema_to_xml"};
+    "cursor_to_xml", "cursor_to_xmlschema", "table_to_xml", "database_to_xml", "schema_to_xml",
+    // Each call assigns a transaction id, which the rollback does not give back (ids wrap around at 2^31),
+    // or queues a notification; txid_current_if_assigned and pg_current_xact_id_if_assigned assign none.
+    "txid_current", "pg_current_xact_id", "pg_notify"};
 constexpr std::string_view kRefusedPrefixes[] = {"pg_read_", "pg_ls_", "lo_", "dblink", "pg_advisory",
                                                  "pg_try_advisory"};
 
@@ -66,6 +70,38 @@ size_t SkipSpaceAndComments(std::string_view sql, size_t i) {
   return i;
 }
 
+// The index just past the string literal that starts at `i` ('…', E'…', $tag$…$tag$), or `i` when none does.
+size_t PastStringLiteral(std::string_view sql, size_t i) {
+  const char c = sql[i];
+  const bool escape_string = (c == 'E' || c == 'e') && i + 1 < sql.size() && sql[i + 1] == '\'' &&
+                             (i == 0 || !IsIdentifierChar(sql[i - 1]));
+  if (c == '\'' || escape_string) {  // '…' ('' is a quote); E'…' (\' is one too)
+    i += escape_string ? 2 : 1;
+    while (i < sql.size()) {
+      if (escape_string && sql[i] == '\\') {
+        i += 2;
+      } else if (sql[i] == '\'' && i + 1 < sql.size() && sql[i + 1] == '\'') {
+        i += 2;
+      } else if (sql[i] == '\'') {
+        break;
+      } else {
+        ++i;
+      }
+    }
+    return std::min(i + 1, sql.size());
+  }
+  if (c == '$' && (i == 0 || !IsIdentifierChar(sql[i - 1]))) {  // $tag$ … $tag$
+    size_t end = i + 1;
+    while (end < sql.size() && sql[end] != '$' && IsIdentifierChar(sql[end])) ++end;
+    if (end < sql.size() && sql[end] == '$') {
+      const std::string_view tag = sql.substr(i, end - i + 1);
+      const size_t close = sql.find(tag, end + 1);
+      return close == std::string_view::npos ? sql.size() : close + tag.size();
+    }
+  }
+  return i;
+}
+
 // Why `sql` is refused before it is sent: the first refused function it calls (an identifier, bare or
 // "quoted", any case, followed by `(` after any spaces and comments), or a U&"…" identifier; nullopt when
 // nothing is.
@@ -77,35 +113,11 @@ std::optional<std::string> RefusedBeforeSending(std::string_view sql) {
       i = next;
       continue;
     }
-    const char c = sql[i];
-    const bool escape_string = (c == 'E' || c == 'e') && i + 1 < sql.size() && sql[i + 1] == '\'' &&
-                               (i == 0 || !IsIdentifierChar(sql[i - 1]));
-    if (c == '\'' || escape_string) {  // '…' ('' is a quote); E'…' (\' is one too)
-      i += escape_string ? 2 : 1;
-      while (i < sql.size()) {
-        if (escape_string && sql[i] == '\\') {
-          i += 2;
-        } else if (sql[i] == '\'' && i + 1 < sql.size() && sql[i + 1] == '\'') {
-          i += 2;
-        } else if (sql[i] == '\'') {
-          break;
-        } else {
-          ++i;
-        }
-      }
-      ++i;
+    if (const size_t past = PastStringLiteral(sql, i); past != i) {
+      i = past;
       continue;
     }
-    if (c == '$' && (i == 0 || !IsIdentifierChar(sql[i - 1]))) {  // $tag$ … $tag$
-      size_t end = i + 1;
-      while (end < sql.size() && sql[end] != '$' && IsIdentifierChar(sql[end])) ++end;
-      if (end < sql.size() && sql[end] == '$') {
-        const std::string_view tag = sql.substr(i, end - i + 1);
-        const size_t close = sql.find(tag, end + 1);
-        i = close == std::string_view::npos ? sql.size() : close + tag.size();
-        continue;
-      }
-    }
+    const char c = sql[i];
     if ((c == 'U' || c == 'u') && sql.substr(i + 1, 2) == "&\"") {
       return std::string("a U&\"…\" identifier");
     }
@@ -143,17 +155,23 @@ std::string FirstKeyword(std::string_view sql) {
   return word;
 }
 
+// Why `sql` is refused unsent when it does not start as a query does: a cursor's body (and the wrapper's
+// subquery) can only be one, and some statements act when merely prepared (CALL looks its procedure up).
+std::optional<Status> NotAQuery(std::string_view sql) {
+  const std::string first = FirstKeyword(sql);
+  if (first == "SELECT" || first == "VALUES" || first == "TABLE" || first == "WITH") return std::nullopt;
+  return Status::PermissionDenied("refused: only a query (SELECT, VALUES, TABLE, WITH … SELECT) is allowed, not " +
+                                  (first.empty() ? std::string("this statement") : first));
+}
+
 // What a failed statement means for the caller, by its SQLSTATE.
-Status Classify(const PostgresConnection& pg, const Status& failure, const SqlLimits& limits,
-                const std::string& sql) {
+Status Classify(const PostgresConnection& pg, const Status& failure, const SqlLimits& limits) {
   const std::string& state = pg.last_sqlstate();
   const std::string& why = failure.message();
-  if (state == "42601") {  // a syntax error: a statement that is not a query cannot be a cursor's body
-    const std::string first = FirstKeyword(sql);
-    if (first != "SELECT" && first != "VALUES" && first != "TABLE" && first != "WITH") {
-      return Status::PermissionDenied("refused: only a query (SELECT, VALUES, TABLE, WITH … SELECT) is allowed, "
-                                      "not " + (first.empty() ? std::string("this statement") : first));
-    }
+  // The check CheckedQuery wraps around the statement refused a row: its failed cast quotes "xladb: …".
+  if (const size_t mark = why.find("\"xladb: "); mark != std::string::npos) {
+    const size_t start = mark + 8;
+    return Status::ResourceExhausted(why.substr(start, why.find('"', start) - start));
   }
   if (state == "57014") {
     return Status::ResourceExhausted("the query ran past its time limit of " + std::to_string(limits.timeout_ms) +
@@ -172,14 +190,76 @@ Status Classify(const PostgresConnection& pg, const Status& failure, const SqlLi
   return Status::InvalidArgument(why);
 }
 
-// The statement without trailing spaces and semicolons (the cursor's body must end where the query does).
-std::string Body(const std::string& sql) {
-  size_t end = sql.size();
-  while (end > 0 && (sql[end - 1] == ';' || sql[end - 1] == ' ' || sql[end - 1] == '\n' || sql[end - 1] == '\t' ||
-                     sql[end - 1] == '\r')) {
-    --end;
+// The statement without the spaces, comments and semicolons after its last token: the body of the wrapper
+// (store/postgres_sql_query.h), inside which a `;` would be a syntax error.
+std::string StatementBody(const std::string& sql) {
+  size_t i = 0, end = 0;
+  while (i < sql.size()) {
+    i = SkipSpaceAndComments(sql, i);
+    if (i >= sql.size()) break;
+    if (sql[i] == ';') {
+      ++i;
+      continue;
+    }
+    const size_t past = sql[i] == '"' ? std::min(sql.find('"', i + 1), sql.size() - 1) + 1  // "identifier"
+                                      : PastStringLiteral(sql, i);
+    i = past != i ? past : i + 1;
+    end = i;
   }
   return sql.substr(0, end);
+}
+
+// The length of column `column`'s text form as the client counts it (FromPostgresText): text as sent, bytea
+// as \x and two hex digits a byte; nullopt for the types read as numbers, which the caps do not count. For
+// text and bytea the length comes from the value's header, without reading or copying the value.
+std::optional<std::string> TextLengthSql(const std::string& column, uint32_t type_oid) {
+  switch (type_oid) {
+    case kBoolOid:
+    case kInt8Oid:
+    case kInt2Oid:
+    case kInt4Oid:
+    case kOidOid:
+    case kFloat4Oid:
+    case kFloat8Oid: return std::nullopt;
+    case kTextOid:
+    case kBpcharOid:  // char(n) as sent, padded: its cast to text would drop the padding
+    case kVarcharOid: return "coalesce(octet_length(" + column + ")::int8, 0)";
+    case kByteaOid: return "coalesce(2 + 2 * octet_length(" + column + ")::int8, 0)";
+    default: return "coalesce(octet_length((" + column + ")::text)::int8, 0)";
+  }
+}
+
+// `body` wrapped so that PostgreSQL itself refuses a row over the value or row cap before sending it: the
+// statement's columns, then a check column that fails a cast (raising an error whose text is "xladb: …" and
+// names the cap) when a value or the row is too long. The whole target list is computed before a row is
+// sent, and libpq receives a row whole before the client can look at it, so only the server can stop a
+// 400 MB value from crossing the wire. The cast's text depends on the row, so the planner cannot fold it
+// into an error at planning time. `body` parsed on its own as one statement (Describe), so its parentheses
+// balance and it cannot close the wrapper's.
+std::string CheckedQuery(const std::string& body, const std::vector<uint32_t>& types, const SqlLimits& limits) {
+  std::string columns, aliases, longest, sum;
+  for (size_t c = 0; c < types.size(); ++c) {
+    const std::string name = "xladb_c" + std::to_string(c + 1);
+    columns += "q." + name + ", ";
+    aliases += (c ? ", " : "") + name;
+    if (auto length = TextLengthSql("q." + name, types[c])) {
+      longest += (longest.empty() ? "" : ", ") + *length;
+      sum += (sum.empty() ? "" : " + ") + *length;
+    }
+  }
+  std::string check;
+  if (!longest.empty() && limits.max_value_bytes >= 0) {
+    const std::string cap = std::to_string(limits.max_value_bytes);
+    check += " WHEN greatest(" + longest + ") > " + cap + " THEN ('xladb: a value of ' || greatest(" + longest +
+             ") || ' bytes is over the per-value limit of " + cap + " bytes')::int";
+  }
+  if (!sum.empty() && limits.max_row_bytes >= 0) {
+    const std::string cap = std::to_string(limits.max_row_bytes);
+    check += " WHEN " + sum + " > " + cap + " THEN ('xladb: a row of ' || " + sum +
+             " || ' bytes is over the per-row limit of " + cap + " bytes')::int";
+  }
+  return "SELECT " + columns + (check.empty() ? "NULL::int" : "CASE" + check + " END") + " FROM (" + body +
+         ") q" + (types.empty() ? "" : "(" + aliases + ")");
 }
 
 Status Run(PostgresConnection& pg, const std::string& sql, const SqlLimits& limits,
@@ -200,66 +280,76 @@ Status Run(PostgresConnection& pg, const std::string& sql, const SqlLimits& limi
     return pg.Exec("SET LOCAL statement_timeout = " + std::to_string(left));
   };
   if (Status armed = arm_timeout(); !armed.ok()) return armed;
-  // The body may end in a comment: a newline closes it before nothing else follows.
-  if (auto declared = pg.Query("DECLARE xladb_query NO SCROLL CURSOR FOR " + Body(sql) + "\n"); !declared.ok()) {
-    return Classify(pg, declared.status(), limits, sql);
+  const std::string body = StatementBody(sql);
+  auto described = pg.Describe(body);
+  if (!described.ok()) return Classify(pg, described.status(), limits);
+  const size_t column_count = described->columns.size();
+  if (limits.max_columns >= 0 && static_cast<int64_t>(column_count) > limits.max_columns) {
+    return Status::InvalidArgument("the query has " + std::to_string(column_count) +
+                                   " columns, more than the limit of " + std::to_string(limits.max_columns));
   }
+  if (auto declared = pg.Query("DECLARE xladb_query NO SCROLL CURSOR FOR " +
+                               CheckedQuery(body, described->column_types, limits));
+      !declared.ok()) {
+    return Classify(pg, declared.status(), limits);
+  }
+  std::vector<SqlColumn> columns;
+  for (const std::string& name : described->columns) columns.push_back({name, ""});
+  on_columns(columns);
   int64_t rows_sent = 0, bytes_sent = 0;
-  bool named = false;
   std::vector<SqlValue> row;
+  // What one row from the server means: sent on, or the reason the query stops (a cap; Ok when it is done).
+  auto take_row = [&](const PostgresConnection::RowCells& cells) -> std::optional<Status> {
+    if (limits.max_rows >= 0 && rows_sent >= limits.max_rows) {
+      if (truncated) *truncated = true;
+      return Status::Ok();
+    }
+    // The server checked the value and row caps already; these checks are a second wall.
+    int64_t row_bytes = 0;
+    row.assign(column_count, std::monostate{});
+    for (size_t c = 0; c < column_count && c < cells.size(); ++c) {
+      if (!cells[c]) continue;
+      const std::string text(*cells[c]);
+      row[c] = FromPostgresText(text, described->column_types[c]);
+      if (!std::holds_alternative<std::string>(row[c]) && !std::holds_alternative<SqlBlob>(row[c])) {
+        bytes_sent += 8;
+        continue;
+      }
+      if (limits.max_value_bytes >= 0 && static_cast<int64_t>(text.size()) > limits.max_value_bytes) {
+        return Status::ResourceExhausted("a value of " + std::to_string(text.size()) +
+                                         " bytes is over the per-value limit of " +
+                                         std::to_string(limits.max_value_bytes) + " bytes");
+      }
+      row_bytes += static_cast<int64_t>(text.size());
+      if (limits.max_row_bytes >= 0 && row_bytes > limits.max_row_bytes) {
+        return Status::ResourceExhausted("a row of " + std::to_string(row_bytes) +
+                                         " bytes is over the per-row limit of " +
+                                         std::to_string(limits.max_row_bytes) + " bytes");
+      }
+      bytes_sent += static_cast<int64_t>(text.size());
+    }
+    if (limits.max_bytes >= 0 && bytes_sent > limits.max_bytes) {
+      return Status::ResourceExhausted("the response is over its limit of " + std::to_string(limits.max_bytes) +
+                                       " bytes");
+    }
+    if (!on_row(row)) return Status::Ok();
+    ++rows_sent;
+    return std::nullopt;
+  };
   while (true) {
     if (Status armed = arm_timeout(); !armed.ok()) return armed;
-    auto batch = pg.Query("FETCH " + std::to_string(kFetchRows) + " FROM xladb_query");
-    if (!batch.ok()) return Classify(pg, batch.status(), limits, sql);
-    if (!named) {
-      if (limits.max_columns >= 0 && static_cast<int64_t>(batch->columns.size()) > limits.max_columns) {
-        return Status::InvalidArgument("the query has " + std::to_string(batch->columns.size()) +
-                                       " columns, more than the limit of " + std::to_string(limits.max_columns));
-      }
-      std::vector<SqlColumn> columns;
-      for (const std::string& name : batch->columns) columns.push_back({name, ""});
-      on_columns(columns);
-      named = true;
-    }
-    for (const auto& cells : batch->values) {
-      if (limits.max_rows >= 0 && rows_sent >= limits.max_rows) {
-        if (truncated) *truncated = true;
-        return Status::Ok();
-      }
-      int64_t row_bytes = 0;
-      row.assign(cells.size(), std::monostate{});
-      for (size_t c = 0; c < cells.size(); ++c) {
-        if (!cells[c]) continue;
-        const std::string& text = *cells[c];
-        row[c] = FromPostgresText(text, batch->column_types[c]);
-        if (!std::holds_alternative<std::string>(row[c]) && !std::holds_alternative<SqlBlob>(row[c])) {
-          bytes_sent += 8;
-          continue;
-        }
-        if (limits.max_value_bytes >= 0 && static_cast<int64_t>(text.size()) > limits.max_value_bytes) {
-          return Status::ResourceExhausted("a value of " + std::to_string(text.size()) +
-                                           " bytes is over the per-value limit of " +
-                                           std::to_string(limits.max_value_bytes) + " bytes");
-        }
-        row_bytes += static_cast<int64_t>(text.size());
-        if (limits.max_row_bytes >= 0 && row_bytes > limits.max_row_bytes) {
-          return Status::ResourceExhausted("a row is over the per-row limit of " +
-                                           std::to_string(limits.max_row_bytes) + " bytes");
-        }
-        bytes_sent += static_cast<int64_t>(text.size());
-        if (limits.max_bytes >= 0 && bytes_sent > limits.max_bytes) {
-          return Status::ResourceExhausted("the response is over its limit of " + std::to_string(limits.max_bytes) +
-                                           " bytes");
-        }
-      }
-      if (limits.max_bytes >= 0 && bytes_sent > limits.max_bytes) {
-        return Status::ResourceExhausted("the response is over its limit of " + std::to_string(limits.max_bytes) +
-                                         " bytes");
-      }
-      if (!on_row(row)) return Status::Ok();
-      ++rows_sent;
-    }
-    if (static_cast<int>(batch->values.size()) < kFetchRows) return Status::Ok();
+    // Row by row (libpq's single-row mode): the client holds one row at a time, never a whole batch.
+    int fetched = 0;
+    std::optional<Status> stopped;
+    Status batch = pg.QueryRowByRow("FETCH " + std::to_string(kFetchRows) + " FROM xladb_query",
+                                    [&](const PostgresConnection::RowCells& cells) {
+                                      ++fetched;
+                                      stopped = take_row(cells);
+                                      return !stopped.has_value();
+                                    });
+    if (!batch.ok()) return Classify(pg, batch, limits);
+    if (stopped) return *stopped;
+    if (fetched < kFetchRows) return Status::Ok();
   }
 }
 
@@ -279,6 +369,7 @@ Status RunReadOnlySqlOnPostgres(PostgresConnection& reader, const std::string& s
   if (auto refused = RefusedBeforeSending(sql)) {
     return Status::PermissionDenied("refused: " + *refused + " is not allowed in a read-only query");
   }
+  if (auto refused = NotAQuery(sql)) return *refused;
   if (Status begun = reader.Exec("BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY"); !begun.ok()) {
     return begun;
   }

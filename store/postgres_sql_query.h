@@ -14,10 +14,14 @@
 //     and servers (pg_terminate_backend, dblink*) and SQL run from text (query_to_xml and kin), as
 //     kPermissionDenied naming the function. The scanner knows string literals ('…', E'…', $tag$…$tag$),
 //     comments and quoted identifiers, and refuses U&"…" identifiers, which could spell a name it would miss.
+//   * the shape: anything that does not start as a query (SELECT, VALUES, TABLE, WITH) is refused unsent.
 // Limits: `timeout_ms` bounds the whole call: each FETCH runs under a statement_timeout of what is left of it,
 // set again before every FETCH (so a setting changed by the statement does not carry over). Rows arrive through
-// the cursor 256 at a time, so `max_rows` stops the query early. The byte limits are checked on each batch as
-// it arrives: the client holds one batch before checking it (256 rows, each value up to PostgreSQL's 1 GB).
+// the cursor 256 at a time, so `max_rows` stops the query early. `max_value_bytes` and `max_row_bytes` are
+// checked by PostgreSQL itself: the statement runs wrapped in a query that fails a row over either cap before
+// the row is sent (libpq receives a row whole before the client could look at it), with the statement's own
+// columns, names and order; the client checks them again, and `max_bytes`, reading one row at a time (libpq's
+// single-row mode), so it never holds more than one row under the caps.
 // kResourceExhausted names the limit. Values: integers as int64_t, floating point as double, bytea as SqlBlob,
 // booleans as 0/1, everything else as its text.
 //

@@ -8,8 +8,8 @@ namespace xladb::store {
 namespace {
 
 // The interned rows the run's rows refer to (collected before they go), then those of them no row refers to
-// any more. Only the run's own candidates: a text some earlier merge left unreferenced stays, so the file is
-// as if the run had never been ingested.
+// any more. Only the run's own candidates: a text left unreferenced otherwise (on PostgreSQL, by a file
+// rolled back after its texts were committed) stays, so the store is as if the run had never been ingested.
 constexpr const char* kInternedOfRun[] = {
     "CREATE TEMP TABLE run_shapes AS SELECT shape_id FROM buffer_values WHERE shape_id IS NOT NULL AND module_id IN "
     "(SELECT module_id FROM modules WHERE run_id IN (SELECT run_id FROM doomed_runs)) UNION SELECT shape_id "

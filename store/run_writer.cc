@@ -47,7 +47,7 @@ struct RunWriter::Impl {
   StatementCache statements;         // outlives files: statements are prepared once per writer
   InternedTextCaches interned;       // outlives files; entries added inside a rolled-back file or group go
   DerivedModuleFacts derived_facts;  // recomputed when a file changed what they are computed from
-  FileReplacement replacement{&statements};  // a changed file's old rows, and the modules they shared
+  FileReplacement replacement{&statements, &interned};  // a changed file's old rows, and the modules they shared
 
   SqlStatement& Cached(const char* text) { return statements.Get(text); }
 
@@ -94,7 +94,7 @@ struct RunWriter::Impl {
       for (int64_t run_id : group_runs) UpdateRunSummary(sql, run_id);
       group_runs.clear();
       sql.Exec("COMMIT");
-      interned.ForEach(&InternedTexts::GroupCommitted);
+      interned.GroupCommitted();
       return Status::Ok();
     } catch (const std::exception& e) {
       RollBackGroup();
@@ -111,7 +111,7 @@ struct RunWriter::Impl {
     }
     in_group = false;
     group_runs.clear();
-    interned.ForEach(&InternedTexts::GroupAborted);
+    interned.GroupAborted();
   }
   Status CloseGroupIfDue(int64_t file_bytes) {
     group_bytes += file_bytes;
@@ -458,7 +458,7 @@ StatusOr<FileWriteStats> RunWriter::CommitFile(const FileOutcome& outcome) {
   }
   FileWriteStats stats{file.rows(), file.issues().total};
   d.file.reset();
-  d.interned.ForEach(&InternedTexts::FileDone);
+  d.interned.FileDone();
   if (Status closed = d.CloseGroupIfDue(d.spec.size_bytes); !closed.ok()) return closed;
   return stats;
 }
@@ -468,7 +468,7 @@ Status RunWriter::AbortFile(const FileOutcome& outcome) {
   // Keep the issues seen (they explain the error), drop the rows.
   FileIssues issues = d.RollBackFile();
   if (!d.group_failure.empty()) return Status::IoError(d.group_failure);  // nothing can be recorded now
-  d.interned.ForEach(&InternedTexts::FileAborted);
+  d.interned.FileAborted();
   return RecordFile(d.spec, outcome, issues);
 }
 
@@ -505,25 +505,31 @@ Status RunWriter::RecordFile(const FileSpec& spec, const FileOutcome& outcome, c
     }
     return Status::IoError(std::string("recording file ") + spec.path + ": " + e.what());
   }
-  d.interned.ForEach(&InternedTexts::FileDone);
+  d.interned.FileDone();
   return d.CloseGroupIfDue(0);
 }
 
 Status RunWriter::FinishRun(int64_t run_id, int64_t newest_mtime_us) {
-  if (Status closed = impl_->CloseGroup(); !closed.ok()) return closed;
-  if (!impl_->group_failure.empty()) return Status::IoError(impl_->group_failure);
+  Status closed = impl_->CloseGroup();
+  if (closed.ok() && !impl_->group_failure.empty()) closed = Status::IoError(impl_->group_failure);
   try {
+    // Also after a group that failed: the files stored before it are the run, which keeps the time it would
+    // have had, not its ingest time until a rerun. A statement of its own, outside the rolled-back group
+    // (on a full disk the space that group took is free again).
     auto up = impl_->sql.Prepare("UPDATE runs SET run_time_us = ?, run_time_source = 'newest_file_mtime' "
                                  "WHERE run_id = ? AND run_time_source IN ('ingest_time', 'newest_file_mtime')");
     up->Bind(1, newest_mtime_us);
     up->Bind(2, run_id);
     if (newest_mtime_us >= 0) up->Execute();
+    // The texts the run's merges and replaced files left unreferenced (what its committed groups noted).
+    impl_->interned.SweepReplacedTexts();
+    if (!closed.ok()) return closed;
     // The WAL's pages go to the database now, once per run (wal_autocheckpoint is off while writing).
     // PASSIVE: readers are not waited for; what they still use is copied at the next run's end.
     if (impl_->db->is_sqlite()) impl_->sql.Exec("PRAGMA wal_checkpoint(PASSIVE)");
     return Status::Ok();
   } catch (const std::exception& e) {
-    return Status::IoError(std::string("finishing run: ") + e.what());
+    return closed.ok() ? Status::IoError(std::string("finishing run: ") + e.what()) : closed;
   }
 }
 

@@ -268,6 +268,8 @@ CREATE TABLE IF NOT EXISTS instructions (
                                          -- (version 6)
   UNIQUE (module_id, name)
 );
+-- Which instructions refer to a whole text: a text a merge replaced, or a deleted run's, goes when none does.
+CREATE INDEX IF NOT EXISTS instructions_by_text ON instructions(text_id);
 
 -- The flattened schedule: HloLiveRange InstructionSequence lines (§4), `<time>:<name>`.
 CREATE TABLE IF NOT EXISTS schedule (

@@ -4,6 +4,7 @@
 
 #include <exception>
 #include <map>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -130,20 +131,35 @@ Status CheckTheSourceOnlyGrew(CopyEndpoint& src, CopyEndpoint& dst) {
   if (!copied_runs.ok()) return copied_runs.status();
   const std::string find = WithPlaceholders(
       "SELECT name, CASE WHEN detail_pruned_at_us IS NULL THEN 0 ELSE 1 END FROM runs WHERE run_id = @", src);
+  // A run the source lacks is one deleted there since the last copy, unless the source has none of the
+  // destination's runs: then the destination holds another store's runs.
+  std::optional<Status> missing;
+  bool any_copied = false;
   for (const CopyEndpoint::Row& run : *copied_runs) {
     auto there = src.Query(find, {run[0]});
     if (!there.ok()) return there.status();
     const std::string name = TextOf(run[1]);
     if (there->empty() || TextOf((*there)[0][0]) != name) {
-      return Status::FailedPrecondition("the destination holds run " + TextOf(run[0]) + " '" + name +
-                                        "', which the source no longer has (deleted since the last copy?)" +
-                                        empty_again);
+      if (!missing) {
+        missing = Status::FailedPrecondition("the destination holds run " + TextOf(run[0]) + " '" + name +
+                                             "', which the source no longer has (deleted since the last copy?)" +
+                                             empty_again);
+      }
+      continue;
     }
+    any_copied = true;
     if (IntOf((*there)[0][1]) != IntOf(run[2])) {
       return Status::FailedPrecondition("run '" + name + "' was pruned in the source since the last copy" +
                                         empty_again);
     }
   }
+  if (missing && !any_copied) {
+    return Status::FailedPrecondition("the destination holds another store's runs: none of its " +
+                                      std::to_string(copied_runs->size()) + " runs (run " +
+                                      TextOf((*copied_runs)[0][0]) + " '" + TextOf((*copied_runs)[0][1]) +
+                                      "', …) is in the source" + empty_again);
+  }
+  if (missing) return *missing;
   for (const auto& [table, id] : kSharedTables) {
     auto rows = dst.Query(std::string("SELECT COUNT(*), MAX(") + id + ") FROM " + table, {});
     if (!rows.ok()) return rows.status();

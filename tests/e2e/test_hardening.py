@@ -234,7 +234,8 @@ class HardeningTest(DaemonTestCase):
         out = subprocess.run([XLADBD, "--db", self.path("other.db"), "--listen", d.addr], capture_output=True,
                              text=True, timeout=60)
         self.assertEqual(out.returncode, 1, out.stdout + out.stderr)
-        self.assertIn("address in use", out.stderr)
+        # One clear line, without gRPC's error dump before it.
+        self.assertEqual(out.stderr.splitlines(), [f"xladbd: cannot listen on {d.addr}: address in use"])
         self.assertNotIn("listening", out.stdout)
 
     # 4. Query memory had no cap --------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ a schema of its own, dropped after). Expected numbers come from the dump text, a
 equal what `xladb ingest` stores into a SQLite file from the same folder.
 
 Without XLADB_TEST_POSTGRES_DIR every test here is skipped and says why."""
+import concurrent.futures
 import os
 import re
 import signal
@@ -12,7 +13,9 @@ import subprocess
 import unittest
 import urllib.request
 
+import grpc
 import test_service
+from test_hardening import RSS_BOUND_BYTES, peak_rss
 from test_service import (PSQL, XLADB, XLADBD, DaemonTestCase, make_run, read_text, total_bytes_used, wait_for,
                           xladb_pb2)
 
@@ -150,6 +153,27 @@ class PostgresDaemonTest(PostgresStore, DaemonTestCase):
         out = d.cli("sql", "DELETE FROM runs", check=False)
         self.assertNotEqual(out.returncode, 0)
         self.assertEqual(self.psql("-c", "SELECT COUNT(*) FROM runs", target=self.uri), "1")
+
+    def test_values_over_the_caps_are_refused_by_postgresql_before_they_reach_the_daemon(self):
+        # libpq receives a row whole before the daemon can look at it, so PostgreSQL itself must refuse a value
+        # over the cap: four at once, the daemon's peak memory stays bounded and every slot is free after.
+        d = self.start()
+
+        def big_value(_):
+            try:
+                list(d.query.Query(xladb_pb2.QueryRequest(sql="SELECT repeat('x', 400000000)"), timeout=120))
+                return grpc.StatusCode.OK, ""
+            except grpc.RpcError as e:
+                return e.code(), e.details()
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            answers = list(pool.map(big_value, range(4)))
+        # The daemon's default per-value cap, 1 MiB (xladbd --help).
+        self.assertEqual(answers, [(grpc.StatusCode.RESOURCE_EXHAUSTED, "a value of 400000000 bytes is over the "
+                                    "per-value limit of 1048576 bytes")] * 4)
+        self.assertLess(peak_rss(d.proc.pid), RSS_BOUND_BYTES)
+        # The four slots are free at once: a fifth query right after is answered.
+        rows = list(d.query.Query(xladb_pb2.QueryRequest(sql="SELECT length(repeat('x', 400000000))"), timeout=60))
+        self.assertEqual([v.values[0].int_value for r in rows for v in r.rows], [400000000])
 
     def test_an_upload_another_daemon_staged_stays_queued_for_it(self):
         d = self.start()  # creates the schema

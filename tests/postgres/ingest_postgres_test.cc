@@ -7,6 +7,7 @@
 #include <string>
 
 #include "store/database.h"
+#include "store/run_lifecycle.h"
 #include "tests/postgres/postgres_test_server.h"
 #include "tests/store/test_dirs.h"
 #include "tests/store/test_ingest.h"
@@ -64,6 +65,26 @@ TEST_F(IngestIntoPostgres, AFileTheStoreRefusesIsAnErrorAndTheRunGoesOn) {
   EXPECT_EQ(again->files_by_verdict["unchanged"], 3);
   EXPECT_EQ(Pg("SELECT COUNT(*) FROM buffer_values"), rows_before);
   EXPECT_EQ(Pg("SELECT COUNT(*) FROM dump_files"), "3");
+}
+
+// Two files of one module print an instruction differently (tests/fixtures/merged_texts): the text the
+// merge replaced is not left behind, and deleting the run gives back every text.
+TEST_F(IngestIntoPostgres, AMergeThatReplacesAnInstructionsTextLeavesNoTextBehind) {
+  const std::string fixtures = XLADB_FIXTURE_DIR;
+  const std::string run = tmp_ / "run";
+  for (const std::string& file : {fixtures + "/gate/head/module_0001.jit_step.after_optimizations-buffer-assignment.txt",
+                                  fixtures + "/merged_texts/module_0001.jit_step.after_optimizations.txt"}) {
+    testing::WriteFile(run + "/" + file.substr(file.rfind('/') + 1), testing::ReadFile(file));
+  }
+  auto summary = testing::IngestRun(*db_, run, "run");
+  ASSERT_TRUE(summary.ok()) << summary.status().ToString();
+  EXPECT_EQ(summary->files_by_verdict["ingested"], 2);
+  EXPECT_EQ(Pg("SELECT COUNT(*) FROM modules"), "1");
+  EXPECT_EQ(Pg("SELECT COUNT(*) FROM long_texts WHERE text_id NOT IN "
+               "(SELECT text_id FROM instructions WHERE text_id IS NOT NULL)"),
+            "0");
+  ASSERT_TRUE(store::DeleteRun(*db_, "run").ok());
+  EXPECT_EQ(Pg("SELECT COUNT(*) FROM long_texts"), "0");
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "store/postgres_sql_query.h"
 #include "store/store_copy.h"
 #include "tests/postgres/postgres_test_server.h"
+#include "tests/store/peak_rss.h"
 #include "tests/store/test_dirs.h"
 #include "tests/store/test_ingest.h"
 
@@ -37,17 +38,23 @@ class PostgresSql : public ::testing::Test {
     reader_ = std::move(reader.value());
   }
 
-  // Runs `sql` through the endpoint; the rows as text.
+  // Runs `sql` through the endpoint; the rows as text, the column names if asked.
   Status Run(const std::string& sql, const store::SqlLimits& limits, testing::TextRows* rows = nullptr,
-             bool* truncated = nullptr) {
+             bool* truncated = nullptr, std::vector<std::string>* names = nullptr) {
     return store::RunReadOnlySqlOnPostgres(
-        *reader_, sql, limits, [](const std::vector<store::SqlColumn>&) {},
+        *reader_, sql, limits,
+        [&](const std::vector<store::SqlColumn>& columns) {
+          for (const auto& column : columns) {
+            if (names) names->push_back(column.name);
+          }
+        },
         [&](const std::vector<store::SqlValue>& row) {
           if (rows == nullptr) return true;
           auto& out = rows->emplace_back();
           for (const auto& v : row) {
             if (auto* i = std::get_if<int64_t>(&v)) out.push_back(std::to_string(*i));
             else if (auto* s = std::get_if<std::string>(&v)) out.push_back(*s);
+            else if (auto* b = std::get_if<store::SqlBlob>(&v)) out.push_back("blob:" + b->bytes);
             else out.push_back(std::holds_alternative<std::monostate>(v) ? "NULL" : "?");
           }
           return true;
@@ -119,6 +126,10 @@ TEST_F(PostgresSql, EveryEscapeIsRefusedAndChangesNothing) {
            "DO $$ BEGIN DELETE FROM runs; END $$",
            "CALL nothing()",
            "NOTIFY xladb",
+           // Each assigns a transaction id (a finite resource: wraparound) or queues a notification.
+           "SELECT txid_current()",
+           "SELECT pg_current_xact_id()",
+           "SELECT pg_notify('xladb', 'x')",
            // Ways to hide a refused name from a scanner that does not know PostgreSQL's lexical rules.
            "SELECT pg_advisory_lock/**/(1)",
            "SELECT pg_advisory_lock /* a /* nested */ comment */ (1)",
@@ -188,6 +199,94 @@ TEST_F(PostgresSql, LimitsStopWhatTheyBound) {
   store::SqlLimits bad;
   bad.max_rows = -2;
   EXPECT_EQ(Run("SELECT 1", bad).code(), Status::Code::kInvalidArgument);
+}
+
+// The *_if_assigned variants never assign a transaction id: in the endpoint's read-only transaction they
+// answer NULL, so they stay allowed.
+TEST_F(PostgresSql, TransactionIdsAreNotAssignedButMayBeAskedFor) {
+  for (const char* sql : {"SELECT txid_current_if_assigned()", "SELECT pg_current_xact_id_if_assigned()"}) {
+    testing::TextRows rows;
+    Status st = Run(sql, {}, &rows);
+    ASSERT_TRUE(st.ok()) << sql << ": " << st.ToString();
+    EXPECT_EQ(rows, (testing::TextRows{{"NULL"}})) << sql;
+  }
+}
+
+// Every shape of query the endpoint allows answers with its own columns, names and order, through the wrapper
+// that checks the caps on the server.
+TEST_F(PostgresSql, EveryShapeOfQueryKeepsItsColumnsAndOrder) {
+  struct Case {
+    const char* sql;
+    std::vector<std::string> names;
+    testing::TextRows rows;
+  };
+  const Case cases[] = {
+      {"SELECT 2 AS b, 'x' AS a, NULL AS n", {"b", "a", "n"}, {{"2", "x", "NULL"}}},
+      {"SELECT 1 AS same, 2 AS same", {"same", "same"}, {{"1", "2"}}},
+      {"SELECT x, x * 10 AS y FROM generate_series(1, 5) x ORDER BY x DESC LIMIT 3",
+       {"x", "y"},
+       {{"5", "50"}, {"4", "40"}, {"3", "30"}}},
+      {"VALUES (1, 'a'), (2, 'b')", {"column1", "column2"}, {{"1", "a"}, {"2", "b"}}},
+      {"WITH w AS (SELECT 7 AS seven) SELECT seven FROM w", {"seven"}, {{"7"}}},
+      {"TABLE run_labels", {"run_id", "key", "value"}, {}},
+      {"(SELECT 1 AS u) UNION ALL (SELECT 2) ORDER BY 1 DESC", {"u"}, {{"2"}, {"1"}}},
+      {"SELECT '\\x6869'::bytea AS b, 'a;b' AS \"semi;colon\"", {"b", "semi;colon"}, {{"blob:hi", "a;b"}}},
+      {"SELECT 1 AS one; -- a comment after the statement", {"one"}, {{"1"}}},
+      {"SELECT 1 AS one /* a block comment */ ;;", {"one"}, {{"1"}}},
+      {"SELECT name FROM runs", {"name"}, {{"nightly-1"}}},
+      {"SELECT FROM runs", {}, testing::TextRows(1)},
+  };
+  for (const Case& c : cases) {
+    testing::TextRows rows;
+    std::vector<std::string> names;
+    Status st = Run(c.sql, {}, &rows, nullptr, &names);
+    ASSERT_TRUE(st.ok()) << c.sql << ": " << st.ToString();
+    EXPECT_EQ(names, c.names) << c.sql;
+    EXPECT_EQ(rows, c.rows) << c.sql;
+  }
+}
+
+// A value or row over its cap is refused by PostgreSQL before it is sent: the client never holds it (libpq
+// receives a row whole before anyone can look at it), so this process's peak memory barely moves.
+TEST_F(PostgresSql, AValueOrRowOverItsCapNeverReachesTheClient) {
+  store::SqlLimits limits;
+  limits.max_value_bytes = 1 << 20;
+  limits.max_row_bytes = 3 << 20;
+  {
+    testing::PeakRssProbe probe;
+    ASSERT_TRUE(probe.valid());
+    Status st = Run("SELECT 1 AS small, repeat('x', 300000000) AS big", limits);
+    EXPECT_EQ(st.code(), Status::Code::kResourceExhausted) << st.ToString();
+    EXPECT_NE(st.message().find("a value of 300000000 bytes is over the per-value limit of 1048576 bytes"),
+              std::string::npos)
+        << st.ToString();
+    EXPECT_LT(probe.growth(), int64_t{64} << 20);
+  }
+  {  // three values under the value cap, together over the row cap; bytea counted as its \x… text
+    Status st = Run("SELECT repeat('x', 1000000) AS a, repeat('y', 1000000) AS b, repeat('z', 1000000) AS c, "
+                    "convert_to(repeat('w', 100000), 'UTF8') AS d",
+                    limits);
+    EXPECT_EQ(st.code(), Status::Code::kResourceExhausted) << st.ToString();
+    EXPECT_NE(st.message().find("a row of 3200002 bytes is over the per-row limit of 3145728 bytes"),
+              std::string::npos)
+        << st.ToString();
+  }
+  {  // char(n) is sent padded: counted as sent, not as its (trimmed) text
+    Status st = Run("SELECT 'x'::char(2000000) AS padded", limits);
+    EXPECT_EQ(st.code(), Status::Code::kResourceExhausted) << st.ToString();
+    EXPECT_NE(st.message().find("a value of 2000000 bytes is over the per-value limit"), std::string::npos)
+        << st.ToString();
+  }
+  // A row from a table, after rows that fit, and only when it is reached; the connection answers next.
+  testing::TextRows rows;
+  Status st = Run("SELECT CASE WHEN x < 1000 THEN repeat('x', 10) ELSE repeat('y', 2000000) END "
+                  "FROM generate_series(1, 1000) x",
+                  limits, &rows);
+  EXPECT_EQ(st.code(), Status::Code::kResourceExhausted) << st.ToString();
+  EXPECT_NE(st.message().find("per-value limit"), std::string::npos) << st.ToString();
+  rows.clear();
+  ASSERT_TRUE(Run("SELECT length(repeat('x', 2000000))", limits, &rows).ok());
+  EXPECT_EQ(rows, (testing::TextRows{{"2000000"}}));
 }
 
 }  // namespace

@@ -234,6 +234,13 @@ TEST_F(StoreCopy, ASourceThatShrankSinceTheLastCopyIsRefused) {
   EXPECT_EQ(shrank.status().code(), Status::Code::kFailedPrecondition);
   EXPECT_NE(shrank.status().message().find("long_texts"), std::string::npos) << shrank.status().message();
   EXPECT_EQ(Pg("SELECT COUNT(*) FROM allocations"), copied);
+  // A copied run deleted in the source, another still there: named as a deletion.
+  ASSERT_NO_THROW(sqlite_->sql().exec("DELETE FROM runs WHERE name = 'nightly-2'"));
+  auto deleted = store::CopyToPostgres(*sqlite_, *pg_.connection());
+  ASSERT_FALSE(deleted.ok());
+  EXPECT_NE(deleted.status().message().find("'nightly-2', which the source no longer has (deleted since"),
+            std::string::npos)
+      << deleted.status().message();
 }
 
 TEST_F(StoreCopy, ADestinationWithAnotherStoresRunsIsRefused) {
@@ -246,6 +253,10 @@ TEST_F(StoreCopy, ADestinationWithAnotherStoresRunsIsRefused) {
   ASSERT_FALSE(report.ok());
   EXPECT_EQ(report.status().code(), Status::Code::kFailedPrecondition);
   EXPECT_NE(report.status().message().find("someone-else"), std::string::npos) << report.status().message();
+  // The real cause, not a deletion in the source that never happened.
+  EXPECT_NE(report.status().message().find("holds another store's runs"), std::string::npos)
+      << report.status().message();
+  EXPECT_EQ(report.status().message().find("deleted since"), std::string::npos) << report.status().message();
   EXPECT_EQ(Pg("SELECT COUNT(*) FROM modules"), "0");
 }
 

@@ -1,8 +1,10 @@
 // A database on a full disk: the group of files that does not fit fails cleanly, the database stays intact
 // and holds only whole files (whole groups). Needs a small tmpfs, which only root can mount; skips with a message otherwise.
 #include <SQLiteCpp/SQLiteCpp.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -31,6 +33,14 @@ class SmallTmpfs {
   bool mounted_ = false;
 };
 
+// 2026-01-02 00:00:00 UTC (Unix seconds), the first file's modification time.
+constexpr int64_t kFirstMtime = 1767312000;
+
+void SetMtime(const std::string& path, int64_t seconds) {
+  const timespec times[2] = {{seconds, 0}, {seconds, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0) << path;
+}
+
 int64_t Scalar(SQLite::Database& db, const std::string& sql) {
   SQLite::Statement q(db, sql);
   q.executeStep();
@@ -48,6 +58,8 @@ TEST(FullDisk, TheFileThatDoesNotFitFailsCleanlyAndTheDatabaseStaysIntact) {
     char name[96];
     std::snprintf(name, sizeof name, "/module_%04d.step_%d.after_optimizations-buffer-assignment.txt", i + 1, i);
     testing::WriteFile(run + name, s002);
+    // Each file a second newer than the one before: the run's time is the last file's, which never fits.
+    SetMtime(run + name, kFirstMtime + i);
   }
   std::string db_path = tmp / "disk/x.db";
   {
@@ -73,6 +85,11 @@ TEST(FullDisk, TheFileThatDoesNotFitFailsCleanlyAndTheDatabaseStaysIntact) {
   EXPECT_EQ(Scalar(db, "SELECT COUNT(*) FROM module_summary WHERE allocation_count <> 14 OR value_count <> 24"), 0);
   EXPECT_EQ(Scalar(db, "SELECT COUNT(*) FROM modules"), files);
   EXPECT_EQ(files % 3, 0) << "whole groups of 3 files only";
+  // The run keeps the time it would have had: its newest file's, not the time of the ingest.
+  SQLite::Statement run_time(db, "SELECT run_time_us, run_time_source FROM runs");
+  ASSERT_TRUE(run_time.executeStep());
+  EXPECT_EQ(run_time.getColumn(0).getInt64(), (kFirstMtime + 149) * 1000000);
+  EXPECT_EQ(run_time.getColumn(1).getString(), "newest_file_mtime");
 }
 
 }  // namespace

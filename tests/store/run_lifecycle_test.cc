@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <tuple>
 
@@ -56,6 +57,10 @@ class RunLifecycleTest : public ::testing::Test {
     WriteFile(tmp_ / ("b/" + mlp), ReadFile(fixtures + "/report/head/" + mlp));
     const std::string step = "module_0001.jit_step.after_optimizations-buffer-assignment.txt";
     WriteFile(tmp_ / ("b/gate/" + step), ReadFile(fixtures + "/gate/head/" + step));
+    // jit_step's HLO text prints add.3 otherwise than its buffer assignment's `from instruction:` line (with
+    // metadata), as XLA's files of one module do: the merge gives the instruction another whole text.
+    const std::string hlo = "module_0001.jit_step.after_optimizations.txt";
+    WriteFile(tmp_ / ("b/gate/" + hlo), ReadFile(fixtures + "/merged_texts/" + hlo));
   }
   std::unique_ptr<store::Database> Open(const std::string& name) {
     auto db = store::Database::Open(tmp_ / name);
@@ -74,7 +79,7 @@ TEST_F(RunLifecycleTest, DeletingARunLeavesWhatTheOtherRunAloneLeaves) {
   const auto before = TableCounts(*both);
   auto deleted = store::DeleteRun(*both, "b");
   ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
-  EXPECT_EQ(deleted->files, 8);    // the seed folder's 6 files, jit_mlp and jit_step
+  EXPECT_EQ(deleted->files, 9);    // the seed folder's 6 files, jit_mlp and jit_step's two
   EXPECT_EQ(deleted->modules, before.at("modules") - TableCounts(*alone).at("modules"));
   const auto after = TableCounts(*both);
   EXPECT_EQ(after, TableCounts(*alone));
@@ -88,6 +93,65 @@ TEST_F(RunLifecycleTest, DeletingARunLeavesWhatTheOtherRunAloneLeaves) {
   // The file can take run B again, whole.
   Ingest(*both, tmp_ / "b", "b");
   EXPECT_EQ(TableCounts(*both), before);
+}
+
+// Texts no instruction refers to (none should be: each was stored for one).
+int64_t UnreferencedTexts(store::Database& db) {
+  return db.sql()
+      .execAndGet("SELECT COUNT(*) FROM long_texts WHERE text_id NOT IN "
+                  "(SELECT text_id FROM instructions WHERE text_id IS NOT NULL)")
+      .getInt64();
+}
+
+// Two files of one module print an instruction differently: the instruction keeps one text, and the other
+// is not left behind (it was: a merge that replaced a text orphaned the old one, which delete then missed).
+TEST_F(RunLifecycleTest, AMergeThatReplacesAnInstructionsTextLeavesNoTextBehind) {
+  auto db = Open("merge.db");
+  Ingest(*db, tmp_ / "b", "b");
+  EXPECT_EQ(UnreferencedTexts(*db), 0);
+  const std::string text = db->sql()
+                               .execAndGet("SELECT t.text FROM instructions i JOIN long_texts t USING (text_id) "
+                                           "WHERE i.name = 'add.3'")
+                               .getString();
+  EXPECT_TRUE(text == "%add.3 = f32[256]{0} add(f32[256]{0} %a, f32[256]{0} %b)" ||
+              text == "%add.3 = f32[256]{0} add(f32[256]{0} %a, f32[256]{0} %b), metadata={op_name=\"jit(step)/add\"}")
+      << "the text kept: " << text;
+  // The replaced text is gone, the one kept stays, and a text other runs share is not touched.
+  Ingest(*db, tmp_ / "a", "a");
+  EXPECT_EQ(UnreferencedTexts(*db), 0);
+}
+
+// A file replaced by other content (the same path, a new text for an instruction): the old version's texts
+// do not stay behind; the store holds what a fresh ingest of the new folder holds.
+TEST_F(RunLifecycleTest, ReplacingAFileLeavesNoTextBehind) {
+  auto db = Open("replaced.db");
+  Ingest(*db, tmp_ / "b", "b");
+  const std::string hlo = tmp_ / "b/gate/module_0001.jit_step.after_optimizations.txt";
+  std::string text = ReadFile(hlo);
+  text.replace(text.find("jit(step)/add"), 13, "jit(step)/sum");
+  WriteFile(hlo, text);
+  Ingest(*db, tmp_ / "b", "b");
+  EXPECT_EQ(UnreferencedTexts(*db), 0);
+  auto fresh = Open("fresh.db");
+  Ingest(*fresh, tmp_ / "b", "b");
+  EXPECT_EQ(TableCounts(*db).at("long_texts"), TableCounts(*fresh).at("long_texts"));
+}
+
+// The same on the two real runs of the corpus (whole run folders), when the corpus is here.
+TEST_F(RunLifecycleTest, DeletingACorpusRunLeavesWhatTheOtherRunAloneLeaves) {
+  const std::string runs = testing::CorpusDir() + "/runs";
+  if (!std::filesystem::is_directory(runs + "/21_lorrax_scan_C")) {
+    GTEST_SKIP() << "the corpus is absent (" << runs << "): its whole run folders are needed";
+  }
+  auto alone = Open("alone.db");
+  Ingest(*alone, runs + "/21_lorrax_scan_C/xla_dump", "a");
+  EXPECT_EQ(UnreferencedTexts(*alone), 0);
+  auto both = Open("both.db");
+  Ingest(*both, runs + "/21_lorrax_scan_C/xla_dump", "a");
+  Ingest(*both, runs + "/22_lorrax_scan_cached_C/xla_dump", "b");
+  EXPECT_EQ(UnreferencedTexts(*both), 0);
+  ASSERT_TRUE(store::DeleteRun(*both, "b").ok());
+  EXPECT_EQ(TableCounts(*both), TableCounts(*alone));
 }
 
 TEST_F(RunLifecycleTest, LabelsAreSetReplacedAndRemoved) {
@@ -215,8 +279,8 @@ TEST_F(RunLifecycleTest, RunSummaryFollowsEveryChange) {
   };
   // MakeSeedRun's six files (five read, the thunk sequence not; three buffer assignments) and jit_mlp's.
   EXPECT_EQ(summary("a"), std::make_tuple(7, 6, 0, 4));
-  // Run b also has the gate fixture's jit_step in gate/.
-  EXPECT_EQ(summary("b"), std::make_tuple(8, 7, 0, 5));
+  // Run b also has the gate fixture's jit_step in gate/: its buffer assignment and HLO text, one module.
+  EXPECT_EQ(summary("b"), std::make_tuple(9, 8, 0, 5));
 
   // jit_train_step's buffer assignment becomes unreadable (NUL bytes under a dump name): an error, and the
   // module has no buffer assignment any more. A new file is one more file.
