@@ -91,20 +91,50 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
          });
 }
 
-// The value of header `name` in `head` (the request line and header lines, CRLF-separated), trimmed.
-std::optional<std::string_view> HeaderValue(std::string_view head, std::string_view name) {
+// The header lines of `head` (the request line and header lines, CRLF-separated), without the request line.
+std::vector<std::string_view> HeaderLines(std::string_view head) {
+  std::vector<std::string_view> lines;
   size_t line = head.find("\r\n");
   while (line != std::string_view::npos && line + 2 < head.size()) {
     const size_t start = line + 2;
     line = head.find("\r\n", start);
-    const std::string_view field = head.substr(start, (line == std::string_view::npos ? head.size() : line) - start);
-    const size_t colon = field.find(':');
-    if (colon == std::string_view::npos || !EqualsIgnoreCase(field.substr(0, colon), name)) continue;
-    std::string_view value = field.substr(colon + 1);
+    lines.push_back(head.substr(start, (line == std::string_view::npos ? head.size() : line) - start));
+  }
+  return lines;
+}
+
+bool IsHeader(std::string_view field, std::string_view name) {
+  const size_t colon = field.find(':');
+  return colon != std::string_view::npos && EqualsIgnoreCase(field.substr(0, colon), name);
+}
+
+// The value of header `name` in `head`, trimmed; the first when there are several (HeaderProblem refuses
+// duplicates of the headers that frame a body).
+std::optional<std::string_view> HeaderValue(std::string_view head, std::string_view name) {
+  for (std::string_view field : HeaderLines(head)) {
+    if (!IsHeader(field, name)) continue;
+    std::string_view value = field.substr(field.find(':') + 1);
     while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
     while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
     return value;
   }
+  return std::nullopt;
+}
+
+// Why the loop and httplib could read `head` differently, so that a body could pass for a pipelined
+// request (or the reverse): a bare LF, a folded line, or a second Content-Length or Transfer-Encoding.
+// Such a request is refused (400) rather than guessed at. nullopt when there is nothing of that kind.
+std::optional<std::string_view> HeaderProblem(std::string_view head) {
+  for (size_t i = head.find('\n'); i != std::string_view::npos; i = head.find('\n', i + 1)) {
+    if (i == 0 || head[i - 1] != '\r') return "a line ends in a bare LF";
+  }
+  int lengths = 0, encodings = 0;
+  for (std::string_view field : HeaderLines(head)) {
+    if (!field.empty() && (field.front() == ' ' || field.front() == '\t')) return "a folded header line";
+    lengths += IsHeader(field, "Content-Length");
+    encodings += IsHeader(field, "Transfer-Encoding");
+  }
+  if (lengths > 1 || encodings > 1) return "a second Content-Length or Transfer-Encoding";
   return std::nullopt;
 }
 
@@ -129,6 +159,7 @@ struct HttpConnectionLoop::State {
   int listen_fd = -1, epoll_fd = -1, wake_fd = -1, port = 0;
   std::unordered_map<int, std::unique_ptr<Connection>> connections;  // loop thread only
   size_t dispatched = 0;                                             // loop thread only: queued or serving
+  std::optional<Clock::time_point> accept_resumes;  // loop thread only: set while accepting is paused
   std::thread loop;
   std::vector<std::thread> workers;
   std::atomic<bool> stop_loop{false};
@@ -204,7 +235,10 @@ struct HttpConnectionLoop::State {
       const int fd = accept4(listen_fd, reinterpret_cast<sockaddr*>(&addr), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) {
         if (errno == EINTR || ((errno == EMFILE || errno == ENFILE) && MakeRoom())) continue;
-        return;  // EAGAIN, or nothing left to close: the listen queue holds the rest
+        // Out of descriptors with none of ours to give back: the listening socket stays readable, so stop
+        // watching it for a moment instead of spinning on it; the listen queue holds the rest.
+        if (errno == EMFILE || errno == ENFILE) PauseAccepting();
+        return;  // EAGAIN, or paused
       }
       if (connections.size() >= options.max_connections && !MakeRoom()) {
         close(fd);
@@ -237,6 +271,20 @@ struct HttpConnectionLoop::State {
     }
   }
 
+  void PauseAccepting() {
+    epoll_ctl(epoll_fd, EPOLL_CTL_DEL, listen_fd, nullptr);
+    accept_resumes = Clock::now() + std::chrono::milliseconds(100);
+  }
+
+  void ResumeAcceptingWhenDue(Clock::time_point now) {
+    if (!accept_resumes || now < *accept_resumes) return;
+    accept_resumes.reset();
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = listen_fd;
+    epoll_ctl(epoll_fd, EPOLL_CTL_ADD, listen_fd, &ev);
+  }
+
   void Handshake(Connection& c) {
     const int r = SSL_accept(c.ssl);
     if (r == 1) {
@@ -256,10 +304,15 @@ struct HttpConnectionLoop::State {
   void ReadMore(Connection& c) {
     const size_t cap = options.max_header_bytes + options.max_form_bytes;
     char buffer[16384];
+    uint32_t wait_for = EPOLLIN;
     while (c.in.size() < cap && !c.peer_closed) {
       const ssize_t n = http_sockets::Receive(c.fd, c.ssl, buffer, std::min(sizeof buffer, cap - c.in.size()));
       if (n == http_sockets::kBroken) return Close(c);
-      if (n == http_sockets::kWouldBlock) break;
+      if (n == http_sockets::kWaitReadable) break;
+      if (n == http_sockets::kWaitWritable) {  // TLS must write before it can read on
+        wait_for = EPOLLOUT;
+        break;
+      }
       if (n == 0) {
         c.peer_closed = true;
         break;
@@ -271,6 +324,7 @@ struct HttpConnectionLoop::State {
       }
       c.in.append(buffer, static_cast<size_t>(n));
     }
+    Watch(c, wait_for);  // TryDispatch changes it when it dispatches or answers
     TryDispatch(c);
   }
 
@@ -292,6 +346,9 @@ struct HttpConnectionLoop::State {
       return;
     }
     const std::string_view head(c.in.data(), head_end + 2);
+    if (const auto problem = HeaderProblem(head)) {
+      return Reply(c, LoopResponse(400, "Bad Request", "", "malformed request: " + std::string(*problem) + "\n"));
+    }
     const size_t method_end = head.find(' ');
     const std::string_view method = head.substr(0, method_end);
     std::string_view target = method_end == std::string_view::npos ? "" : head.substr(method_end + 1);
@@ -356,9 +413,10 @@ struct HttpConnectionLoop::State {
   void WriteMore(Connection& c) {
     while (c.written < c.out.size()) {
       const ssize_t n = http_sockets::Send(c.fd, c.ssl, c.out.data() + c.written, c.out.size() - c.written);
-      if (n == http_sockets::kWouldBlock) {
-        // TLS may need to read before it can write (SSL_ERROR_WANT_READ); waiting for either is safe.
-        if (c.ssl != nullptr) Watch(c, EPOLLIN | EPOLLOUT);
+      // Wait for exactly what the socket asked for: TLS may need to read a record before it can write, and
+      // watching both would spin on a client's unread bytes for the whole write deadline.
+      if (n == http_sockets::kWaitWritable || n == http_sockets::kWaitReadable) {
+        Watch(c, n == http_sockets::kWaitWritable ? EPOLLOUT : EPOLLIN);
         return;
       }
       if (n <= 0) return Close(c);
@@ -437,6 +495,7 @@ struct HttpConnectionLoop::State {
       }
       if (Clock::now() >= next_sweep) {
         CloseExpired();
+        ResumeAcceptingWhenDue(Clock::now());
         next_sweep = Clock::now() + std::chrono::milliseconds(100);
       }
     }

@@ -13,12 +13,13 @@ namespace xladb::service {
 
 struct HttpPages::Server {
   HttpRoutes routes;
-  std::unique_ptr<HttpConnectionLoop> loop;  // destroyed first: it calls into routes
   std::string db_path;
   const AccessPolicy* access = nullptr;
   ConcurrencyGate* gate = nullptr;
   PageSessions sessions;
   bool tls = false;
+  // Last, so destroyed first: its workers call the routes, which read everything above.
+  std::unique_ptr<HttpConnectionLoop> loop;
 };
 
 namespace {

@@ -17,8 +17,9 @@ ssize_t TlsResult(SSL* ssl, int r) {
   if (r > 0) return r;
   switch (SSL_get_error(ssl, r)) {
     case SSL_ERROR_WANT_READ:
+      return kWaitReadable;
     case SSL_ERROR_WANT_WRITE:
-      return kWouldBlock;
+      return kWaitWritable;
     case SSL_ERROR_ZERO_RETURN:
       return 0;
     default:
@@ -85,7 +86,7 @@ ssize_t Receive(int fd, SSL* ssl, char* buffer, size_t size) {
     const ssize_t n = recv(fd, buffer, size, 0);
     if (n >= 0) return n;
     if (errno == EINTR) continue;
-    return errno == EAGAIN || errno == EWOULDBLOCK ? kWouldBlock : kBroken;
+    return errno == EAGAIN || errno == EWOULDBLOCK ? kWaitReadable : kBroken;
   }
 }
 
@@ -95,7 +96,7 @@ ssize_t Send(int fd, SSL* ssl, const char* data, size_t size) {
     const ssize_t n = send(fd, data, size, MSG_NOSIGNAL);
     if (n > 0) return n;
     if (n < 0 && errno == EINTR) continue;
-    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? kWouldBlock : kBroken;
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? kWaitWritable : kBroken;
   }
 }
 

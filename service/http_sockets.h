@@ -5,8 +5,10 @@
 //   * ServerTlsContext: an OpenSSL server context (TLS 1.2 at least) for a PEM certificate chain and key,
 //     with partial writes enabled and renegotiation refused; the caller frees it with SSL_CTX_free.
 //   * Receive / Send: one recv/send (or SSL_read/SSL_write when `ssl` is set) on a non-blocking socket.
-//     They return the bytes moved (> 0), 0 at the end of the stream (Receive), kWouldBlock, or kBroken;
-//     Send never raises SIGPIPE for a plain socket.
+//     They return the bytes moved (> 0), 0 at the end of the stream (Receive), kBroken, or which readiness
+//     to wait for before calling again: kWaitReadable or kWaitWritable. TLS may want the other direction
+//     (SSL_write can need to read a record first); waiting for exactly the one asked keeps a loop from
+//     spinning on readiness it does not consume. Send never raises SIGPIPE for a plain socket.
 //
 // Errors are values (the listening and TLS errors say why); no exceptions. Thread-compatible: one thread per
 // socket at a time.
@@ -23,8 +25,9 @@
 
 namespace xladb::service::http_sockets {
 
-constexpr ssize_t kWouldBlock = -1;
+constexpr ssize_t kWaitReadable = -1;
 constexpr ssize_t kBroken = -2;
+constexpr ssize_t kWaitWritable = -3;
 
 // kIoError "cannot listen for HTTP on HOST:PORT (why)".
 [[nodiscard]] StatusOr<int> ListenNonBlocking(const std::string& host, int port);

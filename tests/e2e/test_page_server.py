@@ -197,6 +197,26 @@ class PageServerHttpTest(DaemonTestCase):
         self.assertEqual(answer.count(b"HTTP/1.1 "), 1, answer)
         self.assertTrue(answer.endswith(b"ok\n"), answer)
 
+    def test_requests_that_the_loop_and_httplib_could_frame_differently_are_400(self):
+        # The loop finds where a request ends by its own header scan, httplib parses it again: any header the
+        # two could read differently (a bare LF hiding a Content-Length, a folded line, a second
+        # Content-Length or Transfer-Encoding) would let a body pass for a request. Each is refused, once.
+        port = pages_port(self.start("--http", "127.0.0.1:0", "--token-file", self.token_file()))
+        body = b"GET /run?name=x HTTP/1.1\r\n\r\n"
+        for name, request in (
+                ("bare LF", b"GET /healthz HTTP/1.1\r\nX-A: a\nContent-Length: %d\r\n\r\n" % len(body) + body),
+                ("folded line", b"GET /healthz HTTP/1.1\r\nHost: x\r\n folded\r\n\r\n"),
+                ("two lengths", b"POST /login HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 40\r\n\r\n"
+                                b"token" + body),
+                ("two encodings", b"GET /healthz HTTP/1.1\r\nTransfer-Encoding: chunked\r\n"
+                                  b"transfer-encoding: identity\r\n\r\n0\r\n\r\n")):
+            with self.subTest(name):
+                answer = raw_http(port, request)
+                self.assertTrue(answer.startswith(b"HTTP/1.1 400 "), answer)
+                self.assertEqual(answer.count(b"HTTP/1.1 "), 1, answer)
+        # The same requests written cleanly are served.
+        self.assertTrue(raw_http(port, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n").startswith(b"HTTP/1.1 200 "))
+
     def token_file(self):
         path = os.path.join(self.tmp, "token")
         with open(path, "w") as f:
