@@ -258,8 +258,11 @@ std::string CheckedQuery(const std::string& body, const std::vector<uint32_t>& t
     check += " WHEN " + sum + " > " + cap + " THEN ('xladb: a row of ' || " + sum +
              " || ' bytes is over the per-row limit of " + cap + " bytes')::int";
   }
-  return "SELECT " + columns + (check.empty() ? "NULL::int" : "CASE" + check + " END") + " FROM (" + body +
-         ") q" + (types.empty() ? "" : "(" + aliases + ")");
+  // OFFSET 0 fences the statement off from the planner: without it PostgreSQL flattens the subquery and
+  // computes each column once for the output and again inside every length the check takes.
+  return "SELECT " + columns + (check.empty() ? "NULL::int" : "CASE" + check + " END") +
+         " FROM (SELECT * FROM (" + body + ") xladb_statement OFFSET 0) q" +
+         (types.empty() ? "" : "(" + aliases + ")");
 }
 
 Status Run(PostgresConnection& pg, const std::string& sql, const SqlLimits& limits,
