@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <string_view>
 #include <vector>
 
@@ -224,9 +225,13 @@ class ArchiveSource : public DumpSource {
     size_t slash = rel.rfind('/');
     e.name = StripCompression(slash == std::string::npos ? rel : rel.substr(slash + 1));
     e.size_bytes = archive_entry_size_is_set(entry) ? archive_entry_size(entry) : -1;
-    e.mtime_us = archive_entry_mtime_is_set(entry) ? static_cast<int64_t>(archive_entry_mtime(entry)) * 1000000 +
-                                                         archive_entry_mtime_nsec(entry) / 1000
-                                                   : -1;
+    // A member's time is what its archive says, anything a time_t holds: past what µs in int64 can count it
+    // is unknown (-1), never an overflow.
+    const bool mtime_fits = archive_entry_mtime_is_set(entry) && archive_entry_mtime(entry) >= 0 &&
+                            archive_entry_mtime(entry) < std::numeric_limits<int64_t>::max() / 1000000 - 1;
+    e.mtime_us = mtime_fits ? static_cast<int64_t>(archive_entry_mtime(entry)) * 1000000 +
+                                  archive_entry_mtime_nsec(entry) / 1000
+                            : -1;
     const std::string member = "archive member " + rel;
     if (!SafeArchivePath(rel)) {
       e.open_error = Status::PermissionDenied("archive member path '" + rel +

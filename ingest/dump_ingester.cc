@@ -243,7 +243,11 @@ StatusOr<IngestSummary> DumpIngester::Ingest(DumpSource& source, const std::stri
   const auto visit = [&](DumpEntry& entry) {
     // The walk goes on to its end (its entries come anyway): a run left partial keeps the time it would
     // have had whole, its newest file's.
-    if (!reread) newest_mtime = std::max(newest_mtime, entry.mtime_us);
+    // A modification time outside the run-time range (an archive member dated 9999) does not count: it
+    // would sort the run newest forever.
+    if (!reread && entry.mtime_us >= kMinRunTimeUs && entry.mtime_us <= kMaxRunTimeUs) {
+      newest_mtime = std::max(newest_mtime, entry.mtime_us);
+    }
     if (!fatal.ok() || summary.interrupted) return;
     if (options.should_stop && options.should_stop()) {
       summary.interrupted = true;
