@@ -15,6 +15,21 @@ char32_t BidiControlAt(std::string_view text, size_t i) {
   return 0;
 }
 
+// The length of the well-formed UTF-8 sequence that starts text[i] (2 to 4), or 0 when none does.
+size_t Utf8SequenceAt(std::string_view text, size_t i) {
+  const auto b = [&](size_t k) { return static_cast<unsigned char>(text[i + k]); };
+  const size_t n = b(0) >= 0xC2 && b(0) <= 0xDF ? 2 : b(0) >= 0xE0 && b(0) <= 0xEF ? 3 : b(0) >= 0xF0 && b(0) <= 0xF4 ? 4 : 0;
+  if (n == 0 || i + n > text.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    if ((b(k) & 0xC0) != 0x80) return 0;
+  }
+  if ((b(0) == 0xE0 && b(1) < 0xA0) || (b(0) == 0xED && b(1) > 0x9F) || (b(0) == 0xF0 && b(1) < 0x90) ||
+      (b(0) == 0xF4 && b(1) > 0x8F)) {
+    return 0;  // overlong, a surrogate, or past U+10FFFF
+  }
+  return n;
+}
+
 std::string Escaped(std::string_view text, bool all_controls) {
   std::string out;
   out.reserve(text.size());
@@ -41,6 +56,12 @@ std::string Escaped(std::string_view text, bool all_controls) {
       std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(text[i + 1]));
       out += buf;
       ++i;
+    } else if (const size_t n = c >= 0x80 ? Utf8SequenceAt(text, i) : 0; n > 0) {
+      out.append(text.substr(i, n));  // a character, kept whole (its continuation bytes are not controls)
+      i += n - 1;
+    } else if (c >= 0x80 && c <= 0x9F) {  // a byte outside UTF-8: a terminal not in UTF-8 reads 0x9B as CSI
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
     } else {
       out.push_back(static_cast<char>(c));
     }

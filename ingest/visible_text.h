@@ -9,8 +9,10 @@
 //   EscapeBidiControls(...)                      the same for the bidi controls only (pages keep line breaks)
 //
 // Escaped: C0 controls (\n, \r, \t by name, others as \xNN), DEL (\x7f), C1 controls U+0080–U+009F and the
-// bidi controls U+202A–U+202E and U+2066–U+2069 (as \uNNNN). Everything else, bytes that are not UTF-8
-// included, comes back unchanged (a backslash too: the escapes are for reading, not for decoding).
+// bidi controls U+202A–U+202E and U+2066–U+2069 (as \uNNNN), and a byte 0x80–0x9F that is not part of a
+// UTF-8 character (as \xNN: a terminal not in UTF-8 reads 0x9B as CSI). Everything else, other bytes that
+// are not UTF-8 included, comes back unchanged (a backslash too: the escapes are for reading, not for
+// decoding).
 //
 // Pure functions; thread-safe.
 #ifndef XLADB_INGEST_VISIBLE_TEXT_H_

@@ -26,9 +26,18 @@ TEST(VisibleText, EscapesC0ControlsDelC1ControlsAndBidiControls) {
 
 TEST(VisibleText, LeavesOtherTextAsItIs) {
   // Neighbours of the escaped ranges, other UTF-8, invalid bytes and a backslash are untouched.
-  for (const char* kept : {"plain", "é ü 日本", "\u2029\u202f\u2065\u206a", "\xc2\xa0", "\xff\xfe", "a\\x1b", "\xe2\x80"}) {
+  for (const char* kept : {"plain", "é ü 日本", "\u2029\u202f\u2065\u206a", "\xc2\xa0", "\xff\xfe", "a\\x1b", "€ 日"}) {
     EXPECT_EQ(EscapeControlCharacters(kept), kept);
   }
+}
+
+TEST(VisibleText, AStrayByteThatATerminalReadsAsAC1ControlIsEscaped) {
+  // Outside UTF-8, 0x9B is CSI to a terminal in an 8-bit mode: "\x9b2J" clears its screen. Inside a
+  // character (the 0x82 of "€", E2 82 AC) the same range is a continuation byte and is kept.
+  EXPECT_EQ(EscapeControlCharacters("a\x9b" "2J"), "a\\x9b2J");
+  EXPECT_EQ(EscapeControlCharacters("\xe2\x80"), "\xe2\\x80");      // a character cut short
+  EXPECT_EQ(EscapeControlCharacters("\xe0\x80\x9b"), "\xe0\\x80\\x9b");  // overlong: not a character
+  EXPECT_EQ(EscapeControlCharacters("\xff\x9b"), "\xff\\x9b");
 }
 
 TEST(VisibleText, BidiOnlyKeepsLineBreaksForPages) {
