@@ -81,6 +81,8 @@ bool IsLoopbackHost(std::string host) {
 }
 
 // Why binding `host:port` fails, from the kernel: gRPC only says that it did. "" when a plain bind works.
+constexpr const char kAddressInUse[] = "address in use";
+
 std::string BindFailure(const std::string& host, const std::string& port) {
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
@@ -97,7 +99,7 @@ std::string BindFailure(const std::string& host, const std::string& port) {
     if (fd < 0) continue;
     int one = 1;
     ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);  // as gRPC does: TIME_WAIT is not "in use"
-    if (::bind(fd, a->ai_addr, a->ai_addrlen) != 0) why = errno == EADDRINUSE ? "address in use" : std::strerror(errno);
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) != 0) why = errno == EADDRINUSE ? kAddressInUse : std::strerror(errno);
     ::close(fd);
   }
   freeaddrinfo(found);
@@ -249,9 +251,11 @@ int main(int argc, char** argv) {
   };
   if (!address_allowed(listen, "--listen")) return 2;
   // A busy port is one clear line, before anything starts: gRPC reports it only after a multi-line error dump
-  // of its own. (A port taken between this check and gRPC's bind still fails below, with the dump.)
+  // of its own. (A port taken between this check and gRPC's bind still fails below, with the dump.) Only a
+  // port in use stops the start here: another failure on one of the host's addresses (::1 where IPv6 is off)
+  // is gRPC's to judge, since it listens on whichever of them it can.
   if (!listen_port.empty() && listen.rfind("unix:", 0) != 0) {
-    if (const std::string why = BindFailure(listen_host, listen_port); !why.empty()) {
+    if (const std::string why = BindFailure(listen_host, listen_port); why == kAddressInUse) {
       std::fprintf(stderr, "xladbd: cannot listen on %s: %s\n", listen.c_str(), why.c_str());
       return 1;
     }
