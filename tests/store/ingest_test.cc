@@ -3,7 +3,11 @@
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include "ingest/dump_ingester.h"
@@ -173,6 +177,27 @@ TEST_F(SeedRunIngest, RunLabelsAndTimeFlag) {
   EXPECT_EQ(Scalar(db_, "SELECT run_time_us FROM runs WHERE name = 'labelled'"), int64_t{1767225600} * 1000000);
   // Without --time, the run time is the newest file's mtime, not the ingest time.
   EXPECT_EQ(Text(db_, "SELECT run_time_source FROM runs WHERE name = 'nightly-2026-11-01'"), "newest_file_mtime");
+}
+
+// A file dated outside 1970 .. 2200 (a copied archive member dated 9999) does not set its run's time: it
+// would sort the run newest forever. The run takes the newest of its other files' times.
+TEST(IngestRunTime, AFileDatedOutsideTheRunTimeRangeDoesNotSetTheRunsTime) {
+  TempDir tmp;
+  const std::string run = tmp / "dated";
+  MakeSeedRun(run);
+  const int64_t kept_s = 1767225600;  // 2026-01-01
+  int files = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(run)) {
+    if (!entry.is_regular_file()) continue;
+    const bool far_future = files++ == 0;
+    const timespec times[2] = {{kept_s, 0}, {far_future ? int64_t{253402300799} : kept_s, 0}};  // 9999-12-31
+    ASSERT_EQ(::utimensat(AT_FDCWD, entry.path().c_str(), times, 0), 0) << entry.path();
+  }
+  ASSERT_GT(files, 1);
+  const std::string db = tmp / "xladb.db";
+  IngestOrDie(db, run);
+  EXPECT_EQ(Scalar(db, "SELECT run_time_us FROM runs WHERE name = 'dated'"), kept_s * 1000000);
+  EXPECT_EQ(Text(db, "SELECT run_time_source FROM runs WHERE name = 'dated'"), "newest_file_mtime");
 }
 
 TEST(IngestBadInput, ABadFileIsRecordedAndTheRestIsIngested) {
