@@ -167,7 +167,7 @@ StatusOr<int64_t> RunTimeFromLabels(const std::vector<std::pair<std::string, std
 }
 
 Status CheckRunTimeUs(int64_t time_us, const std::string& shown) {
-  if (time_us >= kMinRunTimeUs && time_us <= kMaxRunTimeUs) return Status::Ok();
+  if (InRunTimeRange(time_us)) return Status::Ok();
   return RunTimeOutOfRange(shown);
 }
 
@@ -245,7 +245,7 @@ StatusOr<IngestSummary> DumpIngester::Ingest(DumpSource& source, const std::stri
     // have had whole, its newest file's.
     // A modification time outside the run-time range (an archive member dated 9999) does not count: it
     // would sort the run newest forever.
-    if (!reread && entry.mtime_us >= kMinRunTimeUs && entry.mtime_us <= kMaxRunTimeUs) {
+    if (!reread && InRunTimeRange(entry.mtime_us)) {
       newest_mtime = std::max(newest_mtime, entry.mtime_us);
     }
     if (!fatal.ok() || summary.interrupted) return;

@@ -90,6 +90,7 @@ class DumpIngester {
 // the upper end would sort its run newest forever, one before 1970 is a typo or a lost clock.
 inline constexpr int64_t kMinRunTimeUs = 0;
 inline constexpr int64_t kMaxRunTimeUs = int64_t{7258118400} * 1000000;
+inline constexpr bool InRunTimeRange(int64_t time_us) { return time_us >= kMinRunTimeUs && time_us <= kMaxRunTimeUs; }
 
 // Parses "2026-11-22", "2026-11-22T13:05:00Z", "2026-11-22 13:05:00" or Unix seconds into Unix µs; a time
 // that does not read, or one outside the range above (CheckRunTimeUs), is kInvalidArgument quoting `text`.
