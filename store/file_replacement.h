@@ -9,7 +9,7 @@
 //     files marked to be read again (their content_hash prefixed with kRereadHashPrefix), so that the ingest
 //     driver's second pass rebuilds the module from all of them in walk order (ScheduleSecondPass).
 //   * The whole instruction texts the removed rows referred to are handed to the interned texts' sweep
-//     (InternedTextCaches::TextReplaced), which deletes those no row refers to once the group commits.
+//     (InternedTextCaches::TextReplaced), which deletes those no row refers to when the run finishes.
 //   * A module the old version wrote alone keeps its row when the new version writes into it again, and goes
 //     with it when the new version cannot be read (drop_lone_module), so no summary outlives its rows.
 //

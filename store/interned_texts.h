@@ -76,10 +76,11 @@ class InternedTexts {
 };
 
 // The writer's interned texts (shapes, source file paths, instruction and computation names, whole
-// instruction texts), stepped together at every file and group end (FileDone … GroupAborted below). `connection` is where they are written:
-// the writer's own on SQLite; on PostgreSQL a second connection of the writer's, outside its transaction, so
-// each text is committed at once and two writers sharing a store never wait on (or deadlock over) each
-// other's open transaction for a text both need. A text whose file is rolled back then stays, unreferenced.
+// instruction texts), stepped together at every file and group end (FileDone … GroupAborted below).
+// `connection` is where they are written: the writer's own on SQLite; on PostgreSQL a second connection of the
+// writer's, outside its transaction, so each text is committed at once and two writers sharing a store never
+// wait on (or deadlock over) each other's open transaction for a text both need. A text whose file is rolled
+// back then stays, unreferenced.
 struct InternedTextCaches {
   InternedTexts shapes{"shapes", "shape_id", "text", InternedTexts::Key::kText};
   InternedTexts source_files{"source_files", "source_file_id", "path", InternedTexts::Key::kText};

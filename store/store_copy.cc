@@ -172,9 +172,9 @@ Status CheckTheSourceOnlyGrew(CopyEndpoint& src, CopyEndpoint& dst) {
     if (!source.ok()) return source.status();
     if (IntOf((*source)[0][0]) != count) {
       return Status::FailedPrecondition(std::string("the source's ") + table +
-                                        " lost rows since the last copy (a run was deleted or pruned there, or a file ingested again "
-                                        "with other text), so "
-                                        "their ids may name other texts now" +
+                                        " lost rows since the last copy (a run was deleted or pruned there, or a "
+                                        "file ingested again with other text), so their ids may name other texts "
+                                        "now" +
                                         empty_again);
     }
   }
