@@ -35,6 +35,11 @@ std::vector<std::pair<std::string, std::string>> FromProto(const google::protobu
   return out;
 }
 
+// Upload, IngestPath, LabelRun, DeleteRun and PruneDetail change the store: the caller needs the write right.
+Status MayWrite(const AccessPolicy& access, grpc::ServerContext* ctx) {
+  return access.Authorize(AuthorizationHeader(ctx), AccessPolicy::Right::kWrite);
+}
+
 // The labels and run time of an ingest request, checked by the rules every ingest follows (ValidateRunLabels,
 // RunTimeFromLabels, CheckRunTimeUs; 0 is "no time given"), so a bad one is INVALID_ARGUMENT now
 // rather than a failed job later.
@@ -153,7 +158,7 @@ grpc::Status IngestServiceImpl::WaitAndReport(grpc::ServerContext* ctx, const st
 
 grpc::Status IngestServiceImpl::IngestPath(grpc::ServerContext* ctx, const v1::IngestPathRequest* req,
                                            v1::IngestJob* resp) {
-  if (Status auth = access_->Authorize(AuthorizationHeader(ctx), AccessPolicy::Right::kWrite); !auth.ok()) return ToGrpc(auth);
+  if (Status auth = MayWrite(*access_, ctx); !auth.ok()) return ToGrpc(auth);
   if (req->path().empty()) return {grpc::StatusCode::INVALID_ARGUMENT, "path is required"};
   if (!req->run_name().empty()) {
     if (Status valid = ingest::ValidateRunName(req->run_name()); !valid.ok()) return ToGrpc(valid);
@@ -179,7 +184,7 @@ grpc::Status IngestServiceImpl::IngestPath(grpc::ServerContext* ctx, const v1::I
 
 grpc::Status IngestServiceImpl::Upload(grpc::ServerContext* ctx, grpc::ServerReader<v1::UploadChunk>* reader,
                                        v1::IngestJob* resp) {
-  if (Status auth = access_->Authorize(AuthorizationHeader(ctx), AccessPolicy::Right::kWrite); !auth.ok()) return ToGrpc(auth);
+  if (Status auth = MayWrite(*access_, ctx); !auth.ok()) return ToGrpc(auth);
   try {
     return ReceiveUpload(ctx, reader, resp);
   } catch (const std::exception& e) {  // nothing escapes a handler; the staged folder went with the stack
@@ -347,7 +352,7 @@ grpc::Status IngestServiceImpl::WatchIngestJob(grpc::ServerContext* ctx, const v
 }
 
 grpc::Status IngestServiceImpl::LabelRun(grpc::ServerContext* ctx, const v1::LabelRunRequest* req, v1::Run* resp) {
-  if (Status auth = access_->Authorize(AuthorizationHeader(ctx), AccessPolicy::Right::kWrite); !auth.ok()) return ToGrpc(auth);
+  if (Status auth = MayWrite(*access_, ctx); !auth.ok()) return ToGrpc(auth);
   if (req->run_name().empty()) return {grpc::StatusCode::INVALID_ARGUMENT, "run_name is required"};
   store::LabelList set;
   for (const auto& l : req->set()) set.emplace_back(l.key(), l.value());
@@ -365,7 +370,7 @@ grpc::Status IngestServiceImpl::LabelRun(grpc::ServerContext* ctx, const v1::Lab
 
 grpc::Status IngestServiceImpl::DeleteRun(grpc::ServerContext* ctx, const v1::DeleteRunRequest* req,
                                           v1::DeleteRunResponse* resp) {
-  if (Status auth = access_->Authorize(AuthorizationHeader(ctx), AccessPolicy::Right::kWrite); !auth.ok()) return ToGrpc(auth);
+  if (Status auth = MayWrite(*access_, ctx); !auth.ok()) return ToGrpc(auth);
   if (req->run_name().empty()) return {grpc::StatusCode::INVALID_ARGUMENT, "run_name is required"};
   Status st = queue_->RunOnWriter([&](store::Database& db) -> Status {
     auto deleted = store::DeleteRun(db, req->run_name());
@@ -395,7 +400,7 @@ StatusOr<store::PrunedDetail> PruneOnWriter(IngestQueue* queue, int64_t keep_det
 
 grpc::Status IngestServiceImpl::PruneDetail(grpc::ServerContext* ctx, const v1::PruneDetailRequest* req,
                                             v1::PruneDetailResponse* resp) {
-  if (Status auth = access_->Authorize(AuthorizationHeader(ctx), AccessPolicy::Right::kWrite); !auth.ok()) return ToGrpc(auth);
+  if (Status auth = MayWrite(*access_, ctx); !auth.ok()) return ToGrpc(auth);
   if (req->keep_detail_days() < 0) return {grpc::StatusCode::INVALID_ARGUMENT, "keep_detail_days must not be negative"};
   store::LabelList keep;
   for (const auto& l : req->keep_labels()) keep.emplace_back(l.key(), l.value());
