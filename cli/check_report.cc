@@ -386,8 +386,8 @@ std::string RenderTable(const v1::CheckRunResponse& r) {
     if (!Explained(*m)) continue;
     if (m->status() == Module::ACCEPTED) out += "    accepted: " + Shown(m->accepted_reason()) + "\n";
     for (const auto& l : m->by_source()) {
-      out += "    " + HumanBytes(l.delta(), true) + " from " + Shown(SourceLabel(l.source())) + " (" + std::to_string(l.buffers()) +
-             (l.buffers() == 1 ? " buffer)\n" : " buffers)\n");
+      out += "    " + HumanBytes(l.delta(), true) + " from " + Shown(SourceLabel(l.source())) + " (" +
+             std::to_string(l.buffers()) + (l.buffers() == 1 ? " buffer)\n" : " buffers)\n");
     }
     if (std::string peak = PeakLine(*m); !peak.empty()) out += "    " + peak + "\n";
     for (const auto& b : m->attribution()) {
@@ -399,8 +399,8 @@ std::string RenderTable(const v1::CheckRunResponse& r) {
     }
   }
   for (const auto& c : r.retraces()) {
-    out += "\ncompiles: " + Shown(c.module()) + " (" + Shown(c.stage()) + ") " + std::to_string(c.current_compiles()) + ", was " +
-           std::to_string(c.baseline_compiles()) + (c.failed() ? "  FAILS" : "") + "\n";
+    out += "\ncompiles: " + Shown(c.module()) + " (" + Shown(c.stage()) + ") " + std::to_string(c.current_compiles()) +
+           ", was " + std::to_string(c.baseline_compiles()) + (c.failed() ? "  FAILS" : "") + "\n";
   }
   return out;
 }

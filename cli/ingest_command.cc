@@ -43,7 +43,8 @@ void PrintJob(const v1::IngestJob& job) {
   std::string received;
   if (job.files_received() > 0) received = " of " + std::to_string(job.files_received()) + " received";
   double mb = static_cast<double>(job.bytes_done()) / 1e6;
-  std::printf("run %s: %lld files%s (%s); %lld rows, %.1f MB in %.2f s, %lld issues [%s]\n", ingest::EscapeControlCharacters(job.run_name()).c_str(),
+  std::printf("run %s: %lld files%s (%s); %lld rows, %.1f MB in %.2f s, %lld issues [%s]\n",
+              ingest::EscapeControlCharacters(job.run_name()).c_str(),
               static_cast<long long>(job.files_done()), received.c_str(), verdicts.c_str(),
               static_cast<long long>(job.rows()), mb, job.seconds(), static_cast<long long>(job.issues()),
               v1::IngestJob::State_Name(job.state()).c_str());

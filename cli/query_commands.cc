@@ -203,7 +203,8 @@ int CmdTop(QueryBackend& b, OutputFormat format, const std::string& run, const s
   if (!st.ok()) return b.Fail(st);
   // Which module answered (a run may hold several of that name), on stderr: stdout stays the result set.
   std::fprintf(stderr, "module %s (stage %s, xla id %lld%s): peak %lld bytes at time %lld\n",
-               ingest::EscapeControlCharacters(resp.module()).c_str(), resp.stage().empty() ? "?" : ingest::EscapeControlCharacters(resp.stage()).c_str(),
+               ingest::EscapeControlCharacters(resp.module()).c_str(),
+               resp.stage().empty() ? "?" : ingest::EscapeControlCharacters(resp.stage()).c_str(),
                static_cast<long long>(resp.xla_module_id()),
                resp.folder().empty() ? "" : (", folder " + ingest::EscapeControlCharacters(resp.folder())).c_str(),
                static_cast<long long>(resp.peak_bytes()), static_cast<long long>(resp.peak_time()));
@@ -254,8 +255,9 @@ int CmdDiff(QueryBackend& b, OutputFormat format, const DiffArgs& a) {
                 Opt(bc.size_a()), Opt(bc.size_b()), Txt(bc.source())});
     }
     if (m.buffer_changes() > m.buffers_size()) {
-      std::fprintf(stderr, "%s: %lld buffer changes, %d shown (--buffers N)\n", ingest::EscapeControlCharacters(module).c_str(),
-                   static_cast<long long>(m.buffer_changes()), m.buffers_size());
+      std::fprintf(stderr, "%s: %lld buffer changes, %d shown (--buffers N)\n",
+                   ingest::EscapeControlCharacters(module).c_str(), static_cast<long long>(m.buffer_changes()),
+                   m.buffers_size());
     }
   }
   p.Finish();

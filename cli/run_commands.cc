@@ -15,7 +15,9 @@ namespace {
 void PrintLabels(const std::string& run, const std::vector<std::pair<std::string, std::string>>& labels) {
   std::printf("run %s:", ingest::EscapeControlCharacters(run).c_str());
   if (labels.empty()) std::printf(" no labels");
-  for (const auto& [key, value] : labels) std::printf(" %s=%s", ingest::EscapeControlCharacters(key).c_str(), ingest::EscapeControlCharacters(value).c_str());
+  for (const auto& [key, value] : labels) {
+    std::printf(" %s=%s", ingest::EscapeControlCharacters(key).c_str(), ingest::EscapeControlCharacters(value).c_str());
+  }
   std::printf("\n");
 }
 

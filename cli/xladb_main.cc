@@ -120,7 +120,8 @@ int RunIngest(const std::vector<std::string>& paths, const std::string& db_path,
     const auto& s = summary.value();
     double mb = static_cast<double>(s.bytes_read) / 1e6;
     std::printf("run %s: %lld files (%s); %lld rows, %.1f MB in %.2f s (%.1f MB/s), %lld issues\n",
-                ingest::EscapeControlCharacters(s.run_name).c_str(), static_cast<long long>(s.files), FormatVerdicts(WithRereads(s)).c_str(),
+                ingest::EscapeControlCharacters(s.run_name).c_str(), static_cast<long long>(s.files),
+                FormatVerdicts(WithRereads(s)).c_str(),
                 static_cast<long long>(s.rows), mb, s.seconds, s.seconds > 0 ? mb / s.seconds : 0.0,
                 static_cast<long long>(s.issues));
     if (s.files > 0 && s.files_by_verdict.count("unchanged") &&

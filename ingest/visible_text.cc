@@ -18,7 +18,10 @@ char32_t BidiControlAt(std::string_view text, size_t i) {
 // The length of the well-formed UTF-8 sequence that starts text[i] (2 to 4), or 0 when none does.
 size_t Utf8SequenceAt(std::string_view text, size_t i) {
   const auto b = [&](size_t k) { return static_cast<unsigned char>(text[i + k]); };
-  const size_t n = b(0) >= 0xC2 && b(0) <= 0xDF ? 2 : b(0) >= 0xE0 && b(0) <= 0xEF ? 3 : b(0) >= 0xF0 && b(0) <= 0xF4 ? 4 : 0;
+  const size_t n = b(0) >= 0xC2 && b(0) <= 0xDF   ? 2
+                   : b(0) >= 0xE0 && b(0) <= 0xEF ? 3
+                   : b(0) >= 0xF0 && b(0) <= 0xF4 ? 4
+                                                  : 0;
   if (n == 0 || i + n > text.size()) return 0;
   for (size_t k = 1; k < n; ++k) {
     if ((b(k) & 0xC0) != 0x80) return 0;

@@ -45,7 +45,8 @@ const std::string& ContentSecurityPolicy() {
 std::string PageFrame(std::string_view title, std::string_view body) {
   std::string out;
   out.reserve(body.size() + 16384);
-  out += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<meta http-equiv=\"Content-Security-Policy\" content=\"";
+  out += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+         "<meta http-equiv=\"Content-Security-Policy\" content=\"";
   out += ContentSecurityPolicy();  // no " or & in it: safe in the attribute as it is
   out +=
       "\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<meta name=\"generator\" "
