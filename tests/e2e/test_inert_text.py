@@ -17,7 +17,8 @@ import subprocess
 import time
 import unittest
 
-from test_service import SOURCE_DIR, XLADB, XLADBD, DaemonTestCase, make_run, wait_for, xladb_pb2
+from test_service import (SOURCE_DIR, XLADB, XLADBD, DaemonTestCase, arrive_in_watched_folder, make_run, wait_for,
+                          xladb_pb2)
 from test_hardening import upload_messages
 
 import grpc  # noqa: E402
@@ -270,12 +271,9 @@ class InertTextTest(DaemonTestCase):
         root = os.path.join(self.tmp, "artifacts")
         os.makedirs(root)
         d = self.start("--watch", root, "--quiet-seconds", "0.3")
-        staging = os.path.join(self.tmp, "staging", "ci-9")
-        make_run(staging)
-        with open(os.path.join(staging, "xladb-run.toml"), "w") as f:
-            f.write('time = "2026-11-02T06:00:00Z"\n[labels]\nbranch = "main"\nnote = "\\u001b]0;PWN\\u0007"\n'
-                    '"" = "empty key"\nnul = "a\\u0000b"\n"bad key" = "v"\n')
-        shutil.move(staging, os.path.join(root, "ci-9"))
+        arrive_in_watched_folder(self.tmp, root, "ci-9",
+                                 'time = "2026-11-02T06:00:00Z"\n[labels]\nbranch = "main"\nnote = "\\u001b]0;PWN\\u0007"\n'
+                                 '"" = "empty key"\nnul = "a\\u0000b"\n"bad key" = "v"\n')
         runs = wait_for(lambda: [r for r in d.cli_json("runs") if r["run"] == "ci-9" and r["modules"] == 3],
                         what="the watched run to be ingested")
         self.assertEqual(runs[0]["labels"], "branch=main")

@@ -2,13 +2,13 @@
 `xladb label` and `xladb delete` through xladbd (LabelRun, DeleteRun: done by its one writer) and offline.
 Expected row counts come from ingesting the same folders into fresh databases."""
 import os
-import shutil
 import sqlite3
 import subprocess
 import time
 import unittest
 
-from test_service import XLADB, DaemonTestCase, make_run, table_counts, wait_for, xladb_pb2
+from test_service import (XLADB, DaemonTestCase, arrive_in_watched_folder, make_run, table_counts, wait_for,
+                          xladb_pb2)
 
 METADATA = """# written by the CI job that made the artifact
 time = "2026-10-30T12:00:00Z"
@@ -41,11 +41,7 @@ class RunLifecycleTest(DaemonTestCase):
         root = os.path.join(self.tmp, "artifacts")
         os.makedirs(root)
         d = self.start("--watch", root, "--quiet-seconds", "0.3")
-        staging = os.path.join(self.tmp, "staging", "nightly-77")
-        make_run(staging)
-        with open(os.path.join(staging, "xladb-run.toml"), "w") as f:
-            f.write(METADATA)
-        shutil.move(staging, os.path.join(root, "nightly-77"))
+        arrive_in_watched_folder(self.tmp, root, "nightly-77", METADATA)
         runs = wait_for(lambda: [r for r in d.cli_json("runs") if r["run"] == "nightly-77" and r["modules"] == 3],
                         what="the watched run to be ingested")
         self.assertEqual(runs[0]["labels"], "branch=main,commit=1a2b3c4d5e")

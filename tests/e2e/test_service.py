@@ -54,6 +54,16 @@ def make_run(folder, copies=1):
     shutil.copy(seed("003"), os.path.join(folder, "module_0001.jit_splash_attention_kernel.after_optimizations.txt"))
 
 
+def arrive_in_watched_folder(tmp, root, name, run_toml):
+    """A CI artifact folder `name` (make_run's dumps and an xladb-run.toml holding `run_toml`), made aside and
+    moved into the watched folder `root` whole, as a CI job's artifact lands."""
+    staging = os.path.join(tmp, "staging", name)
+    make_run(staging)
+    with open(os.path.join(staging, "xladb-run.toml"), "w") as f:
+        f.write(run_toml)
+    shutil.move(staging, os.path.join(root, name))
+
+
 def read_text(path):
     with open(path, encoding="utf-8", errors="replace") as f:
         return f.read()
