@@ -1,6 +1,7 @@
 #include "store/live_bytes.h"
 
 #include <climits>
+#include <set>
 
 namespace xladb::store {
 
@@ -36,6 +37,52 @@ std::vector<int64_t> LiveBytes::ByTime() const {
     bytes[t] = live;
   }
   return bytes;
+}
+
+void AddLargestPerSlice(std::vector<SliceValue>& values, LiveBytes* live) {
+  std::sort(values.begin(), values.end(), [](const SliceValue& a, const SliceValue& b) {
+    return std::tie(a.allocation, a.offset, a.size, a.color, a.start) <
+           std::tie(b.allocation, b.offset, b.size, b.color, b.start);
+  });
+  const auto same_slice = [](const SliceValue& a, const SliceValue& b) {
+    return a.allocation == b.allocation && a.offset == b.offset && a.size == b.size && a.color == b.color;
+  };
+  std::vector<std::pair<int64_t, int64_t>> events;  // (time, +bytes when a value starts, -bytes after it ends)
+  std::multiset<int64_t> active;
+  for (size_t i = 0; i < values.size();) {
+    size_t j = i + 1;
+    while (j < values.size() && same_slice(values[i], values[j])) ++j;
+    const int64_t cap = values[i].size;
+    if (j == i + 1) {
+      live->Add(values[i].start, values[i].end, std::min(values[i].bytes, cap));
+      i = j;
+      continue;
+    }
+    // Sweep the slice's values: between consecutive event times the largest active value counts.
+    events.clear();
+    for (size_t k = i; k < j; ++k) {
+      events.emplace_back(values[k].start, values[k].bytes + 1);
+      events.emplace_back(int64_t{values[k].end} + 1, -(values[k].bytes + 1));
+    }
+    std::sort(events.begin(), events.end());
+    active.clear();
+    int64_t from = events.front().first;
+    for (size_t e = 0; e < events.size();) {
+      const int64_t time = events[e].first;
+      if (!active.empty() && time > from) {
+        live->Add(static_cast<int32_t>(from), static_cast<int32_t>(time - 1), std::min(*active.rbegin(), cap));
+      }
+      for (; e < events.size() && events[e].first == time; ++e) {
+        if (events[e].second > 0) {
+          active.insert(events[e].second - 1);
+        } else {
+          active.erase(active.find(-events[e].second - 1));
+        }
+      }
+      from = time;
+    }
+    i = j;
+  }
 }
 
 }  // namespace xladb::store

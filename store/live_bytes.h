@@ -112,6 +112,22 @@ void ForEachLiveSlice(std::vector<SliceUse>& uses, AddInterval&& add) {
   }
 }
 
+// One value on its slice with a byte count of its own (e.g. its logical size), for AddLargestPerSlice.
+struct SliceValue {
+  int64_t offset;
+  int64_t size;        // the slice's (padded) size
+  int32_t allocation;  // as SliceUse
+  int32_t color;
+  int32_t start;       // live_start, live_end (inclusive)
+  int32_t end;
+  int64_t bytes;       // what the value counts while live
+};
+
+// Adds to `live`, at each time, every slice's largest live value's bytes, capped at the slice's size: values
+// that share a slice (an in-place update, an alias) count once, so the sum never exceeds the padded bytes
+// ForEachLiveSlice gives. Sorts `values`.
+void AddLargestPerSlice(std::vector<SliceValue>& values, LiveBytes* live);
+
 }  // namespace xladb::store
 
 #endif  // XLADB_STORE_LIVE_BYTES_H_

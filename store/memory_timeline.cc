@@ -53,13 +53,11 @@ StatusOr<MemoryTimeline> LoadMemoryTimeline(Database& db, int64_t module_id) {
 
     std::vector<SliceUse> uses;
     uses.reserve(static_cast<size_t>(std::max<int64_t>(live_ranges, 0)));
-    struct ValueSize {
-      int32_t start, end;
-      int64_t bytes;              // the value's own shape
-      int64_t instruction_bytes;  // its defining instruction's shape (XLA before 2025-04)
-    };
-    std::vector<ValueSize> logical;
+    // Each value on its slice, sized by its own shape, and its defining instruction's size (XLA before 2025-04).
+    std::vector<SliceValue> logical;
+    std::vector<int64_t> instruction_bytes;
     logical.reserve(uses.capacity());
+    instruction_bytes.reserve(uses.capacity());
     auto q = db.connection().Prepare(kLiveSlicesSql);
     q->Bind(1, module_id);
     int32_t last_time = ReadLiveSlices(*q, &uses, [&](const SqlStatement& row, const SliceUse& u) {
@@ -70,8 +68,8 @@ StatusOr<MemoryTimeline> LoadMemoryTimeline(Database& db, int64_t module_id) {
       }
       if (!size) ++t.values_without_logical_size;
       const auto whole = instruction_size.find(row.Int(6));
-      logical.push_back({u.start, u.end, size.value_or(0),
-                         whole != instruction_size.end() ? whole->second : size.value_or(0)});
+      logical.push_back({u.offset, u.size, u.allocation, u.color, u.start, u.end, size.value_or(0)});
+      instruction_bytes.push_back(whole != instruction_size.end() ? whole->second : size.value_or(0));
     });
     if (uses.empty()) return t;
     t.has_live_ranges = true;
@@ -80,28 +78,40 @@ StatusOr<MemoryTimeline> LoadMemoryTimeline(Database& db, int64_t module_id) {
     LiveBytes padded(last_time);
     ForEachLiveSlice(uses, [&](int32_t start, int32_t end, int64_t size, int32_t) { padded.Add(start, end, size); });
     std::vector<SliceUse>().swap(uses);
-    LiveBytes logical_live(last_time), by_instruction(last_time);
+    // XLA's counting (every value, shared slices again), under both sizings: which one reproduces the printed
+    // peak decides how the logical curve sizes values.
+    LiveBytes every_value(last_time), by_instruction(last_time);
     bool sizes_differ = false;
-    for (const ValueSize& v : logical) {
-      logical_live.Add(v.start, v.end, v.bytes);
-      by_instruction.Add(v.start, v.end, v.instruction_bytes);
-      sizes_differ |= v.bytes != v.instruction_bytes;
+    for (size_t i = 0; i < logical.size(); ++i) {
+      const SliceValue& v = logical[i];
+      every_value.Add(v.start, v.end, v.bytes);
+      by_instruction.Add(v.start, v.end, instruction_bytes[i]);
+      sizes_differ |= v.bytes != instruction_bytes[i];
     }
-    std::vector<ValueSize>().swap(logical);
-    t.padded_bytes = padded.ByTime();
-    t.padded_peak = padded.Peak();
-    t.logical_bytes = logical_live.ByTime();
-    t.logical_peak = logical_live.Peak();
+    const auto at_xla_peak = [&](const LiveBytes& curve) -> int64_t {
+      if (t.xla_peak_time < 0 || t.xla_peak_time > last_time) return -1;
+      return curve.ByTime()[static_cast<size_t>(t.xla_peak_time)];
+    };
+    t.counted_at_xla_peak_time = at_xla_peak(every_value);
     // The older sizing, when only it reproduces the printed peak.
     if (sizes_differ && !t.matches_xla_peak()) {
-      std::vector<int64_t> older = by_instruction.ByTime();
-      const size_t at = static_cast<size_t>(std::max<int64_t>(t.xla_peak_time, 0));
-      if (t.xla_peak_time >= 0 && at < older.size() && older[at] == t.xla_peak_bytes) {
-        t.logical_bytes = std::move(older);
-        t.logical_peak = by_instruction.Peak();
+      const int64_t older = at_xla_peak(by_instruction);
+      if (older >= 0 && older == t.xla_peak_bytes) {
+        t.counted_at_xla_peak_time = older;
         t.sized_by_instruction = true;
       }
     }
+    if (t.sized_by_instruction) {
+      for (size_t i = 0; i < logical.size(); ++i) logical[i].bytes = instruction_bytes[i];
+    }
+    std::vector<int64_t>().swap(instruction_bytes);
+    t.padded_bytes = padded.ByTime();
+    t.padded_peak = padded.Peak();
+    LiveBytes logical_live(last_time);
+    AddLargestPerSlice(logical, &logical_live);
+    std::vector<SliceValue>().swap(logical);
+    t.logical_bytes = logical_live.ByTime();
+    t.logical_peak = logical_live.Peak();
 
     t.instructions.resize(t.logical_bytes.size());
     auto schedule = db.connection().Prepare("SELECT time, instruction FROM schedule WHERE module_id = ? AND time <= ?");

@@ -1,19 +1,22 @@
 // MemoryTimeline: a module's memory against program order, the data of XProf's memory-vs-program-order view,
 // computed from the stored live ranges (docs/formats.md §4) at each schedule time 0..last:
 //
-//   * logical_bytes: what XLA's HloLiveRange counts for its peak: every value with a live range, at its
-//     shape's logical size (store/shape_text.h LogicalByteSize: no tiling padding, tuples as 8-byte
-//     pointers), values that share memory each counted. XLA from 2025-04 sizes a value by its own shape;
-//     before, a tuple element by its whole defining instruction's shape (§4.1). The curve takes the value's
-//     own shape unless only the older sizing reproduces the printed `Live ranges at <t> (peak)` bytes at t
-//     (sized_by_instruction); when neither does, matches_xla_peak() is false and the page says so.
+//   * logical_bytes: the unpadded bytes live at each time: every allocation slice holding a live value counts
+//     once, at its largest live value's logical size (store/shape_text.h LogicalByteSize: no tiling padding,
+//     tuples as 8-byte pointers), capped at the slice's size, so the curve never exceeds padded_bytes. Values
+//     that share a slice (an in-place update, an alias) count once. XLA's own count (its HloLiveRange peak)
+//     adds every value, shared slices again: counted_at_xla_peak_time is that count at XLA's peak time. XLA
+//     from 2025-04 sizes a value by its own shape; before, a tuple element by its whole defining
+//     instruction's shape (§4.1). Both curves take the value's own shape unless only the older sizing
+//     reproduces the printed `Live ranges at <t> (peak)` bytes at t (sized_by_instruction); when neither
+//     does, matches_xla_peak() is false and the page says so.
 //   * padded_bytes: the allocation slices holding a live value, each slice once (the bytes the allocator
 //     really holds; store/live_bytes.h), the curve whose maximum is module_summary.live_peak_padded_bytes.
 //   * instructions: the schedule's instruction at each time ("" where the schedule is not stored).
 //
 // Contract: read-only statements on the caller's connection, one thread at a time. kNotFound for an unknown
 // module_id; a module without live ranges is not an error (has_live_ranges false, empty vectors). Memory:
-// 32 bytes a value while computing, then 16 bytes plus a name per schedule time. No exceptions escape.
+// 80 bytes a value while computing, then 16 bytes plus a name per schedule time. No exceptions escape.
 #ifndef XLADB_STORE_MEMORY_TIMELINE_H_
 #define XLADB_STORE_MEMORY_TIMELINE_H_
 
@@ -39,12 +42,11 @@ struct MemoryTimeline {
   bool sized_by_instruction = false;   // logical sizes are the defining instructions' (XLA before 2025-04)
   int64_t xla_peak_time = -1;          // `Live ranges at <t> (peak)`, as stored (-1 unknown)
   int64_t xla_peak_bytes = -1;         // module_summary.peak_bytes (-1 unknown)
+  int64_t counted_at_xla_peak_time = -1;  // every live value's logical bytes at xla_peak_time, as XLA counts
+                                          // (shared slices again; -1 unknown)
 
-  // The logical curve agrees with XLA's printed peak: its value at xla_peak_time is xla_peak_bytes.
-  bool matches_xla_peak() const {
-    return xla_peak_time >= 0 && xla_peak_time < static_cast<int64_t>(logical_bytes.size()) &&
-           logical_bytes[static_cast<size_t>(xla_peak_time)] == xla_peak_bytes;
-  }
+  // XLA's counting agrees with its printed peak: at xla_peak_time the live values add up to xla_peak_bytes.
+  bool matches_xla_peak() const { return xla_peak_time >= 0 && counted_at_xla_peak_time == xla_peak_bytes; }
 };
 
 StatusOr<MemoryTimeline> LoadMemoryTimeline(Database& db, int64_t module_id);
