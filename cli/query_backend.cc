@@ -32,7 +32,7 @@ class RemoteBackend final : public QueryBackend {
   XLADB_REMOTE_CALL(ListRetraces, ListRetracesRequest, ListRetracesResponse)
 #undef XLADB_REMOTE_CALL
 
-  grpc::Status Report(const v1::ReportRequest& req, std::string* html) override {
+  grpc::Status Report(const v1::ReportRequest& req, std::string* html, std::vector<std::string>* notes) override {
     grpc::ClientContext ctx;
     Prepare(o_, &ctx);
     auto reader = stub_->Report(&ctx, req);
@@ -40,6 +40,7 @@ class RemoteBackend final : public QueryBackend {
     bool last = false;
     while (reader->Read(&chunk)) {
       html->append(chunk.html());
+      notes->insert(notes->end(), chunk.notes().begin(), chunk.notes().end());
       last = chunk.last();
     }
     grpc::Status st = reader->Finish();
@@ -78,8 +79,8 @@ class OfflineBackend final : public QueryBackend {
   XLADB_OFFLINE_CALL(ListRetraces, ListRetracesRequest, ListRetracesResponse)
 #undef XLADB_OFFLINE_CALL
 
-  grpc::Status Report(const v1::ReportRequest& req, std::string* html) override {
-    Status st = service::AnswerReport(*db_, req, html);
+  grpc::Status Report(const v1::ReportRequest& req, std::string* html, std::vector<std::string>* notes) override {
+    Status st = service::AnswerReport(*db_, req, html, notes);
     return st.ok() ? grpc::Status::OK : service::ToGrpc(st);
   }
 

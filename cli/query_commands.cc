@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "cli/check_report.h"
 #include "cli/gate_config.h"
@@ -72,6 +73,11 @@ std::optional<std::pair<std::string, v1::TrendMetric>> TrendMetricOf(const std::
   return std::nullopt;
 }
 
+// The server's notes (how a name was resolved, whether the peaks differ), one a line on stderr.
+void PrintNotes(const google::protobuf::RepeatedPtrField<std::string>& notes) {
+  for (const std::string& note : notes) std::fprintf(stderr, "%s\n", ingest::EscapeControlCharacters(note).c_str());
+}
+
 int64_t TimeOrDie(const std::string& text, bool* ok) {
   if (text.empty()) return 0;
   auto t = ingest::ParseTimeToUs(text);
@@ -113,10 +119,22 @@ int CmdRuns(QueryBackend& b, OutputFormat format, const RunsArgs& a) {
   return kExitOk;
 }
 
-int CmdModules(QueryBackend& b, OutputFormat format, const std::string& run, const std::string& pattern) {
+int CmdModules(QueryBackend& b, OutputFormat format, const ModulesArgs& a) {
   v1::ListModulesRequest req;
-  req.set_run_name(run);
-  req.set_name_pattern(pattern);
+  req.set_run_name(a.run);
+  req.set_name_pattern(a.pattern);
+  if (a.sort != "name") {
+    auto metric = TrendMetricOf(a.sort);
+    if (!metric) {
+      std::fprintf(stderr, "xladb: --sort must be name, peak, total, temp or one of: %s\n",
+                   store::ModuleMetricNames().c_str());
+      return kExitUsage;
+    }
+    req.set_sort_metric(metric->first);
+  }
+  req.set_limit(static_cast<int32_t>(a.limit));
+  req.set_stage(a.stage);
+  req.set_memory_only(!a.all);
   v1::ListModulesResponse resp;
   grpc::Status st = b.ListModules(req, &resp);
   if (!st.ok()) return b.Fail(st);
@@ -135,7 +153,8 @@ int CmdModules(QueryBackend& b, OutputFormat format, const std::string& run, con
 int CmdTrend(QueryBackend& b, OutputFormat format, const TrendArgs& a) {
   v1::PeakMemoryTrendRequest req;
   req.set_module(a.module);
-  auto metric = TrendMetricOf(a.metric);
+  auto metric = a.metric.empty() ? std::make_optional(std::make_pair(std::string(), v1::TREND_METRIC_UNSPECIFIED))
+                                 : TrendMetricOf(a.metric);
   if (!metric) {
     std::fprintf(stderr, "xladb: --metric must be peak, total, temp or one of: %s\n",
                  store::ModuleMetricNames().c_str());
@@ -146,7 +165,12 @@ int CmdTrend(QueryBackend& b, OutputFormat format, const TrendArgs& a) {
   AddLabels(a.labels, req.mutable_labels());
   req.set_stage(a.stage);
   if (a.folder) req.set_folder(*a.folder);
+  if (a.xla_module_id && a.run.empty()) {
+    std::fprintf(stderr, "xladb: trend --xla-id picks one compile of one run: name the run with --run RUN\n");
+    return kExitUsage;
+  }
   if (a.xla_module_id) req.set_xla_module_id(*a.xla_module_id);
+  req.set_run_name(a.run);
   req.set_fingerprint(a.fingerprint);
   bool ok = true;
   req.set_since_us(TimeOrDie(a.since, &ok));
@@ -155,16 +179,28 @@ int CmdTrend(QueryBackend& b, OutputFormat format, const TrendArgs& a) {
   v1::PeakMemoryTrendResponse resp;
   grpc::Status st = b.PeakMemoryTrend(req, &resp);
   if (!st.ok()) return b.Fail(st);
+  PrintNotes(resp.notes());
+  if (!resp.metric().empty()) metric->first = resp.metric();
+  if (metric->first.empty()) metric->first = "peak_bytes";  // a server from before 2026-11
+  // Both peaks beside the metric, each under its name: XLA's printed one and the padded live one.
+  const bool show_xla_peak = metric->first != "peak_bytes";
+  const bool show_padded_peak = metric->first != "live_peak_padded_bytes";
+  std::vector<std::string> columns = {"run", "run_time", "module", "xla_id", "stage", "folder", metric->first, "change"};
+  if (show_xla_peak) columns.push_back("peak_bytes");
+  if (show_padded_peak) columns.push_back("live_peak_padded_bytes");
+  for (const char* c : {"matched_by", "fingerprint", "entry_signature"}) columns.push_back(c);
   ResultPrinter p(format, stdout);
-  p.SetColumns({"run", "run_time", "module", "xla_id", "stage", "folder", metric->first, "change",
-                "matched_by", "fingerprint", "entry_signature"});
+  p.SetColumns(columns);
   for (const auto& pt : resp.points()) {
     // The change compares matched instances of one identity only (store/module_trend.h).
     Cell change = pt.has_change() ? Num(pt.change()) : Cell{"", true, false};
     if (pt.has_change() && pt.change() > 0) change.text = "+" + change.text;
-    p.AddRow({Txt(pt.run_name()), Time(pt.run_time_us()), Txt(pt.module_name()), Opt(pt.xla_module_id()),
-              Txt(pt.stage()), Txt(pt.folder()), Num(pt.value()), change, Txt(pt.matched_by()), Txt(pt.fingerprint()),
-              Txt(pt.entry_signature())});
+    std::vector<Cell> row = {Txt(pt.run_name()), Time(pt.run_time_us()), Txt(pt.module_name()),
+                             Opt(pt.xla_module_id()), Txt(pt.stage()), Txt(pt.folder()), Num(pt.value()), change};
+    if (show_xla_peak) row.push_back(Opt(pt.peak_bytes()));
+    if (show_padded_peak) row.push_back(Opt(pt.live_peak_padded_bytes()));
+    for (const std::string* t : {&pt.matched_by(), &pt.fingerprint(), &pt.entry_signature()}) row.push_back(Txt(*t));
+    p.AddRow(row);
   }
   p.Finish();
   return kExitOk;
@@ -190,31 +226,69 @@ int CmdSpills(QueryBackend& b, OutputFormat format, const std::string& kernel, c
   return kExitOk;
 }
 
-int CmdTop(QueryBackend& b, OutputFormat format, const std::string& run, const std::string& module, int64_t n,
-           const std::string& stage, const std::optional<std::string>& folder) {
+namespace {
+
+// "24608 bytes at time 4", or what is missing.
+std::string PeakText(int64_t bytes, int64_t time, const char* missing) {
+  if (bytes < 0) return std::string("unknown (") + missing + ")";
+  return std::to_string(bytes) + " bytes" + (time >= 0 ? " at time " + std::to_string(time) : "");
+}
+
+// Which module answered (a run may hold several of that name) and both of its peaks, on stderr: stdout stays
+// the result set. A module without memory figures says so instead of printing placeholders.
+void PrintTopHeader(const v1::TopBuffersResponse& r) {
+  std::string which = "module " + ingest::EscapeControlCharacters(r.module()) + " (";
+  which += r.stage().empty() ? "no stage" : "stage " + ingest::EscapeControlCharacters(r.stage());
+  which += r.xla_module_id() >= 0 ? ", xla id " + std::to_string(r.xla_module_id()) : ", no xla id";
+  if (!r.folder().empty()) which += ", folder " + ingest::EscapeControlCharacters(r.folder());
+  which += ")";
+  if (!r.has_memory()) {
+    std::fprintf(stderr, "%s: no buffer assignment or memory report is stored for it (only its HLO text), so it "
+                 "has no peak and no buffers\n", which.c_str());
+    return;
+  }
+  std::fprintf(stderr, "%s: XLA's printed peak %s; padded live peak %s\n", which.c_str(),
+               PeakText(r.peak_bytes(), r.peak_time(), "no peak list").c_str(),
+               PeakText(r.live_peak_padded_bytes(), r.live_peak_padded_time(), "no live ranges").c_str());
+  const bool padded = r.at() == v1::PEAK_LIST_PADDED;
+  if (r.buffers_size() == 0) {
+    std::fprintf(stderr, "no buffers listed: %s\n",
+                 padded ? "the module has no live ranges" : "the dump has no `Live ranges at … (peak)` list");
+  } else {
+    std::fprintf(stderr, "buffers: %s at time %lld\n",
+                 padded ? "live at the padded live peak (from live ranges, one per allocation slice)"
+                        : "XLA's printed peak list",
+                 static_cast<long long>(r.list_time()));
+  }
+}
+
+}  // namespace
+
+int CmdTop(QueryBackend& b, OutputFormat format, const TopArgs& a) {
+  if (a.at != "xla" && a.at != "padded") {
+    std::fprintf(stderr, "xladb: --at is xla (XLA's printed peak list) or padded (live at the padded peak)\n");
+    return kExitUsage;
+  }
   v1::TopBuffersRequest req;
-  req.set_run_name(run);
-  req.set_module(module);
-  req.set_n(static_cast<int32_t>(n));
-  req.set_stage(stage);
-  if (folder) req.set_folder(*folder);
+  req.set_run_name(a.run);
+  req.set_module(a.module);
+  req.set_n(static_cast<int32_t>(a.n));
+  req.set_stage(a.stage);
+  if (a.folder) req.set_folder(*a.folder);
+  if (a.xla_module_id) req.set_xla_module_id(*a.xla_module_id);
+  req.set_at(a.at == "padded" ? v1::PEAK_LIST_PADDED : v1::PEAK_LIST_XLA);
   v1::TopBuffersResponse resp;
   grpc::Status st = b.TopBuffers(req, &resp);
   if (!st.ok()) return b.Fail(st);
-  // Which module answered (a run may hold several of that name), on stderr: stdout stays the result set.
-  std::fprintf(stderr, "module %s (stage %s, xla id %lld%s): peak %lld bytes at time %lld\n",
-               ingest::EscapeControlCharacters(resp.module()).c_str(),
-               resp.stage().empty() ? "?" : ingest::EscapeControlCharacters(resp.stage()).c_str(),
-               static_cast<long long>(resp.xla_module_id()),
-               resp.folder().empty() ? "" : (", folder " + ingest::EscapeControlCharacters(resp.folder())).c_str(),
-               static_cast<long long>(resp.peak_bytes()), static_cast<long long>(resp.peak_time()));
+  PrintTopHeader(resp);
+  PrintNotes(resp.notes());
   ResultPrinter p(format, stdout);
   p.SetColumns({"buffer", "logical_bytes", "size_bytes", "allocation", "shape", "opcode", "live", "op_name",
                 "source"});
   for (const auto& b : resp.buffers()) {
     std::string live = b.live_start() < 0 ? "" : std::to_string(b.live_start()) + "-" + std::to_string(b.live_end());
     std::string source = b.source_file().empty() ? "" : b.source_file() + ":" + std::to_string(b.source_line());
-    p.AddRow({Txt(b.instruction() + b.shape_index()), Num(b.logical_bytes()), Opt(b.size_bytes()),
+    p.AddRow({Txt(b.instruction() + b.shape_index()), Opt(b.logical_bytes()), Opt(b.size_bytes()),
               Opt(b.allocation_index()), Txt(b.shape()), Txt(b.opcode()), Txt(live), Txt(b.op_name()), Txt(source)});
   }
   p.Finish();
@@ -319,7 +393,9 @@ int CmdReport(QueryBackend& b, const ReportArgs& a) {
   if (a.has_folder) req.set_folder(a.folder);
   req.set_baseline(a.baseline);
   std::string html;
-  grpc::Status st = b.Report(req, &html);
+  std::vector<std::string> notes;
+  grpc::Status st = b.Report(req, &html, &notes);
+  for (const std::string& note : notes) std::fprintf(stderr, "%s\n", ingest::EscapeControlCharacters(note).c_str());
   if (!st.ok()) {
     b.Fail(st);
     return st.error_code() == grpc::StatusCode::INVALID_ARGUMENT ? kExitUsage : kExitFailure;

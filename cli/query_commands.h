@@ -26,24 +26,39 @@ struct RunsArgs {
   int64_t limit = 100;
 };
 int CmdRuns(QueryBackend& b, OutputFormat format, const RunsArgs& a);
-int CmdModules(QueryBackend& b, OutputFormat format, const std::string& run, const std::string& pattern);
+
+struct ModulesArgs {
+  std::string run, pattern;
+  std::string sort = "total";   // a metric (short or full name), largest first; "name" = by name, stage, xla id
+  int64_t limit = 0;            // 0 = all
+  std::string stage;            // "" = any
+  bool all = false;             // also the modules without memory figures (HLO text only)
+};
+int CmdModules(QueryBackend& b, OutputFormat format, const ModulesArgs& a);
 
 struct TrendArgs {
   std::string module;
-  std::string metric = "peak";  // peak, total, temp (short names) or any store/module_metrics.h name
+  std::string metric;           // peak, total, temp (short names) or any store/module_metrics.h name; "" = the
+                                // server's default (live_peak_padded_bytes, or what the module has)
   int64_t last_n = 0;
   LabelList labels;
   std::string stage;
   std::optional<std::string> folder;
-  std::optional<int64_t> xla_module_id;
+  std::optional<int64_t> xla_module_id;  // with `run`: that compile of the run, followed by its identity
+  std::string run;                       // set: follow one compile of this run (--xla-id, else the largest)
   std::string fingerprint;
   std::string since, until;
 };
 int CmdTrend(QueryBackend& b, OutputFormat format, const TrendArgs& a);
 int CmdSpills(QueryBackend& b, OutputFormat format, const std::string& kernel, const std::string& run, int64_t limit);
-// `folder` set: the module in that folder of the run (multi-host dumps: host0, host1, …).
-int CmdTop(QueryBackend& b, OutputFormat format, const std::string& run, const std::string& module, int64_t n,
-           const std::string& stage, const std::optional<std::string>& folder);
+struct TopArgs {
+  std::string run, module, stage;
+  int64_t n = 20;
+  std::optional<std::string> folder;     // the module in that folder of the run (host0, host1, …)
+  std::optional<int64_t> xla_module_id;  // the compile module_<ID> (else the largest by total_bytes, said so)
+  std::string at = "xla";                // xla: XLA's printed peak list; padded: live at the padded live peak
+};
+int CmdTop(QueryBackend& b, OutputFormat format, const TopArgs& a);
 
 struct DiffArgs {
   std::string run_a, run_b, module;
@@ -77,7 +92,7 @@ struct ReportArgs {
   std::string run;
   std::string module, stage, folder, baseline;
   bool has_folder = false;
-  int64_t xla_module_id = -1;
+  int64_t xla_module_id = -1;             // -1 = the largest by total_bytes (said on stderr)
   std::string output;                     // the HTML file to write (required)
 };
 // Writes the page to a temporary file beside `output`, then renames it into place; prints the path.

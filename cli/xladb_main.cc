@@ -249,16 +249,26 @@ int main(int argc, char** argv) {
   runs->add_option("--name", runs_args.name_pattern, "Only runs whose name matches this GLOB");
   runs->add_option("--limit", runs_args.limit, "At most this many runs")->check(CLI::PositiveNumber);
 
-  std::string run_name, module_pattern;
-  auto* modules = app.add_subcommand("modules", "List the modules of a run with their memory");
-  modules->add_option("RUN", run_name, "Run name")->required();
-  modules->add_option("--name", module_pattern, "Only modules whose name matches this GLOB");
+  ModulesArgs modules_args;
+  auto* modules = app.add_subcommand("modules", "List the modules of a run with their memory, largest first");
+  modules->add_option("RUN", modules_args.run, "Run name")->required();
+  modules->add_option("--name", modules_args.pattern, "Only modules whose name matches this GLOB");
+  modules->add_option("--sort", modules_args.sort,
+                      "Largest first by this metric (peak, total, temp or a metric's name; default total), or name");
+  modules->add_option("--limit", modules_args.limit, "At most this many modules (0 = all)")
+      ->check(CLI::NonNegativeNumber);
+  modules->add_option("--stage", modules_args.stage, "Only this dump stage");
+  modules->add_flag("--all", modules_args.all,
+                    "Also the modules without a buffer assignment or memory report (HLO text only)");
 
   TrendArgs trend_args;
   std::vector<std::string> trend_labels;
-  auto* trend = app.add_subcommand("trend", "Peak (or total, temp) memory of a module across runs");
+  auto* trend = app.add_subcommand(
+      "trend", "Padded live peak (or XLA's printed peak, total, temp) memory of a module across runs");
   trend->add_option("MODULE", trend_args.module, "Module name or GLOB pattern")->required();
-  trend->add_option("--metric", trend_args.metric, "peak, total or temp")
+  trend->add_option("--metric", trend_args.metric,
+                    "Default live_peak_padded_bytes (without live ranges: peak, then total); peak (XLA's printed "
+                    "peak), total, temp or a metric's name")
       ->check(CLI::IsMember({"peak", "total", "temp", "peak_bytes", "live_peak_padded_bytes", "total_bytes",
                              "color0_total_bytes", "temp_bytes", "parameter_bytes", "output_bytes"}));
   trend->add_option("--last", trend_args.last_n, "Only the newest N runs (0 = all)")->check(CLI::NonNegativeNumber);
@@ -267,8 +277,11 @@ int main(int argc, char** argv) {
   std::string trend_folder;
   auto* trend_folder_opt = trend->add_option("--folder", trend_folder, "Only modules in this folder of their run");
   int64_t trend_xla_id = -1;
-  auto* trend_xla_opt = trend->add_option("--xla-id", trend_xla_id, "Only instances with this module_<ID>")
-                            ->check(CLI::NonNegativeNumber);
+  auto* trend_xla_opt =
+      trend->add_option("--xla-id", trend_xla_id, "With --run: follow that run's compile module_<ID> across runs")
+          ->check(CLI::NonNegativeNumber);
+  trend->add_option("--run", trend_args.run,
+                    "Follow one compile of this run by its identity (--xla-id, else the largest by total_bytes)");
   trend->add_option("--fingerprint", trend_args.fingerprint, "Only instances of this program fingerprint");
   trend->add_option("--since", trend_args.since, "Only runs at or after this time");
   trend->add_option("--until", trend_args.until, "Only runs before this time");
@@ -280,13 +293,18 @@ int main(int argc, char** argv) {
   spills->add_option("--run", spill_run, "Only this run");
   spills->add_option("--limit", spill_limit, "At most this many rows (0 = all)")->check(CLI::NonNegativeNumber);
 
-  std::string top_run, top_module, top_stage;
-  int64_t top_n = 20;
+  TopArgs top_args;
   auto* top = app.add_subcommand("top", "The buffers live at a module's peak, largest first");
-  top->add_option("RUN", top_run, "Run name")->required();
-  top->add_option("MODULE", top_module, "Module name")->required();
-  top->add_option("-n", top_n, "How many buffers")->check(CLI::PositiveNumber);
-  top->add_option("--stage", top_stage, "Pick the module of this stage");
+  top->add_option("RUN", top_args.run, "Run name")->required();
+  top->add_option("MODULE", top_args.module, "Module name")->required();
+  top->add_option("-n", top_args.n, "How many buffers")->check(CLI::PositiveNumber);
+  top->add_option("--stage", top_args.stage, "Pick the module of this stage");
+  int64_t top_xla_id = -1;
+  auto* top_xla_opt = top->add_option("--xla-id", top_xla_id, "Pick the compile module_<ID> of the run")
+                          ->check(CLI::NonNegativeNumber);
+  top->add_option("--at", top_args.at,
+                  "xla: XLA's printed peak list (default); padded: the buffers live at the padded live peak")
+      ->check(CLI::IsMember({"xla", "padded"}));
   std::string top_folder;
   auto* top_folder_opt = top->add_option("--folder", top_folder,
                                          "Pick the module in this folder of the run (host0, …; '' = the root)");
@@ -450,7 +468,7 @@ int main(int argc, char** argv) {
       if (!ParseLabels(run_labels, &runs_args.labels)) return kExitUsage;
       return CmdRuns(b, out, runs_args);
     }
-    if (modules->parsed()) return CmdModules(b, out, run_name, module_pattern);
+    if (modules->parsed()) return CmdModules(b, out, modules_args);
     if (trend->parsed()) {
       if (!ParseLabels(trend_labels, &trend_args.labels)) return kExitUsage;
       if (trend_folder_opt->count() > 0) trend_args.folder = trend_folder;
@@ -459,8 +477,9 @@ int main(int argc, char** argv) {
     }
     if (spills->parsed()) return CmdSpills(b, out, kernel_pattern, spill_run, spill_limit);
     if (top->parsed()) {
-      return CmdTop(b, out, top_run, top_module, top_n, top_stage,
-                    top_folder_opt->count() > 0 ? std::optional<std::string>(top_folder) : std::nullopt);
+      if (top_folder_opt->count() > 0) top_args.folder = top_folder;
+      if (top_xla_opt->count() > 0) top_args.xla_module_id = top_xla_id;
+      return CmdTop(b, out, top_args);
     }
     if (diff->parsed()) {
       diff_args.buffers = !no_buffers;

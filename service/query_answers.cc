@@ -2,8 +2,12 @@
 
 #include "service/pages/report_pages.h"
 
+#include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "service/module_notes.h"
 #include "store/check_run.h"
 #include "store/module_trend.h"
 #include "store/queries.h"
@@ -105,8 +109,14 @@ std::string TrendMetricName(v1::TrendMetric metric) {
     case v1::PARAMETER_BYTES: return "parameter_bytes";
     case v1::OUTPUT_BYTES: return "output_bytes";
     case v1::COLOR0_TOTAL_BYTES: return "color0_total_bytes";
-    default: return "peak_bytes";
+    case v1::PEAK_BYTES: return "peak_bytes";
+    default: return "live_peak_padded_bytes";  // the default since 2026-11: XLA's printed peak under-reports
   }
+}
+
+// A TopBuffers question's module pick, shared by TopBuffers, the trend's run_name and the report's notes.
+std::optional<std::string> FolderOf(bool has_folder, const std::string& folder) {
+  return has_folder ? std::optional<std::string>(folder) : std::nullopt;
 }
 
 v1::ModuleChange::Change ToProto(store::ModuleDiff::Change c) {
@@ -153,7 +163,14 @@ Status AnswerGetRun(store::Database& db, const v1::GetRunRequest& request, v1::R
 Status AnswerListModules(store::Database& db, const v1::ListModulesRequest& request, v1::ListModulesResponse* resp) {
   const auto* req = &request;
   if (req->run_name().empty()) return Status::InvalidArgument("run_name is required");
-  auto modules = store::ListModules(db, req->run_name(), req->name_pattern());
+  if (Status c = CheckCount("limit", req->limit(), 10000000); !c.ok()) return c;
+  store::ModuleListOptions options;
+  options.name_pattern = req->name_pattern();
+  options.stage = req->stage();
+  options.sort_metric = req->sort_metric();
+  options.limit = req->limit() > 0 ? req->limit() : -1;
+  options.memory_only = req->memory_only();
+  auto modules = store::ListModules(db, req->run_name(), options);
   if (!modules.ok()) return modules.status();
   for (const auto& m : modules.value()) {
     auto* out = resp->add_modules();
@@ -206,8 +223,52 @@ Status AnswerPeakMemoryTrend(store::Database& db, const v1::PeakMemoryTrendReque
   }
   q.since_us = req->since_us() > 0 ? req->since_us() : -1;
   q.until_us = req->until_us() > 0 ? req->until_us() : -1;
+  if (!req->run_name().empty()) {
+    // One compile of the named run, followed across runs by its identity.
+    if (req->module().find_first_of("*?[") != std::string::npos) {
+      return Status::InvalidArgument("run_name picks one compile: module must be an exact name, not a pattern");
+    }
+    auto picked = store::TopBuffers(db, req->run_name(), req->module(), 0, req->stage(), q.xla_module_id,
+                                    FolderOf(req->has_folder(), req->folder()));
+    if (!picked.ok()) return picked.status();
+    if (!picked->has_memory) {
+      return Status::NotFound("module '" + req->module() + "' of run '" + req->run_name() +
+                              "' has no buffer assignment or memory report, so no memory figures to follow");
+    }
+    q.identity_key = picked->identity_key;
+    q.xla_module_id = -1;
+    if (std::string note = ResolutionNote(*picked, req->run_name()); !note.empty()) resp->add_notes(note);
+  }
   auto points = store::PeakMemoryTrend(db, q);
+  if (req->metric() == v1::TREND_METRIC_UNSPECIFIED) {
+    // The default, the padded live peak, needs live ranges: older dumps and memory reports alone have none,
+    // so their trend falls back to XLA's printed peak, then to total_bytes, and says so.
+    for (const char* fallback : {"peak_bytes", "total_bytes"}) {
+      if (points.ok() || points.status().code() != Status::Code::kNotFound) break;
+      q.metric = fallback;
+      points = store::PeakMemoryTrend(db, q);
+      if (points.ok()) {
+        resp->add_notes(req->module() + ": no compile has live ranges, so no padded live peak: showing " +
+                        fallback + " instead (choose with --metric)");
+      }
+    }
+  }
   if (!points.ok()) return points.status();
+  resp->set_metric(q.metric);
+  if (req->run_name().empty() && !req->has_xla_module_id() && req->module().find_first_of("*?[") == std::string::npos) {
+    // An exact name with several compiles in a run: every compile is its own series; say how to follow one.
+    std::map<std::string, int64_t> compiles;  // run -> points
+    std::string busiest;
+    for (const auto& p : *points) {
+      if (++compiles[p.run_name] > 1 && (busiest.empty() || compiles[p.run_name] > compiles[busiest])) {
+        busiest = p.run_name;
+      }
+    }
+    if (!busiest.empty()) {
+      resp->add_notes(req->module() + ": " + std::to_string(compiles[busiest]) + " compiles in run " + busiest +
+                      "; showing every compile's series; follow one with --run " + busiest + " --xla-id");
+    }
+  }
   for (const auto& p : points.value()) {
     auto* out = resp->add_points();
     out->set_run_name(p.run_name);
@@ -266,11 +327,21 @@ Status AnswerTopBuffers(store::Database& db, const v1::TopBuffersRequest& reques
   if (req->run_name().empty() || req->module().empty()) {
     return Status::InvalidArgument("run_name and module are required");
   }
+  if (!v1::PeakList_IsValid(req->at())) return Status::InvalidArgument("at " + std::to_string(req->at()) + " is not a PeakList");
   int64_t n = req->n() > 0 ? req->n() : 20;
+  const store::PeakList list = req->at() == v1::PEAK_LIST_PADDED ? store::PeakList::kPadded : store::PeakList::kXla;
   auto answer = store::TopBuffers(db, req->run_name(), req->module(), n, req->stage(),
-                                  req->xla_module_id() > 0 ? req->xla_module_id() : -1,
-                                  req->has_folder() ? std::optional<std::string>(req->folder()) : std::nullopt);
+                                  req->has_xla_module_id() ? req->xla_module_id() : -1,
+                                  FolderOf(req->has_folder(), req->folder()), list);
   if (!answer.ok()) return answer.status();
+  resp->set_live_peak_padded_bytes(answer->live_peak_padded_bytes);
+  resp->set_live_peak_padded_time(answer->live_peak_padded_time);
+  resp->set_at(list == store::PeakList::kPadded ? v1::PEAK_LIST_PADDED : v1::PEAK_LIST_XLA);
+  resp->set_list_time(answer->list_time);
+  resp->set_total_bytes(answer->total_bytes);
+  resp->set_compiles(answer->compiles);
+  resp->set_has_memory(answer->has_memory);
+  for (const std::string& note : ModuleNotes(*answer, req->run_name())) resp->add_notes(note);
   resp->set_module(answer->module);
   resp->set_stage(answer->stage);
   resp->set_folder(answer->folder);
@@ -293,6 +364,7 @@ Status AnswerTopBuffers(store::Database& db, const v1::TopBuffersRequest& reques
     out->set_source_line(b.source_line);
     out->set_live_start(b.live_start);
     out->set_live_end(b.live_end);
+    out->set_shape_bytes(b.shape_bytes);
   }
   return Status::Ok();
 }
@@ -449,7 +521,8 @@ Status AnswerListRetraces(store::Database& db, const v1::ListRetracesRequest& re
   return Status::Ok();
 }
 
-Status AnswerReport(store::Database& db, const v1::ReportRequest& request, std::string* html) {
+Status AnswerReport(store::Database& db, const v1::ReportRequest& request, std::string* html,
+                    std::vector<std::string>* notes) {
   if (request.run_name().empty()) return Status::InvalidArgument("run_name is required");
   pages::ReportRequest page;
   page.run = request.run_name();
@@ -467,6 +540,12 @@ Status AnswerReport(store::Database& db, const v1::ReportRequest& request, std::
   }
   auto rendered = pages::RenderReport(db, page, pages::PageLinks(pages::PageLinks::Mode::kFile));
   if (!rendered.ok()) return rendered.status();
+  if (notes != nullptr && !page.module.empty() && page.baseline.empty()) {
+    // The module page says the same in its header.
+    auto picked = store::TopBuffers(db, page.run, page.module, 0, page.stage, page.xla_module_id,
+                                    FolderOf(page.has_folder, page.folder));
+    if (picked.ok()) *notes = ModuleNotes(*picked, page.run);
+  }
   *html = std::move(*rendered);
   return Status::Ok();
 }

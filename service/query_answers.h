@@ -12,6 +12,7 @@
 #define XLADB_SERVICE_QUERY_ANSWERS_H_
 
 #include <string>
+#include <vector>
 
 #include "ingest/status.h"
 #include "store/database.h"
@@ -35,8 +36,10 @@ namespace xladb::service {
                                         v1::ListRetracesResponse* response);
 
 // The HTML page a ReportRequest names (service/pages/report_pages.h), self-contained for a file: its links
-// stay inside the page. `html` must be empty.
-[[nodiscard]] Status AnswerReport(store::Database& db, const v1::ReportRequest& request, std::string* html);
+// stay inside the page. `html` must be empty. `notes` (optional): for a module page, how the module was resolved
+// and whether its peaks differ (service/module_notes.h), the sentences the page shows too.
+[[nodiscard]] Status AnswerReport(store::Database& db, const v1::ReportRequest& request, std::string* html,
+                                  std::vector<std::string>* notes = nullptr);
 
 }  // namespace xladb::service
 

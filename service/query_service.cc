@@ -156,7 +156,8 @@ grpc::Status QueryServiceImpl::Report(grpc::ServerContext* ctx, const v1::Report
     return {grpc::StatusCode::RESOURCE_EXHAUSTED, "too many queries and reports at once; retry shortly"};
   }
   std::string html;
-  Status st = AnswerReport(**db, *req, &html);
+  std::vector<std::string> notes;
+  Status st = AnswerReport(**db, *req, &html, &notes);
   query_gate_.Leave();
   if (!st.ok()) return ToGrpc(st);
   CancelAfter deadline(ctx, std::chrono::milliseconds(limits_.timeout_ms + 1000));
@@ -164,6 +165,10 @@ grpc::Status QueryServiceImpl::Report(grpc::ServerContext* ctx, const v1::Report
   for (size_t at = 0; at < html.size() || at == 0; at += kReportChunkBytes) {
     chunk.set_html(html.substr(at, kReportChunkBytes));
     chunk.set_last(at + kReportChunkBytes >= html.size());
+    chunk.clear_notes();
+    if (at == 0) {
+      for (const std::string& note : notes) chunk.add_notes(note);
+    }
     if (ctx->IsCancelled() || !writer->Write(chunk)) return {grpc::StatusCode::CANCELLED, "the client went away"};
     if (html.empty()) break;
   }

@@ -85,6 +85,7 @@ StatusOr<std::vector<TrendPoint>> PeakMemoryTrend(Database& db, const TrendQuery
     if (!query.stage.empty()) where.Add("mm.stage = ?", query.stage);
     if (query.folder) where.Add("mm.folder = ?", *query.folder);
     if (query.xla_module_id >= 0) where.Add("mm.xla_module_id = ?", query.xla_module_id);
+    if (!query.identity_key.empty()) where.Add("mm.identity_key = ?", query.identity_key);
     if (!query.fingerprint.empty()) where.Add("mo.fingerprint = ?", query.fingerprint);
     if (query.since_us >= 0) where.Add("mm.run_time_us >= ?", query.since_us);
     if (query.until_us >= 0) where.Add("mm.run_time_us < ?", query.until_us);

@@ -32,6 +32,7 @@ struct TrendQuery {
   std::optional<std::string> folder;  // only modules in this folder of their run
   int64_t xla_module_id = -1;         // only instances with this module_<ID> (-1 = any)
   std::string fingerprint;            // only instances of this program ("" = any)
+  std::string identity_key;           // only this identity, e.g. one compile's in a named run ("" = any)
   int64_t since_us = -1;              // run_time_us >= since_us when >= 0
   int64_t until_us = -1;              // run_time_us < until_us when >= 0
 };

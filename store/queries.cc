@@ -1,6 +1,8 @@
 #include "store/queries.h"
 
 #include "store/query_sql.h"
+#include "store/module_metrics.h"
+#include "store/shape_text.h"
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
@@ -120,6 +122,82 @@ void ReadSpillRows(SqlConnection& db, const std::string& sql, const std::vector<
   }
 }
 
+
+// A TopBuffer's columns, in this order, after the caller's first column.
+constexpr const char* kBufferColumns =
+    "instruction, shape_index, value_id, allocation_index, size_bytes, shape, opcode, op_name, source_file, "
+    "source_line, live_start, live_end";
+
+// Reads kBufferColumns starting at column `first` into `b` (and its shape's logical size).
+void ReadBufferColumns(const SqlStatement& q, int first, TopBuffer* b) {
+  b->instruction = q.Text(first);
+  b->shape_index = q.Text(first + 1);
+  b->value_id = q.IntOr(first + 2, -1);
+  b->allocation_index = q.IntOr(first + 3, -1);
+  b->size_bytes = q.IntOr(first + 4, -1);
+  b->shape = q.Text(first + 5);
+  b->opcode = q.Text(first + 6);
+  b->op_name = q.Text(first + 7);
+  b->source_file = q.Text(first + 8);
+  b->source_line = q.IntOr(first + 9, -1);
+  b->live_start = q.IntOr(first + 10, -1);
+  b->live_end = q.IntOr(first + 11, -1);
+  b->shape_bytes = LogicalByteSize(b->shape).value_or(-1);
+}
+
+// XLA's printed peak list of a module, largest first.
+std::vector<TopBuffer> ReadPeakList(SqlConnection& db, int64_t module_id) {
+  auto q = db.Prepare(std::string("SELECT ordinal, logical_bytes, ") + kBufferColumns +
+                      " FROM peak_buffer_details WHERE module_id = ? ORDER BY logical_bytes DESC, ordinal");
+  q->Bind(1, module_id);
+  std::vector<TopBuffer> buffers;
+  while (q->Step()) {
+    TopBuffer b;
+    b.ordinal = q->Int(0);
+    b.logical_bytes = q->Int(1);
+    ReadBufferColumns(*q, 2, &b);
+    buffers.push_back(std::move(b));
+  }
+  return buffers;
+}
+
+// The values live at `time` from their live ranges, one per allocation slice (the one with the largest
+// logical size where values share it, as the padded live peak counts the slice once), largest slice first.
+std::vector<TopBuffer> ReadBuffersLiveAt(SqlConnection& db, int64_t module_id, int64_t time) {
+  auto q = db.Prepare(
+      "SELECT COALESCE(v.offset_bytes, -1), COALESCE(a.color, 0), "
+      "       v.instruction, v.shape_index, v.value_id, v.allocation_index, v.size_bytes, sh.text, i.opcode, "
+      "       opn.text, sf.path, i.source_line, l.live_start, l.live_end "
+      "FROM buffer_live_ranges l "
+      "JOIN buffer_values v ON v.module_id = l.module_id AND v.value_id = l.value_id "
+      "LEFT JOIN allocations a ON a.module_id = v.module_id AND a.allocation_index = v.allocation_index "
+      "LEFT JOIN shapes sh ON sh.shape_id = v.shape_id "
+      "LEFT JOIN instructions i ON i.module_id = v.module_id AND i.name = v.instruction "
+      "LEFT JOIN names opn ON opn.name_id = i.op_name_id "
+      "LEFT JOIN source_files sf ON sf.source_file_id = i.source_file_id "
+      "WHERE l.module_id = ?1 AND l.live_start <= ?2 AND ?2 <= l.live_end AND v.size_bytes IS NOT NULL");
+  q->Bind(1, module_id);
+  q->Bind(2, time);
+  // (allocation or -1 - value_id, offset, size, color) -> the slice's value
+  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, TopBuffer> by_slice;
+  while (q->Step()) {
+    TopBuffer b;
+    ReadBufferColumns(*q, 2, &b);
+    b.logical_bytes = b.shape_bytes;
+    const int64_t allocation = b.allocation_index >= 0 ? b.allocation_index : -1 - b.value_id;
+    auto [it, added] = by_slice.try_emplace({allocation, q->Int(0), b.size_bytes, q->Int(1)}, b);
+    if (!added && std::tie(b.logical_bytes, it->second.value_id) > std::tie(it->second.logical_bytes, b.value_id)) {
+      it->second = std::move(b);
+    }
+  }
+  std::vector<TopBuffer> buffers;
+  for (auto& [slice, b] : by_slice) buffers.push_back(std::move(b));
+  std::sort(buffers.begin(), buffers.end(), [](const TopBuffer& a, const TopBuffer& b) {
+    return std::tie(b.size_bytes, a.instruction, a.shape_index) < std::tie(a.size_bytes, b.instruction, b.shape_index);
+  });
+  for (size_t i = 0; i < buffers.size(); ++i) buffers[i].ordinal = static_cast<int64_t>(i);
+  return buffers;
+}
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------------
@@ -174,6 +252,24 @@ StatusOr<RunInfo> GetRun(Database& db, const std::string& run_name) {
 
 StatusOr<std::vector<ModuleMemoryInfo>> ListModules(Database& db, const std::string& run_name,
                                                     const std::string& name_pattern) {
+  ModuleListOptions options;
+  options.name_pattern = name_pattern;
+  return ListModules(db, run_name, options);
+}
+
+StatusOr<std::vector<ModuleMemoryInfo>> ListModules(Database& db, const std::string& run_name,
+                                                    const ModuleListOptions& options) {
+  const std::string& name_pattern = options.name_pattern;
+  std::string order = " ORDER BY m.name, m.stage, COALESCE(m.xla_module_id, -1), m.folder, m.module_id";
+  if (!options.sort_metric.empty()) {
+    const ModuleMetric* metric = FindModuleMetric(options.sort_metric);
+    if (metric == nullptr) {
+      return Status::InvalidArgument("cannot sort by '" + options.sort_metric + "': the metrics are " +
+                                     ModuleMetricNames());
+    }
+    order = " ORDER BY COALESCE(s." + std::string(metric->name) + ", -1) DESC, " + order.substr(10);
+  }
+  if (options.limit >= 0) order += " LIMIT " + std::to_string(options.limit);
   return CatchSqlErrors("listing modules of run '" + run_name + "'",
                         [&]() -> StatusOr<std::vector<ModuleMemoryInfo>> {
     StatusOr<int64_t> run_id = FindRunId(db.connection(), run_name);
@@ -182,6 +278,8 @@ StatusOr<std::vector<ModuleMemoryInfo>> ListModules(Database& db, const std::str
     where.Add("m.run_id = ?", *run_id);
     Status st = AddNameMatch(&where, "m.name", name_pattern, "module name");
     if (!st.ok()) return st;
+    if (!options.stage.empty()) where.Add("m.stage = ?", options.stage);
+    if (options.memory_only) where.Add("(s.allocation_count > 0 OR s.total_bytes IS NOT NULL)");
     auto q = db.connection().Prepare(
         "SELECT m.module_id, m.name, m.xla_module_id, m.stage, m.backend, m.fingerprint, "
         "       EXISTS (SELECT 1 FROM module_memory mm WHERE mm.module_id = m.module_id), "
@@ -189,7 +287,7 @@ StatusOr<std::vector<ModuleMemoryInfo>> ListModules(Database& db, const std::str
         "       s.allocation_count, s.value_count, s.instruction_count, m.folder, m.entry_signature, "
         "       m.identity_key, s.live_peak_padded_bytes, s.live_peak_padded_time, s.color0_total_bytes "
         "FROM modules m LEFT JOIN module_summary s ON s.module_id = m.module_id" +
-            where.Where() + " ORDER BY m.name, m.stage, COALESCE(m.xla_module_id, -1), m.folder, m.module_id");
+            where.Where() + order);
     BindArgs(*q, where.args());
     std::vector<ModuleMemoryInfo> modules;
     while (q->Step()) {
@@ -295,7 +393,7 @@ StatusOr<std::vector<ModuleSpaceInfo>> ListModuleSpaces(Database& db, const std:
 
 StatusOr<TopBuffersAnswer> TopBuffers(Database& db, const std::string& run_name, const std::string& module,
                                       int64_t n, const std::string& stage, int64_t xla_module_id,
-                                      const std::optional<std::string>& folder) {
+                                      const std::optional<std::string>& folder, PeakList list) {
   return CatchSqlErrors("top buffers of '" + module + "' in run '" + run_name + "'",
                         [&]() -> StatusOr<TopBuffersAnswer> {
     StatusOr<int64_t> run_id = FindRunId(db.connection(), run_name);
@@ -304,13 +402,19 @@ StatusOr<TopBuffersAnswer> TopBuffers(Database& db, const std::string& run_name,
     where.Add("m.run_id = ?", *run_id);
     where.Add("m.name = ?", module);
     if (!stage.empty()) where.Add("m.stage = ?", stage);
-    if (xla_module_id >= 0) where.Add("m.xla_module_id = ?", xla_module_id);
     if (folder) where.Add("m.folder = ?", *folder);
+    constexpr const char* kHasMemory = "(s.allocation_count > 0 OR s.total_bytes IS NOT NULL)";
+    auto count = db.connection().Prepare(std::string("SELECT COUNT(*) FROM modules m JOIN module_summary s ON "
+                                                     "s.module_id = m.module_id") +
+                                         where.Where() + " AND " + kHasMemory);
+    BindArgs(*count, where.args());
+    const int64_t compiles = count->Step() ? count->Int(0) : 0;
+    if (xla_module_id >= 0) where.Add("m.xla_module_id = ?", xla_module_id);
     auto pick = db.connection().Prepare(
-                           "SELECT m.module_id, m.name, m.stage, m.folder, m.xla_module_id, s.peak_bytes, s.peak_time, "
-                           "       m.identity_key "
-                           "FROM modules m LEFT JOIN module_summary s ON s.module_id = m.module_id" +
-                               where.Where() + " ORDER BY COALESCE(s.peak_bytes, -1) DESC, m.module_id LIMIT 1");
+        std::string("SELECT m.module_id, m.name, m.stage, m.folder, m.xla_module_id, s.peak_bytes, s.peak_time, "
+                    "       m.identity_key, s.total_bytes, s.live_peak_padded_bytes, s.live_peak_padded_time, ") +
+        "CASE WHEN " + kHasMemory + " THEN 1 ELSE 0 END FROM modules m LEFT JOIN module_summary s ON s.module_id = m.module_id" + where.Where() +
+        " ORDER BY 12 DESC, COALESCE(s.total_bytes, -1) DESC, COALESCE(s.peak_bytes, -1) DESC, m.module_id LIMIT 1");
     BindArgs(*pick, where.args());
     if (!pick->Step()) {
       std::string what = "module '" + module + "'";
@@ -319,9 +423,8 @@ StatusOr<TopBuffersAnswer> TopBuffers(Database& db, const std::string& run_name,
       if (folder) what += " in folder '" + *folder + "'";
       return Status::NotFound(what + " not found in run '" + run_name + "'");
     }
-    const int64_t module_id = pick->Int(0);
     TopBuffersAnswer answer;
-    answer.module_id = module_id;
+    answer.module_id = pick->Int(0);
     answer.identity_key = pick->Text(7);
     answer.module = pick->Text(1);
     answer.stage = pick->Text(2);
@@ -329,33 +432,29 @@ StatusOr<TopBuffersAnswer> TopBuffers(Database& db, const std::string& run_name,
     answer.xla_module_id = pick->IntOr(4, -1);
     answer.peak_bytes = pick->IntOr(5, -1);
     answer.peak_time = pick->IntOr(6, -1);
-    std::string sql =
-        "SELECT ordinal, instruction, shape_index, logical_bytes, value_id, allocation_index, size_bytes, shape, "
-        "       opcode, op_name, source_file, source_line, live_start, live_end "
-        "FROM peak_buffer_details WHERE module_id = ? ORDER BY logical_bytes DESC, ordinal";
-    if (n >= 0) sql += " LIMIT ?";
-    auto q = db.connection().Prepare(sql);
-    q->Bind(1, module_id);
-    if (n >= 0) q->Bind(2, n);
-    std::vector<TopBuffer>& buffers = answer.buffers;
-    while (q->Step()) {
-      TopBuffer b;
-      b.ordinal = q->Int(0);
-      b.instruction = q->Text(1);
-      b.shape_index = q->Text(2);
-      b.logical_bytes = q->Int(3);
-      b.value_id = q->IntOr(4, -1);
-      b.allocation_index = q->IntOr(5, -1);
-      b.size_bytes = q->IntOr(6, -1);
-      b.shape = q->Text(7);
-      b.opcode = q->Text(8);
-      b.op_name = q->Text(9);
-      b.source_file = q->Text(10);
-      b.source_line = q->IntOr(11, -1);
-      b.live_start = q->IntOr(12, -1);
-      b.live_end = q->IntOr(13, -1);
-      buffers.push_back(std::move(b));
+    answer.total_bytes = pick->IntOr(8, -1);
+    answer.live_peak_padded_bytes = pick->IntOr(9, -1);
+    answer.live_peak_padded_time = pick->IntOr(10, -1);
+    answer.has_memory = pick->Int(11) != 0;
+    answer.compiles = compiles;
+    answer.picked_largest = xla_module_id < 0 && compiles > 1;
+    answer.list = list;
+    // XLA's whole list: its largest buffer counted at pointer size is named wherever the peaks differ.
+    std::vector<TopBuffer> xla_list = ReadPeakList(db.connection(), answer.module_id);
+    for (const TopBuffer& b : xla_list) {
+      if (b.counted_at_pointer_size() &&
+          (!answer.largest_counted_at_pointer_size || b.shape_bytes > answer.largest_counted_at_pointer_size->shape_bytes)) {
+        answer.largest_counted_at_pointer_size = b;
+      }
     }
+    if (list == PeakList::kXla) {
+      answer.list_time = answer.peak_time;
+      answer.buffers = std::move(xla_list);
+    } else {
+      answer.list_time = answer.live_peak_padded_time;
+      if (answer.list_time >= 0) answer.buffers = ReadBuffersLiveAt(db.connection(), answer.module_id, answer.list_time);
+    }
+    if (n >= 0 && static_cast<int64_t>(answer.buffers.size()) > n) answer.buffers.resize(static_cast<size_t>(n));
     return answer;
   });
 }

@@ -93,7 +93,20 @@ struct ModuleMemoryInfo {
   int64_t color0_total_bytes = -1;
 };
 
-// All modules of a run (any stage), ordered by name, stage, xla_module_id, folder. kNotFound for an unknown run.
+struct ModuleListOptions {
+  std::string name_pattern;      // GLOB over module names ("" = all)
+  std::string stage;             // only this stage ("" = any)
+  std::string sort_metric;       // "" = by name, stage, xla_module_id, folder; else a store/module_metrics.h
+                                 // name: largest first, unknown last, then by name
+  int64_t limit = -1;            // at most this many (-1 = all)
+  bool memory_only = false;      // only modules with a buffer assignment or memory report (has_buffer_assignment)
+};
+
+// The modules of a run (any stage unless options.stage). kNotFound for an unknown run; kInvalidArgument for
+// a sort_metric that is not a metric or a bad pattern.
+StatusOr<std::vector<ModuleMemoryInfo>> ListModules(Database& db, const std::string& run_name,
+                                                    const ModuleListOptions& options);
+// All modules of a run whose name matches, ordered by name, stage, xla_module_id, folder.
 StatusOr<std::vector<ModuleMemoryInfo>> ListModules(Database& db, const std::string& run_name,
                                                     const std::string& name_pattern = "");
 
@@ -134,13 +147,15 @@ struct SpillRateRow {
 StatusOr<std::vector<SpillRateRow>> SpillRates(Database& db, const SpillQuery& query);
 
 // ---------------------------------------------------------------------------------------------------
-// TopBuffers: the buffers live at a module's peak, largest first.
+// TopBuffers: the buffers live at a module's peak, largest first: XLA's printed peak list, or the buffers
+// live at the padded live peak (computed from the live ranges).
 
 struct TopBuffer {
-  int64_t ordinal = 0;           // position in XLA's peak list
+  int64_t ordinal = 0;           // position in XLA's peak list; in the padded list, position by size
   std::string instruction;
   std::string shape_index;
-  int64_t logical_bytes = 0;     // XLA's live-range size (unpadded)
+  int64_t logical_bytes = 0;     // XLA's live-range size (unpadded); in the padded list, the shape's logical
+                                 // size (-1 unknown)
   int64_t value_id = -1;
   int64_t allocation_index = -1;
   int64_t size_bytes = -1;       // padded size of the value in its allocation
@@ -150,6 +165,16 @@ struct TopBuffer {
   std::string source_file;
   int64_t source_line = -1;
   int64_t live_start = -1, live_end = -1;
+  int64_t shape_bytes = -1;      // the logical size of `shape` (store/shape_text.h; -1 unknown)
+
+  // XLA counted it below its shape's size: a tuple element printed at its defining instruction's tuple size
+  // (pointers), as XLA did before 2025-04 (docs/formats.md §4.1).
+  bool counted_at_pointer_size() const { return logical_bytes >= 0 && shape_bytes > logical_bytes; }
+};
+
+enum class PeakList {
+  kXla,     // XLA's printed `Live ranges at <t> (peak)` list
+  kPadded,  // the values live at the padded live peak, one per allocation slice (the largest of a shared slice)
 };
 
 // The module TopBuffers answered for (a run may hold several of one name), and its buffers.
@@ -160,18 +185,38 @@ struct TopBuffersAnswer {
   std::string stage;
   std::string folder;            // the module's folder inside the run ('' = the root)
   int64_t xla_module_id = -1;
-  int64_t peak_bytes = -1;       // -1 when unknown
+  int64_t peak_bytes = -1;       // XLA's printed peak (-1 when unknown)
   int64_t peak_time = -1;
+  int64_t total_bytes = -1;      // `Total bytes used` (-1 when unknown)
+  int64_t live_peak_padded_bytes = -1;  // the padded live peak (-1 without live ranges)
+  int64_t live_peak_padded_time = -1;
+  bool has_memory = false;       // a buffer assignment or memory report is stored (else only HLO text)
+  int64_t compiles = 0;          // modules of the name (and stage, folder when given) with memory figures in
+                                 // the run, before xla_module_id picks: more than 1 means one was picked
+  bool picked_largest = false;   // several matched and no xla_module_id was given: the largest total_bytes
+  PeakList list = PeakList::kXla;  // what `buffers` holds
+  int64_t list_time = -1;        // the schedule time of that list (-1 unknown)
   std::vector<TopBuffer> buffers;
+  std::optional<TopBuffer> largest_counted_at_pointer_size;  // of XLA's whole peak list
+
+  // XLA's printed peak and the padded live peak differ by more than 10% of the padded one.
+  bool peaks_differ() const {
+    return peak_bytes >= 0 && live_peak_padded_bytes > 0 &&
+           (live_peak_padded_bytes > peak_bytes ? live_peak_padded_bytes - peak_bytes
+                                                : peak_bytes - live_peak_padded_bytes) * 10 >
+               live_peak_padded_bytes;
+  }
 };
 
 // `module` is an exact module name; when the run holds several modules of that name, `stage`, `xla_module_id`
-// (>= 0) and `folder` (set: that folder, '' the root) pick one, else the one with the largest peak is used.
-// kNotFound names what is missing. Buffers ordered by logical_bytes desc, then ordinal; at most n (all when
-// n < 0). No buffers when the module has no peak list.
+// (>= 0) and `folder` (set: that folder, '' the root) pick one, else the one with the largest total_bytes
+// among those with memory figures (a buffer assignment or memory report) is used. kNotFound names what is
+// missing. Buffers ordered by logical_bytes desc, then ordinal (XLA's list) or by size_bytes desc (padded);
+// at most n (all when n < 0). No buffers when the module has no such list.
 StatusOr<TopBuffersAnswer> TopBuffers(Database& db, const std::string& run_name, const std::string& module,
                                       int64_t n, const std::string& stage = "", int64_t xla_module_id = -1,
-                                      const std::optional<std::string>& folder = std::nullopt);
+                                      const std::optional<std::string>& folder = std::nullopt,
+                                      PeakList list = PeakList::kXla);
 
 // ---------------------------------------------------------------------------------------------------
 // Retraces: jit names compiled more than once in a run (the retrace_groups view).

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "service/human_bytes.h"
+#include "service/module_notes.h"
 #include "service/pages/html_text.h"
 #include "service/pages/memory_chart.h"
 #include "service/pages/report_pages.h"
@@ -49,8 +50,9 @@ std::string MemorySection(const store::MemoryTimeline& t) {
            "`HloLiveRange not available` have none. The figures above come from the allocations.</p>\n";
   }
   out += "<p class=\"sub\">Bytes live at each schedule time, from the live ranges: <b>logical</b> as XLA counts "
-         "its peak (unpadded shapes, tuples as pointers, every value) and <b>padded</b> (the allocation slices "
-         "holding a live value, each once). Hover for the instruction; hover a buffer below to see its "
+         "its values (unpadded shapes, tuples as pointers; values that share an allocation slice, such as an "
+         "in-place update, count once, the largest) and <b>padded</b> (the allocation slices holding a live "
+         "value, each once, at their allocated size). Hover for the instruction; hover a buffer below to see its "
          "lifetime.";
   if (t.logical_bytes.size() > kChartPoints) {
     out += " " + std::to_string(t.logical_bytes.size()) + " schedule times are drawn as " +
@@ -87,12 +89,20 @@ std::string MemorySection(const store::MemoryTimeline& t) {
     }
     if (!t.matches_xla_peak()) {
       out += "<p class=\"note\" id=\"peak-mismatch\">The logical curve is " +
-             Html(HumanBytes(t.xla_peak_time < static_cast<int64_t>(t.logical_bytes.size())
-                                 ? t.logical_bytes[static_cast<size_t>(t.xla_peak_time)]
-                                 : 0)) +
-             " at XLA's peak time, not the printed " + Html(HumanBytes(t.xla_peak_bytes)) +
+             Html(HumanBytes(std::max<int64_t>(t.counted_at_xla_peak_time, 0))) +
+             " at XLA's peak time counted as XLA counts (every live value), not the printed " +
+             Html(HumanBytes(t.xla_peak_bytes)) +
              ": neither the values' own shapes nor their defining instructions' (XLA before 2025-04) "
              "reproduce it, so some value's shape is missing or not as printed.</p>\n";
+    }
+    const int64_t curve_at_peak = t.xla_peak_time < static_cast<int64_t>(t.logical_bytes.size())
+                                      ? t.logical_bytes[static_cast<size_t>(t.xla_peak_time)]
+                                      : -1;
+    if (t.matches_xla_peak() && curve_at_peak >= 0 && curve_at_peak < t.counted_at_xla_peak_time) {
+      out += "<p class=\"sub\" id=\"shared-slices\">At XLA's peak time the logical curve is " +
+             Html(HumanBytes(curve_at_peak)) + ", below XLA's " + Html(HumanBytes(t.xla_peak_bytes)) +
+             ": XLA adds values that share one allocation slice (an in-place update, an alias) once each; the "
+             "curve counts the slice once.</p>\n";
     }
     if (t.sized_by_instruction) {
       out += "<p class=\"sub\" id=\"older-sizing\">As XLA did before 2025-04, a tuple element counts the "
@@ -107,6 +117,12 @@ std::string MemorySection(const store::MemoryTimeline& t) {
   return out;
 }
 
+// The padded size minus the logical size; a tuple element XLA counted at pointer size has no padding figure.
+std::string PaddingCell(const store::TopBuffer& b) {
+  if (b.counted_at_pointer_size()) return "<td class=\"n pointers\" data-v=\"-1\">tuple (pointers)</td>";
+  return b.size_bytes >= 0 ? BytesCell(std::max<int64_t>(0, b.size_bytes - b.logical_bytes)) : BytesCell(-1);
+}
+
 std::string PeakTable(const store::TopBuffersAnswer& top, bool chart) {
   std::string out = "<h2 id=\"peak\">Buffers live at XLA's peak</h2>\n";
   if (top.buffers.empty()) {
@@ -115,7 +131,9 @@ std::string PeakTable(const store::TopBuffersAnswer& top, bool chart) {
   }
   out += "<p class=\"sub\">" + std::to_string(top.buffers.size()) +
          " buffers, as XLA listed them at time " + std::to_string(top.peak_time) +
-         ". Sort by a column; padding is the value's padded size minus its logical size.</p>\n";
+         ". Sort by a column; padding is the value's padded size minus its logical size, except for a tuple "
+         "element XLA counted at pointer size (its whole shape is larger than what XLA counted): "
+         "<i>tuple (pointers)</i>, not padding.</p>\n";
   out += "<table class=\"sortable buffers\" id=\"peak-buffers\"><thead><tr>" + HeaderCell("#", true, true) +
          HeaderCell("buffer", true) + HeaderCell("logical", true, true) + HeaderCell("padded", true, true) +
          HeaderCell("padding", true, true) + HeaderCell("live from", true, true) + HeaderCell("to", true, true) +
@@ -128,8 +146,7 @@ std::string PeakTable(const store::TopBuffersAnswer& top, bool chart) {
              std::to_string(b.live_end) + "\"";
     }
     out += ">" + IntCell(b.ordinal) + TextCell(b.instruction + b.shape_index, true) + BytesCell(b.logical_bytes) +
-           BytesCell(b.size_bytes) + (b.size_bytes >= 0 ? BytesCell(std::max<int64_t>(0, b.size_bytes - b.logical_bytes))
-                                                        : BytesCell(-1)) +
+           BytesCell(b.size_bytes) + PaddingCell(b) +
            IntCell(b.live_start) + IntCell(b.live_end) + TextCell(b.shape, true) + IntCell(b.allocation_index) +
            TextCell(b.op_name, true) +
            TextCell(b.source_file.empty() ? "" : b.source_file + (b.source_line >= 0 ? ":" + std::to_string(b.source_line) : ""),
@@ -195,7 +212,14 @@ StatusOr<std::string> RenderModulePage(store::Database& db, const ReportRequest&
   if (!m.folder.empty()) body += " · folder <code>" + Html(m.folder) + "</code>";
   if (!m.backend.empty()) body += " · " + Html(m.backend);
   if (!m.entry_signature.empty()) body += " · <code>" + Html(m.entry_signature) + "</code>";
-  body += "</p>\n<nav><a href=\"#memory\">memory</a><a href=\"#peak\">buffers at the peak</a>"
+  body += "</p>\n";
+  if (std::string note = ResolutionNote(*top, request.run); !note.empty()) {
+    body += "<p class=\"note\" id=\"resolved\">" + Html(note) + "</p>\n";
+  }
+  if (std::string note = PeakGapNote(*top); !note.empty()) {
+    body += "<p class=\"note\" id=\"peak-gap\">" + Html(note) + "</p>\n";
+  }
+  body += "<nav><a href=\"#memory\">memory</a><a href=\"#peak\">buffers at the peak</a>"
           "<a href=\"#trend\">across runs</a></nav></header>\n";
   body += FactsTable(m);
   body += MemorySection(*timeline);
