@@ -228,6 +228,25 @@ TEST(SchemaDoc, EveryWorkedQueryAnswersWhatTheDumpsSay) {
     SCOPED_TRACE(name);
     check->second(rows);
   }
+  {
+    // live_at_time names its run: a second run holding the same module adds no rows to its answer.
+    const std::string again = tmp / "nightly-2026-11-02";
+    testing::MakeSeedRun(again);
+    store::RunWriter writer(db.value().get());
+    ingest::DumpIngester ingester(&writer);
+    ASSERT_TRUE(ingester.Ingest(again, {}).ok());
+  }
+  for (const auto& [name, sql] : blocks) {
+    if (name != "live_at_time") continue;
+    int64_t rows = 0;
+    ASSERT_TRUE(store::RunReadOnlySql(*db.value(), sql, store::SqlLimits{}, [](const std::vector<store::SqlColumn>&) {},
+                                      [&](const std::vector<store::SqlValue>&) {
+                                        ++rows;
+                                        return true;
+                                      })
+                    .ok());
+    EXPECT_EQ(rows, LiveAt(seed000, 6)) << "live_at_time with two runs holding the module";
+  }
   if (corpus) {
     // What the changed_modules query leaves out: every module of run 22 matched, three of them recompiled.
     Rows rows;
