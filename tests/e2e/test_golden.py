@@ -169,7 +169,9 @@ class GoldenTest(unittest.TestCase):
     COMMANDS = [
         ["runs"], ["runs", "--name", "gate_*"], ["modules", "gate_head"], ["modules", "seeds", "--name", "00[0-2]_*"],
         ["trend", "jit_step", "--metric", "total"], ["trend", "jit_*"], ["spills"], ["spills", "--limit", "3"],
-        ["top", "seeds", "000_edd6dfbd09ed8e41"], ["diff", "gate_base", "gate_head"], ["retraces", "gate_head"],
+        ["top", "seeds", "000_edd6dfbd09ed8e41"], ["top", "seeds", "000_edd6dfbd09ed8e41", "--at", "padded"],
+        ["modules", "gate_head", "--sort", "total", "--limit", "3"], ["modules", "gate_head", "--all"],
+        ["trend", "jit_twice", "--run", "gate_head"], ["diff", "gate_base", "gate_head"], ["retraces", "gate_head"],
         ["check", "gate_head", "--baseline", "gate_base"], ["check", "gate_head", "--baseline", "label:branch=main"],
         ["check", "gate_head", "--baseline", "commit:1111111", "--format", "markdown"],
     ]
