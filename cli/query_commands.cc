@@ -185,7 +185,8 @@ int CmdTrend(QueryBackend& b, OutputFormat format, const TrendArgs& a) {
   // Both peaks beside the metric, each under its name: XLA's printed one and the padded live one.
   const bool show_xla_peak = metric->first != "peak_bytes";
   const bool show_padded_peak = metric->first != "live_peak_padded_bytes";
-  std::vector<std::string> columns = {"run", "run_time", "module", "xla_id", "stage", "folder", metric->first, "change"};
+  std::vector<std::string> columns = {"run",    "run_time",    "module", "xla_id",
+                                      "stage",  "folder", metric->first, "change"};
   if (show_xla_peak) columns.push_back("peak_bytes");
   if (show_padded_peak) columns.push_back("live_peak_padded_bytes");
   for (const char* c : {"matched_by", "fingerprint", "entry_signature"}) columns.push_back(c);

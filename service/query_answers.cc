@@ -327,7 +327,9 @@ Status AnswerTopBuffers(store::Database& db, const v1::TopBuffersRequest& reques
   if (req->run_name().empty() || req->module().empty()) {
     return Status::InvalidArgument("run_name and module are required");
   }
-  if (!v1::PeakList_IsValid(req->at())) return Status::InvalidArgument("at " + std::to_string(req->at()) + " is not a PeakList");
+  if (!v1::PeakList_IsValid(req->at())) {
+    return Status::InvalidArgument("at " + std::to_string(req->at()) + " is not a PeakList");
+  }
   int64_t n = req->n() > 0 ? req->n() : 20;
   const store::PeakList list = req->at() == v1::PEAK_LIST_PADDED ? store::PeakList::kPadded : store::PeakList::kXla;
   auto answer = store::TopBuffers(db, req->run_name(), req->module(), n, req->stage(),

@@ -413,7 +413,8 @@ StatusOr<TopBuffersAnswer> TopBuffers(Database& db, const std::string& run_name,
     auto pick = db.connection().Prepare(
         std::string("SELECT m.module_id, m.name, m.stage, m.folder, m.xla_module_id, s.peak_bytes, s.peak_time, "
                     "       m.identity_key, s.total_bytes, s.live_peak_padded_bytes, s.live_peak_padded_time, ") +
-        "CASE WHEN " + kHasMemory + " THEN 1 ELSE 0 END FROM modules m LEFT JOIN module_summary s ON s.module_id = m.module_id" + where.Where() +
+        "CASE WHEN " + kHasMemory + " THEN 1 ELSE 0 END " +
+        "FROM modules m LEFT JOIN module_summary s ON s.module_id = m.module_id" + where.Where() +
         " ORDER BY 12 DESC, COALESCE(s.total_bytes, -1) DESC, COALESCE(s.peak_bytes, -1) DESC, m.module_id LIMIT 1");
     BindArgs(*pick, where.args());
     if (!pick->Step()) {
@@ -441,18 +442,18 @@ StatusOr<TopBuffersAnswer> TopBuffers(Database& db, const std::string& run_name,
     answer.list = list;
     // XLA's whole list: its largest buffer counted at pointer size is named wherever the peaks differ.
     std::vector<TopBuffer> xla_list = ReadPeakList(db.connection(), answer.module_id);
+    std::optional<TopBuffer>& largest = answer.largest_counted_at_pointer_size;
     for (const TopBuffer& b : xla_list) {
-      if (b.counted_at_pointer_size() &&
-          (!answer.largest_counted_at_pointer_size || b.shape_bytes > answer.largest_counted_at_pointer_size->shape_bytes)) {
-        answer.largest_counted_at_pointer_size = b;
-      }
+      if (b.counted_at_pointer_size() && (!largest || b.shape_bytes > largest->shape_bytes)) largest = b;
     }
     if (list == PeakList::kXla) {
       answer.list_time = answer.peak_time;
       answer.buffers = std::move(xla_list);
     } else {
       answer.list_time = answer.live_peak_padded_time;
-      if (answer.list_time >= 0) answer.buffers = ReadBuffersLiveAt(db.connection(), answer.module_id, answer.list_time);
+      if (answer.list_time >= 0) {
+        answer.buffers = ReadBuffersLiveAt(db.connection(), answer.module_id, answer.list_time);
+      }
     }
     if (n >= 0 && static_cast<int64_t>(answer.buffers.size()) > n) answer.buffers.resize(static_cast<size_t>(n));
     return answer;

@@ -412,7 +412,8 @@ class PagesTest(DaemonTestCase):
         self.assertEqual(note, "XLA's printed peak (24.0 KiB at time 4) is 40% below the padded live peak (40.0 KiB "
                                "at time 4); XLA counted ags.3{1} (f32[4096]{0}, 16.0 KiB) as 16 bytes")
         padding = self.tab.evaluate("""Object.fromEntries(Array.from(document.querySelectorAll(
-            '#peak-buffers tbody tr')).map(r => [r.dataset.instruction + r.dataset.shapeIndex, r.cells[4].textContent]))""")
+            '#peak-buffers tbody tr')).map(r =>
+                [r.dataset.instruction + r.dataset.shapeIndex, r.cells[4].textContent]))""")
         self.assertEqual(padding["ags.3{1}"], "tuple (pointers)")
         self.assertNotEqual(padding["agd.5{}"], "tuple (pointers)")
         # The in-place pair fft.1 (1-3) / cmul.4 (3-4) on one slice counts once at time 3: 4096 + 4096 + 16 + 16.
