@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <ctime>
 
 #include "ingest/visible_text.h"
 
@@ -52,6 +53,18 @@ size_t DisplayWidth(const std::string& s) {
 }
 
 }  // namespace
+
+Cell Num(int64_t v) { return Cell{std::to_string(v), false, true}; }
+Cell Opt(int64_t v) { return v < 0 ? Cell{"", true, false} : Num(v); }
+Cell Txt(const std::string& s) { return Cell{s, false, false}; }
+Cell Time(int64_t us) {
+  std::time_t t = static_cast<std::time_t>(us / 1000000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return Txt(buf);
+}
 
 std::optional<OutputFormat> ParseOutputFormat(const std::string& name) {
   if (name == "table") return OutputFormat::kTable;

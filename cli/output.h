@@ -8,6 +8,7 @@
 #ifndef XLADB_CLI_OUTPUT_H_
 #define XLADB_CLI_OUTPUT_H_
 
+#include <cstdint>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -25,6 +26,13 @@ struct Cell {
   bool is_null = false;
   bool is_number = false;
 };
+
+// Cells as the query commands print them: a number; a number where negative means unknown (printed empty,
+// null in JSON); text; a Unix time in microseconds as "2026-11-02T06:00:00Z" (UTC).
+Cell Num(int64_t v);
+Cell Opt(int64_t v);
+Cell Txt(const std::string& s);
+Cell Time(int64_t us);
 
 class ResultPrinter {
  public:

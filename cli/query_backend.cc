@@ -30,6 +30,8 @@ class RemoteBackend final : public QueryBackend {
   XLADB_REMOTE_CALL(DiffRuns, DiffRunsRequest, DiffRunsResponse)
   XLADB_REMOTE_CALL(CheckRun, CheckRunRequest, CheckRunResponse)
   XLADB_REMOTE_CALL(ListRetraces, ListRetracesRequest, ListRetracesResponse)
+  XLADB_REMOTE_CALL(ListJobs, ListJobsRequest, ListJobsResponse)
+  XLADB_REMOTE_CALL(OomReports, OomReportsRequest, OomReportsResponse)
 #undef XLADB_REMOTE_CALL
 
   grpc::Status Report(const v1::ReportRequest& req, std::string* html, std::vector<std::string>* notes) override {
@@ -77,6 +79,8 @@ class OfflineBackend final : public QueryBackend {
   XLADB_OFFLINE_CALL(DiffRuns, DiffRunsRequest, DiffRunsResponse)
   XLADB_OFFLINE_CALL(CheckRun, CheckRunRequest, CheckRunResponse)
   XLADB_OFFLINE_CALL(ListRetraces, ListRetracesRequest, ListRetracesResponse)
+  XLADB_OFFLINE_CALL(ListJobs, ListJobsRequest, ListJobsResponse)
+  XLADB_OFFLINE_CALL(OomReports, OomReportsRequest, OomReportsResponse)
 #undef XLADB_OFFLINE_CALL
 
   grpc::Status Report(const v1::ReportRequest& req, std::string* html, std::vector<std::string>* notes) override {

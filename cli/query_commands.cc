@@ -10,6 +10,7 @@
 
 #include "cli/check_report.h"
 #include "cli/gate_config.h"
+#include "cli/job_commands.h"
 #include "cli/markdown_text.h"
 #include "ingest/dump_ingester.h"
 #include "ingest/visible_text.h"
@@ -22,21 +23,10 @@ namespace v1 = xladb::v1;
 
 namespace {
 
-Cell Num(int64_t v) { return Cell{std::to_string(v), false, true}; }
-Cell Opt(int64_t v) { return v < 0 ? Cell{"", true, false} : Num(v); }
-Cell Txt(const std::string& s) { return Cell{s, false, false}; }
 Cell Real(double v, const char* fmt = "%.6g") {
   char buf[32];
   std::snprintf(buf, sizeof buf, fmt, v);
   return Cell{buf, false, true};
-}
-Cell Time(int64_t us) {
-  std::time_t t = static_cast<std::time_t>(us / 1000000);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return Txt(buf);
 }
 
 void AddLabels(const LabelList& labels, google::protobuf::RepeatedPtrField<v1::Label>* out) {
@@ -140,11 +130,12 @@ int CmdModules(QueryBackend& b, OutputFormat format, const ModulesArgs& a) {
   if (!st.ok()) return b.Fail(st);
   ResultPrinter p(format, stdout);
   p.SetColumns({"module", "xla_id", "stage", "backend", "peak_bytes", "live_peak_padded_bytes", "total_bytes",
-                "temp_bytes", "allocations", "values", "instructions", "folder", "entry_signature"});
+                "temp_bytes", "allocations", "values", "instructions", "folder", "entry_signature", "oom_report"});
   for (const auto& m : resp.modules()) {
     p.AddRow({Txt(m.name()), Opt(m.xla_module_id()), Txt(m.stage()), Txt(m.backend()), Opt(m.peak_bytes()),
               Opt(m.live_peak_padded_bytes()), Opt(m.total_bytes()), Opt(m.temp_bytes()), Num(m.allocation_count()),
-              Num(m.value_count()), Num(m.instruction_count()), Txt(m.folder()), Txt(m.entry_signature())});
+              Num(m.value_count()), Num(m.instruction_count()), Txt(m.folder()), Txt(m.entry_signature()),
+              Txt(m.has_oom_report() ? "yes" : "")});
   }
   p.Finish();
   return kExitOk;
@@ -281,6 +272,9 @@ int CmdTop(QueryBackend& b, OutputFormat format, const TopArgs& a) {
   v1::TopBuffersResponse resp;
   grpc::Status st = b.TopBuffers(req, &resp);
   if (!st.ok()) return b.Fail(st);
+  if (!resp.has_memory()) {  // no buffer assignment: its OOM report, if it has one
+    if (int oom = TopFromOomReport(b, format, a.run, resp); oom >= 0) return oom;
+  }
   PrintTopHeader(resp);
   PrintNotes(resp.notes());
   ResultPrinter p(format, stdout);

@@ -2,6 +2,7 @@
 // database file (--db FILE), through the same code the daemon answers with.
 //
 //   xladb runs | modules RUN | trend MODULE | spills | top RUN MODULE | diff RUN_A RUN_B | retraces RUN | sql "…"
+//   xladb jobs [--run R] [--state S] | wait RUN [--timeout 10m] | oom RUN [--module M]
 //   xladb report RUN [--module M [--xla-id N]] [--baseline B] -o FILE.html
 //   xladb label RUN KEY=VALUE... [--remove KEY]...  |  xladb delete RUN  |  xladb prune --keep-detail-days N
 //   xladb check RUN --baseline BASE [--config F] [--metric M]... [--format table|json|markdown|junit]
@@ -11,7 +12,8 @@
 //
 // Exit codes: 0 success, 1 failure (including files that could not be ingested, an unknown run or module, and
 // a server that does not answer within --timeout), 2 usage error. `check`: 0 pass, 1 regression, 2 usage,
-// 3 inconclusive, 4 the tool itself failed.
+// 3 inconclusive, 4 the tool itself failed. `wait`: 0 the run's jobs succeeded, 1 one failed, 2 usage, 3 timed
+// out, 4 the daemon cannot be asked.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -22,6 +24,7 @@
 #include <vector>
 
 #include "cli/copy_command.h"
+#include "cli/job_commands.h"
 #include "cli/output.h"
 #include "cli/query_commands.h"
 #include "cli/remote_commands.h"
@@ -326,6 +329,24 @@ int main(int argc, char** argv) {
   retraces->add_option("RUN", retrace_run, "Run name")->required();
   retraces->add_option("--min", min_compiles, "Only names compiled at least this often")->check(CLI::Range(2, 1000000));
 
+  std::string jobs_run, jobs_state;
+  int64_t jobs_limit = 1000;
+  auto* jobs = app.add_subcommand("jobs", "The daemon's ingest jobs, newest first (QUEUED, RUNNING, SUCCEEDED, FAILED)");
+  jobs->add_option("--run", jobs_run, "Only jobs of this run");
+  jobs->add_option("--state", jobs_state, "Only jobs in this state: QUEUED, RUNNING, SUCCEEDED or FAILED");
+  jobs->add_option("--limit", jobs_limit, "The newest N jobs")->check(CLI::Range(1, 100000));
+
+  WaitArgs wait_args;
+  auto* wait = app.add_subcommand(
+      "wait", "Wait for a run's ingest jobs; exit 0 succeeded, 1 failed, 2 usage, 3 timed out, 4 cannot ask");
+  wait->add_option("RUN", wait_args.run, "Run name (a run not queued yet is waited for)")->required();
+  wait->add_option("--timeout", wait_args.timeout, "How long to wait: N seconds, or Ns, Nm, Nh (default 10m)");
+
+  std::string oom_run, oom_module;
+  auto* oom = app.add_subcommand("oom", "The OOM reports of a run: failed allocation, limit, buffers by size");
+  oom->add_option("RUN", oom_run, "Run name")->required();
+  oom->add_option("--module", oom_module, "Only reports of this module name");
+
   CheckArgs check_args;
   std::optional<int64_t> max_growth_bytes;
   std::optional<double> max_growth_percent;
@@ -425,7 +446,7 @@ int main(int argc, char** argv) {
   }
   const bool query_command = runs->parsed() || modules->parsed() || trend->parsed() || spills->parsed() ||
                              top->parsed() || diff->parsed() || retraces->parsed() || check->parsed() ||
-                             report->parsed();
+                             report->parsed() || jobs->parsed() || wait->parsed() || oom->parsed();
 
   if (ingest->parsed()) {
     if (!db_path.empty()) {
@@ -458,7 +479,7 @@ int main(int argc, char** argv) {
       auto offline = NewOfflineBackend(db_path);
       if (!offline.ok()) {
         std::fprintf(stderr, "xladb: %s\n", offline.status().message().c_str());
-        return check->parsed() ? kExitToolFailed : kExitFailure;
+        return check->parsed() || wait->parsed() ? kExitToolFailed : kExitFailure;
       }
       backend = std::move(offline.value());
     }
@@ -486,6 +507,9 @@ int main(int argc, char** argv) {
       return CmdDiff(b, out, diff_args);
     }
     if (retraces->parsed()) return CmdRetraces(b, out, retrace_run, min_compiles);
+    if (jobs->parsed()) return CmdJobs(b, out, jobs_run, jobs_state, jobs_limit);
+    if (wait->parsed()) return CmdWait(b, wait_args);
+    if (oom->parsed()) return CmdOom(b, out, oom_run, oom_module);
     if (report->parsed()) {
       report_args.has_folder = report_folder_opt->count() > 0;
       return CmdReport(b, report_args);

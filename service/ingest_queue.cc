@@ -6,6 +6,8 @@
 
 #include "ingest/dump_ingester.h"
 #include "ingest/run_name.h"
+#include "ingest/visible_text.h"
+#include "store/queries.h"
 #include "store/run_writer.h"
 #include "store/unix_time.h"
 
@@ -19,9 +21,31 @@ std::string NewRandomId(const std::string& prefix) {
   return prefix + buf;
 }
 
+std::string JobEndLine(const JobStatus& job) {
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.2f", job.seconds);
+  std::string line = "job " + job.job_id + " (" + ingest::EscapeControlCharacters(job.source) + ") run " +
+                     (job.run_name.empty() ? std::string("?") : ingest::EscapeControlCharacters(job.run_name));
+  if (job.state != JobStatus::State::kSucceeded) {
+    return line + " FAILED after " + seconds + " s: " +
+           (job.message.empty() ? std::string("no reason given") : ingest::EscapeControlCharacters(job.message));
+  }
+  int64_t files = 0;
+  std::string verdicts;
+  for (const auto& [verdict, n] : job.files_by_verdict) {
+    if (verdict != "reread") files += n;
+    verdicts += (verdicts.empty() ? "" : ", ") + std::to_string(n) + " " + verdict;
+  }
+  line += std::string(" SUCCEEDED in ") + seconds + " s: " + std::to_string(files) + (files == 1 ? " file" : " files") +
+          (verdicts.empty() ? "" : " (" + verdicts + ")");
+  if (job.modules >= 0) line += ", " + std::to_string(job.modules) + (job.modules == 1 ? " module" : " modules");
+  return line;
+}
+
 StatusOr<std::unique_ptr<IngestQueue>> IngestQueue::Start(const std::string& db_path, const AccessPolicy* access,
-                                                          ingest::SourceLimits limits) {
+                                                          ingest::SourceLimits limits, JobEndCallback on_job_end) {
   std::unique_ptr<IngestQueue> q(new IngestQueue());
+  q->on_job_end_ = std::move(on_job_end);
   q->db_path_ = db_path;
   q->access_ = access;
   q->source_limits_ = std::move(limits);
@@ -177,6 +201,17 @@ void IngestQueue::Update(const std::string& job_id, const std::function<void(Job
   changed_.notify_all();
 }
 
+void IngestQueue::Ended(const std::string& job_id) {
+  std::optional<JobStatus> ended;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++jobs_finished_;
+    auto it = jobs_.find(job_id);
+    if (it != jobs_.end() && it->second.finished()) ended = it->second;
+  }
+  if (ended && on_job_end_) on_job_end_(*ended);
+}
+
 void IngestQueue::Run() {
   auto db = store::Database::Open(db_path_);
   if (!db.ok()) {
@@ -230,9 +265,11 @@ void IngestQueue::Run() {
                                              (claim->message.empty() ? "" : " (" + claim->message + ")")
                                        : "the job is no longer in the store";
       });
-      std::lock_guard<std::mutex> lock(mu_);
-      running_upload_.clear();
-      ++jobs_finished_;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        running_upload_.clear();
+      }
+      Ended(job_id);
       continue;
     }
     (void)(*claims)->SetState(job_id, "RUNNING", "");
@@ -258,6 +295,7 @@ void IngestQueue::Run() {
     };
     options.source_limits = source_limits_;
     if (options.run_name.empty()) options.run_name = ingest::DefaultRunNameForPath(request.path);
+    const auto started = std::chrono::steady_clock::now();
     StatusOr<ingest::IngestSummary> summary = Status::Internal("not run");
     try {  // a bug that throws fails this job, not the daemon (a crash would resume and repeat it forever)
       if (request.source == "path") {
@@ -289,7 +327,13 @@ void IngestQueue::Run() {
       message = "received " + std::to_string(request.files_received) + " files but the ingest found " +
                 std::to_string(summary->files) + " of them";
     }
-    (void)(*claims)->Finish(job_id, state, message);
+    const std::string ran_as = summary.ok() ? summary->run_name : options.run_name;
+    (void)(*claims)->Finish(job_id, state, message, ran_as);
+    int64_t modules = -1;
+    if (summary.ok() && state == "SUCCEEDED") {
+      auto run = store::GetRun(*db.value(), summary->run_name);
+      if (run.ok()) modules = run->module_count;
+    }
     if (state != "QUEUED" && request.source == "upload") {
       std::error_code ec;  // staged uploads are ours to remove once the job has ended, either way
       std::filesystem::remove_all(request.path, ec);
@@ -310,16 +354,17 @@ void IngestQueue::Run() {
         js.files_done = summary->files;
         js.errors.clear();
         for (const auto& e : summary->errors) js.errors.emplace_back(e.path, e.reason);
+      } else {
+        js.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       }
       js.message = message;
+      js.modules = modules;
+      if (js.run_name.empty()) js.run_name = ran_as;
       js.state = state == "SUCCEEDED" ? JobStatus::State::kSucceeded
                  : state == "FAILED"  ? JobStatus::State::kFailed
                                       : JobStatus::State::kQueued;
     });
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      ++jobs_finished_;
-    }
+    Ended(job_id);
   }
 }
 

@@ -196,7 +196,7 @@ Status AnswerListModules(store::Database& db, const v1::ListModulesRequest& requ
     out->set_live_peak_padded_time(m.live_peak_padded_time);
     out->set_color0_total_bytes(m.color0_total_bytes);
   }
-  return Status::Ok();
+  return MarkModulesWithOomReports(db, req->run_name(), resp);
 }
 
 Status AnswerPeakMemoryTrend(store::Database& db, const v1::PeakMemoryTrendRequest& request, v1::PeakMemoryTrendResponse* resp) {

@@ -35,6 +35,15 @@ namespace xladb::service {
 [[nodiscard]] Status AnswerListRetraces(store::Database& db, const v1::ListRetracesRequest& request,
                                         v1::ListRetracesResponse* response);
 
+// Jobs and OOM reports (service/job_oom_answers.cc). ListJobs reads the ingest_jobs table, so an offline
+// answer lists what the daemon recorded; kInvalidArgument for an unknown state or a bad limit.
+[[nodiscard]] Status AnswerListJobs(store::Database& db, const v1::ListJobsRequest& request, v1::ListJobsResponse* response);
+[[nodiscard]] Status AnswerOomReports(store::Database& db, const v1::OomReportsRequest& request,
+                                      v1::OomReportsResponse* response);
+// Sets has_oom_report on the modules of `response` (all of run `run_name`) that an OOM report is filed under.
+[[nodiscard]] Status MarkModulesWithOomReports(store::Database& db, const std::string& run_name,
+                                               v1::ListModulesResponse* response);
+
 // The HTML page a ReportRequest names (service/pages/report_pages.h), self-contained for a file: its links
 // stay inside the page. `html` must be empty. `notes` (optional): for a module page, how the module was resolved
 // and whether its peaks differ (service/module_notes.h), the sentences the page shows too.

@@ -148,6 +148,16 @@ grpc::Status QueryServiceImpl::ListRetraces(grpc::ServerContext* ctx, const v1::
   return Serve(ctx, *req, resp, &AnswerListRetraces);
 }
 
+grpc::Status QueryServiceImpl::ListJobs(grpc::ServerContext* ctx, const v1::ListJobsRequest* req,
+                                        v1::ListJobsResponse* resp) {
+  return Serve(ctx, *req, resp, &AnswerListJobs);
+}
+
+grpc::Status QueryServiceImpl::OomReports(grpc::ServerContext* ctx, const v1::OomReportsRequest* req,
+                                          v1::OomReportsResponse* resp) {
+  return Serve(ctx, *req, resp, &AnswerOomReports);
+}
+
 grpc::Status QueryServiceImpl::Report(grpc::ServerContext* ctx, const v1::ReportRequest* req,
                                       grpc::ServerWriter<v1::ReportChunk>* writer) {
   auto db = Begin(ctx, db_path_);

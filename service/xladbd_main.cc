@@ -32,6 +32,7 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -44,6 +45,7 @@
 #include <thread>
 #include <vector>
 
+#include "ingest/visible_text.h"
 #include "service/access_policy.h"
 #include "service/http_pages.h"
 #include "service/ingest_queue.h"
@@ -64,9 +66,12 @@ template <typename... Args>
 void Log(LogLevel level, const char* fmt, Args... args) {
   if (level > g_log_level) return;
   static const char* kNames[] = {"error", "warn", "info", "debug"};
-  std::fprintf(stderr, "xladbd %s: ", kNames[static_cast<int>(level)]);
-  std::fprintf(stderr, fmt, args...);
-  std::fputc('\n', stderr);
+  // One write per line: the writer thread logs job ends while other threads log too.
+  const int size = std::snprintf(nullptr, 0, fmt, args...);
+  std::string text(static_cast<size_t>(std::max(size, 0)) + 1, '\0');
+  std::snprintf(text.data(), text.size(), fmt, args...);
+  text.pop_back();
+  std::fprintf(stderr, "xladbd %s: %s\n", kNames[static_cast<int>(level)], text.c_str());
 }
 
 // True for 127.0.0.0/8, ::1 and "localhost": the only listen addresses that need no TLS and token.
@@ -300,7 +305,10 @@ int main(int argc, char** argv) {
   }
   std::error_code spool_ec;
   std::filesystem::create_directories(spool_dir, spool_ec);
-  auto queue = service::IngestQueue::Start(db_path, &access.value(), source_limits);
+  auto queue = service::IngestQueue::Start(db_path, &access.value(), source_limits, [](const service::JobStatus& job) {
+    Log(job.state == service::JobStatus::State::kSucceeded ? LogLevel::kInfo : LogLevel::kWarn, "%s",
+        service::JobEndLine(job).c_str());
+  });
   if (!queue.ok()) {
     std::fprintf(stderr, "xladbd: %s\n", queue.status().message().c_str());
     return 1;
@@ -386,7 +394,10 @@ int main(int argc, char** argv) {
       request.path = path;
       request.run_name = name;
       auto id = q->Submit(request);
-      if (id.ok()) Log(LogLevel::kInfo, "run %s ready: queued %s", name.c_str(), id.value().c_str());
+      if (id.ok()) {
+        Log(LogLevel::kInfo, "run %s ready: queued %s", ingest::EscapeControlCharacters(name).c_str(),
+            id.value().c_str());
+      }
     });
     if (!w.ok()) {
       std::fprintf(stderr, "xladbd: %s\n", w.status().message().c_str());

@@ -32,14 +32,18 @@ Status JobLog::Insert(const JobRecord& job) {
   }
 }
 
-Status JobLog::SetState(const std::string& job_id, const std::string& state, const std::string& message) {
+Status JobLog::SetState(const std::string& job_id, const std::string& state, const std::string& message,
+                        const std::string& run_name) {
   try {
     bool finished = state == "SUCCEEDED" || state == "FAILED";
-    auto up = db_->connection().Prepare("UPDATE ingest_jobs SET state = ?, message = ?, finished_at_us = ? WHERE job_id = ?");
+    auto up = db_->connection().Prepare(
+        "UPDATE ingest_jobs SET state = ?, message = ?, finished_at_us = ?, "
+        "run_name = CASE WHEN run_name = '' THEN ? ELSE run_name END WHERE job_id = ?");
     up->Bind(1, state);
     up->Bind(2, message);
     if (finished) up->Bind(3, UnixMicrosNow()); else up->BindNull(3);
-    up->Bind(4, job_id);
+    up->Bind(4, run_name);
+    up->Bind(5, job_id);
     up->Execute();
     return Status::Ok();
   } catch (const std::exception& e) {
@@ -86,6 +90,41 @@ StatusOr<std::vector<JobRecord>> JobLog::Unfinished() {
   } catch (const std::exception& e) {
     if (db_->dialect() == SqlDialect::kPostgresql) (void)db_->Exec("ROLLBACK");
     return Status::IoError(std::string("reading ingest jobs: ") + e.what());
+  }
+}
+
+StatusOr<std::vector<JobRecord>> JobLog::List(const JobFilter& filter) {
+  if (!filter.state.empty() && filter.state != "QUEUED" && filter.state != "RUNNING" && filter.state != "SUCCEEDED" &&
+      filter.state != "FAILED") {
+    return Status::InvalidArgument("state '" + filter.state + "' is not QUEUED, RUNNING, SUCCEEDED or FAILED");
+  }
+  try {
+    auto q = db_->connection().Prepare(
+        "SELECT job_id, source, path, run_name, state, COALESCE(message, ''), created_at_us, "
+        "       COALESCE(finished_at_us, 0) "
+        "FROM ingest_jobs WHERE (? = '' OR run_name = ?) AND (? = '' OR state = ?) "
+        "ORDER BY created_at_us DESC, job_id DESC LIMIT ?");
+    q->Bind(1, filter.run_name);
+    q->Bind(2, filter.run_name);
+    q->Bind(3, filter.state);
+    q->Bind(4, filter.state);
+    q->Bind(5, filter.limit);
+    std::vector<JobRecord> jobs;
+    while (q->Step()) {
+      JobRecord j;
+      j.job_id = q->Text(0);
+      j.source = q->Text(1);
+      j.path = q->Text(2);
+      j.run_name = q->Text(3);
+      j.state = q->Text(4);
+      j.message = q->Text(5);
+      j.created_at_us = q->Int(6);
+      j.finished_at_us = q->Int(7);
+      jobs.push_back(std::move(j));
+    }
+    return jobs;
+  } catch (const std::exception& e) {
+    return Status::IoError(std::string("listing ingest jobs: ") + e.what());
   }
 }
 
@@ -139,8 +178,9 @@ Status JobClaims::SetState(const std::string& job_id, const std::string& state, 
   return log_.SetState(job_id, state, message);
 }
 
-Status JobClaims::Finish(const std::string& job_id, const std::string& state, const std::string& message) {
-  Status set = log_.SetState(job_id, state, message);
+Status JobClaims::Finish(const std::string& job_id, const std::string& state, const std::string& message,
+                         const std::string& run_name) {
+  Status set = log_.SetState(job_id, state, message, run_name);
   if (!in_transaction_) return set;
   in_transaction_ = false;
   if (!set.ok()) {

@@ -30,16 +30,30 @@ struct JobRecord {
   std::string content_digest;      // RunSpec::content_digest ("" = none)
   std::string source_description;  // what the run records as its source ("" = `path`)
   int64_t files_received = -1;     // uploads: files staged (checked against what the ingest finds); -1 = n/a
+  int64_t finished_at_us = 0;      // when it ended (0 = not yet); filled by List
+};
+
+// Which jobs JobLog::List returns: "" matches any run or state.
+struct JobFilter {
+  std::string run_name;
+  std::string state;   // 'QUEUED', 'RUNNING', 'SUCCEEDED' or 'FAILED'
+  int64_t limit = 1000;
 };
 
 class JobLog {
  public:
   explicit JobLog(Database* db) : db_(db) {}
   Status Insert(const JobRecord& job);
-  Status SetState(const std::string& job_id, const std::string& state, const std::string& message);
+  // `run_name` not empty: the run the job ingested, recorded where the job was queued without one (a folder
+  // named at ingest time), so the job can be found by its run.
+  Status SetState(const std::string& job_id, const std::string& state, const std::string& message,
+                  const std::string& run_name = "");
   // Jobs left QUEUED or RUNNING (by a crash or a shutdown), oldest first; on PostgreSQL without those another
   // daemon holds now (JobClaims).
   StatusOr<std::vector<JobRecord>> Unfinished();
+  // The jobs `filter` selects, newest first (created_at_us, then job_id, descending), at most filter.limit.
+  // Read-only: works on a read-only connection. kInvalidArgument for an unknown state.
+  [[nodiscard]] StatusOr<std::vector<JobRecord>> List(const JobFilter& filter);
 
  private:
   Database* db_;
@@ -65,7 +79,8 @@ class JobClaims {
   // The claimed job's state while it runs (RUNNING), visible to others once it ends.
   [[nodiscard]] Status SetState(const std::string& job_id, const std::string& state, const std::string& message);
   // The claimed job's last state (SUCCEEDED, FAILED, or QUEUED to resume it later); the claim ends.
-  [[nodiscard]] Status Finish(const std::string& job_id, const std::string& state, const std::string& message);
+  [[nodiscard]] Status Finish(const std::string& job_id, const std::string& state, const std::string& message,
+                              const std::string& run_name = "");
 
  private:
   explicit JobClaims(std::unique_ptr<Database> db) : db_(std::move(db)), log_(db_.get()) {}

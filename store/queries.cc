@@ -279,7 +279,11 @@ StatusOr<std::vector<ModuleMemoryInfo>> ListModules(Database& db, const std::str
     Status st = AddNameMatch(&where, "m.name", name_pattern, "module name");
     if (!st.ok()) return st;
     if (!options.stage.empty()) where.Add("m.stage = ?", options.stage);
-    if (options.memory_only) where.Add("(s.allocation_count > 0 OR s.total_bytes IS NOT NULL)");
+    if (options.memory_only) {  // an OOM report is a module's memory too (all it has, often)
+      where.Add("(s.allocation_count > 0 OR s.total_bytes IS NOT NULL OR m.module_id IN "
+                "(SELECT f.module_id FROM dump_files f WHERE f.run_id = ? AND f.kind = 'oom_report'))",
+                *run_id);
+    }
     auto q = db.connection().Prepare(
         "SELECT m.module_id, m.name, m.xla_module_id, m.stage, m.backend, m.fingerprint, "
         "       EXISTS (SELECT 1 FROM module_memory mm WHERE mm.module_id = m.module_id), "

@@ -99,7 +99,7 @@ struct ModuleListOptions {
   std::string sort_metric;       // "" = by name, stage, xla_module_id, folder; else a store/module_metrics.h
                                  // name: largest first, unknown last, then by name
   int64_t limit = -1;            // at most this many (-1 = all)
-  bool memory_only = false;      // only modules with a buffer assignment or memory report (has_buffer_assignment)
+  bool memory_only = false;      // only modules with a buffer assignment, memory report or OOM report
 };
 
 // The modules of a run (any stage unless options.stage). kNotFound for an unknown run; kInvalidArgument for
