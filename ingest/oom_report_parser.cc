@@ -51,6 +51,7 @@ void OomReportParser::ParseLine(std::string_view line, int64_t line_no) {
         return;
       }
       ++preamble_lines_;
+      ScanLogLine(line);
       return;
     case State::kStats:
       if (line.empty() || line == kStatsTitle) return;
@@ -66,6 +67,7 @@ void OomReportParser::ParseLine(std::string_view line, int64_t line_no) {
       if (!indented) {
         state_ = State::kTrailer;
         ++trailing_lines_;
+        ScanLogLine(line);
         return;
       }
       if (!StartBuffer(stripped, line_no)) CountUnknownLine(line, line_no, "OOM report peak buffers");
@@ -79,6 +81,7 @@ void OomReportParser::ParseLine(std::string_view line, int64_t line_no) {
         }
         state_ = State::kTrailer;
         ++trailing_lines_;
+        ScanLogLine(line);
         return;
       }
       if (stripped.starts_with(kBuffer) && stripped.ends_with(':')) {
@@ -95,7 +98,33 @@ void OomReportParser::ParseLine(std::string_view line, int64_t line_no) {
       return;
     case State::kTrailer:
       ++trailing_lines_;
+      ScanLogLine(line);
       return;
+  }
+}
+
+void OomReportParser::ScanLogLine(std::string_view line) {
+  constexpr std::string_view kFailed = "Out of memory while trying to allocate ";
+  constexpr std::string_view kLimit = "Limit:";
+  const auto emit = [&](const char* label, std::string_view digits) {
+    std::optional<int64_t> bytes = ParseInt64(digits);
+    if (!bytes || *bytes < 0) return false;
+    OomStatRecord record;
+    record.label = label;
+    record.bytes_approx = *bytes;
+    record.bytes_text = std::string(digits) + " bytes";
+    sink()->OnOomStat(std::move(record));
+    return true;
+  };
+  if (const size_t at = line.find(kFailed); !saw_failed_allocation_ && at != std::string_view::npos) {
+    std::string_view rest = line.substr(at + kFailed.size());
+    const size_t end = rest.find(" bytes");
+    if (end != std::string_view::npos) saw_failed_allocation_ = emit(kOomFailedAllocationLabel, rest.substr(0, end));
+    return;
+  }
+  const std::string_view stripped = StripBlanks(line);
+  if (!saw_limit_ && stripped.starts_with(kLimit)) {
+    saw_limit_ = emit(kOomLimitLabel, StripBlanks(stripped.substr(kLimit.size())));
   }
 }
 

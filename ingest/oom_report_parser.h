@@ -16,6 +16,9 @@
 //   after the last buffer, the first line that is not indented    → counted as trailing text, as is the rest
 //     (another `BufferAssignment OOM Debugging.` starts a new report)
 // A paste that starts at an indented `Buffer <i>:` (no header) is read from there, with a kWarning.
+// The log text before and after a report is scanned for two facts the report itself does not print, each
+// emitted once per file as an OomStatRecord (records.h): `Out of memory while trying to allocate N bytes`
+// (kOomFailedAllocationLabel) and the BFC allocator's stats line `Limit: N` (kOomLimitLabel).
 //
 // Invariants checked (kInvariant): buffers are numbered 1, 2, … without gaps (from the first one seen when
 // the paste starts mid-way); sizes are non-increasing (TopKPeakBuffers sorts them descending); every
@@ -68,6 +71,8 @@ class OomReportParser : public LineParser {
   };
 
   void StartReport(int64_t line_no);
+  // A line of log text outside the report: emits the failed allocation and the limit it names.
+  void ScanLogLine(std::string_view line);
   void ParseStat(std::string_view line, int64_t line_no);
   // `Buffer <i>:` (blanks already stripped); false if not that shape.
   bool StartBuffer(std::string_view stripped, int64_t line_no);
@@ -83,6 +88,8 @@ class OomReportParser : public LineParser {
   int64_t buffers_ = 0;
   int64_t preamble_lines_ = 0;
   int64_t trailing_lines_ = 0;
+  bool saw_failed_allocation_ = false;
+  bool saw_limit_ = false;
   std::optional<PendingBuffer> pending_;
   int64_t last_buffer_number_ = -1;    // in the current report; -1 before its first buffer
   int64_t last_size_bytes_ = -1;

@@ -252,6 +252,12 @@ struct UtilizationCounterRecord {
 // ---------------------------------------------------------------------------------------------------
 // OOM report (§9)
 
+// Two stats the OOM parser reads from the log text around a report (not from its `BufferAssignment stats:`):
+// the allocation that failed, `… Out of memory while trying to allocate N bytes.`, and the BFC allocator's
+// `Limit: N` (its stats dump). Both exact bytes, bytes_text "N bytes".
+inline constexpr char kOomFailedAllocationLabel[] = "failed allocation";
+inline constexpr char kOomLimitLabel[] = "memory limit";
+
 struct OomStatRecord {
   std::string label;                  // e.g. "parameter allocation", "total fragmentation"
   int64_t bytes_approx = 0;

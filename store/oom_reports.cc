@@ -3,6 +3,7 @@
 #include <map>
 #include <utility>
 
+#include "ingest/records.h"
 #include "store/query_sql.h"
 
 namespace xladb::store {
@@ -47,8 +48,8 @@ StatusOr<std::vector<OomReportInfo>> ListOomReports(Database& db, const std::str
       stats->Bind(1, file_ids[i]);
       while (stats->Step()) {
         OomStatInfo s{stats->Text(0), stats->Int(1), stats->Text(2), stats->RealOr(3, -1)};
-        if (s.label == kOomFailedAllocationLabel) r.failed_allocation_bytes = s.bytes;
-        if (s.label == kOomLimitLabel) r.limit_bytes = s.bytes;
+        if (s.label == ingest::kOomFailedAllocationLabel) r.failed_allocation_bytes = s.bytes;
+        if (s.label == ingest::kOomLimitLabel) r.limit_bytes = s.bytes;
         if (s.label == "total allocation") r.total_allocation_bytes = s.bytes;
         r.stats.push_back(std::move(s));
       }

@@ -17,13 +17,10 @@
 
 namespace xladb::store {
 
-// The stat labels xladb adds to the report's own (oom_stats.label): read from the log text around it.
-inline constexpr char kOomFailedAllocationLabel[] = "failed allocation";  // `Out of memory while trying to allocate N bytes`
-inline constexpr char kOomLimitLabel[] = "memory limit";                  // the BFC allocator's `Limit: N`
-
 struct OomStatInfo {
   std::string label;
-  int64_t bytes = 0;       // approximate (from the human string), exact for the two labels above
+  int64_t bytes = 0;       // approximate (from the human string); exact for ingest::kOomFailedAllocationLabel
+                           // and ingest::kOomLimitLabel (ingest/records.h), read from the log text around it
   std::string bytes_text;
   double percent = -1;     // fragmentation lines only
 };
@@ -42,7 +39,7 @@ struct OomReportInfo {
   std::string path;                 // the file, relative to the run root
   std::string module, stage, folder;
   int64_t xla_module_id = -1;
-  int64_t failed_allocation_bytes = -1;  // -1 = the text does not say
+  int64_t failed_allocation_bytes = -1;  // the stats above, or -1 where the text does not say
   int64_t limit_bytes = -1;
   int64_t total_allocation_bytes = -1;
   std::vector<OomStatInfo> stats;   // by label

@@ -7,6 +7,7 @@
 #include "service/pages/html_text.h"
 #include "service/pages/report_pages.h"
 #include "service/pages/table_cells.h"
+#include "store/oom_reports.h"
 #include "store/queries.h"
 
 namespace xladb::service::pages {
@@ -19,12 +20,18 @@ std::string ModuleLink(const PageLinks& links, const std::string& run, const sto
 }
 
 std::string ModulesSection(const std::string& run, std::vector<store::ModuleMemoryInfo> modules,
-                           const PageLinks& links) {
+                           const PageLinks& links, size_t oom_reports) {
   std::string out = "<h2 id=\"modules\">Modules by memory</h2>\n";
   modules.erase(std::remove_if(modules.begin(), modules.end(),
                                [](const store::ModuleMemoryInfo& m) { return !m.has_buffer_assignment; }),
                 modules.end());
-  if (modules.empty()) return out + "<p class=\"note\">No module of this run has a buffer assignment.</p>\n";
+  if (modules.empty()) {
+    return out + "<p class=\"note\">No module of this run has a buffer assignment" +
+           (oom_reports == 0 ? std::string(".")
+                             : "; it has " + std::to_string(oom_reports) + " OOM report" + (oom_reports == 1 ? "" : "s") +
+                                   ", listed under <a href=\"#oom\">OOM reports</a> below.") +
+           "</p>\n";
+  }
   std::stable_sort(modules.begin(), modules.end(), [](const auto& a, const auto& b) {
     return a.total_bytes > b.total_bytes;
   });
@@ -133,6 +140,38 @@ std::string KernelsSection(store::Database& db, const std::string& run) {
   return out + "</tbody></table>\n";
 }
 
+// Each OOM report: what failed against the limit, then its buffers, largest first.
+std::string OomSection(const std::vector<store::OomReportInfo>& reports) {
+  std::string out = "<h2 id=\"oom\">OOM reports</h2>\n";
+  if (reports.empty()) return out + "<p class=\"sub\">No OOM report is stored for this run.</p>\n";
+  out += "<p class=\"sub\">" + std::to_string(reports.size()) + " OOM report" + (reports.size() == 1 ? "" : "s") +
+         " (<code>BufferAssignment OOM Debugging.</code>): the allocation that failed, the allocator's limit where "
+         "the log printed it, and the largest buffers as XLA listed them (sizes as printed). "
+         "<code>xladb oom RUN</code> lists them.</p>\n";
+  for (const store::OomReportInfo& r : reports) {
+    out += "<section class=\"oom-report\" data-path=\"" + Html(r.path) + "\"><h3>" + Html(r.module) +
+           (r.xla_module_id >= 0 ? " <span class=\"sub\">#" + std::to_string(r.xla_module_id) + "</span>" : "") +
+           " <span class=\"sub\">" + Html(r.path) + "</span></h3>\n<table class=\"oom-figures\"><tbody>" +
+           "<tr><th>failed allocation</th>" + BytesCell(r.failed_allocation_bytes) + "</tr>" +
+           "<tr><th>limit</th>" + BytesCell(r.limit_bytes) + "</tr>" + "<tr><th>total allocation</th>" +
+           BytesCell(r.total_allocation_bytes) + "</tr></tbody></table>\n";
+    const int64_t total = static_cast<int64_t>(r.buffers.size());
+    const int64_t shown = std::min(total, kMaxTableRows);
+    out += LeftOutNote(shown, total, "buffers", "`xladb oom RUN` lists them all");
+    out += "<table class=\"oom-buffers\"><thead><tr><th class=\"n\">buffer</th><th class=\"n\">size</th>"
+           "<th>shape</th><th>op</th><th>op name</th><th>source</th></tr></thead><tbody>\n";
+    for (int64_t i = 0; i < shown; ++i) {
+      const store::OomBufferInfo& b = r.buffers[static_cast<size_t>(i)];
+      const std::string source = b.source_file.empty() ? "" : b.source_file + ":" + std::to_string(b.source_line);
+      out += "<tr>" + IntCell(b.buffer_number) + BytesCell(b.size_bytes) + TextCell(b.shape, true) +
+             TextCell(b.is_entry_parameter ? "parameter" : b.xla_label) + TextCell(b.op_name, true) +
+             TextCell(source) + "</tr>\n";
+    }
+    out += "</tbody></table></section>\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 StatusOr<std::string> RenderRunPage(store::Database& db, const std::string& run, const PageLinks& links) {
@@ -146,12 +185,16 @@ StatusOr<std::string> RenderRunPage(store::Database& db, const std::string& run,
   for (const auto& [key, value] : info->labels) body += " · <code>" + Html(key) + "=" + Html(value) + "</code>";
   body += " · " + std::to_string(info->module_count) + " modules · " + std::to_string(info->file_count) + " files";
   if (info->error_file_count > 0) body += " · <b>" + std::to_string(info->error_file_count) + " files with errors</b>";
+  auto oom_reports = store::ListOomReports(db, run);
+  if (!oom_reports.ok()) return oom_reports.status();
   body += "</p>\n<nav><a href=\"#modules\">modules</a><a href=\"#spaces\">memory spaces</a>"
-          "<a href=\"#retraces\">retraces</a><a href=\"#kernels\">TPU kernels</a></nav></header>\n";
-  body += ModulesSection(run, *modules, links);
+          "<a href=\"#retraces\">retraces</a><a href=\"#kernels\">TPU kernels</a><a href=\"#oom\">OOM reports</a>"
+          "</nav></header>\n";
+  body += ModulesSection(run, *modules, links, oom_reports->size());
   body += SpacesSection(db, run, *modules, links);
   body += RetracesSection(db, run);
   body += KernelsSection(db, run);
+  body += OomSection(*oom_reports);
   return PageFrame("xladb · run " + run, body);
 }
 

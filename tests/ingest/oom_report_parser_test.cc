@@ -27,19 +27,23 @@ TEST(OomReportParser, FullReportAfterLogPreamble) {
   EXPECT_EQ(parser.preamble_lines(), 2);
   EXPECT_EQ(parser.trailing_lines(), 0);
 
-  ASSERT_EQ(sink.oom_stats.size(), 7u);
-  EXPECT_EQ(sink.oom_stats[0].label, "parameter allocation");
-  EXPECT_EQ(sink.oom_stats[0].bytes_text, "1.50GiB");
-  EXPECT_EQ(sink.oom_stats[0].bytes_approx, 1610612736);
-  EXPECT_EQ(sink.oom_stats[0].percent, -1);
-  EXPECT_EQ(sink.oom_stats[1].label, "constant allocation");
-  EXPECT_EQ(sink.oom_stats[1].bytes_approx, 128);
-  EXPECT_EQ(sink.oom_stats[4].label, "preallocated temp fragmentation");
-  EXPECT_EQ(sink.oom_stats[4].bytes_approx, 12288);
-  EXPECT_EQ(sink.oom_stats[4].percent, 0);
-  EXPECT_EQ(sink.oom_stats[6].label, "total fragmentation");
-  EXPECT_EQ(sink.oom_stats[6].bytes_text, "256.00MiB");
-  EXPECT_DOUBLE_EQ(sink.oom_stats[6].percent, 5.26);
+  // Line 2 of the preamble says what failed: `… Out of memory while trying to allocate 1073741824 bytes.`
+  ASSERT_EQ(sink.oom_stats.size(), 8u);
+  EXPECT_EQ(sink.oom_stats[0].label, kOomFailedAllocationLabel);
+  EXPECT_EQ(sink.oom_stats[0].bytes_approx, 1073741824);
+  EXPECT_EQ(sink.oom_stats[0].bytes_text, "1073741824 bytes");
+  EXPECT_EQ(sink.oom_stats[1].label, "parameter allocation");
+  EXPECT_EQ(sink.oom_stats[1].bytes_text, "1.50GiB");
+  EXPECT_EQ(sink.oom_stats[1].bytes_approx, 1610612736);
+  EXPECT_EQ(sink.oom_stats[1].percent, -1);
+  EXPECT_EQ(sink.oom_stats[2].label, "constant allocation");
+  EXPECT_EQ(sink.oom_stats[2].bytes_approx, 128);
+  EXPECT_EQ(sink.oom_stats[5].label, "preallocated temp fragmentation");
+  EXPECT_EQ(sink.oom_stats[5].bytes_approx, 12288);
+  EXPECT_EQ(sink.oom_stats[5].percent, 0);
+  EXPECT_EQ(sink.oom_stats[7].label, "total fragmentation");
+  EXPECT_EQ(sink.oom_stats[7].bytes_text, "256.00MiB");
+  EXPECT_DOUBLE_EQ(sink.oom_stats[7].percent, 5.26);
 
   ASSERT_EQ(sink.oom_buffers.size(), 3u);
   const auto& dot = sink.oom_buffers[0];
@@ -68,6 +72,25 @@ TEST(OomReportParser, FullReportAfterLogPreamble) {
   EXPECT_EQ(fusion.shape, "(f32[256,128,3], s32[])");
 }
 
+TEST(OomReportParser, AllocatorLimitAndFailedAllocationFromTheLogAroundTheReport) {
+  // The BFC allocator's stats dump before the report (tests/fixtures/oom_run): `Limit:  15739125760`; its
+  // `InUse:` and `MaxInUse:` lines are not limits.
+  const std::string text =
+      ReadTestFile(std::string(XLADB_FIXTURE_DIR) + "/oom_run/module_0042.jit_train_step.oom.txt");
+  ASSERT_FALSE(text.empty());
+  VectorSink sink;
+  OomReportParser parser(&sink);
+  ASSERT_TRUE(ParseText(parser, text).ok());
+  EXPECT_TRUE(sink.issues.empty());
+  ASSERT_EQ(sink.oom_stats.size(), 9u);
+  EXPECT_EQ(sink.oom_stats[0].label, kOomLimitLabel);
+  EXPECT_EQ(sink.oom_stats[0].bytes_approx, 15739125760);
+  EXPECT_EQ(sink.oom_stats[0].bytes_text, "15739125760 bytes");
+  EXPECT_EQ(sink.oom_stats[1].label, kOomFailedAllocationLabel);
+  EXPECT_EQ(sink.oom_stats[1].bytes_approx, 1073741824);
+  EXPECT_EQ(sink.oom_buffers.size(), 3u);
+}
+
 TEST(OomReportParser, PastedWithSpacesAndTruncatedLastBufferIsAWarning) {
   const std::string text = Fixture("pasted_truncated.txt");
   ASSERT_FALSE(text.empty());
@@ -76,7 +99,7 @@ TEST(OomReportParser, PastedWithSpacesAndTruncatedLastBufferIsAWarning) {
   ASSERT_TRUE(ParseText(parser, text).ok());
   EXPECT_EQ(parser.unknown_lines(), 0);
   EXPECT_EQ(parser.preamble_lines(), 1);
-  EXPECT_EQ(sink.oom_stats.size(), 7u);
+  EXPECT_EQ(sink.oom_stats.size(), 8u);  // 7 printed, and the failed allocation of line 1
   ASSERT_EQ(sink.oom_buffers.size(), 2u);  // buffer 3 is cut off
   EXPECT_EQ(sink.oom_buffers[1].buffer_number, 2);
   EXPECT_EQ(sink.CountIssues(Severity::kInvariant), 0u);
@@ -141,9 +164,11 @@ TEST(OomReportParser, CorpusJaxIssueExcerpt) {
   ASSERT_TRUE(ParseText(parser, ReadTestFile(path)).ok());
   EXPECT_EQ(parser.unknown_lines(), 0);
   EXPECT_EQ(parser.preamble_lines(), 1);
-  ASSERT_EQ(sink.oom_stats.size(), 6u);
-  EXPECT_EQ(sink.oom_stats[5].label, "total fragmentation");
-  EXPECT_EQ(sink.oom_stats[5].percent, 0);
+  ASSERT_EQ(sink.oom_stats.size(), 7u);  // 6 printed, and line 1's `trying to allocate 6291456 bytes`
+  EXPECT_EQ(sink.oom_stats[0].label, kOomFailedAllocationLabel);
+  EXPECT_EQ(sink.oom_stats[0].bytes_approx, 6291456);
+  EXPECT_EQ(sink.oom_stats[6].label, "total fragmentation");
+  EXPECT_EQ(sink.oom_stats[6].percent, 0);
   ASSERT_EQ(sink.oom_buffers.size(), 2u);  // buffer 3 is truncated in the issue
   EXPECT_EQ(sink.oom_buffers[0].source_line, 689);
   EXPECT_EQ(sink.oom_buffers[0].xla_label, "concatenate");
