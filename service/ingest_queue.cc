@@ -33,6 +33,7 @@ std::string JobEndLine(const JobStatus& job) {
   int64_t files = 0;
   std::string verdicts;
   for (const auto& [verdict, n] : job.files_by_verdict) {
+    if (n == 0) continue;
     if (verdict != "reread") files += n;
     verdicts += (verdicts.empty() ? "" : ", ") + std::to_string(n) + " " + verdict;
   }
@@ -322,6 +323,10 @@ void IngestQueue::Run() {
     } else if (summary->interrupted) {
       state = "QUEUED";  // resumed on the next start
       message = "interrupted by shutdown after " + std::to_string(summary->files) + " files";
+    } else if (summary->files == 0 && !summary->errors.empty()) {
+      // Nothing was read: the folder or archive itself could not be opened (a corrupt archive).
+      state = "FAILED";
+      message = summary->errors.front().path + ": " + summary->errors.front().reason;
     } else if (request.files_received >= 0 && summary->files != request.files_received) {
       state = "FAILED";
       message = "received " + std::to_string(request.files_received) + " files but the ingest found " +

@@ -13,6 +13,8 @@
 //     received FAILS saying so.
 //   * Shutdown(): stop accepting (Submit returns kUnavailable), let the running job finish the file in hand
 //     and stop there (the rest is resumed on the next start), then join. Idempotent.
+//   * A job whose source could not be read at all (no file seen, an error for the source itself: a corrupt
+//     archive) FAILS with that error; one that read files SUCCEEDS, files with errors listed in its status.
 //   * When a job ends (SUCCEEDED or FAILED, not when a shutdown leaves it QUEUED), the `on_job_end` given to
 //     Start() is called on the writer thread with its final status (JobEndLine words it for a log).
 //   * All methods are thread-safe.

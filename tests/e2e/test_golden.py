@@ -174,6 +174,7 @@ class GoldenTest(unittest.TestCase):
         ["trend", "jit_twice", "--run", "gate_head"], ["diff", "gate_base", "gate_head"], ["retraces", "gate_head"],
         ["check", "gate_head", "--baseline", "gate_base"], ["check", "gate_head", "--baseline", "label:branch=main"],
         ["check", "gate_head", "--baseline", "commit:1111111", "--format", "markdown"],
+        ["oom", "oom_report"], ["top", "oom_report", "report_with_log_preamble"], ["modules", "oom_report"],
     ]
 
     def check_commands_agree(self, db, uri, tmp):

@@ -439,6 +439,29 @@ class PagesTest(DaemonTestCase):
         self.assertIn("No live ranges are stored", note)
         self.assertIsNotNone(self.tab.evaluate("document.getElementById('no-peak-list')"))
 
+    def test_an_oom_only_run_page_shows_its_oom_report(self):
+        # tests/fixtures/oom_run: one report, after the BFC allocator's stats (`Limit: 15739125760`) and
+        # `Out of memory while trying to allocate 1073741824 bytes.`; `total allocation: 4.75GiB`; 3 buffers.
+        oom = os.path.join(SOURCE_DIR, "tests", "fixtures", "oom_run")
+        xladb("ingest", "--db", self.db, oom, "--run", "oom", "--time", "2026-11-05")
+        self.open(file_url(self.report("oom")), "run-oom")
+        note = self.tab.evaluate("document.querySelector('#modules ~ p.note').textContent")
+        self.assertIn("No module of this run has a buffer assignment", note)
+        self.assertIn("1 OOM report", note)
+        figures = self.tab.evaluate("""Array.from(document.querySelectorAll('section.oom-report table.oom-figures tr'))
+            .map(r => [r.cells[0].textContent, Number(r.cells[1].dataset.v)])""")
+        self.assertEqual(figures, [["failed allocation", 1073741824], ["limit", 15739125760],
+                                   ["total allocation", 4.75 * 2**30]])
+        rows = self.tab.evaluate("""Array.from(document.querySelectorAll('section.oom-report table.oom-buffers tbody tr'))
+            .map(r => [Number(r.cells[0].dataset.v), Number(r.cells[1].dataset.v), r.cells[2].textContent,
+                       r.cells[3].textContent, r.cells[5].textContent])""")
+        self.assertEqual(rows, [[1, 2**30, "f32[16384,16384]", "custom-call", "/home/user/model.py:88"],
+                                [2, 512 * 2**20, "bf16[16384,16384]", "parameter", ""],
+                                [3, 384 * 2**10, "(f32[256,128,3], s32[])", "fusion", '/home/user/say "hi".py:7']])
+        # A run with buffer assignments and no report says so in the section.
+        self.open(file_url(self.report("head")), "run-no-oom")
+        self.assertIn("No OOM report", self.tab.evaluate("document.getElementById('oom').nextElementSibling.textContent"))
+
     def test_run_pages_of_500_and_5000_modules_stay_under_2_mib(self):
         text = fixture_text("head")
         for count in (500, 5000):

@@ -132,5 +132,60 @@ class RunLifecycleTest(DaemonTestCase):
         self.assertEqual(detail("new"), 0)
 
 
+class JobsTest(DaemonTestCase):
+    """Issue 22, item 11: a watched run says when it is done (a log line, `xladb jobs`, `xladb wait`)."""
+
+    def test_a_watched_run_logs_its_end_and_jobs_and_wait_say_how_it_went(self):
+        root = os.path.join(self.tmp, "artifacts")
+        os.makedirs(root)
+        d = self.start("--watch", root, "--quiet-seconds", "0.5")
+        # Waiting for a run nobody has queued yet: it times out (exit 3), saying so.
+        out = d.cli("wait", "never-queued", "--timeout", "1s", check=False)
+        self.assertEqual(out.returncode, 3, out.stderr)
+        self.assertIn("no job queued", out.stderr)
+        # A wait started before the run arrives keeps waiting through the quiet period, then exits 0.
+        waiting = subprocess.Popen([XLADB, "wait", "nightly-5", "--timeout", "60s", "--addr", d.addr],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.0)
+        self.assertIsNone(waiting.poll(), "wait returned before the run was queued")
+        arrive_in_watched_folder(self.tmp, root, "nightly-5", METADATA)
+        self.assertEqual(waiting.wait(timeout=90), 0, waiting.stderr.read())
+        waiting.stdout.close()
+        waiting.stderr.close()
+        # A run whose archive is not one (random bytes named .tar.gz): its job fails, and wait exits 1.
+        with open(os.path.join(self.tmp, "broken.tar.gz"), "wb") as f:
+            f.write(bytes(range(256)) * 8)
+        os.rename(os.path.join(self.tmp, "broken.tar.gz"), os.path.join(root, "broken.tar.gz"))
+        out = d.cli("wait", "broken", "--timeout", "60s", check=False)
+        self.assertEqual(out.returncode, 1, out.stderr)
+        self.assertIn("FAILED", out.stderr)
+        self.assertIn("archive", out.stderr)
+        # `xladb jobs` lists both, newest first, with the states the queue stores; --run and --state filter.
+        jobs = d.cli_json("jobs")
+        self.assertEqual([(j["run"], j["state"], j["source"]) for j in jobs],
+                         [("broken", "FAILED", "watch"), ("nightly-5", "SUCCEEDED", "watch")])
+        self.assertEqual([j["run"] for j in d.cli_json("jobs", "--state", "FAILED")], ["broken"])
+        self.assertEqual([j["state"] for j in d.cli_json("jobs", "--run", "nightly-5")], ["SUCCEEDED"])
+        self.assertTrue(jobs[1]["finished"])
+        bad = d.cli("jobs", "--state", "done", check=False)
+        self.assertEqual(bad.returncode, 2)
+        self.assertIn("QUEUED, RUNNING, SUCCEEDED or FAILED", bad.stderr)
+        # Offline, the store's ingest_jobs give the same answer.
+        self.assertEqual(subprocess.run([XLADB, "--db", d.db, "jobs", "--format", "json"], capture_output=True,
+                                        text=True, check=True).stdout,
+                         d.cli("jobs", "--format", "json").stdout)
+        self.assertEqual(xladb("--db", d.db, "wait", "nightly-5", "--timeout", "1s").returncode, 0)
+        # The daemon's log has one line per ended job. nightly-5 holds 6 files (make_run's 5 dumps, all read,
+        # and xladb-run.toml, which is no dump: not_ingested) and 3 buffer assignments (3 modules).
+        self.assertEqual(d.terminate(), 0)
+        log = d.proc.stderr.read()
+        ended = [line for line in log.splitlines() if " SUCCEEDED in " in line or " FAILED after " in line]
+        self.assertEqual(len(ended), 2, log)
+        self.assertRegex(ended[0], r"^xladbd info: job job-[0-9a-f]+ \(watch\) run nightly-5 SUCCEEDED in "
+                                   r"\d+\.\d\d s: 6 files \(5 ingested, 1 not_ingested\), 3 modules$")
+        self.assertRegex(ended[1], r"^xladbd warn: job job-[0-9a-f]+ \(watch\) run broken FAILED after "
+                                   r"\d+\.\d\d s: .*archive")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -307,6 +307,46 @@ class ServiceTest(DaemonTestCase):
         again = d.cli("ingest", folder, "--run", "via-upload")
         self.assertIn("5 unchanged", again.stdout)
 
+    def test_oom_reports_through_the_daemon_and_offline_and_top_on_an_oom_only_module(self):
+        # tests/fixtures/oom_run holds one report (module_0042.jit_train_step.oom.txt): the BFC stats before it
+        # print `Limit: 15739125760`, then `Out of memory while trying to allocate 1073741824 bytes.`, the stats
+        # (`total allocation: 4.75GiB`) and three buffers: 1.00GiB f32[16384,16384] custom-call at model.py:88,
+        # 512.00MiB bf16[16384,16384] entry parameter, 384.0KiB (f32[256,128,3], s32[]) fusion at say "hi".py:7.
+        d = self.start()
+        d.cli("ingest", os.path.join(SOURCE_DIR, "tests", "fixtures", "oom_run"), "--run", "oom")
+        rows = d.cli_json("oom", "oom")
+        self.assertEqual([(r["report"], r["module"], r["xla_id"], r["failed_allocation_bytes"], r["limit_bytes"],
+                           r["total_allocation_bytes"]) for r in rows],
+                         [("module_0042.jit_train_step.oom.txt", "jit_train_step.oom", 42, 1073741824, 15739125760,
+                           int(4.75 * 2**30))] * 3)
+        self.assertEqual([(r["buffer"], r["size_bytes"], r["size"], r["shape"], r["op"], r["source"]) for r in rows],
+                         [(1, 2**30, "1.00GiB", "f32[16384,16384]", "custom-call", "/home/user/model.py:88"),
+                          (2, 512 * 2**20, "512.00MiB", "bf16[16384,16384]", "parameter", ""),
+                          (3, 384 * 2**10, "384.0KiB", "(f32[256,128,3], s32[])", "fusion", '/home/user/say "hi".py:7')])
+        # Offline on the same file: the same answer, byte for byte.
+        offline = subprocess.run([XLADB, "--db", d.db, "oom", "oom", "--format", "json"], capture_output=True,
+                                 text=True, check=True)
+        self.assertEqual(offline.stdout, d.cli("oom", "oom", "--format", "json").stdout)
+        # The RPC itself: one report, its stats as printed plus the two read around it.
+        answer = d.query.OomReports(xladb_pb2.OomReportsRequest(run_name="oom"))
+        self.assertEqual(len(answer.reports), 1)
+        self.assertEqual(len(answer.reports[0].stats), 9)
+        # `top` on the OOM-only module answers from its report: no -1 placeholders.
+        for where in (["--addr", d.addr], ["--db", d.db]):
+            top = subprocess.run([XLADB, *where, "top", "oom", "jit_train_step.oom", "--format", "json"],
+                                 capture_output=True, text=True, check=True)
+            self.assertEqual([r["size_bytes"] for r in json.loads(top.stdout)], [2**30, 512 * 2**20, 384 * 2**10])
+            self.assertNotIn("-1", top.stderr)
+            self.assertIn("OOM report", top.stderr)
+        # `modules` marks the module; an unknown run is an error, a run without reports an empty list.
+        self.assertEqual([(m["module"], m["oom_report"]) for m in d.cli_json("modules", "oom")],
+                         [("jit_train_step.oom", "yes")])
+        self.assertEqual(d.cli("oom", "nosuchrun", check=False).returncode, 1)
+        make_run(os.path.join(self.tmp, "plain"))
+        d.cli("ingest", os.path.join(self.tmp, "plain"), "--run", "plain")
+        self.assertEqual(d.cli_json("oom", "plain"), [])
+        self.assertEqual({m["oom_report"] for m in d.cli_json("modules", "plain")}, {""})
+
     def test_python_client_lists_runs_and_streams_a_query(self):
         folder = os.path.join(self.tmp, "dumps", "py-run")
         make_run(folder)
