@@ -331,7 +331,8 @@ int main(int argc, char** argv) {
 
   std::string jobs_run, jobs_state;
   int64_t jobs_limit = 1000;
-  auto* jobs = app.add_subcommand("jobs", "The daemon's ingest jobs, newest first (QUEUED, RUNNING, SUCCEEDED, FAILED)");
+  auto* jobs =
+      app.add_subcommand("jobs", "The daemon's ingest jobs, newest first (QUEUED, RUNNING, SUCCEEDED, FAILED)");
   jobs->add_option("--run", jobs_run, "Only jobs of this run");
   jobs->add_option("--state", jobs_state, "Only jobs in this state: QUEUED, RUNNING, SUCCEEDED or FAILED");
   jobs->add_option("--limit", jobs_limit, "The newest N jobs")->check(CLI::Range(1, 100000));

@@ -37,7 +37,8 @@ namespace xladb::service {
 
 // Jobs and OOM reports (service/job_oom_answers.cc). ListJobs reads the ingest_jobs table, so an offline
 // answer lists what the daemon recorded; kInvalidArgument for an unknown state or a bad limit.
-[[nodiscard]] Status AnswerListJobs(store::Database& db, const v1::ListJobsRequest& request, v1::ListJobsResponse* response);
+[[nodiscard]] Status AnswerListJobs(store::Database& db, const v1::ListJobsRequest& request,
+                                    v1::ListJobsResponse* response);
 [[nodiscard]] Status AnswerOomReports(store::Database& db, const v1::OomReportsRequest& request,
                                       v1::OomReportsResponse* response);
 // Sets has_oom_report on the modules of `response` (all of run `run_name`) that an OOM report is filed under.

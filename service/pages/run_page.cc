@@ -28,7 +28,8 @@ std::string ModulesSection(const std::string& run, std::vector<store::ModuleMemo
   if (modules.empty()) {
     return out + "<p class=\"note\">No module of this run has a buffer assignment" +
            (oom_reports == 0 ? std::string(".")
-                             : "; it has " + std::to_string(oom_reports) + " OOM report" + (oom_reports == 1 ? "" : "s") +
+                             : "; it has " + std::to_string(oom_reports) + " OOM report" +
+                                   (oom_reports == 1 ? "" : "s") +
                                    ", listed under <a href=\"#oom\">OOM reports</a> below.") +
            "</p>\n";
   }

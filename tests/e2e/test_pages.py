@@ -452,7 +452,8 @@ class PagesTest(DaemonTestCase):
             .map(r => [r.cells[0].textContent, Number(r.cells[1].dataset.v)])""")
         self.assertEqual(figures, [["failed allocation", 1073741824], ["limit", 15739125760],
                                    ["total allocation", 4.75 * 2**30]])
-        rows = self.tab.evaluate("""Array.from(document.querySelectorAll('section.oom-report table.oom-buffers tbody tr'))
+        rows = self.tab.evaluate("""Array.from(document.querySelectorAll(
+            'section.oom-report table.oom-buffers tbody tr'))
             .map(r => [Number(r.cells[0].dataset.v), Number(r.cells[1].dataset.v), r.cells[2].textContent,
                        r.cells[3].textContent, r.cells[5].textContent])""")
         self.assertEqual(rows, [[1, 2**30, "f32[16384,16384]", "custom-call", "/home/user/model.py:88"],
@@ -460,7 +461,8 @@ class PagesTest(DaemonTestCase):
                                 [3, 384 * 2**10, "(f32[256,128,3], s32[])", "fusion", '/home/user/say "hi".py:7']])
         # A run with buffer assignments and no report says so in the section.
         self.open(file_url(self.report("head")), "run-no-oom")
-        self.assertIn("No OOM report", self.tab.evaluate("document.getElementById('oom').nextElementSibling.textContent"))
+        after_heading = self.tab.evaluate("document.getElementById('oom').nextElementSibling.textContent")
+        self.assertIn("No OOM report", after_heading)
 
     def test_run_pages_of_500_and_5000_modules_stay_under_2_mib(self):
         text = fixture_text("head")

@@ -97,6 +97,13 @@ class PostgresDaemonTest(PostgresStore, DaemonTestCase):
         trend = d.query.PeakMemoryTrend(xladb_pb2.PeakMemoryTrendRequest(module="jit_step", metric=xladb_pb2.TOTAL_BYTES),
                                         timeout=30)
         self.assertEqual([p.value for p in trend.points], expected)
+        # The two upload jobs, as ingest_jobs records them on PostgreSQL; wait sees them done.
+        jobs = d.cli_json("jobs")
+        self.assertEqual([(j["run"], j["state"], j["source"]) for j in jobs],
+                         [("gate_head", "SUCCEEDED", "upload"), ("gate_base", "SUCCEEDED", "upload")])
+        self.assertEqual([j["run"] for j in d.cli_json("jobs", "--run", "gate_base", "--state", "SUCCEEDED")],
+                         ["gate_base"])
+        self.assertEqual(d.cli("wait", "gate_head", "--timeout", "5s").returncode, 0)
         # The gate fails on the growth and names the module, exit code 1.
         gate = d.cli("check", "gate_head", "--baseline", "gate_base", check=False)
         self.assertEqual(gate.returncode, 1, gate.stdout + gate.stderr)

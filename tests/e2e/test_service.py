@@ -322,7 +322,8 @@ class ServiceTest(DaemonTestCase):
         self.assertEqual([(r["buffer"], r["size_bytes"], r["size"], r["shape"], r["op"], r["source"]) for r in rows],
                          [(1, 2**30, "1.00GiB", "f32[16384,16384]", "custom-call", "/home/user/model.py:88"),
                           (2, 512 * 2**20, "512.00MiB", "bf16[16384,16384]", "parameter", ""),
-                          (3, 384 * 2**10, "384.0KiB", "(f32[256,128,3], s32[])", "fusion", '/home/user/say "hi".py:7')])
+                          (3, 384 * 2**10, "384.0KiB", "(f32[256,128,3], s32[])", "fusion",
+                           '/home/user/say "hi".py:7')])
         # Offline on the same file: the same answer, byte for byte.
         offline = subprocess.run([XLADB, "--db", d.db, "oom", "oom", "--format", "json"], capture_output=True,
                                  text=True, check=True)
