@@ -5,6 +5,19 @@
 #include "store/unix_time.h"
 
 namespace xladb::store {
+namespace {
+
+// The columns every read of ingest_jobs starts with: job_id, source, path, run_name.
+JobRecord ReadJobHead(const SqlStatement& q) {
+  JobRecord j;
+  j.job_id = q.Text(0);
+  j.source = q.Text(1);
+  j.path = q.Text(2);
+  j.run_name = q.Text(3);
+  return j;
+}
+
+}  // namespace
 Status JobLog::Insert(const JobRecord& job) {
   try {
     nlohmann::json labels = nlohmann::json::object();
@@ -64,11 +77,7 @@ StatusOr<std::vector<JobRecord>> JobLog::Unfinished() {
                     "FROM ingest_jobs WHERE state IN ('QUEUED', 'RUNNING') ORDER BY created_at_us, job_id") +
         (shared ? " FOR UPDATE SKIP LOCKED" : ""));
     while (q->Step()) {
-      JobRecord j;
-      j.job_id = q->Text(0);
-      j.source = q->Text(1);
-      j.path = q->Text(2);
-      j.run_name = q->Text(3);
+      JobRecord j = ReadJobHead(*q);
       auto labels = nlohmann::json::parse(q->Text(4), nullptr, /*allow_exceptions=*/false);
       if (labels.is_object()) {
         for (auto it = labels.begin(); it != labels.end(); ++it) {
@@ -111,11 +120,7 @@ StatusOr<std::vector<JobRecord>> JobLog::List(const JobFilter& filter) {
     q->Bind(5, filter.limit);
     std::vector<JobRecord> jobs;
     while (q->Step()) {
-      JobRecord j;
-      j.job_id = q->Text(0);
-      j.source = q->Text(1);
-      j.path = q->Text(2);
-      j.run_name = q->Text(3);
+      JobRecord j = ReadJobHead(*q);
       j.state = q->Text(4);
       j.message = q->Text(5);
       j.created_at_us = q->Int(6);
