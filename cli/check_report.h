@@ -26,6 +26,9 @@ std::optional<CheckReportFormat> ParseCheckReportFormat(std::string_view name);
 // Markdown stays under this (GitHub's step summary limit is 1 MiB).
 inline constexpr size_t kMaxMarkdownBytes = (size_t{1} << 20) - 4096;
 
+// One jit name's roll-up in a line (service::RollupLine over its headline metric), under `shown_name`.
+std::string RollupText(const v1::NameRollup& n, const std::string& shown_name);
+
 std::string RenderCheckReport(const v1::CheckRunResponse& report, CheckReportFormat format,
                               size_t max_markdown_bytes = kMaxMarkdownBytes);
 

@@ -64,7 +64,8 @@ class GateTest(DaemonTestCase):
         self.assertEqual(report["baseline"], "base")
         self.assertEqual(report["metrics"], ["total_bytes", "live_peak_padded_bytes"])
         self.assertEqual(report["summary"], {"regressed": 1, "improved": 0, "unchanged": 1, "added": 3,
-                                             "removed": 2, "ambiguous": 0, "accepted": 0, "ignored": 0})
+                                             "removed": 2, "ambiguous": 0, "accepted": 0, "ignored": 0,
+                                             "reshaped": 0})
         by_status = {}
         for m in report["modules"]:
             by_status.setdefault(m["status"], []).append((m["module"], m["xla_module_id"], m["baseline_xla_module_id"]))
@@ -110,8 +111,13 @@ class GateTest(DaemonTestCase):
         # Both tolerances must be passed for a regression.
         xladb("check", "head", "--baseline", "base", "--db", db, *ignore_unmatched, "--max-growth-percent", "10",
               "--max-growth-bytes", "100000", check_rc=0)
-        # Without the ignores, added and removed modules make it inconclusive once the regression is tolerated.
-        xladb("check", "head", "--baseline", "base", "--db", db, "--max-growth-bytes", "65536", check_rc=3)
+        # Without the ignores, added and removed modules are reported, not judged, once the regression is
+        # tolerated; under the policy inconclusive or fail they decide the verdict.
+        xladb("check", "head", "--baseline", "base", "--db", db, "--max-growth-bytes", "65536", check_rc=0)
+        xladb("check", "head", "--baseline", "base", "--db", db, "--max-growth-bytes", "65536",
+              "--on-added", "inconclusive", check_rc=3)
+        xladb("check", "head", "--baseline", "base", "--db", db, "--max-growth-bytes", "65536",
+              "--on-removed", "fail", check_rc=1)
         # An accepted regression with its reason, from a config file.
         config = os.path.join(self.tmp, "gate.toml")
         write(config, 'ignore = ["jit_old_name", "jit_new_name", "jit_added", "jit_removed", "jit_twice"]\n'
@@ -130,19 +136,21 @@ class GateTest(DaemonTestCase):
         self.assertIn("module[1].max_growth_byte", out.stderr)
         self.assertIn(":5:", out.stderr)
         self.assertEqual(out.stdout, "")
-        # Baselines: missing (inconclusive), by label (the newest branch=main run before head), by commit prefix.
-        out = xladb("check", "head", "--baseline", "nightly-0", "--db", db, "--format", "json", check_rc=3)
-        self.assertEqual(json.loads(out.stdout)["verdict"], "inconclusive")
-        self.assertIn("nightly-0", json.loads(out.stdout)["reason"])
+        # Baselines: a run name that does not exist is a usage error (a mistyped baseline must not pass for
+        # "inconclusive"); by label (the newest branch=main run before head), by commit prefix.
+        out = xladb("check", "head", "--baseline", "nightly-0", "--db", db, "--format", "json", check_rc=2)
+        self.assertEqual(out.stdout, "")
+        self.assertIn("no run named 'nightly-0'", out.stderr)
         out = xladb("check", "head", "--baseline", "label:branch=main", "--db", db, "--format", "json", check_rc=1)
         self.assertEqual(json.loads(out.stdout)["baseline"], "base")
         out = xladb("check", "head", "--baseline", "commit:1111111", "--db", db, "--format", "json", check_rc=1)
         self.assertEqual(json.loads(out.stdout)["baseline"], "base")
         xladb("check", "head", "--baseline", "label:branch=nope", "--db", db, check_rc=3)
-        # Usage errors: an unknown metric, an unknown run, a baseline that is the run itself.
+        # Usage errors: an unknown metric, an unknown run. A baseline that is the run itself compares equal.
         xladb("check", "head", "--baseline", "base", "--db", db, "--metric", "bogus", check_rc=2)
         xladb("check", "nope", "--baseline", "base", "--db", db, check_rc=2)
-        xladb("check", "head", "--baseline", "head", "--db", db, check_rc=2)
+        out = xladb("check", "head", "--baseline", "head", "--db", db, "--format", "json", check_rc=0)
+        self.assertEqual(json.loads(out.stdout)["summary"]["unchanged"], len(os.listdir(os.path.join(FIXTURE, "head"))))
 
     def test_runs_from_different_backends_are_inconclusive(self):
         # Seed 000 is a TPU module, seed 004 a CUDA one (sm_8.0 stage): no backend in common, nothing to compare.
@@ -167,8 +175,8 @@ class GateTest(DaemonTestCase):
         self.ingest_fixture(db)
         md = xladb("check", "head", "--baseline", "base", "--db", db, "--format", "markdown", check_rc=1).stdout
         first = md.splitlines()[0]
-        self.assertEqual(first, "**xladb check: FAIL**: 1 module regressed, 0 improved, 1 unchanged, 3 added, "
-                                "2 removed against `base`")
+        self.assertEqual(first, "**xladb check: FAIL**: 1 regressed, 0 improved, 1 unchanged; 0 reshaped, 3 added, "
+                                "2 removed (reported, not judged) against `base`")
         self.assertIn("- +64.0 KiB from `model.py:123` (1 buffer)", md)
         self.assertIn("<details><summary><code>jit_step#1</code>", md)
         self.assertEqual(md.count("<details>"), md.count("</details>"))
@@ -203,7 +211,7 @@ class GateTest(DaemonTestCase):
         md = xladb("check", "big-head", "--baseline", "big-base", "--db", db, "--format", "markdown",
                    check_rc=1).stdout
         self.assertLess(len(md.encode()), 1 << 20)
-        self.assertTrue(md.startswith("**xladb check: FAIL**: 5000 modules regressed"))
+        self.assertTrue(md.startswith("**xladb check: FAIL**: 5000 regressed"))
         self.assertIn("Truncated to stay under", md)
         self.assertEqual(md.count("<details>"), md.count("</details>"))
         report = json.loads(xladb("check", "big-head", "--baseline", "big-base", "--db", db, "--format", "json",
