@@ -333,7 +333,7 @@ std::string SummaryLine(const CheckResult& r, const CheckOptions& o) {
   if (r.ignored) line += ", " + std::to_string(r.ignored) + " ignored";
   int64_t judged_reshaped = 0;
   for (const CheckedModule& m : r.modules) judged_reshaped += m.reshaped && m.status != CheckedModule::Status::kReshaped;
-  if (judged_reshaped) line += " (" + std::to_string(judged_reshaped) + " of them reshaped pairs, judged)";
+  if (judged_reshaped) line += "; " + std::to_string(judged_reshaped) + " reshaped (judged)";
   struct Group {
     UnmatchedPolicy policy;
     const char* note;

@@ -150,7 +150,8 @@ class GateTest(DaemonTestCase):
         xladb("check", "head", "--baseline", "base", "--db", db, "--metric", "bogus", check_rc=2)
         xladb("check", "nope", "--baseline", "base", "--db", db, check_rc=2)
         out = xladb("check", "head", "--baseline", "head", "--db", db, "--format", "json", check_rc=0)
-        self.assertEqual(json.loads(out.stdout)["summary"]["unchanged"], len(os.listdir(os.path.join(FIXTURE, "head"))))
+        self.assertEqual(json.loads(out.stdout)["summary"]["unchanged"],
+                         len(os.listdir(os.path.join(FIXTURE, "head"))))
 
     def test_runs_from_different_backends_are_inconclusive(self):
         # Seed 000 is a TPU module, seed 004 a CUDA one (sm_8.0 stage): no backend in common, nothing to compare.
