@@ -479,8 +479,10 @@ std::string RenderTable(const v1::CheckRunResponse& r) {
            Shown(n.stage()) + ")\n";
   }
   for (const auto& f : r.error_files()) {
+    const std::string module = f.module().empty() ? std::string() : " (" + f.module() + "#" +
+                               std::to_string(f.xla_module_id()) + ")";
     out += "\n" + std::string(f.judged() ? "missing data: " : "error (not judged): ") + Shown(f.run_name()) + ": " +
-           Shown(f.path()) + ": " + Shown(f.reason()) + "\n";
+           Shown(f.path()) + Shown(module) + ": " + Shown(f.reason()) + "\n";
   }
   return out;
 }

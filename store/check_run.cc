@@ -375,8 +375,14 @@ void Conclude(CheckResult* r, const CheckOptions& o, const std::string& inconclu
     open.push_back(Plural(r->ambiguous, "module", "modules") + " matched only by order with other figures (ambiguous)");
   }
   if (judged_errors > 0) {
+    std::string modules;
+    for (const ErrorFile& f : r->error_files) {
+      if (!f.judged) continue;
+      const std::string name = f.module + (f.xla_module_id >= 0 ? "#" + std::to_string(f.xla_module_id) : "");
+      modules += (modules.empty() ? "" : ", ") + (name.empty() ? f.path : name) + " in '" + f.run + "'";
+    }
     open.push_back(Plural(judged_errors, "file", "files") +
-                   " the compared metrics come from could not be read (error verdict): missing data");
+                   " the compared metrics come from could not be read (error verdict): missing data for " + modules);
   }
   if (Applies(o.on_added, P::kInconclusive, r->added)) open.push_back(Plural(r->added, "module added", "modules added"));
   if (Applies(o.on_removed, P::kInconclusive, r->removed)) {
