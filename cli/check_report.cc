@@ -406,8 +406,8 @@ std::string RenderJunit(const v1::CheckRunResponse& r) {
         ++failures;
         std::string text = MetricSummary(m) + "\n";
         for (const auto& l : m.by_source()) {
-          text += HumanBytes(l.delta(), true) + " from " + SourceLabel(l.source()) + " (" + std::to_string(l.buffers()) +
-                  (l.buffers() == 1 ? " buffer)\n" : " buffers)\n");
+          text += HumanBytes(l.delta(), true) + " from " + SourceLabel(l.source()) + " (" +
+                  std::to_string(l.buffers()) + (l.buffers() == 1 ? " buffer)\n" : " buffers)\n");
         }
         if (m.reshaped()) text = "reshaped: " + SignatureChange(m) + "\n" + text;
         cases += "<failure message=\"" + Xml("regressed: " + MetricSummary(m)) + "\">" + Xml(text) + "</failure>";

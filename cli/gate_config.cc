@@ -174,8 +174,8 @@ Status Read(const toml::table& root, const std::string& source, v1::CheckRunRequ
     if (!top.Get(key)) continue;
     auto parsed = store::ParseUnmatchedPolicy(policy);
     if (!parsed || (*parsed == store::UnmatchedPolicy::kJudge && !judge_allowed)) {
-      return Status::InvalidArgument(top.Where(*top.Get(key), key) + ": unknown policy '" + policy + "' (" +
-                                     (judge_allowed ? "report, judge, fail or inconclusive" : "report, fail or inconclusive") +
+      const char* known = judge_allowed ? "report, judge, fail or inconclusive" : "report, fail or inconclusive";
+      return Status::InvalidArgument(top.Where(*top.Get(key), key) + ": unknown policy '" + policy + "' (" + known +
                                      ")");
     }
     if (std::string_view(key) == "on_added") req->set_on_added(policy);

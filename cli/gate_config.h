@@ -21,7 +21,8 @@
 //
 // Errors are values: kInvalidArgument naming the file, the key (`accept[2].reason`) and its line, for TOML
 // syntax errors, unknown keys, wrong types, negative numbers, unknown metrics, unknown policies, bad patterns
-// and missing required values; kNotFound / kIoError for a file that cannot be read. Thread-compatible (no shared state).
+// and missing required values; kNotFound / kIoError for a file that cannot be read. Thread-compatible (no
+// shared state).
 #ifndef XLADB_CLI_GATE_CONFIG_H_
 #define XLADB_CLI_GATE_CONFIG_H_
 

@@ -263,7 +263,8 @@ int CmdDiff(QueryBackend& b, OutputFormat format, const DiffArgs& a) {
   p.Finish();
   int64_t reshaped = 0;
   for (const auto& m : resp.modules()) reshaped += m.matched_by() == "name";
-  std::fprintf(stderr, "%lld changed (%lld of them reshaped: matched by name), %lld added, %lld removed, %lld unchanged\n",
+  std::fprintf(stderr,
+               "%lld changed (%lld of them reshaped: matched by name), %lld added, %lld removed, %lld unchanged\n",
                static_cast<long long>(resp.changed()), static_cast<long long>(reshaped),
                static_cast<long long>(resp.added()), static_cast<long long>(resp.removed()),
                static_cast<long long>(resp.unchanged()));

@@ -46,7 +46,9 @@ std::string RollupLine(const std::string& name, int64_t baseline_compiles, int64
   std::string line = name + ": " + std::to_string(baseline_compiles) + " → " + std::to_string(current_compiles) +
                      (current_compiles == 1 ? " compile" : " compiles") + ", largest " + metric + " " +
                      bytes(baseline_max) + " → " + bytes(current_max);
-  if (baseline_max >= 0 && current_max >= 0) line += " (" + PercentChange(baseline_max, current_max - baseline_max) + ")";
+  if (baseline_max >= 0 && current_max >= 0) {
+    line += " (" + PercentChange(baseline_max, current_max - baseline_max) + ")";
+  }
   return line;
 }
 

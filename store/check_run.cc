@@ -172,7 +172,8 @@ Status CheckOptionsValid(const CheckOptions& o, const std::vector<std::string>& 
     }
   }
   if (o.on_added == UnmatchedPolicy::kJudge || o.on_removed == UnmatchedPolicy::kJudge) {
-    return Status::InvalidArgument("on_added and on_removed are report, fail or inconclusive (judge is for on_reshaped)");
+    return Status::InvalidArgument(
+        "on_added and on_removed are report, fail or inconclusive (judge is for on_reshaped)");
   }
   for (const AcceptedRegression& a : o.accepted) {
     if (Status st = CheckGlobPattern(a.pattern, "accepted regression"); !st.ok()) return st;
@@ -278,8 +279,9 @@ StatusOr<CheckedModule> CheckPair(Database& db, const CheckOptions& options, con
   const bool explain = m.status == S::kRegressed || m.status == S::kAccepted || (m.reshaped && base && cur && differs);
   if (!explain) return m;
   // Buffers at the peak explain a peak; every value explains totals.
+  const bool totals = regressed ? totals_regressed : totals_differ;
   auto attribution = AttributeChange(db, base->module_id, cur->module_id,
-                                     (regressed ? totals_regressed : totals_differ) ? AttributionScope::kValues : AttributionScope::kPeakBuffers,
+                                     totals ? AttributionScope::kValues : AttributionScope::kPeakBuffers,
                                      options.max_attribution);
   if (!attribution.ok()) return attribution.status();
   m.attribution = std::move(*attribution);
@@ -332,7 +334,9 @@ std::string SummaryLine(const CheckResult& r, const CheckOptions& o) {
   if (r.ambiguous) line += ", " + std::to_string(r.ambiguous) + " ambiguous";
   if (r.ignored) line += ", " + std::to_string(r.ignored) + " ignored";
   int64_t judged_reshaped = 0;
-  for (const CheckedModule& m : r.modules) judged_reshaped += m.reshaped && m.status != CheckedModule::Status::kReshaped;
+  for (const CheckedModule& m : r.modules) {
+    judged_reshaped += m.reshaped && m.status != CheckedModule::Status::kReshaped;
+  }
   if (judged_reshaped) line += "; " + std::to_string(judged_reshaped) + " reshaped (judged)";
   struct Group {
     UnmatchedPolicy policy;
@@ -353,8 +357,6 @@ std::string SummaryLine(const CheckResult& r, const CheckOptions& o) {
   return line;
 }
 
-bool Applies(UnmatchedPolicy policy, UnmatchedPolicy wanted, int64_t count) { return policy == wanted && count > 0; }
-
 void Conclude(CheckResult* r, const CheckOptions& o, const std::string& inconclusive_reason) {
   using V = CheckResult::Verdict;
   using P = UnmatchedPolicy;
@@ -367,9 +369,20 @@ void Conclude(CheckResult* r, const CheckOptions& o, const std::string& inconclu
   std::vector<std::string> fails, open;
   if (r->regressed > 0) fails.push_back(Plural(r->regressed, "module regressed", "modules regressed"));
   if (failed_retraces > 0) fails.push_back(Plural(failed_retraces, "jit name", "jit names") + " compiled more often");
-  if (Applies(o.on_added, P::kFail, r->added)) fails.push_back(Plural(r->added, "module added", "modules added"));
-  if (Applies(o.on_removed, P::kFail, r->removed)) fails.push_back(Plural(r->removed, "module removed", "modules removed"));
-  if (Applies(o.on_reshaped, P::kFail, r->reshaped)) fails.push_back(Plural(r->reshaped, "module reshaped", "modules reshaped"));
+  struct Unmatched {
+    UnmatchedPolicy policy;
+    int64_t count;
+    const char* one;
+    const char* many;
+  };
+  std::vector<std::string> unmatched_open;
+  for (const Unmatched& u : {Unmatched{o.on_added, r->added, "module added", "modules added"},
+                             Unmatched{o.on_removed, r->removed, "module removed", "modules removed"},
+                             Unmatched{o.on_reshaped, r->reshaped, "module reshaped", "modules reshaped"}}) {
+    if (u.count == 0) continue;
+    if (u.policy == P::kFail) fails.push_back(Plural(u.count, u.one, u.many));
+    if (u.policy == P::kInconclusive) unmatched_open.push_back(Plural(u.count, u.one, u.many));
+  }
   if (!inconclusive_reason.empty()) open.push_back(inconclusive_reason);
   if (r->ambiguous > 0) {
     open.push_back(Plural(r->ambiguous, "module", "modules") + " matched only by order with other figures (ambiguous)");
@@ -384,13 +397,7 @@ void Conclude(CheckResult* r, const CheckOptions& o, const std::string& inconclu
     open.push_back(Plural(judged_errors, "file", "files") +
                    " the compared metrics come from could not be read (error verdict): missing data for " + modules);
   }
-  if (Applies(o.on_added, P::kInconclusive, r->added)) open.push_back(Plural(r->added, "module added", "modules added"));
-  if (Applies(o.on_removed, P::kInconclusive, r->removed)) {
-    open.push_back(Plural(r->removed, "module removed", "modules removed"));
-  }
-  if (Applies(o.on_reshaped, P::kInconclusive, r->reshaped)) {
-    open.push_back(Plural(r->reshaped, "module reshaped", "modules reshaped"));
-  }
+  open.insert(open.end(), unmatched_open.begin(), unmatched_open.end());
   auto join = [](const std::vector<std::string>& parts) {
     std::string out;
     for (const std::string& p : parts) out += (out.empty() ? "" : "; ") + p;

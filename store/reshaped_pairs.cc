@@ -36,6 +36,10 @@ std::vector<Shape> Shapes(std::string_view text) {
     while (start > 0 && std::isalnum(static_cast<unsigned char>(text[start - 1]))) --start;
     const size_t close = text.find(']', open);
     if (close == std::string_view::npos) break;
+    if (start == open) {  // no dtype before the bracket: not a shape
+      i = open + 1;
+      continue;
+    }
     Shape s;
     s.dtype = std::string(text.substr(start, open - start));
     std::string_view dims = text.substr(open + 1, close - open - 1);

@@ -52,7 +52,8 @@ struct RunDiff {
                                     // include_unchanged), largest change first
 };
 
-// Pairs as LoadMatchedRuns does (identity, then reshaped pairs). A matched pair is kChanged when one of peak, total, temp or padded live peak differs, when its fingerprints
+// Pairs as LoadMatchedRuns does (identity, then reshaped pairs). A matched pair is kChanged when one of
+// peak, total, temp or padded live peak differs, when its fingerprints
 // (of the same source) differ, or when a buffer differs; buffers are not read for a pair of the same program
 // with the same figures.
 StatusOr<RunDiff> DiffRuns(Database& db, const DiffQuery& query);
