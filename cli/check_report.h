@@ -1,4 +1,5 @@
 // Renders the gate's answer (a CheckRunResponse) for people and tools:
+// Every format shows the reshaped pairs with both entry signatures and the roll-up by jit name (by_name).
 //   * table:    plain text for a terminal;
 //   * json:     the stable schema of docs/check-json.md, for other tools;
 //   * markdown: a PR comment or $GITHUB_STEP_SUMMARY: the verdict in one line, a table of the modules that

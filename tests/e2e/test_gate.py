@@ -457,6 +457,14 @@ class CampaignTest(DaemonTestCase):
             "jit_tau": ("(f32[1024]) -> f32[1024]", "(f32[1024]) -> (f32[512], f32[512])")})
         out = xladb("diff", "r1", "r2", "--db", db, check_rc=0)
         self.assertIn("jit_retrace: 3 → 2 compiles", out.stderr)
+        # The diff page (the gate as a page) shows the reshaped pairs with both signatures and the roll-up.
+        page = os.path.join(self.tmp, "diff.html")
+        xladb("report", "r2", "--baseline", "r1", "--db", db, "--output", page, check_rc=0)
+        html = read(page)
+        self.assertIn("Reshaped: <code>(c128[21,9,8,8]) -&gt; c128[21,9,8,8]</code> (#5) → "
+                      "<code>(c128[21,9,4,4]) -&gt; c128[21,9,4,4]</code>", html)
+        self.assertIn("0 regressed · 0 improved · 2 reshaped · 0 added · 1 removed", html)
+        self.assertIn("jit_retrace: 3 → 2 compiles, largest total_bytes 576 B → 320 B (-44%)", html)
         d = self.start(db=db)
         for args in (("diff", "r1", "r2"), ("check", "r2", "--baseline", "r1"),
                      ("check", "r2", "--baseline", "r1", "--on-reshaped", "judge", "--by-name", "all")):
