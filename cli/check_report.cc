@@ -28,14 +28,19 @@ std::string StatusName(Module::Status s) { return Lower(Module::Status_Name(s));
 std::string VerdictName(v1::CheckRunResponse::Verdict v) { return Lower(v1::CheckRunResponse::Verdict_Name(v)); }
 std::string ChangeName(v1::BufferChange::Change c) { return Lower(v1::BufferChange::Change_Name(c)); }
 
-bool Listed(const Module& m) { return m.status() != Module::UNCHANGED && m.status() != Module::IGNORED; }
-bool Explained(const Module& m) { return m.status() == Module::REGRESSED || m.status() == Module::ACCEPTED; }
+using service::PercentChange;
 
-std::string Percent(int64_t baseline, int64_t delta) {
-  if (baseline <= 0) return delta == 0 ? "0%" : "new";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%+.1f%%", 100.0 * static_cast<double>(delta) / static_cast<double>(baseline));
-  return buf;
+// Unchanged modules are listed only when they are a reshaped pair (judged unchanged: the signatures changed).
+bool Listed(const Module& m) {
+  return (m.status() != Module::UNCHANGED || m.reshaped()) && m.status() != Module::IGNORED;
+}
+// Modules with an explanation: regressed, accepted, and reshaped pairs whose figures differ.
+bool Explained(const Module& m) { return !m.attribution_scope().empty(); }
+
+// "(f32[8]) -> f32[8] → (f32[4]) -> f32[4]" for a reshaped pair, else "".
+std::string SignatureChange(const Module& m) {
+  if (!m.reshaped()) return {};
+  return m.baseline_entry_signature() + " → " + m.entry_signature();
 }
 
 std::string ModuleLabel(const Module& m) {
@@ -51,7 +56,7 @@ std::string MetricCell(const v1::MetricDelta& d) {
   if (d.current() < 0) return HumanBytes(d.baseline()) + " → –";
   if (d.delta() == 0) return HumanBytes(d.current());
   return HumanBytes(d.baseline()) + " → " + HumanBytes(d.current()) + " (" + HumanBytes(d.delta(), true) + ", " +
-         Percent(d.baseline(), d.delta()) + ")";
+         PercentChange(d.baseline(), d.delta()) + ")";
 }
 
 int64_t ChangeSize(const Module& m) {
@@ -78,10 +83,11 @@ std::string SourceLabel(const std::string& source) { return source.empty() ? "(n
 
 std::string PeakLine(const Module& m) {
   if (m.baseline_peak_time() < 0 || m.current_peak_time() < 0) return {};
+  const std::string peak = m.peak_metric() == "live_peak_padded_bytes" ? "The padded live peak" : "XLA's peak";
   if (m.baseline_peak_time() == m.current_peak_time()) {
-    return "The peak stayed at t=" + std::to_string(m.current_peak_time()) + " of the schedule.";
+    return peak + " stayed at t=" + std::to_string(m.current_peak_time()) + " of the schedule.";
   }
-  return "The peak moved from t=" + std::to_string(m.baseline_peak_time()) + " of " +
+  return peak + " moved from t=" + std::to_string(m.baseline_peak_time()) + " of " +
          std::to_string(m.baseline_schedule_length()) + " to t=" + std::to_string(m.current_peak_time()) + " of " +
          std::to_string(m.current_schedule_length()) + ".";
 }
@@ -91,6 +97,7 @@ std::string BufferName(const v1::BufferChange& b) {
 }
 
 std::string SummaryCounts(const v1::CheckRunResponse& r) {
+  if (!r.summary_line().empty()) return r.summary_line();
   const auto& s = r.summary();
   std::string out = std::to_string(s.regressed()) + (s.regressed() == 1 ? " module" : " modules") + " regressed, " +
                     std::to_string(s.improved()) + " improved, " + std::to_string(s.unchanged()) + " unchanged";
@@ -120,7 +127,7 @@ std::string RenderJson(const v1::CheckRunResponse& r) {
   const auto& s = r.summary();
   j["summary"] = {{"regressed", s.regressed()}, {"improved", s.improved()}, {"unchanged", s.unchanged()},
                   {"added", s.added()},         {"removed", s.removed()},   {"ambiguous", s.ambiguous()},
-                  {"accepted", s.accepted()},   {"ignored", s.ignored()}};
+                  {"accepted", s.accepted()},   {"ignored", s.ignored()},   {"reshaped", s.reshaped()}};
   j["modules"] = Json::array();
   for (const auto& m : r.modules()) {
     Json o;
@@ -170,8 +177,11 @@ std::string RenderJson(const v1::CheckRunResponse& r) {
                    {"moved", m.baseline_peak_time() >= 0 && m.current_peak_time() >= 0 &&
                                  m.baseline_peak_time() != m.current_peak_time()},
                    {"baseline_schedule_length", OrNull(m.baseline_schedule_length())},
-                   {"current_schedule_length", OrNull(m.current_schedule_length())}};
+                   {"current_schedule_length", OrNull(m.current_schedule_length())},
+                   {"metric", m.peak_metric()}};
     }
+    o["baseline_entry_signature"] = m.baseline_entry_signature();
+    o["reshaped"] = m.reshaped();
     j["modules"].push_back(std::move(o));
   }
   j["retraces"] = Json::array();
@@ -182,6 +192,29 @@ std::string RenderJson(const v1::CheckRunResponse& r) {
                              {"baseline_compiles", c.baseline_compiles()},
                              {"current_compiles", c.current_compiles()},
                              {"failed", c.failed()}});
+  }
+  j["by_name"] = Json::array();
+  for (const auto& n : r.by_name()) {
+    Json metrics = Json::object();
+    for (const auto& m : n.metrics()) {
+      metrics[m.metric()] = {{"baseline_max", OrNull(m.baseline_max())}, {"current_max", OrNull(m.current_max())},
+                             {"baseline_sum", OrNull(m.baseline_sum())}, {"current_sum", OrNull(m.current_sum())}};
+    }
+    j["by_name"].push_back({{"module", n.module()},
+                            {"stage", n.stage()},
+                            {"folder", n.folder()},
+                            {"compiles", {{"baseline", n.baseline_compiles()}, {"current", n.current_compiles()}}},
+                            {"metrics", std::move(metrics)}});
+  }
+  j["error_files"] = Json::array();
+  for (const auto& f : r.error_files()) {
+    j["error_files"].push_back({{"run", f.run_name()},
+                                {"path", f.path()},
+                                {"kind", f.kind()},
+                                {"reason", f.reason()},
+                                {"module", OrNull(f.module())},
+                                {"xla_module_id", OrNull(f.xla_module_id())},
+                                {"judged", f.judged()}});
   }
   return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
@@ -207,6 +240,10 @@ std::string DetailsBlock(const Module& m) {
   std::string out = "<details><summary>" + HtmlCodeInMarkdown(ModuleLabel(m)) + " (" +
                     HtmlCodeInMarkdown(m.stage()) + "): " + StatusName(m.status()) + "</summary>\n\n";
   if (m.status() == Module::ACCEPTED) out += "Accepted: " + MarkdownText(m.accepted_reason()) + "\n\n";
+  if (m.reshaped()) {
+    out += "Reshaped: " + MarkdownCode(m.baseline_entry_signature()) + " → " + MarkdownCode(m.entry_signature()) +
+           "\n\n";
+  }
   for (const auto& l : m.by_source()) {
     out += "- " + HumanBytes(l.delta(), true) + " from " + MarkdownCode(SourceLabel(l.source())) + " (" +
            std::to_string(l.buffers()) + (l.buffers() == 1 ? " buffer)" : " buffers)") + "\n";
@@ -275,6 +312,33 @@ std::string RenderMarkdown(const v1::CheckRunResponse& r, size_t max_bytes) {
       left_out += std::string(left_out.empty() ? "" : " and ") + std::to_string(wanted - blocks) + " module details";
     }
   }
+  std::string reshaped;
+  for (const auto& m : r.modules()) {
+    if (!m.reshaped()) continue;
+    reshaped += "- " + MarkdownCode(ModuleLabel(m)) + " (" + MarkdownCode(m.stage()) + "), was #" +
+                std::to_string(m.baseline_xla_module_id()) + ": " + MarkdownCode(m.baseline_entry_signature()) +
+                " → " + MarkdownCode(m.entry_signature()) + "\n";
+  }
+  if (!reshaped.empty() && out.size() + reshaped.size() < max_bytes - std::min(max_bytes, size_t{2048})) {
+    out += "**Reshaped (same jit name, other entry signature):**\n\n" + reshaped + "\n";
+  } else if (!reshaped.empty()) {
+    left_out += std::string(left_out.empty() ? "" : " and ") + "the reshaped pairs";
+  }
+  if (r.by_name_size() > 0) {
+    std::string section = "**By jit name:**\n\n";
+    for (const auto& n : r.by_name()) {
+      // The name in a code span; the rest is xladb's own words and numbers.
+      const std::string name = n.folder().empty() ? n.module() : n.folder() + "/" + n.module();
+      std::string line = RollupText(n, "\x01");
+      line.replace(line.find('\x01'), 1, MarkdownCode(name));
+      section += "- " + line + "\n";
+      if (out.size() + section.size() > max_bytes - std::min(max_bytes, size_t{1536})) {
+        section += "- …\n";
+        break;
+      }
+    }
+    out += section + "\n";
+  }
   if (r.retraces_size() > 0) {
     std::string section = "**Compile counts that changed:**\n\n";
     for (const auto& c : r.retraces()) {
@@ -342,14 +406,20 @@ std::string RenderJunit(const v1::CheckRunResponse& r) {
         ++failures;
         std::string text = MetricSummary(m) + "\n";
         for (const auto& l : m.by_source()) {
-          text += HumanBytes(l.delta(), true) + " from " + SourceLabel(l.source()) + " (" + std::to_string(l.buffers()) + " buffers)\n";
+          text += HumanBytes(l.delta(), true) + " from " + SourceLabel(l.source()) + " (" +
+                  std::to_string(l.buffers()) + (l.buffers() == 1 ? " buffer)\n" : " buffers)\n");
         }
+        if (m.reshaped()) text = "reshaped: " + SignatureChange(m) + "\n" + text;
         cases += "<failure message=\"" + Xml("regressed: " + MetricSummary(m)) + "\">" + Xml(text) + "</failure>";
         break;
       }
       case Module::AMBIGUOUS:
         ++errors;
         cases += "<error message=\"" + Xml("ambiguous match (by order): " + MetricSummary(m)) + "\"/>";
+        break;
+      case Module::RESHAPED:
+        ++skipped;
+        cases += "<skipped message=\"" + Xml("reshaped: " + SignatureChange(m) + "; " + MetricSummary(m)) + "\"/>";
         break;
       case Module::ADDED:
       case Module::REMOVED:
@@ -382,6 +452,7 @@ std::string RenderTable(const v1::CheckRunResponse& r) {
   for (const Module* m : Ordered(r)) {
     out += "\n" + StatusName(m->status()) + "  " + Shown(ModuleLabel(*m)) + "  " + Shown(m->stage()) +
            (m->matched_by().empty() ? "" : "  (matched by " + Shown(m->matched_by()) + ")") + "\n";
+    if (m->reshaped()) out += "    signature: " + Shown(SignatureChange(*m)) + "\n";
     for (const auto& d : m->metrics()) out += "    " + d.metric() + ": " + MetricCell(d) + (d.regressed() ? "  REGRESSED" : "") + "\n";
     if (!Explained(*m)) continue;
     if (m->status() == Module::ACCEPTED) out += "    accepted: " + Shown(m->accepted_reason()) + "\n";
@@ -402,10 +473,32 @@ std::string RenderTable(const v1::CheckRunResponse& r) {
     out += "\ncompiles: " + Shown(c.module()) + " (" + Shown(c.stage()) + ") " + std::to_string(c.current_compiles()) +
            ", was " + std::to_string(c.baseline_compiles()) + (c.failed() ? "  FAILS" : "") + "\n";
   }
+  if (r.by_name_size() > 0) out += "\nby jit name:\n";
+  for (const auto& n : r.by_name()) {
+    out += "  " + Shown(RollupText(n, n.folder().empty() ? n.module() : n.folder() + "/" + n.module())) + " (" +
+           Shown(n.stage()) + ")\n";
+  }
+  for (const auto& f : r.error_files()) {
+    const std::string module = f.module().empty() ? std::string() : " (" + f.module() + "#" +
+                               std::to_string(f.xla_module_id()) + ")";
+    out += "\n" + std::string(f.judged() ? "missing data: " : "error (not judged): ") + Shown(f.run_name()) + ": " +
+           Shown(f.path()) + Shown(module) + ": " + Shown(f.reason()) + "\n";
+  }
   return out;
 }
 
 }  // namespace
+
+std::string RollupText(const v1::NameRollup& n, const std::string& shown_name) {
+  for (const auto& m : n.metrics()) {
+    if (m.metric() == n.headline_metric()) {
+      return service::RollupLine(shown_name, n.baseline_compiles(), n.current_compiles(), m.metric(), m.baseline_max(),
+                                 m.current_max());
+    }
+  }
+  return shown_name + ": " + std::to_string(n.baseline_compiles()) + " → " + std::to_string(n.current_compiles()) +
+         (n.current_compiles() == 1 ? " compile" : " compiles");
+}
 
 std::optional<CheckReportFormat> ParseCheckReportFormat(std::string_view name) {
   if (name == "table") return CheckReportFormat::kTable;

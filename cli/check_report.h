@@ -1,4 +1,5 @@
 // Renders the gate's answer (a CheckRunResponse) for people and tools:
+// Every format shows the reshaped pairs with both entry signatures and the roll-up by jit name (by_name).
 //   * table:    plain text for a terminal;
 //   * json:     the stable schema of docs/check-json.md, for other tools;
 //   * markdown: a PR comment or $GITHUB_STEP_SUMMARY: the verdict in one line, a table of the modules that
@@ -25,6 +26,9 @@ std::optional<CheckReportFormat> ParseCheckReportFormat(std::string_view name);
 
 // Markdown stays under this (GitHub's step summary limit is 1 MiB).
 inline constexpr size_t kMaxMarkdownBytes = (size_t{1} << 20) - 4096;
+
+// One jit name's roll-up in a line (service::RollupLine over its headline metric), under `shown_name`.
+std::string RollupText(const v1::NameRollup& n, const std::string& shown_name);
 
 std::string RenderCheckReport(const v1::CheckRunResponse& report, CheckReportFormat format,
                               size_t max_markdown_bytes = kMaxMarkdownBytes);

@@ -7,7 +7,9 @@
 #include <initializer_list>
 #include <limits>
 #include <sstream>
+#include <utility>
 
+#include "store/check_run.h"
 #include "store/module_metrics.h"
 #include "store/name_pattern.h"
 
@@ -139,7 +141,7 @@ Status Strings(const TableReader& r, std::string_view key, std::vector<std::stri
 Status Read(const toml::table& root, const std::string& source, v1::CheckRunRequest* req) {
   TableReader top(root, "", source);
   if (Status st = top.OnlyKeys({"metrics", "max_growth_bytes", "max_growth_percent", "fail_on_retrace_growth",
-                                "ignore", "module", "accept"});
+                                "ignore", "module", "accept", "on_added", "on_removed", "on_reshaped"});
       !st.ok()) {
     return st;
   }
@@ -165,6 +167,21 @@ Status Read(const toml::table& root, const std::string& source, v1::CheckRunRequ
   bool fail_retraces = req->fail_on_retrace_growth();
   if (Status st = top.Bool("fail_on_retrace_growth", &fail_retraces); !st.ok()) return st;
   req->set_fail_on_retrace_growth(fail_retraces);
+  for (const auto& [key, judge_allowed] : {std::pair<const char*, bool>{"on_added", false}, {"on_removed", false},
+                                           {"on_reshaped", true}}) {
+    std::string policy;
+    if (Status st = top.Text(key, false, &policy); !st.ok()) return st;
+    if (!top.Get(key)) continue;
+    auto parsed = store::ParseUnmatchedPolicy(policy);
+    if (!parsed || (*parsed == store::UnmatchedPolicy::kJudge && !judge_allowed)) {
+      const char* known = judge_allowed ? "report, judge, fail or inconclusive" : "report, fail or inconclusive";
+      return Status::InvalidArgument(top.Where(*top.Get(key), key) + ": unknown policy '" + policy + "' (" + known +
+                                     ")");
+    }
+    if (std::string_view(key) == "on_added") req->set_on_added(policy);
+    if (std::string_view(key) == "on_removed") req->set_on_removed(policy);
+    if (std::string_view(key) == "on_reshaped") req->set_on_reshaped(policy);
+  }
   std::vector<std::string> ignore;
   if (Status st = Strings(top, "ignore", &ignore); !st.ok()) return st;
   for (const auto& g : ignore) {

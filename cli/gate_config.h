@@ -5,6 +5,9 @@
 //   max_growth_bytes = 0                                   # integer >= 0
 //   max_growth_percent = 0.0                               # number >= 0
 //   fail_on_retrace_growth = false
+//   on_added = "report"                                    # report | fail | inconclusive
+//   on_removed = "report"                                  # report | fail | inconclusive
+//   on_reshaped = "report"                                 # report | judge | fail | inconclusive
 //   ignore = ["jit_debug_*"]                               # GLOB patterns
 //   [[module]]                                             # the first matching entry applies
 //   pattern = "jit_train_step*"                            # required
@@ -17,8 +20,9 @@
 //   reason = "PR #1234: larger FFT plan"                   # required
 //
 // Errors are values: kInvalidArgument naming the file, the key (`accept[2].reason`) and its line, for TOML
-// syntax errors, unknown keys, wrong types, negative numbers, unknown metrics, bad patterns and missing
-// required values; kNotFound / kIoError for a file that cannot be read. Thread-compatible (no shared state).
+// syntax errors, unknown keys, wrong types, negative numbers, unknown metrics, unknown policies, bad patterns
+// and missing required values; kNotFound / kIoError for a file that cannot be read. Thread-compatible (no
+// shared state).
 #ifndef XLADB_CLI_GATE_CONFIG_H_
 #define XLADB_CLI_GATE_CONFIG_H_
 
@@ -30,7 +34,8 @@
 
 namespace xladb::cli {
 
-// Fills metrics, limit, module_limits, ignore, accepted and fail_on_retrace_growth of `request` from FILE.
+// Fills metrics, limit, module_limits, ignore, accepted, fail_on_retrace_growth and the on_* policies of
+// `request` from FILE.
 [[nodiscard]] Status LoadGateConfig(const std::string& path, v1::CheckRunRequest* request);
 // The same from text; `source_name` names it in messages.
 [[nodiscard]] Status ParseGateConfig(std::string_view toml_text, const std::string& source_name,

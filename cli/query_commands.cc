@@ -303,7 +303,7 @@ int CmdDiff(QueryBackend& b, OutputFormat format, const DiffArgs& a) {
   if (!st.ok()) return b.Fail(st);
   ResultPrinter p(format, stdout);
   p.SetColumns({"change", "module", "xla_ids", "stage", "buffer", "matched_by", "peak_a", "peak_b", "delta",
-                "total_a", "total_b", "size_a", "size_b", "source"});
+                "total_a", "total_b", "size_a", "size_b", "source", "signature_a", "signature_b"});
   const Cell none{"", true, false};
   for (const auto& m : resp.modules()) {
     Cell delta = (m.peak_a() >= 0 && m.peak_b() >= 0) ? Signed(m.peak_b() - m.peak_a()) : none;
@@ -312,7 +312,7 @@ int CmdDiff(QueryBackend& b, OutputFormat format, const DiffArgs& a) {
     std::string module = m.folder().empty() ? m.module_name() : m.folder() + "/" + m.module_name();
     p.AddRow({Txt(v1::ModuleChange::Change_Name(m.change())), Txt(module), Txt(ids), Txt(m.stage()), Txt(""),
               Txt(m.matched_by()), Opt(m.peak_a()), Opt(m.peak_b()), delta, Opt(m.total_a()), Opt(m.total_b()), none,
-              none, Txt("")});
+              none, Txt(""), Txt(m.entry_signature_a()), Txt(m.xla_module_id_b() >= 0 ? m.entry_signature() : "")});
     for (const auto& bc : m.buffers()) {
       // A renamed buffer shows both names.
       std::string name = !bc.instruction_b().empty() ? bc.instruction_b() : bc.instruction_a();
@@ -321,7 +321,7 @@ int CmdDiff(QueryBackend& b, OutputFormat format, const DiffArgs& a) {
       }
       p.AddRow({Txt("  " + v1::BufferChange::Change_Name(bc.change())), Txt(module), Txt(""), Txt(m.stage()),
                 Txt(name + bc.shape_index()), Txt(bc.matched_by()), none, none, Signed(bc.delta()), none, none,
-                Opt(bc.size_a()), Opt(bc.size_b()), Txt(bc.source())});
+                Opt(bc.size_a()), Opt(bc.size_b()), Txt(bc.source()), Txt(""), Txt("")});
     }
     if (m.buffer_changes() > m.buffers_size()) {
       std::fprintf(stderr, "%s: %lld buffer changes, %d shown (--buffers N)\n",
@@ -330,9 +330,20 @@ int CmdDiff(QueryBackend& b, OutputFormat format, const DiffArgs& a) {
     }
   }
   p.Finish();
-  std::fprintf(stderr, "%lld changed, %lld added, %lld removed, %lld unchanged\n",
-               static_cast<long long>(resp.changed()), static_cast<long long>(resp.added()),
-               static_cast<long long>(resp.removed()), static_cast<long long>(resp.unchanged()));
+  int64_t reshaped = 0;
+  for (const auto& m : resp.modules()) reshaped += m.matched_by() == "name";
+  std::fprintf(stderr,
+               "%lld changed (%lld of them reshaped: matched by name), %lld added, %lld removed, %lld unchanged\n",
+               static_cast<long long>(resp.changed()), static_cast<long long>(reshaped),
+               static_cast<long long>(resp.added()), static_cast<long long>(resp.removed()),
+               static_cast<long long>(resp.unchanged()));
+  // The roll-up by jit name, for people: the machine formats have it from the DiffRuns RPC (by_name).
+  if (resp.by_name_size() > 0) std::fprintf(stderr, "by jit name:\n");
+  for (const auto& n : resp.by_name()) {
+    const std::string line = RollupText(n, n.folder().empty() ? n.module() : n.folder() + "/" + n.module());
+    std::fprintf(stderr, "  %s (%s)\n", ingest::EscapeControlCharacters(line).c_str(),
+                 ingest::EscapeControlCharacters(n.stage()).c_str());
+  }
   return kExitOk;
 }
 
@@ -436,6 +447,10 @@ int CmdCheck(QueryBackend& b, const CheckArgs& a) {
   if (a.max_growth_percent) req.mutable_limit()->set_max_growth_percent(*a.max_growth_percent);
   for (const auto& g : a.ignore) req.add_ignore(g);
   if (a.fail_on_retrace_growth) req.set_fail_on_retrace_growth(true);
+  if (!a.on_added.empty()) req.set_on_added(a.on_added);
+  if (!a.on_removed.empty()) req.set_on_removed(a.on_removed);
+  if (!a.on_reshaped.empty()) req.set_on_reshaped(a.on_reshaped);
+  req.set_by_name_all(a.by_name == "all");
   req.set_max_attribution(static_cast<int32_t>(a.max_attribution));
   v1::CheckRunResponse resp;
   grpc::Status st = b.CheckRun(req, &resp);

@@ -85,6 +85,8 @@ struct CheckArgs {
   std::string output;                     // write the report here instead of stdout ("" = stdout)
   int64_t max_attribution = 20;
   std::string report_url;                 // markdown: link to the HTML report of this check ("" = none)
+  std::string on_added, on_removed, on_reshaped;  // policies ("" = the config's, else report)
+  std::string by_name = "changed";        // "changed" or "all": the roll-up rows shown
 };
 int CmdCheck(QueryBackend& b, const CheckArgs& a);
 

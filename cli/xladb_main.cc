@@ -367,6 +367,16 @@ int main(int argc, char** argv) {
   check->add_option("--ignore", check_args.ignore, "Leave modules matching this GLOB out (repeatable)");
   check->add_flag("--fail-on-retrace-growth", check_args.fail_on_retrace_growth,
                   "Fail when a jit name is compiled more often than in the baseline");
+  check->add_option("--on-added", check_args.on_added, "A module only in RUN: report (default), fail or inconclusive")
+      ->check(CLI::IsMember({"report", "fail", "inconclusive"}));
+  check->add_option("--on-removed", check_args.on_removed,
+                    "A module only in the baseline: report (default), fail or inconclusive")
+      ->check(CLI::IsMember({"report", "fail", "inconclusive"}));
+  check->add_option("--on-reshaped", check_args.on_reshaped,
+                    "A reshaped pair (same jit name, other signature): report (default), judge, fail or inconclusive")
+      ->check(CLI::IsMember({"report", "judge", "fail", "inconclusive"}));
+  check->add_option("--by-name", check_args.by_name, "The roll-up by jit name: changed (default) or all")
+      ->check(CLI::IsMember({"changed", "all"}));
   check->add_option("--output", check_args.output, "Write the report to this file (e.g. $GITHUB_STEP_SUMMARY)");
   check->add_option("--attribution", check_args.max_attribution, "Buffer changes listed per regressed module")
       ->check(CLI::Range(1, 100000));

@@ -1,5 +1,6 @@
-// Byte counts for people: "+64.0 MiB", "-512 B", in binary units, exact under 1 KiB. The one spelling that
-// the CLI's tables and reports and the HTML pages share. Pure function; thread-safe.
+// Byte counts for people: "+64.0 MiB", "-512 B", in binary units, exact under 1 KiB; percentages of change;
+// the jit-name roll-up line. The one spelling that the CLI's tables and reports and the HTML pages share.
+// Pure functions; thread-safe.
 #ifndef XLADB_SERVICE_HUMAN_BYTES_H_
 #define XLADB_SERVICE_HUMAN_BYTES_H_
 
@@ -10,6 +11,15 @@ namespace xladb::service {
 
 // `sign` writes a '+' before positive counts (for deltas).
 std::string HumanBytes(int64_t bytes, bool sign = false);
+
+// A change in percent of `baseline`, signed, with at least two significant digits: "+0.019%", "-75%",
+// "+1.5%", "0%"; "new" when the baseline is 0 or unknown and the delta is not 0.
+std::string PercentChange(int64_t baseline, int64_t delta);
+
+// The roll-up of one jit name in a line: "jit__x: 8 → 4 compiles, largest total_bytes 41.5 MiB → 10.4 MiB
+// (-75%)"; maxima < 0 are unknown ("–"). `name` goes in as given (callers escape it for their medium).
+std::string RollupLine(const std::string& name, int64_t baseline_compiles, int64_t current_compiles,
+                       const std::string& metric, int64_t baseline_max, int64_t current_max);
 
 }  // namespace xladb::service
 

@@ -97,6 +97,7 @@ v1::CheckedModule::Status ToProto(store::CheckedModule::Status s) {
     case S::kAmbiguous: return v1::CheckedModule::AMBIGUOUS;
     case S::kAccepted: return v1::CheckedModule::ACCEPTED;
     case S::kIgnored: return v1::CheckedModule::IGNORED;
+    case S::kReshaped: return v1::CheckedModule::RESHAPED;
   }
   return v1::CheckedModule::STATUS_UNSPECIFIED;
 }
@@ -371,6 +372,39 @@ Status AnswerTopBuffers(store::Database& db, const v1::TopBuffersRequest& reques
   return Status::Ok();
 }
 
+namespace {
+
+void ToProto(const store::NameRollup& n, v1::NameRollup* out) {
+  out->set_module(n.module);
+  out->set_stage(n.stage);
+  out->set_folder(n.folder);
+  out->set_baseline_compiles(n.baseline_compiles);
+  out->set_current_compiles(n.current_compiles);
+  out->set_changed(n.changed);
+  if (const store::MetricRollup* h = n.headline()) out->set_headline_metric(h->metric);
+  for (const auto& m : n.metrics) {
+    auto* metric = out->add_metrics();
+    metric->set_metric(m.metric);
+    metric->set_baseline_max(m.baseline_max);
+    metric->set_current_max(m.current_max);
+    metric->set_baseline_sum(m.baseline_sum);
+    metric->set_current_sum(m.current_sum);
+  }
+}
+
+// A CheckRunRequest policy field: "" is report.
+StatusOr<store::UnmatchedPolicy> PolicyFromProto(const char* field, const std::string& name, bool judge_allowed) {
+  if (name.empty()) return store::UnmatchedPolicy::kReport;
+  auto policy = store::ParseUnmatchedPolicy(name);
+  if (!policy || (*policy == store::UnmatchedPolicy::kJudge && !judge_allowed)) {
+    return Status::InvalidArgument(std::string(field) + " '" + name + "' is not a policy (report, " +
+                                   (judge_allowed ? "judge, " : "") + "fail or inconclusive)");
+  }
+  return *policy;
+}
+
+}  // namespace
+
 Status AnswerDiffRuns(store::Database& db, const v1::DiffRunsRequest& request, v1::DiffRunsResponse* resp) {
   const auto* req = &request;
   if (Status c = CheckCount("max_buffers", req->max_buffers(), 100000); !c.ok()) return c;
@@ -409,7 +443,9 @@ Status AnswerDiffRuns(store::Database& db, const v1::DiffRunsRequest& request, v
     out->set_buffer_changes(m.buffer_changes);
     for (const auto& b : m.buffers) ToProto(b, out->add_buffers());
     for (const auto& s : m.by_source) ToProto(s, out->add_by_source());
+    out->set_entry_signature_a(m.entry_signature_a);
   }
+  for (const auto& n : diff->by_name) ToProto(n, resp->add_by_name());
   resp->set_added(diff->added);
   resp->set_removed(diff->removed);
   resp->set_changed(diff->changed);
@@ -432,6 +468,16 @@ Status AnswerCheckRun(store::Database& db, const v1::CheckRunRequest& req, v1::C
   for (const auto& a : req.accepted()) o.accepted.push_back({a.pattern(), a.metric(), a.up_to_bytes(), a.reason()});
   o.fail_on_retrace_growth = req.fail_on_retrace_growth();
   o.max_attribution = req.max_attribution() > 0 ? req.max_attribution() : 20;
+  auto on_added = PolicyFromProto("on_added", req.on_added(), false);
+  if (!on_added.ok()) return on_added.status();
+  auto on_removed = PolicyFromProto("on_removed", req.on_removed(), false);
+  if (!on_removed.ok()) return on_removed.status();
+  auto on_reshaped = PolicyFromProto("on_reshaped", req.on_reshaped(), true);
+  if (!on_reshaped.ok()) return on_reshaped.status();
+  o.on_added = *on_added;
+  o.on_removed = *on_removed;
+  o.on_reshaped = *on_reshaped;
+  o.by_name_all = req.by_name_all();
   auto result = store::CheckRun(db, o);
   if (!result.ok()) return result.status();
   const store::CheckResult& r = *result;
@@ -453,6 +499,8 @@ Status AnswerCheckRun(store::Database& db, const v1::CheckRunRequest& req, v1::C
   summary->set_ambiguous(r.ambiguous);
   summary->set_accepted(r.accepted);
   summary->set_ignored(r.ignored);
+  summary->set_reshaped(r.reshaped);
+  resp->set_summary_line(r.summary_line);
   for (const auto& m : r.metrics) resp->add_metrics(m);
   for (const auto& m : r.modules) {
     auto* out = resp->add_modules();
@@ -490,6 +538,20 @@ Status AnswerCheckRun(store::Database& db, const v1::CheckRunRequest& req, v1::C
       out->set_baseline_schedule_length(a.baseline_schedule_length);
       out->set_current_schedule_length(a.current_schedule_length);
     }
+    out->set_baseline_entry_signature(m.baseline_entry_signature);
+    out->set_reshaped(m.reshaped);
+    out->set_peak_metric(m.peak_metric);
+  }
+  for (const auto& n : r.by_name) ToProto(n, resp->add_by_name());
+  for (const auto& f : r.error_files) {
+    auto* out = resp->add_error_files();
+    out->set_run_name(f.run);
+    out->set_path(f.path);
+    out->set_kind(f.kind);
+    out->set_reason(f.reason);
+    out->set_module(f.module);
+    out->set_xla_module_id(f.xla_module_id);
+    out->set_judged(f.judged);
   }
   for (const auto& c : r.retraces) {
     auto* out = resp->add_retraces();

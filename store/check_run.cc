@@ -5,6 +5,7 @@
 #include <set>
 #include <tuple>
 
+#include "ingest/dump_name.h"
 #include "store/module_match.h"
 #include "store/module_metrics.h"
 #include "store/queries.h"
@@ -95,7 +96,7 @@ StatusOr<Baseline> ResolveBaseline(SqlConnection& sql, const std::string& select
   auto q = sql.Prepare("SELECT run_id, name FROM runs WHERE name = ?");
   q->Bind(1, selector);
   pick(*q);
-  if (!b.run_id) b.missing = "baseline run '" + selector + "' not found";
+  if (!b.run_id) return Status::NotFound("no run named '" + selector + "' (the baseline)");
   return b;
 }
 
@@ -134,14 +135,15 @@ int StatusRank(CheckedModule::Status s) {
   switch (s) {
     case S::kRegressed: return 0;
     case S::kAmbiguous: return 1;
-    case S::kAdded: return 2;
-    case S::kRemoved: return 3;
-    case S::kAccepted: return 4;
-    case S::kImproved: return 5;
-    case S::kUnchanged: return 6;
-    case S::kIgnored: return 7;
+    case S::kReshaped: return 2;
+    case S::kAdded: return 3;
+    case S::kRemoved: return 4;
+    case S::kAccepted: return 5;
+    case S::kImproved: return 6;
+    case S::kUnchanged: return 7;
+    case S::kIgnored: return 8;
   }
-  return 7;
+  return 8;
 }
 
 // The size of a module's change, for ordering: its largest growth (regressed) or |change| (others).
@@ -169,6 +171,10 @@ Status CheckOptionsValid(const CheckOptions& o, const std::vector<std::string>& 
       return Status::InvalidArgument("module limit '" + l.pattern + "': growth limits must not be negative");
     }
   }
+  if (o.on_added == UnmatchedPolicy::kJudge || o.on_removed == UnmatchedPolicy::kJudge) {
+    return Status::InvalidArgument(
+        "on_added and on_removed are report, fail or inconclusive (judge is for on_reshaped)");
+  }
   for (const AcceptedRegression& a : o.accepted) {
     if (Status st = CheckGlobPattern(a.pattern, "accepted regression"); !st.ok()) return st;
     if (a.reason.empty()) return Status::InvalidArgument("accepted regression '" + a.pattern + "' needs a reason");
@@ -186,28 +192,223 @@ std::string Plural(int64_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
 
-void Conclude(CheckResult* r, const std::string& inconclusive_reason) {
+void Count(CheckedModule::Status status, CheckResult* r) {
+  using S = CheckedModule::Status;
+  switch (status) {
+    case S::kRegressed: ++r->regressed; break;
+    case S::kImproved: ++r->improved; break;
+    case S::kUnchanged: ++r->unchanged; break;
+    case S::kAdded: ++r->added; break;
+    case S::kRemoved: ++r->removed; break;
+    case S::kAmbiguous: ++r->ambiguous; break;
+    case S::kAccepted: ++r->accepted; break;
+    case S::kIgnored: ++r->ignored; break;
+    case S::kReshaped: ++r->reshaped; break;
+  }
+}
+
+bool IsPeakMetric(const std::string& metric) { return metric == "peak_bytes" || metric == "live_peak_padded_bytes"; }
+
+// One pair (or lone module) of the two runs, judged: its metrics, status and attribution.
+StatusOr<CheckedModule> CheckPair(Database& db, const CheckOptions& options, const std::vector<std::string>& metrics,
+                                  const ModuleRow* base, const ModuleRow* cur, const std::string& matched_by) {
+  using S = CheckedModule::Status;
+  const ModuleRow& any = cur ? *cur : *base;
+  CheckedModule m;
+  m.module = any.name;
+  m.stage = any.stage;
+  m.folder = any.folder;
+  m.entry_signature = any.entry_signature;
+  m.matched_by = matched_by;
+  m.reshaped = matched_by == "name";
+  if (cur) {
+    m.xla_module_id = cur->xla_module_id;
+    m.module_id = cur->module_id;
+    m.fingerprint = cur->fingerprint;
+  }
+  if (base) {
+    m.baseline_xla_module_id = base->xla_module_id;
+    m.baseline_module_id = base->module_id;
+    m.baseline_fingerprint = base->fingerprint;
+    m.baseline_entry_signature = base->entry_signature;
+  }
+  const bool judged = base && cur && (!m.reshaped || options.on_reshaped == UnmatchedPolicy::kJudge);
+  const GrowthLimit& limit = LimitFor(options, m.module);
+  bool regressed = false, shrank = false, differs = false, all_accepted = true;
+  bool totals_regressed = false, totals_differ = false;
+  bool xla_peak_regressed = false, padded_peak_regressed = false;
+  for (const std::string& name : metrics) {
+    MetricDelta d;
+    d.metric = name;
+    d.baseline = base ? base->metric(name) : -1;
+    d.current = cur ? cur->metric(name) : -1;
+    if (d.baseline >= 0 && d.current >= 0) d.delta = d.current - d.baseline;
+    d.regressed = judged && Exceeds(limit, d.baseline, d.delta);
+    if (d.regressed) {
+      regressed = true;
+      xla_peak_regressed |= name == "peak_bytes";
+      padded_peak_regressed |= name == "live_peak_padded_bytes";
+      if (const AcceptedRegression* a = AcceptanceFor(options, m.module, d)) {
+        if (m.accepted_reason.empty()) m.accepted_reason = a->reason;
+      } else {
+        all_accepted = false;
+      }
+    }
+    totals_regressed |= d.regressed && !IsPeakMetric(name);
+    totals_differ |= d.delta != 0 && !IsPeakMetric(name);
+    shrank |= d.delta < 0;
+    differs |= d.delta != 0;
+    m.metrics.push_back(std::move(d));
+  }
+  if (IsIgnored(options, m.module)) {
+    m.status = S::kIgnored;
+  } else if (!base || !cur) {
+    m.status = base ? S::kRemoved : S::kAdded;
+  } else if (!judged) {
+    m.status = S::kReshaped;
+  } else if (matched_by == "order" && differs) {
+    m.status = S::kAmbiguous;
+  } else if (regressed) {
+    m.status = all_accepted ? S::kAccepted : S::kRegressed;
+  } else {
+    m.status = shrank ? S::kImproved : S::kUnchanged;
+  }
+  if (m.status != S::kAccepted) m.accepted_reason.clear();
+  // Regressed and accepted modules are explained; so is a reshaped pair whose figures differ, whatever its
+  // status: the buffers say what its new shapes cost.
+  const bool explain = m.status == S::kRegressed || m.status == S::kAccepted || (m.reshaped && base && cur && differs);
+  if (!explain) return m;
+  // Buffers at the peak explain a peak; every value explains totals.
+  const bool totals = regressed ? totals_regressed : totals_differ;
+  auto attribution = AttributeChange(db, base->module_id, cur->module_id,
+                                     totals ? AttributionScope::kValues : AttributionScope::kPeakBuffers,
+                                     options.max_attribution);
+  if (!attribution.ok()) return attribution.status();
+  m.attribution = std::move(*attribution);
+  // The peak named is the peak of the metric that regressed: the padded live peak's time when only it did.
+  if (padded_peak_regressed && !xla_peak_regressed) {
+    m.peak_metric = "live_peak_padded_bytes";
+    m.attribution->baseline_peak_time = base->live_peak_padded_time;
+    m.attribution->current_peak_time = cur->live_peak_padded_time;
+  } else {
+    m.peak_metric = "peak_bytes";
+  }
+  return m;
+}
+
+// Every file with an error verdict in either run; judged when the compared metrics come from its kind.
+StatusOr<std::vector<ErrorFile>> ErrorFiles(SqlConnection& sql, int64_t baseline_run_id, int64_t run_id) {
+  static constexpr std::string_view kGateKinds[] = {"buffer_assignment", "buffer_assignment_values", "live_range",
+                                                    "memory_usage_report"};
+  static constexpr std::string_view kGateArtifacts[] = {"-buffer-assignment.txt", "-buffer-assignment-values.txt",
+                                                        "-live-range.txt", "-memory-usage-report.txt"};
+  auto q = sql.Prepare(
+      "SELECT r.name, f.path, f.kind, COALESCE(f.reason, '') FROM dump_files f JOIN runs r ON r.run_id = f.run_id "
+      "WHERE f.run_id IN (?, ?) AND f.verdict = 'error' ORDER BY r.run_time_us, r.run_id, f.path");
+  q->Bind(1, baseline_run_id);
+  q->Bind(2, run_id);
+  std::vector<ErrorFile> files;
+  while (q->Step()) {
+    ErrorFile f;
+    f.run = q->Text(0);
+    f.path = q->Text(1);
+    f.kind = q->Text(2);
+    f.reason = q->Text(3);
+    const size_t slash = f.path.rfind('/');
+    const ingest::DumpName name = ingest::ParseDumpName(slash == std::string::npos ? f.path : f.path.substr(slash + 1));
+    f.module = name.module_name;
+    f.xla_module_id = name.xla_module_id;
+    for (std::string_view k : kGateKinds) f.judged |= f.kind == k;
+    for (std::string_view a : kGateArtifacts) f.judged |= name.artifact == a;
+    files.push_back(std::move(f));
+  }
+  return files;
+}
+
+// The summary line: the judged statuses, then the added, removed and reshaped modules grouped by what
+// their policy makes of them.
+std::string SummaryLine(const CheckResult& r, const CheckOptions& o) {
+  std::string line = std::to_string(r.regressed) + " regressed, " + std::to_string(r.improved) + " improved, " +
+                     std::to_string(r.unchanged) + " unchanged";
+  if (r.accepted) line += ", " + std::to_string(r.accepted) + " accepted";
+  if (r.ambiguous) line += ", " + std::to_string(r.ambiguous) + " ambiguous";
+  if (r.ignored) line += ", " + std::to_string(r.ignored) + " ignored";
+  int64_t judged_reshaped = 0;
+  for (const CheckedModule& m : r.modules) {
+    judged_reshaped += m.reshaped && m.status != CheckedModule::Status::kReshaped;
+  }
+  if (judged_reshaped) line += "; " + std::to_string(judged_reshaped) + " reshaped (judged)";
+  struct Group {
+    UnmatchedPolicy policy;
+    const char* note;
+  };
+  for (const Group& g : {Group{UnmatchedPolicy::kReport, "reported, not judged"},
+                         Group{UnmatchedPolicy::kFail, "fail the gate"},
+                         Group{UnmatchedPolicy::kInconclusive, "leave the verdict open"}}) {
+    std::string part;
+    auto add = [&](UnmatchedPolicy policy, int64_t n, const char* what) {
+      if (policy == g.policy) part += (part.empty() ? "" : ", ") + std::to_string(n) + " " + what;
+    };
+    add(o.on_reshaped, r.reshaped, "reshaped");
+    add(o.on_added, r.added, "added");
+    add(o.on_removed, r.removed, "removed");
+    if (!part.empty()) line += "; " + part + " (" + g.note + ")";
+  }
+  return line;
+}
+
+void Conclude(CheckResult* r, const CheckOptions& o, const std::string& inconclusive_reason) {
   using V = CheckResult::Verdict;
+  using P = UnmatchedPolicy;
   int64_t failed_retraces = 0;
   for (const RetraceChange& c : r->retraces) failed_retraces += c.failed;
-  std::string counts = Plural(r->regressed, "module regressed", "modules regressed") + ", " +
-                       std::to_string(r->improved) + " improved, " + std::to_string(r->unchanged) + " unchanged";
-  if (r->added + r->removed + r->ambiguous > 0) {
-    counts += ", " + std::to_string(r->added) + " added, " + std::to_string(r->removed) + " removed, " +
-              std::to_string(r->ambiguous) + " ambiguous";
+  int64_t judged_errors = 0;
+  for (const ErrorFile& f : r->error_files) judged_errors += f.judged;
+  r->summary_line = SummaryLine(*r, o);
+  const std::string counts = r->summary_line + " against " + r->baseline;
+  std::vector<std::string> fails, open;
+  if (r->regressed > 0) fails.push_back(Plural(r->regressed, "module regressed", "modules regressed"));
+  if (failed_retraces > 0) fails.push_back(Plural(failed_retraces, "jit name", "jit names") + " compiled more often");
+  struct Unmatched {
+    UnmatchedPolicy policy;
+    int64_t count;
+    const char* one;
+    const char* many;
+  };
+  std::vector<std::string> unmatched_open;
+  for (const Unmatched& u : {Unmatched{o.on_added, r->added, "module added", "modules added"},
+                             Unmatched{o.on_removed, r->removed, "module removed", "modules removed"},
+                             Unmatched{o.on_reshaped, r->reshaped, "module reshaped", "modules reshaped"}}) {
+    if (u.count == 0) continue;
+    if (u.policy == P::kFail) fails.push_back(Plural(u.count, u.one, u.many));
+    if (u.policy == P::kInconclusive) unmatched_open.push_back(Plural(u.count, u.one, u.many));
   }
-  if (r->accepted > 0) counts += ", " + std::to_string(r->accepted) + " accepted";
-  counts += " against " + r->baseline;
-  if (r->regressed > 0 || failed_retraces > 0) {
+  if (!inconclusive_reason.empty()) open.push_back(inconclusive_reason);
+  if (r->ambiguous > 0) {
+    open.push_back(Plural(r->ambiguous, "module", "modules") + " matched only by order with other figures (ambiguous)");
+  }
+  if (judged_errors > 0) {
+    std::string modules;
+    for (const ErrorFile& f : r->error_files) {
+      if (!f.judged) continue;
+      const std::string name = f.module + (f.xla_module_id >= 0 ? "#" + std::to_string(f.xla_module_id) : "");
+      modules += (modules.empty() ? "" : ", ") + (name.empty() ? f.path : name) + " in '" + f.run + "'";
+    }
+    open.push_back(Plural(judged_errors, "file", "files") +
+                   " the compared metrics come from could not be read (error verdict): missing data for " + modules);
+  }
+  open.insert(open.end(), unmatched_open.begin(), unmatched_open.end());
+  auto join = [](const std::vector<std::string>& parts) {
+    std::string out;
+    for (const std::string& p : parts) out += (out.empty() ? "" : "; ") + p;
+    return out;
+  };
+  if (!fails.empty()) {
     r->verdict = V::kFail;
-    r->reason = counts;
-    if (failed_retraces > 0) r->reason += "; " + Plural(failed_retraces, "jit name", "jit names") + " compiled more often";
-  } else if (!inconclusive_reason.empty()) {
+    r->reason = counts + " (fails: " + join(fails) + ")";
+  } else if (!open.empty()) {
     r->verdict = V::kInconclusive;
-    r->reason = inconclusive_reason;
-  } else if (r->added + r->removed + r->ambiguous > 0) {
-    r->verdict = V::kInconclusive;
-    r->reason = counts + " (a module without a certain match cannot be judged)";
+    r->reason = counts + " (inconclusive: " + join(open) + ")";
   } else {
     r->verdict = V::kPass;
     r->reason = counts;
@@ -215,6 +416,24 @@ void Conclude(CheckResult* r, const std::string& inconclusive_reason) {
 }
 
 }  // namespace
+
+const char* UnmatchedPolicyName(UnmatchedPolicy policy) {
+  switch (policy) {
+    case UnmatchedPolicy::kReport: return "report";
+    case UnmatchedPolicy::kJudge: return "judge";
+    case UnmatchedPolicy::kFail: return "fail";
+    case UnmatchedPolicy::kInconclusive: return "inconclusive";
+  }
+  return "report";
+}
+
+std::optional<UnmatchedPolicy> ParseUnmatchedPolicy(std::string_view name) {
+  for (UnmatchedPolicy p : {UnmatchedPolicy::kReport, UnmatchedPolicy::kJudge, UnmatchedPolicy::kFail,
+                            UnmatchedPolicy::kInconclusive}) {
+    if (name == UnmatchedPolicyName(p)) return p;
+  }
+  return std::nullopt;
+}
 
 StatusOr<CheckResult> CheckRun(Database& db, const CheckOptions& options) {
   CheckResult result;
@@ -234,12 +453,10 @@ StatusOr<CheckResult> CheckRun(Database& db, const CheckOptions& options) {
     if (!baseline.ok()) return baseline.status();
     result.baseline = baseline->name;
     result.baseline_selected_by = baseline->selected_by;
-    if (baseline->run_id == run.run_id) {
-      return Status::InvalidArgument("the baseline is the checked run itself ('" + options.run + "')");
-    }
     if (!baseline->run_id) {
       result.verdict = CheckResult::Verdict::kInconclusive;
       result.reason = "no baseline: " + baseline->missing;
+      result.summary_line.clear();
       return result;
     }
 
@@ -270,82 +487,11 @@ StatusOr<CheckResult> CheckRun(Database& db, const CheckOptions& options) {
     }
 
     for (const ModulePair& p : runs->pairs) {
-      const ModuleRow* base = runs->Row(p.baseline_module_id);
-      const ModuleRow* cur = runs->Row(p.current_module_id);
-      const ModuleRow& any = cur ? *cur : *base;
-      CheckedModule m;
-      m.module = any.name;
-      m.stage = any.stage;
-      m.folder = any.folder;
-      m.entry_signature = any.entry_signature;
-      m.matched_by = p.matched_by;
-      if (cur) {
-        m.xla_module_id = cur->xla_module_id;
-        m.module_id = cur->module_id;
-        m.fingerprint = cur->fingerprint;
-      }
-      if (base) {
-        m.baseline_xla_module_id = base->xla_module_id;
-        m.baseline_module_id = base->module_id;
-        m.baseline_fingerprint = base->fingerprint;
-      }
-      const GrowthLimit& limit = LimitFor(options, m.module);
-      bool regressed = false, shrank = false, differs = false, all_accepted = true;
-      for (const std::string& name : result.metrics) {
-        MetricDelta d;
-        d.metric = name;
-        d.baseline = base ? base->metric(name) : -1;
-        d.current = cur ? cur->metric(name) : -1;
-        if (d.baseline >= 0 && d.current >= 0) d.delta = d.current - d.baseline;
-        d.regressed = base && cur && Exceeds(limit, d.baseline, d.delta);
-        if (d.regressed) {
-          regressed = true;
-          if (const AcceptedRegression* a = AcceptanceFor(options, m.module, d)) {
-            if (m.accepted_reason.empty()) m.accepted_reason = a->reason;
-          } else {
-            all_accepted = false;
-          }
-        }
-        shrank |= d.delta < 0;
-        differs |= d.delta != 0;
-        m.metrics.push_back(std::move(d));
-      }
-      using S = CheckedModule::Status;
-      if (IsIgnored(options, m.module)) {
-        m.status = S::kIgnored;
-      } else if (!base || !cur) {
-        m.status = base ? S::kRemoved : S::kAdded;
-      } else if (p.matched_by == "order" && differs) {
-        m.status = S::kAmbiguous;
-      } else if (regressed) {
-        m.status = all_accepted ? S::kAccepted : S::kRegressed;
-      } else {
-        m.status = shrank ? S::kImproved : S::kUnchanged;
-      }
-      if (m.status != S::kAccepted) m.accepted_reason.clear();
-      if (m.status == S::kRegressed || m.status == S::kAccepted) {
-        // Buffers at the peak explain a peak; every value explains totals.
-        bool totals = false;
-        for (const MetricDelta& d : m.metrics) {
-          totals |= d.regressed && d.metric != "peak_bytes" && d.metric != "live_peak_padded_bytes";
-        }
-        auto attribution = AttributeChange(db, base->module_id, cur->module_id,
-                                           totals ? AttributionScope::kValues : AttributionScope::kPeakBuffers,
-                                           options.max_attribution);
-        if (!attribution.ok()) return attribution.status();
-        m.attribution = std::move(*attribution);
-      }
-      switch (m.status) {
-        case S::kRegressed: ++result.regressed; break;
-        case S::kImproved: ++result.improved; break;
-        case S::kUnchanged: ++result.unchanged; break;
-        case S::kAdded: ++result.added; break;
-        case S::kRemoved: ++result.removed; break;
-        case S::kAmbiguous: ++result.ambiguous; break;
-        case S::kAccepted: ++result.accepted; break;
-        case S::kIgnored: ++result.ignored; break;
-      }
-      result.modules.push_back(std::move(m));
+      auto checked = CheckPair(db, options, result.metrics, runs->Row(p.baseline_module_id),
+                               runs->Row(p.current_module_id), p.matched_by);
+      if (!checked.ok()) return checked.status();
+      Count(checked->status, &result);
+      result.modules.push_back(std::move(*checked));
     }
     std::stable_sort(result.modules.begin(), result.modules.end(), [](const CheckedModule& x, const CheckedModule& y) {
       if (StatusRank(x.status) != StatusRank(y.status)) return StatusRank(x.status) < StatusRank(y.status);
@@ -353,26 +499,25 @@ StatusOr<CheckResult> CheckRun(Database& db, const CheckOptions& options) {
       return std::tie(x.module, x.stage, x.folder, x.xla_module_id) < std::tie(y.module, y.stage, y.folder, y.xla_module_id);
     });
 
-    auto compiles_base = CountCompiles(db, baseline->run_id);
-    if (!compiles_base.ok()) return compiles_base.status();
-    auto compiles_cur = CountCompiles(db, run.run_id);
-    if (!compiles_cur.ok()) return compiles_cur.status();
-    std::set<std::tuple<std::string, std::string, std::string>> keys;
-    for (const auto& [k, n] : *compiles_base) keys.insert(k);
-    for (const auto& [k, n] : *compiles_cur) keys.insert(k);
-    for (const auto& k : keys) {
-      auto count = [&k](const CompileCounts& c) {
-        auto it = c.find(k);
-        return it == c.end() ? int64_t{0} : it->second;
-      };
-      RetraceChange c{std::get<0>(k), std::get<1>(k), std::get<2>(k), count(*compiles_base), count(*compiles_cur)};
+    std::vector<NameRollup> by_name = RollUpByName(*runs, result.metrics, true);
+    for (const NameRollup& n : by_name) {
       // A name new or gone is an added or removed module, not a compile count that changed.
-      if (c.baseline_compiles == c.current_compiles || c.baseline_compiles == 0 || c.current_compiles == 0) continue;
-      c.failed = options.fail_on_retrace_growth && !IsIgnored(options, c.module) && c.baseline_compiles > 0 &&
+      if (n.baseline_compiles == n.current_compiles || n.baseline_compiles == 0 || n.current_compiles == 0) continue;
+      RetraceChange c{n.module, n.stage, n.folder, n.baseline_compiles, n.current_compiles, false};
+      c.failed = options.fail_on_retrace_growth && !IsIgnored(options, c.module) &&
                  c.current_compiles > c.baseline_compiles;
       result.retraces.push_back(std::move(c));
     }
-    Conclude(&result, inconclusive);
+    std::sort(result.retraces.begin(), result.retraces.end(), [](const RetraceChange& a, const RetraceChange& b) {
+      return std::tie(a.module, a.stage, a.folder) < std::tie(b.module, b.stage, b.folder);
+    });
+    for (NameRollup& n : by_name) {
+      if (n.changed || options.by_name_all) result.by_name.push_back(std::move(n));
+    }
+    auto errors = ErrorFiles(db.connection(), baseline->run_id, run.run_id);
+    if (!errors.ok()) return errors.status();
+    result.error_files = std::move(*errors);
+    Conclude(&result, options, inconclusive);
     return result;
   });
 }

@@ -3,31 +3,41 @@
 // regressed module, the buffers and source lines that made it worse (store/buffer_attribution.h).
 //
 // Rules (docs/api.md, "The gate"):
+//   * Pairing: identity matching, then the reshaped pairs (same name, stage and folder, most similar entry
+//     signatures first; store/reshaped_pairs.h), matched_by "name".
 //   * A metric regresses when it grew past both the module's byte and percent tolerances (first matching
 //     module limit, else the default; 0 and 0: any growth). Improvements never regress.
 //   * Module status: ignored (name matches an ignore pattern); ambiguous (matched by order among several
-//     same-key modules, and some compared metric differs: the pairing itself is not certain); regressed; accepted
-//     (regressed, and every regressed metric is covered by an accepted regression); improved (a metric
-//     shrank); unchanged; added or removed (no match).
-//   * Verdict: fail when a module regressed, or a jit name's compile count grew and that fails; else
-//     inconclusive when there is no baseline, the runs share no backend, or a module is added, removed or
-//     ambiguous; else pass.
+//     same-key modules, and some compared metric differs: the pairing itself is not certain); reshaped (a
+//     reshaped pair, reported; with on_reshaped = judge it is judged like a matched pair instead and
+//     `reshaped` marks it); regressed; accepted (regressed, and every regressed metric is covered by an
+//     accepted regression); improved (a metric shrank); unchanged; added or removed (no match).
+//   * Verdict: fail when a module regressed, a jit name's compile count grew and that fails, or an added,
+//     removed or reshaped module is there under the policy `fail`; else inconclusive when a label:/commit:
+//     selector found no baseline, the runs share no backend, either run has no module with a buffer
+//     assignment, a module is ambiguous, a file the compared metrics come from (buffer assignment, its values,
+//     live ranges, memory-usage report) has an `error` verdict in either run, or an added, removed or
+//     reshaped module is there under the policy `inconclusive`; else pass. Added, removed and reshaped
+//     modules are reported and do not change the verdict by default.
 //
-// Contract: read-only statements on the caller's connection, one thread at a time per connection. A missing
-// baseline is a verdict (inconclusive), not an error. Errors: kNotFound for an unknown checked run,
-// kInvalidArgument for bad options (unknown metric, bad pattern, a baseline equal to the run), kIoError for
-// database failures. No exceptions escape.
+// Contract: read-only statements on the caller's connection, one thread at a time per connection. A
+// label:/commit: baseline that finds no run is a verdict (inconclusive), not an error. Errors: kNotFound for
+// an unknown checked run or a baseline named by an exact run name that does not exist ("no run named …"),
+// kInvalidArgument for bad options (unknown metric, bad pattern, a policy a kind does not take), kIoError for
+// database failures. A baseline equal to the run compares the run with itself. No exceptions escape.
 #ifndef XLADB_STORE_CHECK_RUN_H_
 #define XLADB_STORE_CHECK_RUN_H_
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ingest/status.h"
 #include "store/buffer_attribution.h"
 #include "store/database.h"
+#include "store/name_rollup.h"
 
 namespace xladb::store {
 
@@ -48,6 +58,13 @@ struct AcceptedRegression {
   std::string reason;
 };
 
+// What an added, removed or reshaped module does to the verdict. kJudge is for reshaped pairs only.
+enum class UnmatchedPolicy { kReport, kJudge, kFail, kInconclusive };
+
+const char* UnmatchedPolicyName(UnmatchedPolicy policy);  // "report", "judge", "fail", "inconclusive"
+// The policy of that name; nullopt for anything else.
+[[nodiscard]] std::optional<UnmatchedPolicy> ParseUnmatchedPolicy(std::string_view name);
+
 struct CheckOptions {
   std::string run;
   // A run name, `label:KEY=VALUE` (the newest other run with that label at or before the run's time), or
@@ -60,6 +77,10 @@ struct CheckOptions {
   std::vector<AcceptedRegression> accepted;
   bool fail_on_retrace_growth = false;
   int64_t max_attribution = 20;      // buffer changes listed per regressed module (-1 = all)
+  UnmatchedPolicy on_added = UnmatchedPolicy::kReport;     // report, fail or inconclusive
+  UnmatchedPolicy on_removed = UnmatchedPolicy::kReport;   // report, fail or inconclusive
+  UnmatchedPolicy on_reshaped = UnmatchedPolicy::kReport;  // report, judge, fail or inconclusive
+  bool by_name_all = false;          // CheckResult::by_name: every jit name, not only those that changed
 };
 
 struct MetricDelta {
@@ -70,7 +91,9 @@ struct MetricDelta {
 };
 
 struct CheckedModule {
-  enum class Status { kRegressed, kImproved, kUnchanged, kAdded, kRemoved, kAmbiguous, kAccepted, kIgnored };
+  enum class Status {
+    kRegressed, kImproved, kUnchanged, kAdded, kRemoved, kAmbiguous, kAccepted, kIgnored, kReshaped
+  };
   Status status = Status::kUnchanged;
   std::string module, stage, folder, entry_signature;
   int64_t xla_module_id = -1, baseline_xla_module_id = -1;
@@ -79,13 +102,27 @@ struct CheckedModule {
   std::string matched_by;
   std::vector<MetricDelta> metrics;     // in the order of CheckResult::metrics
   std::string accepted_reason;
-  std::optional<Attribution> attribution;  // regressed and accepted modules
+  std::optional<Attribution> attribution;  // regressed and accepted modules, and reshaped pairs whose figures
+                                           // differ; its peak times are those of `peak_metric`
+  std::string baseline_entry_signature;    // the baseline module's ("" when added)
+  bool reshaped = false;                   // a reshaped pair (matched_by "name"), reported or judged
+  std::string peak_metric;                 // whose peak the attribution's peak times are: live_peak_padded_bytes
+                                           // when that regressed and XLA's peak_bytes did not, else peak_bytes
 };
 
 struct RetraceChange {
   std::string module, stage, folder;
   int64_t baseline_compiles = 0, current_compiles = 0;
   bool failed = false;
+};
+
+// A file with an `error` verdict in either run, matched to its module by the file name's module number and
+// name (whether or not that module has a row).
+struct ErrorFile {
+  std::string run, path, kind, reason;
+  std::string module;             // from the file name ("" when it names none)
+  int64_t xla_module_id = -1;     // from the file name (-1 when it names none)
+  bool judged = false;            // a kind the compared metrics come from: the verdict is left open
 };
 
 struct CheckResult {
@@ -96,13 +133,18 @@ struct CheckResult {
   std::string baseline_selected_by;      // 'name', 'label:KEY=VALUE' or 'commit:SHA'
   std::vector<std::string> metrics;
   int64_t regressed = 0, improved = 0, unchanged = 0, added = 0, removed = 0, ambiguous = 0, accepted = 0,
-          ignored = 0;
-  std::vector<CheckedModule> modules;    // regressed (largest growth first), ambiguous, added, removed, accepted,
-                                         // improved, unchanged, ignored
+          ignored = 0, reshaped = 0;      // modules by status (reshaped: reported, not judged)
+  std::vector<CheckedModule> modules;    // regressed (largest growth first), ambiguous, reshaped, added, removed,
+                                         // accepted, improved, unchanged, ignored
   std::vector<RetraceChange> retraces;   // compile counts that changed
+  std::vector<NameRollup> by_name;       // the roll-up by jit name over the compared metrics
+  std::vector<ErrorFile> error_files;    // every file with an error verdict in either run
+  // Every status counted: "0 regressed, 1 improved, 453 unchanged; 4 reshaped, 23 added, 14 removed
+  // (reported, not judged)"; "" when there was nothing to compare.
+  std::string summary_line;
 };
 
-StatusOr<CheckResult> CheckRun(Database& db, const CheckOptions& options);
+[[nodiscard]] StatusOr<CheckResult> CheckRun(Database& db, const CheckOptions& options);
 
 }  // namespace xladb::store
 

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "store/query_sql.h"
+#include "store/reshaped_pairs.h"
 #include "store/schema_dialect.h"
 
 namespace xladb::store {
@@ -190,10 +191,31 @@ StatusOr<MatchedRuns> LoadMatchedRuns(Database& db, int64_t baseline_run_id, int
   if (!pairs.ok()) return pairs.status();
   runs.baseline = std::move(*baseline);
   runs.current = std::move(*current);
-  runs.pairs = std::move(*pairs);
   for (const auto* rows : {&runs.baseline, &runs.current}) {
     for (const ModuleRow& r : *rows) runs.by_id_[r.module_id] = &r;
   }
+  std::vector<ModulePair> matched;
+  std::vector<const ModuleRow*> baseline_leftovers, current_leftovers;
+  for (ModulePair& p : *pairs) {
+    if (p.baseline_module_id && p.current_module_id) {
+      matched.push_back(std::move(p));
+    } else if (const ModuleRow* row = runs.Row(p.baseline_module_id ? p.baseline_module_id : p.current_module_id)) {
+      (p.baseline_module_id ? baseline_leftovers : current_leftovers).push_back(row);
+    }
+  }
+  std::set<int64_t> reshaped;
+  for (const auto& [base, cur] : PairReshaped(baseline_leftovers, current_leftovers)) {
+    matched.push_back({base->module_id, cur->module_id, "name"});
+    reshaped.insert(base->module_id);
+    reshaped.insert(cur->module_id);
+  }
+  for (const ModuleRow* r : baseline_leftovers) {
+    if (!reshaped.count(r->module_id)) matched.push_back({r->module_id, 0, ""});
+  }
+  for (const ModuleRow* r : current_leftovers) {
+    if (!reshaped.count(r->module_id)) matched.push_back({0, r->module_id, ""});
+  }
+  runs.pairs = std::move(matched);
   return runs;
 }
 

@@ -60,7 +60,8 @@ StatusOr<std::vector<ModuleRow>> LoadRunModules(Database& db, int64_t run_id);
 struct ModulePair {
   int64_t baseline_module_id = 0;  // 0: the module is only in the current run (added)
   int64_t current_module_id = 0;   // 0: only in the baseline (removed)
-  std::string matched_by;          // "identity", "fingerprint", "order"; "" when unmatched
+  std::string matched_by;          // "identity", "fingerprint", "order"; "name" (LoadMatchedRuns' reshaped
+                                   // pairs); "" when unmatched
 };
 
 // Pairs the modules of two runs. With `identity_key`, only the modules of that key. Matched pairs first,
@@ -79,16 +80,21 @@ class MatchedRuns {
   MatchedRuns& operator=(const MatchedRuns&) = delete;
 
   std::vector<ModuleRow> baseline, current;  // LoadRunModules of each run
-  std::vector<ModulePair> pairs;             // MatchModules of the two
+  std::vector<ModulePair> pairs;             // MatchModules of the two, then the reshaped pairs (matched_by
+                                             // "name", store/reshaped_pairs.h) of what it left unmatched
 
   // The row of a module of either run; nullptr for 0 (the absent side of a pair).
   const ModuleRow* Row(int64_t module_id) const;
 
  private:
-  friend StatusOr<MatchedRuns> LoadMatchedRuns(Database& db, int64_t baseline_run_id, int64_t current_run_id);
+  friend // Identity matching (MatchModules), then the leftovers of one (name, stage, folder) on both sides paired as
+// reshaped (store/reshaped_pairs.h). Pairs in the order: identity-matched, reshaped, removed, added.
+StatusOr<MatchedRuns> LoadMatchedRuns(Database& db, int64_t baseline_run_id, int64_t current_run_id);
   std::unordered_map<int64_t, const ModuleRow*> by_id_;
 };
 
+// Identity matching (MatchModules), then the leftovers of one (name, stage, folder) on both sides paired as
+// reshaped (store/reshaped_pairs.h). Pairs in the order: identity-matched, reshaped, removed, added.
 StatusOr<MatchedRuns> LoadMatchedRuns(Database& db, int64_t baseline_run_id, int64_t current_run_id);
 
 }  // namespace xladb::store

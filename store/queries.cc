@@ -501,18 +501,4 @@ StatusOr<std::vector<RetraceGroup>> ListRetraces(Database& db, const std::string
   });
 }
 
-StatusOr<CompileCounts> CountCompiles(Database& db, int64_t run_id) {
-  return CatchSqlErrors("counting compiles", [&]() -> StatusOr<CompileCounts> {
-    auto q = db.connection().Prepare(
-                        "SELECT module_name, stage, folder, COUNT(*) FROM module_memory WHERE run_id = ? "
-                        "GROUP BY module_name, stage, folder");
-    q->Bind(1, run_id);
-    CompileCounts counts;
-    while (q->Step()) {
-      counts[{q->Text(0), q->Text(1), q->Text(2)}] = q->Int(3);
-    }
-    return counts;
-  });
-}
-
 }  // namespace xladb::store

@@ -233,10 +233,6 @@ struct RetraceGroup {
 // folder. kNotFound for an unknown run.
 StatusOr<std::vector<RetraceGroup>> ListRetraces(Database& db, const std::string& run_name, int64_t min_compiles = 2);
 
-// Compile counts per (name, stage, folder) of a run's modules with a buffer assignment, for comparing runs.
-using CompileCounts = std::map<std::tuple<std::string, std::string, std::string>, int64_t>;
-StatusOr<CompileCounts> CountCompiles(Database& db, int64_t run_id);
-
 }  // namespace xladb::store
 
 #endif  // XLADB_STORE_QUERIES_H_

@@ -34,7 +34,7 @@ void FillSide(const ModuleRow& m, bool side_b, ModuleDiff* d) {
   d->module_name = m.name;
   d->stage = m.stage;
   d->folder = m.folder;
-  d->entry_signature = m.entry_signature;
+  (side_b ? d->entry_signature : d->entry_signature_a) = m.entry_signature;
   (side_b ? d->xla_module_id_b : d->xla_module_id_a) = m.xla_module_id;
   (side_b ? d->fingerprint_b : d->fingerprint_a) = m.fingerprint;
   (side_b ? d->peak_b : d->peak_a) = m.metric("peak_bytes");
@@ -66,6 +66,7 @@ StatusOr<RunDiff> DiffRuns(Database& db, const DiffQuery& query) {
       ModuleDiff d;
       d.matched_by = p.matched_by;
       if (a) FillSide(*a, false, &d);
+      if (a && !b) d.entry_signature = a->entry_signature;
       if (b) FillSide(*b, true, &d);
       if (!a || !b) {
         d.change = a ? ModuleDiff::Change::kRemoved : ModuleDiff::Change::kAdded;
@@ -92,6 +93,11 @@ StatusOr<RunDiff> DiffRuns(Database& db, const DiffQuery& query) {
         case ModuleDiff::Change::kUnchanged: ++diff.unchanged; break;
       }
       if (d.change != ModuleDiff::Change::kUnchanged || query.include_unchanged) diff.modules.push_back(std::move(d));
+    }
+    std::vector<std::string> metrics(std::begin(kComparedMetrics), std::end(kComparedMetrics));
+    for (NameRollup& n : RollUpByName(*runs, metrics, true)) {
+      if (!NameMatches(query.module, n.module)) continue;
+      if (n.changed || query.include_unchanged) diff.by_name.push_back(std::move(n));
     }
     std::stable_sort(diff.modules.begin(), diff.modules.end(), [](const ModuleDiff& x, const ModuleDiff& y) {
       if (ChangeRank(x.change) != ChangeRank(y.change)) return ChangeRank(x.change) < ChangeRank(y.change);

@@ -14,14 +14,17 @@
 #include "ingest/status.h"
 #include "store/buffer_attribution.h"
 #include "store/database.h"
+#include "store/name_rollup.h"
 
 namespace xladb::store {
 
 struct ModuleDiff {
   enum class Change { kAdded, kRemoved, kChanged, kUnchanged };
   Change change = Change::kUnchanged;
-  std::string module_name, stage, folder, entry_signature;
-  std::string matched_by;                    // identity, fingerprint or order; "" for added and removed
+  std::string module_name, stage, folder, entry_signature;  // entry_signature: run_b's when present
+  std::string entry_signature_a;             // run_a's ("" when added); differs from run_b's when reshaped
+  std::string matched_by;                    // identity, fingerprint, order or name (a reshaped pair: same name,
+                                             // stage and folder, another signature); "" for added and removed
   int64_t xla_module_id_a = -1, xla_module_id_b = -1;
   std::string fingerprint_a, fingerprint_b;
   int64_t peak_a = -1, peak_b = -1;          // -1 = absent or unknown
@@ -45,9 +48,12 @@ struct RunDiff {
   std::vector<ModuleDiff> modules;  // changed (by largest |change| of peak, padded live peak, total, temp), then
                                     // added, removed, unchanged
   int64_t added = 0, removed = 0, changed = 0, unchanged = 0;
+  std::vector<NameRollup> by_name;  // over peak, total, temp and padded live peak; changed rows (all with
+                                    // include_unchanged), largest change first
 };
 
-// A matched pair is kChanged when one of peak, total, temp or padded live peak differs, when its fingerprints
+// Pairs as LoadMatchedRuns does (identity, then reshaped pairs). A matched pair is kChanged when one of
+// peak, total, temp or padded live peak differs, when its fingerprints
 // (of the same source) differ, or when a buffer differs; buffers are not read for a pair of the same program
 // with the same figures.
 StatusOr<RunDiff> DiffRuns(Database& db, const DiffQuery& query);

@@ -30,6 +30,7 @@ const char* StatusText(Checked::Status s) {
     case Checked::Status::kAmbiguous: return "ambiguous";
     case Checked::Status::kAccepted: return "accepted";
     case Checked::Status::kIgnored: return "ignored";
+    case Checked::Status::kReshaped: return "reshaped";
   }
   return "?";
 }
@@ -70,7 +71,7 @@ std::string MetricCells(const store::MetricDelta& d) {
 std::string ModulesTable(const store::CheckResult& r, const std::vector<size_t>& charted, const PageLinks& links) {
   std::string out = "<h2 id=\"modules\">Modules</h2>\n";
   const auto listed = [](const Checked& m) {
-    return m.status != Checked::Status::kUnchanged && m.status != Checked::Status::kIgnored;
+    return (m.status != Checked::Status::kUnchanged || m.reshaped) && m.status != Checked::Status::kIgnored;
   };
   int64_t total = 0;
   for (const Checked& m : r.modules) total += listed(m) ? 1 : 0;
@@ -80,7 +81,7 @@ std::string ModulesTable(const store::CheckResult& r, const std::vector<size_t>&
   out += "<table class=\"sortable\" id=\"diff-modules\"><thead><tr>" + HeaderCell("status", true) +
          HeaderCell("module", true);
   for (const std::string& metric : r.metrics) out += HeaderCell(metric, true, true) + HeaderCell("Δ", true, true);
-  out += HeaderCell("matched by", true) + "</tr></thead><tbody>\n";
+  out += HeaderCell("matched by", true) + HeaderCell("entry signature", true) + "</tr></thead><tbody>\n";
   int64_t rows = 0;
   for (size_t i = 0; i < r.modules.size() && rows < shown; ++i) {
     const Checked& m = r.modules[i];
@@ -95,7 +96,9 @@ std::string ModulesTable(const store::CheckResult& r, const std::vector<size_t>&
     out += std::string("<tr class=\"") + StatusText(m.status) + "\" data-module=\"" + Html(m.module) + "\">" +
            TextCell(StatusText(m.status)) + "<td>" + name + "</td>";
     for (const store::MetricDelta& d : m.metrics) out += MetricCells(d);
-    out += TextCell(m.matched_by) + "</tr>\n";
+    out += TextCell(m.matched_by) +
+           TextCell(m.reshaped ? m.baseline_entry_signature + " → " + m.entry_signature : m.entry_signature, true) +
+           "</tr>\n";
   }
   return out + "</tbody></table>\n";
 }
@@ -114,6 +117,10 @@ std::string ModuleSection(store::Database& db, const store::CheckResult& r, size
   }
   if (!m.accepted_reason.empty()) out += "accepted: " + Html(m.accepted_reason);
   out += "</p>\n";
+  if (m.reshaped) {
+    out += "<p class=\"sub reshaped\">Reshaped: <code>" + Html(m.baseline_entry_signature) + "</code> (#" +
+           std::to_string(m.baseline_xla_module_id) + ") → <code>" + Html(m.entry_signature) + "</code></p>\n";
+  }
   auto current = store::LoadMemoryTimeline(db, m.module_id);
   auto baseline = store::LoadMemoryTimeline(db, m.baseline_module_id);
   const std::string chart_id = "chart-" + Anchor(index);
@@ -138,8 +145,8 @@ std::string ModuleSection(store::Database& db, const store::CheckResult& r, size
          std::string(a.scope == store::AttributionScope::kPeakBuffers ? "XLA's peak lists" : "all values") +
          ", padded sizes; " + std::to_string(a.change_count) + " changes";
   if (a.peak_moved()) {
-    out += "; the peak moved from time " + std::to_string(a.baseline_peak_time) + " to " +
-           std::to_string(a.current_peak_time);
+    out += std::string("; ") + (m.peak_metric == "live_peak_padded_bytes" ? "the padded live peak" : "XLA's peak") +
+           " moved from time " + std::to_string(a.baseline_peak_time) + " to " + std::to_string(a.current_peak_time);
   }
   out += ".</p>\n";
   if (!a.by_source.empty()) {
@@ -189,7 +196,8 @@ StatusOr<std::string> RenderDiffPage(store::Database& db, const ReportRequest& r
   for (size_t i = 0; i < r.modules.size() && charted.size() < kChartedModules; ++i) {
     const Checked& m = r.modules[i];
     const bool changed = m.status == Checked::Status::kRegressed || m.status == Checked::Status::kAccepted ||
-                         m.status == Checked::Status::kImproved || m.status == Checked::Status::kAmbiguous;
+                         m.status == Checked::Status::kImproved || m.status == Checked::Status::kAmbiguous ||
+                         m.status == Checked::Status::kReshaped;
     if (changed && m.module_id >= 0 && m.baseline_module_id >= 0) charted.push_back(i);
   }
   const char* verdict = VerdictText(r.verdict);
@@ -199,9 +207,10 @@ StatusOr<std::string> RenderDiffPage(store::Database& db, const ReportRequest& r
                      "</h1>\n<p><span class=\"verdict " + verdict + "\" id=\"verdict\" data-verdict=\"" + verdict +
                      "\">" + verdict + "</span> " + Html(r.reason) + "</p>\n";
   body += "<p class=\"sub\" id=\"counts\">" + std::to_string(r.regressed) + " regressed · " +
-          std::to_string(r.improved) + " improved · " + std::to_string(r.added) + " added · " +
-          std::to_string(r.removed) + " removed · " + std::to_string(r.ambiguous) + " ambiguous · " +
-          std::to_string(r.accepted) + " accepted · " + std::to_string(r.unchanged) + " unchanged. Metrics: ";
+          std::to_string(r.improved) + " improved · " + std::to_string(r.reshaped) + " reshaped · " +
+          std::to_string(r.added) + " added · " + std::to_string(r.removed) + " removed · " +
+          std::to_string(r.ambiguous) + " ambiguous · " + std::to_string(r.accepted) + " accepted · " +
+          std::to_string(r.unchanged) + " unchanged. Metrics: ";
   for (size_t i = 0; i < r.metrics.size(); ++i) body += (i ? ", " : "") + std::string("<code>") + Html(r.metrics[i]) + "</code>";
   if (!r.baseline_selected_by.empty()) body += "; baseline chosen by " + Html(r.baseline_selected_by);
   body += ".</p>\n<nav><a href=\"#modules\">modules</a>";
@@ -216,6 +225,17 @@ StatusOr<std::string> RenderDiffPage(store::Database& db, const ReportRequest& r
               IntCell(c.baseline_compiles) + IntCell(c.current_compiles) + "</tr>\n";
     }
     body += "</tbody></table>\n";
+  }
+  if (!r.by_name.empty()) {
+    body += "<h2 id=\"by-name\">By jit name</h2>\n<ul class=\"by-name\">\n";
+    for (const store::NameRollup& n : r.by_name) {
+      const store::MetricRollup* h = n.headline();
+      const std::string name = n.folder.empty() ? n.module : n.folder + "/" + n.module;
+      body += "<li>" + Html(RollupLine(name, n.baseline_compiles, n.current_compiles, h ? h->metric : "",
+                                       h ? h->baseline_max : -1, h ? h->current_max : -1)) +
+              " (" + Html(n.stage) + ")</li>\n";
+    }
+    body += "</ul>\n";
   }
   for (size_t i : charted) body += ModuleSection(db, r, i, links);
   return PageFrame("xladb · " + r.run + " against " + (r.baseline.empty() ? "no baseline" : r.baseline), body);

@@ -101,7 +101,8 @@ TEST(CheckReport, MarkdownLeadsWithTheVerdictAndOrdersBySizeOfChange) {
   EXPECT_EQ(md.substr(0, md.find('\n')),
             "**xladb check: FAIL**: 1 module regressed, 1 improved, 1 unchanged against `nightly-1102`");
   EXPECT_NE(md.find("- +64.0 MiB from `model.py:123` (3 buffers)"), std::string::npos) << md;
-  EXPECT_NE(md.find("The peak moved from t=120 of 800 to t=340 of 800."), std::string::npos);
+  // No peak_metric given: the peak is XLA's.
+  EXPECT_NE(md.find("XLA's peak moved from t=120 of 800 to t=340 of 800."), std::string::npos);
   // The regressed module's row comes before the improved one; the unchanged one is not listed.
   EXPECT_LT(md.find("| regressed |"), md.find("| improved |"));
   EXPECT_EQ(md.find("jit_c"), std::string::npos);
@@ -150,6 +151,90 @@ TEST(CheckReport, TheTableShowsControlCharactersAsEscapes) {
   EXPECT_NE(table.find("from m\\x1b[2J.py:1"), std::string::npos) << table;
   EXPECT_EQ(table.find_first_of("\x1b\x07"), std::string::npos);
   EXPECT_EQ(table.find("\u202e"), std::string::npos);
+}
+
+// Issue 22: two significant digits, never "+0.0%" for a change that is there.
+TEST(CheckReport, PercentChangeKeepsTwoSignificantDigits) {
+  using service::PercentChange;
+  // +1 MiB on a 5.3 GiB module: 1048576 / 5690831667 = 0.0184…%.
+  EXPECT_EQ(PercentChange(5690831667, 1048576), "+0.018%");
+  EXPECT_EQ(PercentChange(6144, 4096), "+67%");           // 66.67 → whole percents from 10
+  EXPECT_EQ(PercentChange(580608, -435456), "-75%");
+  EXPECT_EQ(PercentChange(1000, 15), "+1.5%");
+  EXPECT_EQ(PercentChange(100000, 19), "+0.019%");
+  EXPECT_EQ(PercentChange(100, 0), "0%");
+  EXPECT_EQ(PercentChange(0, 5), "new");
+}
+
+TEST(CheckReport, OneBufferIsSingularInEveryFormat) {
+  v1::CheckRunResponse r = Report();
+  r.mutable_modules(2)->mutable_by_source(0)->set_buffers(1);
+  for (CheckReportFormat f : {CheckReportFormat::kTable, CheckReportFormat::kMarkdown, CheckReportFormat::kJunit}) {
+    const std::string text = RenderCheckReport(r, f);
+    EXPECT_NE(text.find("(1 buffer)"), std::string::npos) << text;
+    EXPECT_EQ(text.find("(1 buffers)"), std::string::npos) << text;
+  }
+}
+
+// The peak named is the one of the metric that regressed.
+TEST(CheckReport, NamesThePeakOfTheMetricThatRegressed) {
+  v1::CheckRunResponse r = Report();
+  r.mutable_modules(2)->set_peak_metric("live_peak_padded_bytes");
+  r.mutable_modules(2)->set_baseline_peak_time(11);
+  r.mutable_modules(2)->set_current_peak_time(11);
+  std::string table = RenderCheckReport(r, CheckReportFormat::kTable);
+  EXPECT_NE(table.find("The padded live peak stayed at t=11 of the schedule."), std::string::npos) << table;
+  r.mutable_modules(2)->set_peak_metric("peak_bytes");
+  table = RenderCheckReport(r, CheckReportFormat::kTable);
+  EXPECT_NE(table.find("XLA's peak stayed at t=11 of the schedule."), std::string::npos) << table;
+}
+
+TEST(CheckReport, ReshapedPairsShowBothSignaturesAndTheRollUp) {
+  v1::CheckRunResponse r = Report();
+  auto* m = r.add_modules();
+  m->set_module("jit__accumulate_tau_into_window");
+  m->set_stage("after_optimizations");
+  m->set_xla_module_id(12);
+  m->set_baseline_xla_module_id(9);
+  m->set_matched_by("name");
+  m->set_status(v1::CheckedModule::RESHAPED);
+  m->set_reshaped(true);
+  m->set_entry_signature("(c128[21,9,40,40]) -> c128[21,9,40,40]");
+  m->set_baseline_entry_signature("(c128[21,9,80,80]) -> c128[21,9,80,80]");
+  auto* n = r.add_by_name();
+  n->set_module("jit__accumulate_tau_into_window");
+  n->set_stage("after_optimizations");
+  n->set_baseline_compiles(8);
+  n->set_current_compiles(4);
+  n->set_headline_metric("total_bytes");
+  auto* nm = n->add_metrics();
+  nm->set_metric("total_bytes");
+  nm->set_baseline_max(int64_t{40} << 20);
+  nm->set_current_max(int64_t{10} << 20);
+  nm->set_baseline_sum(int64_t{320} << 20);
+  nm->set_current_sum(int64_t{40} << 20);
+  const std::string sig = "(c128[21,9,80,80]) -> c128[21,9,80,80] → (c128[21,9,40,40]) -> c128[21,9,40,40]";
+  const std::string line =
+      "jit__accumulate_tau_into_window: 8 → 4 compiles, largest total_bytes 40.0 MiB → 10.0 MiB (-75%)";
+  const std::string table = RenderCheckReport(r, CheckReportFormat::kTable);
+  EXPECT_NE(table.find("signature: " + sig), std::string::npos) << table;
+  EXPECT_NE(table.find(line), std::string::npos) << table;
+  const std::string md = RenderCheckReport(r, CheckReportFormat::kMarkdown);
+  EXPECT_NE(md.find("`(c128[21,9,80,80]) -> c128[21,9,80,80]` → `(c128[21,9,40,40]) -> c128[21,9,40,40]`"),
+            std::string::npos) << md;
+  EXPECT_NE(md.find("- `jit__accumulate_tau_into_window`: 8 → 4 compiles"), std::string::npos) << md;
+  const std::string junit = RenderCheckReport(r, CheckReportFormat::kJunit);
+  EXPECT_NE(junit.find("<skipped message=\"reshaped: (c128[21,9,80,80]) -&gt; c128[21,9,80,80] → "
+                       "(c128[21,9,40,40]) -&gt; c128[21,9,40,40]"),
+            std::string::npos) << junit;
+  const auto j = nlohmann::json::parse(RenderCheckReport(r, CheckReportFormat::kJson));
+  EXPECT_EQ(j["modules"][3]["status"], "reshaped");
+  EXPECT_EQ(j["modules"][3]["reshaped"], true);
+  EXPECT_EQ(j["modules"][3]["baseline_entry_signature"], "(c128[21,9,80,80]) -> c128[21,9,80,80]");
+  EXPECT_EQ(j["modules"][0]["baseline_entry_signature"], "");
+  EXPECT_EQ(j["modules"][0]["reshaped"], false);
+  EXPECT_EQ(j["by_name"][0]["compiles"], (nlohmann::json{{"baseline", 8}, {"current", 4}}));
+  EXPECT_EQ(j["by_name"][0]["metrics"]["total_bytes"]["baseline_sum"], int64_t{320} << 20);
 }
 
 TEST(CheckReport, HumanBytes) {

@@ -72,6 +72,11 @@ TEST(GateConfig, MistakesNameTheKeyAndLine) {
       {"fail_on_retrace_growth = 1\n", "gate.toml:1: fail_on_retrace_growth: must be true or false"},
       {"max_growth_bytes = 99999999999999999999\n", "gate.toml:1"},
       {"max_growth_bytes = \n", "gate.toml:1"},
+      {"\non_added = \"judge\"\n", "gate.toml:2: on_added: unknown policy 'judge' (report, fail or inconclusive)"},
+      {"on_removed = \"warn\"\n", "gate.toml:1: on_removed: unknown policy 'warn'"},
+      {"\n\non_reshaped = \"ignore\"\n",
+       "gate.toml:3: on_reshaped: unknown policy 'ignore' (report, judge, fail or inconclusive)"},
+      {"on_reshaped = true\n", "gate.toml:1: on_reshaped: must be a string"},
   };
   for (const Case& c : cases) {
     Status st;
@@ -79,6 +84,18 @@ TEST(GateConfig, MistakesNameTheKeyAndLine) {
     EXPECT_EQ(st.code(), Status::Code::kInvalidArgument) << c.text;
     EXPECT_NE(st.message().find(c.wanted), std::string::npos) << c.text << "\ngot: " << st.message();
   }
+}
+
+TEST(GateConfig, ReadsThePolicies) {
+  Status st;
+  v1::CheckRunRequest r = Parse("on_added = \"fail\"\non_removed = \"inconclusive\"\non_reshaped = \"judge\"\n", &st);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(r.on_added(), "fail");
+  EXPECT_EQ(r.on_removed(), "inconclusive");
+  EXPECT_EQ(r.on_reshaped(), "judge");
+  v1::CheckRunRequest none = Parse("max_growth_bytes = 0\n", &st);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(none.on_added(), "");  // "" is report
 }
 
 TEST(GateConfig, MissingFileIsNotFound) {

@@ -14,10 +14,11 @@ import shutil
 import sqlite3
 import subprocess
 import tempfile
+import time
 import unittest
 import xml.etree.ElementTree as ET
 
-from test_service import (CORPUS_DIR, HAVE_CORPUS, RUNS_DIR, SOURCE_DIR, XLADB, DaemonTestCase, xladb_pb2)
+from test_service import (CORPUS_DIR, HAVE_CORPUS, RUNS_DIR, SOURCE_DIR, XLADB, DaemonTestCase, grpc, xladb_pb2)
 
 FIXTURE = os.path.join(SOURCE_DIR, "tests", "fixtures", "gate")
 BA_SUFFIX = ".after_optimizations-buffer-assignment.txt"
@@ -31,6 +32,10 @@ def read(path):
 def write(path, text):
     with open(path, "w") as f:
         f.write(text)
+
+
+def fixture_total_text(text):
+    return int(re.search(r"^Total bytes used: (\d+)", text, re.M).group(1))
 
 
 def fixture_total(run, module_file):
@@ -64,7 +69,8 @@ class GateTest(DaemonTestCase):
         self.assertEqual(report["baseline"], "base")
         self.assertEqual(report["metrics"], ["total_bytes", "live_peak_padded_bytes"])
         self.assertEqual(report["summary"], {"regressed": 1, "improved": 0, "unchanged": 1, "added": 3,
-                                             "removed": 2, "ambiguous": 0, "accepted": 0, "ignored": 0})
+                                             "removed": 2, "ambiguous": 0, "accepted": 0, "ignored": 0,
+                                             "reshaped": 0})
         by_status = {}
         for m in report["modules"]:
             by_status.setdefault(m["status"], []).append((m["module"], m["xla_module_id"], m["baseline_xla_module_id"]))
@@ -110,8 +116,13 @@ class GateTest(DaemonTestCase):
         # Both tolerances must be passed for a regression.
         xladb("check", "head", "--baseline", "base", "--db", db, *ignore_unmatched, "--max-growth-percent", "10",
               "--max-growth-bytes", "100000", check_rc=0)
-        # Without the ignores, added and removed modules make it inconclusive once the regression is tolerated.
-        xladb("check", "head", "--baseline", "base", "--db", db, "--max-growth-bytes", "65536", check_rc=3)
+        # Without the ignores, added and removed modules are reported, not judged, once the regression is
+        # tolerated; under the policy inconclusive or fail they decide the verdict.
+        xladb("check", "head", "--baseline", "base", "--db", db, "--max-growth-bytes", "65536", check_rc=0)
+        xladb("check", "head", "--baseline", "base", "--db", db, "--max-growth-bytes", "65536",
+              "--on-added", "inconclusive", check_rc=3)
+        xladb("check", "head", "--baseline", "base", "--db", db, "--max-growth-bytes", "65536",
+              "--on-removed", "fail", check_rc=1)
         # An accepted regression with its reason, from a config file.
         config = os.path.join(self.tmp, "gate.toml")
         write(config, 'ignore = ["jit_old_name", "jit_new_name", "jit_added", "jit_removed", "jit_twice"]\n'
@@ -130,19 +141,22 @@ class GateTest(DaemonTestCase):
         self.assertIn("module[1].max_growth_byte", out.stderr)
         self.assertIn(":5:", out.stderr)
         self.assertEqual(out.stdout, "")
-        # Baselines: missing (inconclusive), by label (the newest branch=main run before head), by commit prefix.
-        out = xladb("check", "head", "--baseline", "nightly-0", "--db", db, "--format", "json", check_rc=3)
-        self.assertEqual(json.loads(out.stdout)["verdict"], "inconclusive")
-        self.assertIn("nightly-0", json.loads(out.stdout)["reason"])
+        # Baselines: a run name that does not exist is a usage error (a mistyped baseline must not pass for
+        # "inconclusive"); by label (the newest branch=main run before head), by commit prefix.
+        out = xladb("check", "head", "--baseline", "nightly-0", "--db", db, "--format", "json", check_rc=2)
+        self.assertEqual(out.stdout, "")
+        self.assertIn("no run named 'nightly-0'", out.stderr)
         out = xladb("check", "head", "--baseline", "label:branch=main", "--db", db, "--format", "json", check_rc=1)
         self.assertEqual(json.loads(out.stdout)["baseline"], "base")
         out = xladb("check", "head", "--baseline", "commit:1111111", "--db", db, "--format", "json", check_rc=1)
         self.assertEqual(json.loads(out.stdout)["baseline"], "base")
         xladb("check", "head", "--baseline", "label:branch=nope", "--db", db, check_rc=3)
-        # Usage errors: an unknown metric, an unknown run, a baseline that is the run itself.
+        # Usage errors: an unknown metric, an unknown run. A baseline that is the run itself compares equal.
         xladb("check", "head", "--baseline", "base", "--db", db, "--metric", "bogus", check_rc=2)
         xladb("check", "nope", "--baseline", "base", "--db", db, check_rc=2)
-        xladb("check", "head", "--baseline", "head", "--db", db, check_rc=2)
+        out = xladb("check", "head", "--baseline", "head", "--db", db, "--format", "json", check_rc=0)
+        self.assertEqual(json.loads(out.stdout)["summary"]["unchanged"],
+                         len(os.listdir(os.path.join(FIXTURE, "head"))))
 
     def test_runs_from_different_backends_are_inconclusive(self):
         # Seed 000 is a TPU module, seed 004 a CUDA one (sm_8.0 stage): no backend in common, nothing to compare.
@@ -167,8 +181,8 @@ class GateTest(DaemonTestCase):
         self.ingest_fixture(db)
         md = xladb("check", "head", "--baseline", "base", "--db", db, "--format", "markdown", check_rc=1).stdout
         first = md.splitlines()[0]
-        self.assertEqual(first, "**xladb check: FAIL**: 1 module regressed, 0 improved, 1 unchanged, 3 added, "
-                                "2 removed against `base`")
+        self.assertEqual(first, "**xladb check: FAIL**: 1 regressed, 0 improved, 1 unchanged; 0 reshaped, 3 added, "
+                                "2 removed (reported, not judged) against `base`")
         self.assertIn("- +64.0 KiB from `model.py:123` (1 buffer)", md)
         self.assertIn("<details><summary><code>jit_step#1</code>", md)
         self.assertEqual(md.count("<details>"), md.count("</details>"))
@@ -203,7 +217,7 @@ class GateTest(DaemonTestCase):
         md = xladb("check", "big-head", "--baseline", "big-base", "--db", db, "--format", "markdown",
                    check_rc=1).stdout
         self.assertLess(len(md.encode()), 1 << 20)
-        self.assertTrue(md.startswith("**xladb check: FAIL**: 5000 modules regressed"))
+        self.assertTrue(md.startswith("**xladb check: FAIL**: 5000 regressed"))
         self.assertIn("Truncated to stay under", md)
         self.assertEqual(md.count("<details>"), md.count("</details>"))
         report = json.loads(xladb("check", "big-head", "--baseline", "big-base", "--db", db, "--format", "json",
@@ -265,6 +279,279 @@ class GateTest(DaemonTestCase):
         changed = {r["module"] for r in diff if r["change"] == "CHANGED"}
         self.assertEqual(changed, {"xla_dump/jit__multi_slice"})  # folder/module
         self.assertTrue(all(r["delta"] in (0, None) for r in diff if r["change"] == "CHANGED"))
+
+
+CAMPAIGN = os.path.join(SOURCE_DIR, "tests", "fixtures", "campaign")
+
+
+def bytes_of(shape):
+    """Bytes of `f32[a,b]` / `c128[…]`, by hand: the element size times the dimensions."""
+    dtype, dims = shape.rstrip("]").split("[")
+    n = {"f32": 4, "c128": 16}[dtype]
+    for d in filter(None, dims.split(",")):
+        n *= int(d)
+    return n
+
+
+class CampaignTest(DaemonTestCase):
+    """tests/fixtures/campaign (its README.md states the truth): five runs, each checked against the one before,
+    under the default policy and each other one."""
+
+    def ingest_campaign(self, db):
+        for run in ("r1", "r2", "r3", "r4", "r5"):
+            # The run's time and labels come from its xladb-run.toml; r4 arrives as r4/xla_dump/….
+            xladb("ingest", "--db", db, os.path.join(CAMPAIGN, run), "--run", run, check_rc=0)
+
+    def check(self, db, run, baseline, *flags, rc):
+        out = xladb("check", run, "--baseline", baseline, "--db", db, "--format", "json", *flags, check_rc=rc)
+        return json.loads(out.stdout)
+
+    def test_totals_in_the_readme_are_the_files_sums(self):
+        # The hand-computed figures the other tests use, read back from the files' allocation lines.
+        self.assertEqual(3 * bytes_of("c128[21,9,8,8]"), 580608)
+        self.assertEqual(3 * bytes_of("c128[21,9,4,4]"), 145152)
+        for run, module, total in (("r1", "module_0005.jit_accumulate", 580608), ("r2", "module_0005.jit_accumulate",
+                                                                                    145152),
+                                   ("r1", "module_0006.jit_tau", 12288), ("r2", "module_0006.jit_tau", 12288),
+                                   ("r1", "module_0001.jit_step", 6144), ("r3", "module_0001.jit_step", 10240),
+                                   ("r1", "module_0004.jit_retrace", 576)):
+            text = read(os.path.join(CAMPAIGN, run, module + BA_SUFFIX))
+            sizes = [int(x) for x in re.findall(r"^allocation \d+: size (\d+)", text, re.M)]
+            self.assertEqual(sum(sizes), total, (run, module))
+            self.assertEqual(fixture_total_text(text), total, (run, module))
+
+    def test_each_run_against_the_one_before_under_the_default_policy(self):
+        db = os.path.join(self.tmp, "campaign.db")
+        self.ingest_campaign(db)
+        runs = json.loads(xladb("runs", "--db", db, "--format", "json", check_rc=0).stdout)
+        self.assertEqual([r["run"] for r in runs], ["r5", "r4", "r3", "r2", "r1"])  # newest first, by file time
+
+        # r2 against r1: a shrinking reshape, a tuple output of equal bytes, one retrace gone. Pass.
+        r = self.check(db, "r2", "r1", rc=0)
+        self.assertEqual(r["verdict"], "pass")
+        self.assertEqual(r["summary"], {"regressed": 0, "improved": 0, "unchanged": 3, "added": 0, "removed": 1,
+                                        "ambiguous": 0, "accepted": 0, "ignored": 0, "reshaped": 2})
+        self.assertTrue(r["reason"].startswith("0 regressed, 0 improved, 3 unchanged; 2 reshaped, 0 added, "
+                                               "1 removed (reported, not judged) against r1"), r["reason"])
+        self.assertEqual([(m["status"], m["module"]) for m in r["modules"]],
+                         [("reshaped", "jit_accumulate"), ("reshaped", "jit_tau"), ("removed", "jit_retrace"),
+                          ("unchanged", "jit_retrace"), ("unchanged", "jit_retrace"), ("unchanged", "jit_step")])
+        acc, tau = r["modules"][0], r["modules"][1]
+        self.assertEqual((acc["matched_by"], acc["reshaped"], acc["xla_module_id"], acc["baseline_xla_module_id"]),
+                         ("name", True, 5, 5))
+        self.assertEqual(acc["baseline_entry_signature"], "(c128[21,9,8,8]) -> c128[21,9,8,8]")
+        self.assertEqual(acc["entry_signature"], "(c128[21,9,4,4]) -> c128[21,9,4,4]")
+        self.assertEqual(acc["metrics"]["total_bytes"],
+                         {"baseline": 580608, "current": 145152, "delta": -435456, "regressed": False})
+        # The attribution a matched pair gets: three buffers of c128[21,9,8,8] became c128[21,9,4,4].
+        self.assertEqual(acc["attribution_count"], 3)
+        self.assertEqual(sorted((a["change"], a["delta"]) for a in acc["attribution"]),
+                         [("shrank", -145152)] * 3)
+        self.assertEqual(tau["baseline_entry_signature"], "(f32[1024]) -> f32[1024]")
+        self.assertEqual(tau["entry_signature"], "(f32[1024]) -> (f32[512], f32[512])")
+        self.assertEqual(tau["metrics"]["total_bytes"]["delta"], 0)
+        self.assertEqual([m["reshaped"] for m in r["modules"][2:]], [False] * 4)
+        self.assertTrue(all("baseline_entry_signature" in m for m in r["modules"]))
+        self.assertEqual(r["retraces"], [{"module": "jit_retrace", "stage": "after_optimizations", "folder": "",
+                                          "baseline_compiles": 3, "current_compiles": 2, "failed": False}])
+        unknown = {"baseline_max": None, "current_max": None, "baseline_sum": None, "current_sum": None}
+        self.assertEqual(r["by_name"], [
+            {"module": "jit_accumulate", "stage": "after_optimizations", "folder": "",
+             "compiles": {"baseline": 1, "current": 1},
+             "metrics": {"total_bytes": {"baseline_max": 580608, "current_max": 145152, "baseline_sum": 580608,
+                                         "current_sum": 145152},
+                         "live_peak_padded_bytes": unknown}},
+            {"module": "jit_retrace", "stage": "after_optimizations", "folder": "",
+             "compiles": {"baseline": 3, "current": 2},
+             "metrics": {"total_bytes": {"baseline_max": 576, "current_max": 320, "baseline_sum": 192 + 320 + 576,
+                                         "current_sum": 192 + 320},
+                         "live_peak_padded_bytes": unknown}}])
+        every = self.check(db, "r2", "r1", "--by-name", "all", rc=0)
+        self.assertEqual([n["module"] for n in every["by_name"]],
+                         ["jit_accumulate", "jit_retrace", "jit_step", "jit_tau"])
+        # The table says it in words; a retrace-only change fails nothing.
+        table = xladb("check", "r2", "--baseline", "r1", "--db", db, check_rc=0).stdout
+        self.assertIn("signature: (c128[21,9,8,8]) -> c128[21,9,8,8] → (c128[21,9,4,4]) -> c128[21,9,4,4]", table)
+        self.assertIn("jit_accumulate: 1 → 1 compile, largest total_bytes 567.0 KiB → 141.8 KiB (-75%)", table)
+        self.assertIn("jit_retrace: 3 → 2 compiles, largest total_bytes 576 B → 320 B (-44%)", table)
+
+        # r3 against r2: jit_step's temp buffer doubled (+4096 bytes at model.py:123); jit_sharded compiled twice.
+        r = self.check(db, "r3", "r2", rc=1)
+        self.assertEqual(r["summary"], {"regressed": 1, "improved": 0, "unchanged": 4, "added": 2, "removed": 0,
+                                        "ambiguous": 0, "accepted": 0, "ignored": 0, "reshaped": 0})
+        step = r["modules"][0]
+        self.assertEqual((step["module"], step["status"]), ("jit_step", "regressed"))
+        self.assertEqual(step["metrics"]["total_bytes"]["delta"], bytes_of("f32[2048]") - bytes_of("f32[1024]"))
+        self.assertEqual(step["by_source"], [{"source": "model.py:123", "delta": 4096, "buffers": 1}])
+        self.assertEqual(sorted((m["module"], m["xla_module_id"]) for m in r["modules"] if m["status"] == "added"),
+                         [("jit_sharded", 7), ("jit_sharded", 8)])
+        self.assertEqual([(n["module"], n["compiles"]) for n in r["by_name"]],
+                         [("jit_sharded", {"baseline": 0, "current": 2}), ("jit_step", {"baseline": 1, "current": 1})])
+        self.assertEqual(r["by_name"][0]["metrics"]["total_bytes"],
+                         {"baseline_max": None, "current_max": 6144, "baseline_sum": None, "current_sum": 6144 + 4096})
+
+        # r4 against r3: the same dump, arriving as r4/xla_dump/…: nothing judged changed, pass. (How many modules
+        # match depends on the folder rule of identity: 7 unchanged where the root xla_dump folder is not part of
+        # it, else 7 added and 7 removed, reported.)
+        r = self.check(db, "r4", "r3", rc=0)
+        folder = {m["folder"] for m in r["modules"] if m["xla_module_id"] is not None}
+        if folder == {""}:
+            self.assertEqual((r["summary"]["unchanged"], r["summary"]["added"], r["summary"]["removed"]), (7, 0, 0))
+        else:
+            self.assertEqual(folder, {"xla_dump"})
+            self.assertEqual((r["summary"]["unchanged"], r["summary"]["added"], r["summary"]["removed"]), (0, 7, 7))
+        self.assertEqual(r["summary"]["regressed"], 0)
+
+        # r5 against r4: only an OOM report, no module with a buffer assignment: the question stays open.
+        r = self.check(db, "r5", "r4", rc=3)
+        self.assertIn("run 'r5' has no module with a buffer assignment", r["reason"])
+
+    def test_each_policy_on_the_campaign(self):
+        db = os.path.join(self.tmp, "campaign.db")
+        self.ingest_campaign(db)
+        # r2 against r1: 2 reshaped, 1 removed, 0 added.
+        r = self.check(db, "r2", "r1", "--on-reshaped", "judge", rc=0)
+        self.assertEqual(r["summary"], {"regressed": 0, "improved": 1, "unchanged": 4, "added": 0, "removed": 1,
+                                        "ambiguous": 0, "accepted": 0, "ignored": 0, "reshaped": 0})
+        judged = {m["module"]: (m["status"], m["reshaped"]) for m in r["modules"] if m["matched_by"] == "name"}
+        self.assertEqual(judged, {"jit_accumulate": ("improved", True), "jit_tau": ("unchanged", True)})
+        self.assertIn("; 2 reshaped (judged); 0 added, 1 removed (reported, not judged)", r["reason"])
+        for flags, rc in ((("--on-reshaped", "fail"), 1), (("--on-reshaped", "inconclusive"), 3),
+                          (("--on-removed", "fail"), 1), (("--on-removed", "inconclusive"), 3),
+                          (("--on-added", "fail"), 0), (("--on-added", "inconclusive"), 0),
+                          (("--on-reshaped", "report"), 0)):
+            r = self.check(db, "r2", "r1", *flags, rc=rc)
+            self.assertEqual(r["verdict"], {0: "pass", 1: "fail", 3: "inconclusive"}[rc], flags)
+        # The same from a config file; a flag wins over the config.
+        config = os.path.join(self.tmp, "gate.toml")
+        write(config, 'on_reshaped = "fail"\non_removed = "inconclusive"\n')
+        r = self.check(db, "r2", "r1", "--config", config, rc=1)
+        self.assertIn("fails: 2 modules reshaped", r["reason"])
+        self.check(db, "r2", "r1", "--config", config, "--on-reshaped", "report", rc=3)
+        # A config that names an unknown policy: exit 2 naming the file, line and key; stdout empty.
+        write(config, '\non_added = "warn"\n')
+        out = xladb("check", "r2", "--baseline", "r1", "--db", db, "--config", config, check_rc=2)
+        self.assertEqual(out.stdout, "")
+        self.assertIn(config + ":2: on_added: unknown policy 'warn'", out.stderr)
+        # r3 against r2 (1 regressed, 2 added): the regression fails whatever the policy; tolerated, the added
+        # modules decide.
+        self.check(db, "r3", "r2", "--on-added", "inconclusive", rc=1)
+        self.check(db, "r3", "r2", "--max-growth-bytes", "4096", rc=0)
+        self.check(db, "r3", "r2", "--max-growth-bytes", "4096", "--on-added", "fail", rc=1)
+        self.check(db, "r3", "r2", "--max-growth-bytes", "4096", "--on-added", "inconclusive", rc=3)
+        self.check(db, "r3", "r2", "--max-growth-bytes", "4096", "--on-removed", "fail", rc=0)
+        # A retrace that grows fails only when asked: jit_retrace 2 -> 3 compiles checking r1 against r2.
+        self.check(db, "r1", "r2", rc=0)
+        r = self.check(db, "r1", "r2", "--fail-on-retrace-growth", rc=1)
+        self.assertEqual([(c["module"], c["failed"]) for c in r["retraces"]], [("jit_retrace", True)])
+
+    def test_diff_shows_reshaped_pairs_and_the_roll_up_offline_and_online(self):
+        db = os.path.join(self.tmp, "campaign.db")
+        self.ingest_campaign(db)
+        rows = json.loads(xladb("diff", "r1", "r2", "--db", db, "--format", "json", check_rc=0).stdout)
+        # Module rows (buffer rows are indented and match buffers, also "by name").
+        reshaped = {r["module"]: (r["signature_a"], r["signature_b"]) for r in rows
+                    if r["matched_by"] == "name" and r["change"] == "CHANGED"}
+        self.assertEqual(reshaped, {
+            "jit_accumulate": ("(c128[21,9,8,8]) -> c128[21,9,8,8]", "(c128[21,9,4,4]) -> c128[21,9,4,4]"),
+            "jit_tau": ("(f32[1024]) -> f32[1024]", "(f32[1024]) -> (f32[512], f32[512])")})
+        out = xladb("diff", "r1", "r2", "--db", db, check_rc=0)
+        self.assertIn("jit_retrace: 3 → 2 compiles", out.stderr)
+        # The diff page (the gate as a page) shows the reshaped pairs with both signatures and the roll-up.
+        page = os.path.join(self.tmp, "diff.html")
+        xladb("report", "r2", "--baseline", "r1", "--db", db, "--output", page, check_rc=0)
+        html = read(page)
+        self.assertIn("Reshaped: <code>(c128[21,9,8,8]) -&gt; c128[21,9,8,8]</code> (#5) → "
+                      "<code>(c128[21,9,4,4]) -&gt; c128[21,9,4,4]</code>", html)
+        self.assertIn("0 regressed · 0 improved · 2 reshaped · 0 added · 1 removed", html)
+        self.assertIn("jit_retrace: 3 → 2 compiles, largest total_bytes 576 B → 320 B (-44%)", html)
+        d = self.start(db=db)
+        for args in (("diff", "r1", "r2"), ("check", "r2", "--baseline", "r1"),
+                     ("check", "r2", "--baseline", "r1", "--on-reshaped", "judge", "--by-name", "all")):
+            on = d.cli(*args, "--format", "json", check=False)
+            off = xladb(*args, "--db", db, "--format", "json")
+            self.assertEqual((on.returncode, on.stdout, on.stderr), (off.returncode, off.stdout, off.stderr), args)
+        resp = d.query.DiffRuns(xladb_pb2.DiffRunsRequest(run_a="r1", run_b="r2"), timeout=30)
+        # diff rolls up peak, total, temp and padded live peak: jit_tau's temp went 4096 -> 4080 (-16 bytes).
+        self.assertEqual([(n.module, n.baseline_compiles, n.current_compiles) for n in resp.by_name],
+                         [("jit_accumulate", 1, 1), ("jit_retrace", 3, 2), ("jit_tau", 1, 1)])
+        tau = {m.metric: (m.baseline_sum, m.current_sum) for m in resp.by_name[2].metrics}
+        self.assertEqual((tau["temp_bytes"], tau["total_bytes"]), ((4096, 4080), (12288, 12288)))
+        # A baseline named by a run name that does not exist: NOT_FOUND from the RPC, exit 2 from the CLI.
+        with self.assertRaises(grpc.RpcError) as e:
+            d.query.CheckRun(xladb_pb2.CheckRunRequest(run_name="r2", baseline="nosuchrun"), timeout=30)
+        self.assertEqual(e.exception.code(), grpc.StatusCode.NOT_FOUND)
+        out = d.cli("check", "r2", "--baseline", "nosuchrun", check=False)
+        self.assertEqual((out.returncode, out.stdout), (2, ""))
+        self.assertIn("no run named 'nosuchrun'", out.stderr)
+        with self.assertRaises(grpc.RpcError) as e:
+            d.query.CheckRun(xladb_pb2.CheckRunRequest(run_name="r2", baseline="r1", on_added="judge"), timeout=30)
+        self.assertEqual(e.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
+
+    def test_missing_data_is_inconclusive_and_other_errors_are_listed(self):
+        db = os.path.join(self.tmp, "errors.db")
+        xladb("ingest", "--db", db, os.path.join(CAMPAIGN, "r2"), "--run", "r2", check_rc=0)
+        broken = os.path.join(self.tmp, "broken")
+        shutil.copytree(os.path.join(CAMPAIGN, "r2"), broken)
+        os.remove(os.path.join(broken, "xladb-run.toml"))
+        binary = bytes((i * 37) % 256 for i in range(8192))
+        # A before-optimizations HLO text that does not read: listed, not judged.
+        with open(os.path.join(broken, "module_0001.jit_step.before_optimizations.txt"), "wb") as f:
+            f.write(binary)
+        xladb("ingest", "--db", db, broken, "--run", "hlo-error", "--time", "2026-11-03", check_rc=1)
+        r = self.check(db, "hlo-error", "r2", rc=0)
+        self.assertEqual([(f["path"], f["module"], f["xla_module_id"], f["judged"]) for f in r["error_files"]],
+                         [("module_0001.jit_step.before_optimizations.txt", "jit_step", 1, False)])
+        # A buffer assignment that does not read, of a module with no row: missing data, inconclusive.
+        with open(os.path.join(broken, "module_0009.jit_lost.after_optimizations-buffer-assignment.txt"), "wb") as f:
+            f.write(binary)
+        xladb("ingest", "--db", db, broken, "--run", "ba-error", "--time", "2026-11-04", check_rc=1)
+        r = self.check(db, "ba-error", "r2", rc=3)
+        self.assertIn("missing data for jit_lost#9 in 'ba-error'", r["reason"])
+        self.assertEqual(r["summary"]["unchanged"], 5)
+        # Either run: the error counts when it is in the baseline too.
+        self.check(db, "r2", "ba-error", rc=3)
+
+    def test_bad_input_gets_a_verdict_never_a_crash(self):
+        db = os.path.join(self.tmp, "bad.db")
+        xladb("ingest", "--db", db, os.path.join(CAMPAIGN, "r2"), "--run", "r2", check_rc=0)
+        # A run with no modules at all.
+        empty = os.path.join(self.tmp, "empty")
+        os.makedirs(empty)
+        write(os.path.join(empty, "notes.txt"), "nothing here\n")
+        xladb("ingest", "--db", db, empty, "--run", "empty", "--time", "2026-11-05", check_rc=0)
+        r = self.check(db, "empty", "r2", rc=3)
+        self.assertIn("has no module with a buffer assignment", r["reason"])
+        r = self.check(db, "r2", "empty", rc=3)
+        self.assertIn("baseline 'empty' has no module with a buffer assignment", r["reason"])
+        # The run against itself: every module unchanged.
+        r = self.check(db, "r2", "r2", rc=0)
+        self.assertEqual(r["summary"]["unchanged"], 5)
+        # A name compiled 1,000 times on each side, every signature different across the runs (1,000 x 1,000
+        # candidate pairs): the reshaped pairing stays fast and pairs each compile with its nearest shape.
+        template = read(os.path.join(CAMPAIGN, "r2", "module_0002.jit_retrace" + BA_SUFFIX))
+        for run, offset in (("many-a", 1), ("many-b", 2)):
+            folder = os.path.join(self.tmp, run)
+            os.makedirs(folder)
+            for i in range(1000):
+                n = 2 * i + offset  # odd sizes in many-a, even in many-b: no signature in common
+                write(os.path.join(folder, f"module_{i + 1:04d}.jit_many{BA_SUFFIX}"),
+                      template.replace("f32[16]", f"f32[{n}]"))
+            xladb("ingest", "--db", db, folder, "--run", run, "--time", f"2026-12-0{offset}", check_rc=0)
+        started = time.monotonic()
+        r = self.check(db, "many-b", "many-a", rc=0)
+        self.assertLess(time.monotonic() - started, 60)
+        self.assertEqual(r["summary"]["reshaped"], 1000)
+        pairs = {(m["baseline_entry_signature"], m["entry_signature"]) for m in r["modules"]}
+        self.assertIn(("(f32[1]) -> f32[1]", "(f32[2]) -> f32[2]"), pairs)
+        self.assertIn(("(f32[1999]) -> f32[1999]", "(f32[2000]) -> f32[2000]"), pairs)
+        # 1000 -> 1000 compiles, and every file's allocation lines say 64 + 64 + 64 bytes whatever its shapes: the
+        # roll-up row did not change, so it is listed only with --by-name all.
+        self.assertEqual(r["by_name"], [])
+        r = self.check(db, "many-b", "many-a", "--by-name", "all", rc=0)
+        self.assertEqual(r["by_name"][0]["compiles"], {"baseline": 1000, "current": 1000})
+        self.assertEqual(r["by_name"][0]["metrics"]["total_bytes"],
+                         {"baseline_max": 192, "current_max": 192, "baseline_sum": 192000, "current_sum": 192000})
 
 
 if __name__ == "__main__":

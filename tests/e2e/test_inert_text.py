@@ -118,6 +118,7 @@ class InertTextTest(DaemonTestCase):
         rendered = RenderedText(render_markdown(md))
         # Only xladb's own bold words; nothing of a value is a link, an image, emphasis or HTML.
         self.assertEqual(rendered.active_elements(), [("strong", "xladb check: FAIL"),
+                                                      ("strong", "By jit name:"),
                                                       ("strong", "Compile counts that changed:")], md)
         self.assertIn("table", rendered.tags)  # the module table is still a table
         # Each value still reads as its own characters, whole, in one code element.
