@@ -135,6 +135,12 @@ class ArchiveSource : public DumpSource {
         limits_(std::move(limits)) {}
   Type type() const override { return Type::kArchive; }
   std::string DefaultRunName() const override { return DefaultRunNameFor(display_, false); }
+  std::string WrapperFolderName() const override {
+    const size_t slash = display_.rfind('/');
+    std::string name = slash == std::string::npos ? display_ : display_.substr(slash + 1);
+    name.resize(name.size() - ArchiveSuffix(name).size());
+    return name;
+  }
 
   Status ForEach(const std::function<void(DumpEntry&)>& visit) override {
     if (::lseek(file_->get(), 0, SEEK_SET) < 0) {

@@ -50,15 +50,21 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
 }
 
 // The module a file's rows belong to: from XLA's file naming when present, else from the file's stem; and
-// the folder the file is in, since multi-host dumps repeat module numbers per host folder.
+// the folder the file is in below the dump root (ModuleFolderBelowDumpRoot: without the source's wrapper
+// folder and generic dump folders), since multi-host dumps repeat module numbers per host folder.
 ModuleKey ModuleKeyFor(const std::string& path, const std::string& file_name, const DumpName& dn,
-                       const SniffResult& sr) {
+                       const SniffResult& sr, const std::string& wrapper_folder) {
   ModuleKey key;
-  if (size_t slash = path.rfind('/'); slash != std::string::npos) key.folder = path.substr(0, slash);
+  if (size_t slash = path.rfind('/'); slash != std::string::npos) {
+    key.folder = ModuleFolderBelowDumpRoot(std::string_view(path).substr(0, slash), wrapper_folder);
+  }
   if (dn.xla_naming) {
     key.xla_module_id = dn.xla_module_id;
     key.name = dn.module_name;
-    if (key.name.empty() && dn.xla_module_id >= 0) key.name = "module_" + std::to_string(dn.xla_module_id);
+    if (key.name.empty() && dn.xla_module_id >= 0) {
+      key.name = "module_" + std::to_string(dn.xla_module_id);
+      key.name_is_placeholder = true;
+    }
     key.stage = dn.stage;
   }
   if (key.name.empty()) {
@@ -240,6 +246,7 @@ StatusOr<IngestSummary> DumpIngester::Ingest(DumpSource& source, const std::stri
   };
 
   bool reread = false;  // the second pass: siblings of replaced files, read again
+  const std::string wrapper_folder = source.WrapperFolderName();
   const auto visit = [&](DumpEntry& entry) {
     // The walk goes on to its end (its entries come anyway): a run left partial keeps the time it would
     // have had whole, its newest file's.
@@ -347,7 +354,7 @@ StatusOr<IngestSummary> DumpIngester::Ingest(DumpSource& source, const std::stri
 
     DumpName dn = ParseDumpName(entry.name);
     fs.has_module = true;
-    fs.module = ModuleKeyFor(entry.path, entry.name, dn, sniff);
+    fs.module = ModuleKeyFor(entry.path, entry.name, dn, sniff, wrapper_folder);
     // A file the store cannot take (a constraint its rows break, a failed write) is that file's error: its
     // rows are rolled back, its verdict recorded, and the run goes on. Only a verdict that cannot be recorded
     // either (the database itself is failing) ends the run.

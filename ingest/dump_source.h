@@ -81,6 +81,11 @@ class DumpSource {
   virtual Type type() const = 0;
   // The run name a user would expect: DefaultRunNameForPath() (ingest/run_name.h) of the opened path.
   virtual std::string DefaultRunName() const = 0;
+  // A top-level folder that wraps the whole dump rather than being part of it, dropped from module folders
+  // (ModuleFolderBelowDumpRoot, ingest/run_name.h): an archive's own name without its suffix, so that
+  // `run-7.tar.zst` made from the parent folder (`tar -C PARENT -caf run-7.tar.zst run-7`, members
+  // `run-7/xla_dump/…`) files its modules as one made inside it (`tar -C run-7 …`). "" for folders and files.
+  virtual std::string WrapperFolderName() const { return {}; }
   virtual Status ForEach(const std::function<void(DumpEntry&)>& visit) = 0;
 };
 

@@ -99,6 +99,35 @@ class HloModuleParser::Fingerprint {
   XXH3_state_t* state_;
 };
 
+namespace {
+
+// "(f32[2]{0}, s32[]) -> f32[2]{0}" from a long-form computation signature "(a: f32[2]{0}, b: s32[]) ->
+// f32[2]{0} {" (the text after the computation's name); "" when it is not one.
+std::string EntrySignatureWithoutNames(std::string_view signature) {
+  int depth = 0;
+  size_t close = std::string_view::npos;
+  for (size_t i = 0; i < signature.size() && close == std::string_view::npos; ++i) {
+    const char c = signature[i];
+    if (c == '(' || c == '[' || c == '{') ++depth;
+    if ((c == ')' || c == ']' || c == '}') && --depth == 0) close = i;
+  }
+  constexpr std::string_view kArrow = " -> ";
+  if (close == std::string_view::npos || signature.substr(close + 1, kArrow.size()) != kArrow) return {};
+  std::string_view output = TrimTrailingSpaces(signature.substr(close + 1 + kArrow.size()));
+  if (!output.empty() && output.back() == '{') output = TrimTrailingSpaces(output.substr(0, output.size() - 1));
+  std::string out = "(";
+  TopLevelItems parameters(signature.substr(1, close - 1), ',');
+  std::string_view parameter;
+  for (bool first = true; parameters.Next(&parameter); first = false) {
+    const size_t colon = parameter.find(": ");
+    if (!first) out += ", ";
+    out += colon == std::string_view::npos ? parameter : parameter.substr(colon + 2);
+  }
+  return out + ")" + std::string(kArrow) + std::string(output);
+}
+
+}  // namespace
+
 HloModuleParser::HloModuleParser(RecordSink* sink)
     : LineParser(sink), fingerprint_(std::make_unique<Fingerprint>()) {}
 
@@ -252,6 +281,7 @@ bool HloModuleParser::TryOpenComputation(std::string_view line, int64_t line_no)
     return false;
   }
   const std::string_view name = rest.substr(0, end);
+  if (is_entry && rest[end + 1] == '(') module_.entry_signature = EntrySignatureWithoutNames(rest.substr(end + 1));
 
   if (state_ == State::kHeaderBlock) {
     Report(IssueRecord::Severity::kInvariant, line_no,

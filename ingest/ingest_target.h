@@ -51,6 +51,10 @@ struct RunSpec {
 struct ModuleKey {
   int64_t xla_module_id = -1;  // -1: the file name carries none
   std::string name;
+  // `name` is the `module_<ID>` placeholder of a file name without the module's name (2020-era TensorFlow
+  // dumps): the writer finds the module by (stage, xla_module_id, folder) whatever its name, since its HLO
+  // text renames it after its HloModule line, and a module's files arrive in any order.
+  bool name_is_placeholder = false;
   std::string stage;
   std::string backend;
   std::string folder;          // the file's folder inside the run ('' = the root): host0, host1, … in

@@ -57,6 +57,18 @@ bool IsGenericDumpFolderName(std::string_view name) {
   return false;
 }
 
+std::string ModuleFolderBelowDumpRoot(std::string_view folder, std::string_view wrapper) {
+  // The first component of `rest`, and `rest` after it ("" when it was the last).
+  auto first = [](std::string_view rest) { return rest.substr(0, rest.find('/')); };
+  auto after_first = [](std::string_view rest) {
+    const size_t slash = rest.find('/');
+    return slash == std::string_view::npos ? std::string_view() : rest.substr(slash + 1);
+  };
+  if (!wrapper.empty() && first(folder) == wrapper) folder = after_first(folder);
+  while (!folder.empty() && IsGenericDumpFolderName(first(folder))) folder = after_first(folder);
+  return std::string(folder);
+}
+
 std::string DefaultRunNameFor(const std::string& path, bool is_folder) {
   std::error_code ec;
   fs::path p = fs::absolute(fs::path(path), ec);

@@ -41,6 +41,17 @@ std::string DefaultRunNameFor(const std::string& path, bool is_folder);
 // True for the generic dump folder names listed above (ignoring case).
 bool IsGenericDumpFolderName(std::string_view name);
 
+// The folder a module is filed under (modules.folder), from `folder`, the folder of its file below the run
+// root ('/'-separated, "" = the root). So that a dump has one identity however it arrived (a watched
+// `<run>/xla_dump/…`, `xladb ingest DIR`, `xladb ingest DIR/xla_dump`, an archive of either), leading
+// components are dropped: first one equal to `wrapper` when that is not empty (an archive's own name,
+// DumpSource::WrapperFolderName()), then every leading generic dump folder name (above):
+//     ModuleFolderBelowDumpRoot("xla_dump")                 == ""
+//     ModuleFolderBelowDumpRoot("dumps/xla_dump/host0")     == "host0"
+//     ModuleFolderBelowDumpRoot("run-7/xla_dump", "run-7")  == ""
+//     ModuleFolderBelowDumpRoot("host0/xla_dump")           == "host0/xla_dump"   (only leading ones)
+[[nodiscard]] std::string ModuleFolderBelowDumpRoot(std::string_view folder, std::string_view wrapper = {});
+
 // A run's source path as one spelling of it: absolute, symlinks resolved where the path exists
 // (weakly_canonical), no trailing '/'. `run/`, `./run` and a link to it give the same string, so a re-ingest
 // of the same folder is recognised as the same source (RunSpec::append). A path that cannot be resolved comes

@@ -12,6 +12,7 @@
 
 #include "store/interned_texts.h"
 #include "store/module_facts.h"
+#include "store/module_rekey.h"
 #include "store/postgres_backend.h"
 #include "store/postgres_schema.h"
 #include "store/query_temp_storage.h"
@@ -46,6 +47,7 @@ Status ApplySchema(SQLite::Database& db) {
       HashAllNames(connection);
       UpdateSummariesOfAllRuns(connection);
     }
+    if (first_migration < 7) RekeyListedModules(connection);  // version 7's folders and identities
     db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
     db.exec("COMMIT");
   } catch (const std::exception& e) {
@@ -75,6 +77,22 @@ StatusOr<std::unique_ptr<Database>> Database::OpenPostgres(const std::string& ur
   Status schema = mode == Mode::kReadWrite ? PreparePostgresStoreForWriting(backend->connection())
                                            : CheckPostgresStoreForReading(backend->connection());
   if (!schema.ok()) return schema;
+  if (mode == Mode::kReadWrite) {
+    // Version 7's re-key runs in C++ after the migration's transaction (store/module_rekey.h), here also when
+    // an earlier open was interrupted between the two.
+    auto pending = backend->connection().Query(std::string("SELECT to_regclass('") + kModulesToRekeyTable +
+                                               "') IS NOT NULL");
+    if (!pending.ok()) return pending.status();
+    if (pending->values.at(0).at(0).value_or("") == "t") {
+      try {
+        WriteTransaction transaction(*backend);
+        RekeyListedModules(*backend);
+        transaction.Commit();
+      } catch (const std::exception& e) {
+        return Status::IoError(std::string("re-keying modules for schema version 7: ") + e.what());
+      }
+    }
+  }
   if (mode == Mode::kReadOnly) {
     Status read_only = backend->connection().Exec("SET default_transaction_read_only = on");
     if (!read_only.ok()) return read_only;

@@ -138,9 +138,27 @@ void HloModuleRows::Add(ingest::HloModuleRecord&& r) {
   FileRows& f = *file_;
   if (f.module_id == 0) return;
   if (r.program_fingerprint != 0) f.facts.hlo_fingerprint = r.program_fingerprint;
-  if (r.entry_computation_layout.empty()) return;
-  // The entry signature as the HLO text prints it, without layouts: '(f32[8], s32[]) -> f32[8]'.
-  std::string signature = ShapeWithoutLayout(r.entry_computation_layout);
+  if (!r.name.empty()) {
+    // A module named by the `module_<ID>` placeholder (a file name without the module's name: 2020-era
+    // TensorFlow dumps, docs/formats.md) takes its HloModule line's name, unless a row of its run already
+    // has that key. run_writer.cc finds such a module by its number, whatever its name.
+    f.Guard([&] {
+      SqlStatement& rename = f.Statement(
+          "UPDATE modules SET name = ?1 WHERE module_id = ?2 AND name = 'module_' || xla_module_id "
+          "AND NOT EXISTS (SELECT 1 FROM modules o WHERE o.run_id = modules.run_id AND o.name = ?1 "
+          "AND o.stage = modules.stage AND o.xla_module_id = modules.xla_module_id AND o.folder = modules.folder)");
+      rename.Bind(1, r.name);
+      rename.Bind(2, f.module_id);
+      rename.ExecuteLater();
+    });
+    f.facts.rows_changed = true;
+  }
+  // The entry signature as the HLO text prints it, without layouts: '(f32[8], s32[]) -> f32[8]': the header's
+  // entry_computation_layout, else (old dumps print none) the ENTRY computation's line.
+  const std::string& printed =
+      !r.entry_computation_layout.empty() ? r.entry_computation_layout : r.entry_signature;
+  if (printed.empty()) return;
+  std::string signature = ShapeWithoutLayout(printed);
   if (size_t arrow = signature.find("->"); arrow != std::string::npos) signature.replace(arrow, 2, " -> ");
   f.Guard([&] {
     SqlStatement& up = f.Statement("UPDATE modules SET hlo_entry_signature = ? WHERE module_id = ?");

@@ -124,7 +124,7 @@ std::string EntrySignature(DerivedModuleFacts::Statements& st, int64_t module_id
   std::vector<std::pair<int64_t, std::vector<std::string>>> by_number;
   while (params.Step()) {
     const int64_t number = params.Int(0);
-    std::string shape = params.IsNull(1) ? std::string("?") : params.Text(1);
+    std::string shape = params.IsNull(1) ? std::string("?") : ShapeWithoutComments(params.Text(1));
     if (by_number.empty() || by_number.back().first != number) by_number.push_back({number, {}});
     auto& shapes = by_number.back().second;
     if (std::find(shapes.begin(), shapes.end(), shape) == shapes.end()) shapes.push_back(std::move(shape));
@@ -133,7 +133,7 @@ std::string EntrySignature(DerivedModuleFacts::Statements& st, int64_t module_id
   output.Bind(1, module_id);
   const bool has_allocations = output.Step() && output.Int(1) > 0;
   const std::string out =
-      !has_allocations || output.IsNull(0) ? std::string("?") : output.Text(0);
+      !has_allocations || output.IsNull(0) ? std::string("?") : ShapeWithoutComments(output.Text(0));
   output.Reset();  // a statement left on a row would hold a read transaction open after the file's COMMIT
   if (!has_allocations) return {};
 
@@ -240,7 +240,7 @@ void DerivedModuleFacts::UpdateAfterFile(int64_t run_id, int64_t module_id, bool
   if (facts.rows_changed || facts.saw_allocated_values || module_is_new) Update(module_id);
 }
 
-void DerivedModuleFacts::Update(int64_t module_id) {
+void DerivedModuleFacts::UpdateIdentity(int64_t module_id) {
   if (!st_) st_ = std::make_unique<Statements>(sql_);
   Statements& st = *st_;
   SqlStatement& names = Fresh(st.names);
@@ -260,7 +260,11 @@ void DerivedModuleFacts::Update(int64_t module_id) {
   identity.Bind(2, ModuleIdentityKey(name, stage, signature, folder));
   identity.Bind(4, module_id);
   identity.ExecuteLater();
+}
 
+void DerivedModuleFacts::Update(int64_t module_id) {
+  UpdateIdentity(module_id);
+  Statements& st = *st_;
   const LivePeaks peaks = ComputeLivePeaks(st, module_id);
   SqlStatement& summary = Fresh(st.summary);
   if (peaks.any) {

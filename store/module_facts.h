@@ -20,7 +20,8 @@
 //     shapes (a tuple parameter split over allocations, 2025-08+) is the tuple of them in shape-index order.
 //     '(f32[8,128], s32[]) -> f32[8]'. A module without allocations takes the HLO text's signature
 //     (modules.hlo_entry_signature, from its entry_computation_layout, §7), else ''. When both exist,
-//     modules.entry_signature_confirmed says whether they agree (store/shape_text.h compares them).
+//     modules.entry_signature_confirmed says whether they agree (store/shape_text.h compares them). XLA's
+//     `/*index=N*/` comments inside long tuple shapes are not part of it (version 7).
 //   * modules.identity_key: hex XXH3-64 of (name, stage, entry_signature, folder).
 //   * module_summary.live_peak_padded_bytes/_time: the most padded bytes live at once. A value occupies the
 //     slice (allocation, offset, size) of its ` value:` line; a slice counts once while any of its values is
@@ -67,6 +68,9 @@ class DerivedModuleFacts {
   // Recomputes the identity and padded-memory facts of one module from its rows (a module may span several
   // files).
   void Update(int64_t module_id);
+  // The identity facts alone (entry_signature, entry_signature_confirmed, identity_key), from the module's
+  // name, stage, folder and rows: what a re-key (store/module_rekey.h) changes.
+  void UpdateIdentity(int64_t module_id);
 
   struct Statements;  // the prepared statements (module_facts.cc)
 

@@ -126,14 +126,18 @@ struct RunWriter::Impl {
   std::pair<int64_t, bool> FindOrCreateModule(const FileSpec& s) {
     const ModuleKey& key = s.module;
     for (int attempt = 0; attempt < 2; ++attempt) {
+      // A placeholder name (ingest_target.h) finds the module by number: its HLO text may have renamed it.
       SqlStatement& find =
-          Cached("SELECT module_id, backend FROM modules WHERE run_id = ? AND name = ? AND stage = ? "
-                 "AND xla_module_id IS NOT DISTINCT FROM ? AND folder = ?");
+          key.name_is_placeholder
+              ? Cached("SELECT module_id, backend FROM modules WHERE run_id = ? AND stage = ? "
+                       "AND xla_module_id IS NOT DISTINCT FROM ? AND folder = ? ORDER BY module_id LIMIT 1")
+              : Cached("SELECT module_id, backend FROM modules WHERE run_id = ? AND stage = ? "
+                       "AND xla_module_id IS NOT DISTINCT FROM ? AND folder = ? AND name = ?");
       find.Bind(1, s.run_id);
-      find.Bind(2, key.name);
-      find.Bind(3, key.stage);
-      if (key.xla_module_id >= 0) find.Bind(4, key.xla_module_id); else find.BindNull(4);
-      find.Bind(5, key.folder);
+      find.Bind(2, key.stage);
+      if (key.xla_module_id >= 0) find.Bind(3, key.xla_module_id); else find.BindNull(3);
+      find.Bind(4, key.folder);
+      if (!key.name_is_placeholder) find.Bind(5, key.name);
       if (find.Step()) {
         const int64_t module_id = find.Int(0);
         const bool backend_unknown = find.Text(1).empty();
@@ -147,9 +151,15 @@ struct RunWriter::Impl {
         return {module_id, false};
       }
       find.Reset();
+      // A placeholder takes the name another stage's HLO text gave the same module number, if any.
       SqlStatement& ins =
-          Cached("INSERT INTO modules(run_id, xla_module_id, name, stage, backend, folder) VALUES (?, ?, ?, ?, ?, ?) "
-                 "ON CONFLICT DO NOTHING RETURNING module_id");
+          key.name_is_placeholder
+              ? Cached("INSERT INTO modules(run_id, xla_module_id, name, stage, backend, folder) "
+                       "SELECT ?1, ?2, COALESCE((SELECT name FROM modules WHERE run_id = ?1 AND xla_module_id = ?2 "
+                       "  AND folder = ?6 AND name <> ?3 ORDER BY module_id LIMIT 1), ?3), ?4, ?5, ?6 "
+                       "WHERE 1 = 1 ON CONFLICT DO NOTHING RETURNING module_id")  // WHERE: SQLite's upsert parse
+              : Cached("INSERT INTO modules(run_id, xla_module_id, name, stage, backend, folder) "
+                       "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING module_id");
       ins.Bind(1, s.run_id);
       if (key.xla_module_id >= 0) ins.Bind(2, key.xla_module_id); else ins.BindNull(2);
       ins.Bind(3, key.name);

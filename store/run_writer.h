@@ -28,6 +28,13 @@
 //     merged row has one file_id, so replacing one of such a module's files cannot remove just that file's
 //     part: the module's rows are removed whole, its other files marked to be read again
 //     (TakeRereadRequest), and the driver's second pass rebuilds the module from all of them.
+//   * Modules named by number only: a file name without the module's name (`module_0000.<suffix>`, 2020-era
+//     TensorFlow dumps) gives the placeholder name `module_0` (ModuleKey::name_is_placeholder). Such a file
+//     finds its module by (run, stage, xla_module_id, folder) whatever the row's name, so the module's
+//     buffer assignment, HLO text and reports land on one row in any order; a new row takes the name
+//     another stage of the same number already has, else the placeholder; the HLO text renames a row that
+//     still has the placeholder after its `HloModule` line (store/hlo_module_rows.cc), and the identity
+//     key follows.
 //   * Errors are returned as Status; a database error inside a record callback is remembered and returned
 //     by CommitFile(). The writer owns no thread; use it from one thread. Not copyable. The sink BeginFile
 //     returns belongs to the writer and is valid until CommitFile or AbortFile.

@@ -27,6 +27,21 @@ std::string ShapeWithoutLayout(std::string_view shape) {
   return out;
 }
 
+std::string ShapeWithoutComments(std::string_view shape) {
+  std::string out;
+  out.reserve(shape.size());
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape.compare(i, 2, "/*") == 0) {
+      const size_t end = shape.find("*/", i + 2);
+      if (end == std::string_view::npos) break;
+      i = end + 1;
+      continue;
+    }
+    out.push_back(shape[i]);
+  }
+  return out;
+}
+
 std::string CompactSignature(std::string_view signature) {
   std::string out;
   for (char c : ShapeWithoutLayout(signature)) {

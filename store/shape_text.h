@@ -20,6 +20,10 @@ namespace xladb::store {
 
 std::string ShapeWithoutLayout(std::string_view shape);
 
+// `shape` without its `/*index=N*/` comments, layouts kept: ShapeWithoutComments("(f32[2], /*index=1*/s32[])")
+// == "(f32[2], s32[])".
+[[nodiscard]] std::string ShapeWithoutComments(std::string_view shape);
+
 // An entry signature without layouts or spaces: the buffer assignment's form and HLO text's
 // entry_computation_layout compare equal when they describe the same shapes.
 std::string CompactSignature(std::string_view signature);

@@ -277,8 +277,32 @@ class GateTest(DaemonTestCase):
         self.assertEqual(pairs[0], 493)
         diff = json.loads(xladb("diff", a, b, "--db", db, "--format", "json", check_rc=0).stdout)
         changed = {r["module"] for r in diff if r["change"] == "CHANGED"}
-        self.assertEqual(changed, {"xla_dump/jit__multi_slice"})  # folder/module
+        self.assertEqual(changed, {"jit__multi_slice"})  # in the dump root: xla_dump/ is not a module folder
         self.assertTrue(all(r["delta"] in (0, None) for r in diff if r["change"] == "CHANGED"))
+
+    @unittest.skipUnless(HAVE_CORPUS, "shared corpus not present")
+    def test_a_run_ingested_as_its_folder_and_as_its_xla_dump_has_one_identity(self):
+        # Issue 22 item 1: `xladb ingest DIR` (DIR holding xla_dump/) and `xladb ingest DIR/xla_dump` store the
+        # same modules under the same identities, so one checks against the other as unchanged.
+        db = os.path.join(self.tmp, "arrivals.db")
+        run_dir = os.path.join(RUNS_DIR, "21_lorrax_scan_C")
+        xladb("ingest", "--db", db, run_dir, "--run", "as-dir", "--time", "2026-07-01", check_rc=0)
+        xladb("ingest", "--db", db, os.path.join(run_dir, "xla_dump"), "--run", "as-xla-dump", "--time",
+              "2026-07-02", check_rc=0)
+        con = sqlite3.connect(db)
+        self.addCleanup(con.close)
+
+        def identities(run):
+            return {row for row in con.execute(
+                "SELECT m.folder, m.identity_key FROM modules m JOIN runs r USING (run_id) WHERE r.name = ?",
+                (run,))}
+
+        as_dir, as_xla_dump = identities("as-dir"), identities("as-xla-dump")
+        self.assertGreater(len(as_dir), 400)
+        self.assertEqual(as_dir, as_xla_dump)
+        self.assertEqual({folder for folder, _ in as_dir}, {""})
+        xladb("check", "as-xla-dump", "--baseline", "as-dir", "--db", db, check_rc=0)
+        xladb("check", "as-dir", "--baseline", "as-xla-dump", "--db", db, check_rc=0)
 
 
 CAMPAIGN = os.path.join(SOURCE_DIR, "tests", "fixtures", "campaign")

@@ -220,5 +220,20 @@ TEST(ValidateRunLabel, IngestRefusesABadLabelBeforeTouchingTheTarget) {
   EXPECT_EQ(target.touches, 0);
 }
 
+TEST(ModuleFolderBelowDumpRoot, DropsLeadingGenericDumpFoldersAndTheWrapper) {
+  EXPECT_EQ(ModuleFolderBelowDumpRoot(""), "");
+  EXPECT_EQ(ModuleFolderBelowDumpRoot("xla_dump"), "");
+  EXPECT_EQ(ModuleFolderBelowDumpRoot("XLA_DUMP/host0"), "host0") << "generic names ignore case";
+  EXPECT_EQ(ModuleFolderBelowDumpRoot("dumps/xla_dump"), "") << "repeated generic levels";
+  EXPECT_EQ(ModuleFolderBelowDumpRoot("dumps/xla_dump/host1"), "host1");
+  EXPECT_EQ(ModuleFolderBelowDumpRoot("host0"), "host0");
+  EXPECT_EQ(ModuleFolderBelowDumpRoot("host0/xla_dump"), "host0/xla_dump") << "only leading ones";
+  EXPECT_EQ(ModuleFolderBelowDumpRoot("xla_dumps_old"), "xla_dumps_old") << "a whole component only";
+  EXPECT_EQ(ModuleFolderBelowDumpRoot("run-7/xla_dump", "run-7"), "");
+  EXPECT_EQ(ModuleFolderBelowDumpRoot("run-7/host0", "run-7"), "host0");
+  EXPECT_EQ(ModuleFolderBelowDumpRoot("run-8/xla_dump", "run-7"), "run-8/xla_dump") << "another name is kept";
+  EXPECT_EQ(ModuleFolderBelowDumpRoot("xla_dump/run-7", "run-7"), "run-7") << "the wrapper only at the top";
+}
+
 }  // namespace
 }  // namespace xladb::ingest

@@ -1,0 +1,21 @@
+-- xladb schema migration from version 6 to version 7, on SQLite and PostgreSQL alike (the portable subset,
+-- translated like schema.sql). Database::Open runs it on a version-6 store (after the earlier migrations'
+-- first parts on older files), inside the transaction that applies schema.sql, at the line below that says
+-- so. Its second part lists every module in modules_to_rekey; store/module_rekey.h then re-keys them in C++
+-- (the identity key is an XXH3 hash SQL cannot compute) and drops the table: SQLite in the same
+-- transaction, PostgreSQL in the next one when the store is opened for writing (a store opened before that
+-- finished finishes it then).
+--
+-- Version 7
+--   * modules.folder is the module's folder below the dump root: leading generic dump folder names
+--     (xla_dump, dump, …: ingest/run_name.h ModuleFolderBelowDumpRoot) are no longer part of it, so a dump
+--     has the same identity whether it arrived as <run>/xla_dump/… or as xla_dump's contents. Where the
+--     shorter folder would give a row the key of another row of its run (the unique index modules_by_key),
+--     the module keeps its old folder;
+--   * entry signatures lose XLA's `/*index=N*/` comments, and identity_key is recomputed from the new folder
+--     and signature.
+-- No column changes: a new file has the same columns.
+
+-- @apply schema.sql
+
+CREATE TABLE modules_to_rekey AS SELECT module_id FROM modules;
