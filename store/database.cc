@@ -79,16 +79,27 @@ StatusOr<std::unique_ptr<Database>> Database::OpenPostgres(const std::string& ur
   if (!schema.ok()) return schema;
   if (mode == Mode::kReadWrite) {
     // Version 7's re-key runs in C++ after the migration's transaction (store/module_rekey.h), here also when
-    // an earlier open was interrupted between the two.
-    auto pending = backend->connection().Query(std::string("SELECT to_regclass('") + kModulesToRekeyTable +
-                                               "') IS NOT NULL");
+    // an earlier open was interrupted between the two. Under the schema lock, held for the session so that the
+    // transaction that looks again starts after the lock is taken (it then sees another writer's re-key and
+    // its DROP of the table): two writers opening a migrated store at once re-key it once.
+    const std::string pending_sql =
+        std::string("SELECT to_regclass('") + kModulesToRekeyTable + "') IS NOT NULL";
+    auto pending = backend->connection().Query(pending_sql);
     if (!pending.ok()) return pending.status();
     if (pending->values.at(0).at(0).value_or("") == "t") {
       try {
-        WriteTransaction transaction(*backend);
-        RekeyListedModules(*backend);
-        transaction.Commit();
+        backend->Exec(std::string("SELECT pg_advisory_lock(") + kPostgresSchemaLock + ")");
+        {
+          WriteTransaction transaction(*backend);
+          auto still = backend->Prepare(pending_sql);
+          const bool still_pending = still->Step() && still->Text(0) == "t";
+          still.reset();
+          if (still_pending) RekeyListedModules(*backend);
+          transaction.Commit();
+        }
+        backend->Exec(std::string("SELECT pg_advisory_unlock(") + kPostgresSchemaLock + ")");
       } catch (const std::exception& e) {
+        // The connection closes with the returned error, and the session's lock with it.
         return Status::IoError(std::string("re-keying modules for schema version 7: ") + e.what());
       }
     }

@@ -78,12 +78,11 @@ std::string SchemaWithMigrations(int stored_version, SqlDialect dialect) {
 }
 
 std::string PostgresSchemaTransaction(int stored_version) {
-  constexpr const char* kSchemaLock = "517214397538";  // "xladb" in ASCII, as a number
   const std::string version = std::to_string(kSchemaVersion);
   // Checked again under the lock: another binary may have changed the store since the caller looked. A
   // newer store is refused; a store migrated meanwhile is not migrated again (SQLSTATE 40001: look again).
   const std::string stored = std::to_string(stored_version);
-  std::string sql = std::string("BEGIN; SELECT pg_advisory_xact_lock(") + kSchemaLock + ");\n" +
+  std::string sql = std::string("BEGIN; SELECT pg_advisory_xact_lock(") + kPostgresSchemaLock + ");\n" +
                     "DO $$BEGIN IF to_regproc('xladb_schema_version') IS NOT NULL THEN "
                     "IF xladb_schema_version() > " + version + " THEN RAISE EXCEPTION "
                     "'this PostgreSQL store has schema version %, newer than this xladb''s version " + version +

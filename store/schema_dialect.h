@@ -41,6 +41,10 @@ std::string SchemaWithMigrations(int stored_version, SqlDialect dialect);
 // IF NOT EXISTS, waits for the tables' writers, so reapplying it while another daemon ingests would stall or
 // deadlock both.
 std::string PostgresSchemaTransaction(int stored_version);
+
+// The transaction-level advisory lock every schema change on PostgreSQL takes ("xladb" in ASCII, as a
+// number): the schema transaction above and version 7's re-key (store/module_rekey.h).
+inline constexpr const char* kPostgresSchemaLock = "517214397538";
 // A digest of this binary's PostgreSQL schema text (hex).
 std::string PostgresSchemaId();
 

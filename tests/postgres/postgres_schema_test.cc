@@ -1,13 +1,17 @@
 // store/postgres_schema.h: a PostgreSQL store records its schema version; a binary refuses a store of a newer
 // version (for writing and for reading) and leaves it as it was, also when the store becomes newer while it
-// waits for the schema lock; a store written before versions were recorded opens as version 6; a store whose
-// schema text changed within a version gets the missing parts back.
+// waits for the schema lock; a store written before versions were recorded opens as version 6 (and a writer
+// migrates it, its modules re-keyed once however many writers open it at once); a store whose schema text
+// changed within a version gets the missing parts back.
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "store/database.h"
+#include "store/module_facts.h"
 #include "store/postgres_schema.h"
 #include "store/schema_dialect.h"
 #include "tests/postgres/postgres_test_server.h"
@@ -95,13 +99,46 @@ TEST_F(PostgresSchemaVersions, AStoreThatBecameNewerWhileTheWriterWaitedIsRefuse
   EXPECT_EQ(pg_.Value("SELECT xladb_schema_id()"), "older");
 }
 
+// Read as version 6: a reader refuses it as older than this binary's, a writer migrates it.
 TEST_F(PostgresSchemaVersions, AStoreWrittenBeforeVersionsWereRecordedOpensAsVersion6) {
   Exec("DROP FUNCTION xladb_schema_version()");
   auto reader = store::Database::Open(pg_.uri(), store::Database::Mode::kReadOnly);
-  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  ASSERT_FALSE(reader.ok());
+  EXPECT_EQ(reader.status().code(), Status::Code::kFailedPrecondition);
+  EXPECT_NE(reader.status().message().find("has schema version 6, this xladb reads version " +
+                                           std::to_string(store::kSchemaVersion)),
+            std::string::npos)
+      << reader.status().ToString();
   auto writer = store::Database::Open(pg_.uri());
   ASSERT_TRUE(writer.ok()) << writer.status().ToString();
-  EXPECT_EQ(pg_.Value("SELECT xladb_schema_version()"), "6");
+  EXPECT_EQ(pg_.Value("SELECT xladb_schema_version()"), std::to_string(store::kSchemaVersion));
+}
+
+// The migration to version 7 re-keys a version-6 store's modules below the dump root (store/module_rekey.h)
+// in the transaction after the schema's; two writers opening the store at once re-key it once, and both open.
+TEST_F(PostgresSchemaVersions, AVersion6StoreIsRekeyedOnceByWritersOpeningItAtOnce) {
+  Exec("INSERT INTO runs(run_id, name, run_time_us, run_time_source, created_at_us, updated_at_us) "
+       "VALUES (1, 'r', 1, 'flag', 1, 1)");
+  Exec("INSERT INTO modules(module_id, run_id, xla_module_id, name, stage, backend, folder, identity_key) VALUES "
+       "(1, 1, 1, 'jit_a', 'after_optimizations', 'gpu', 'xla_dump', 'stale'), "
+       "(2, 1, 2, 'jit_b', 'after_optimizations', 'gpu', 'xla_dump/host0', 'stale')");
+  PretendVersion(6);
+  std::vector<std::thread> writers;
+  std::vector<Status> opened(2, Status::Ok());
+  for (size_t i = 0; i < opened.size(); ++i) {
+    writers.emplace_back([&, i] {
+      auto db = store::Database::Open(pg_.uri());
+      opened[i] = db.status();
+    });
+  }
+  for (std::thread& t : writers) t.join();
+  for (const Status& s : opened) EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(pg_.Value("SELECT xladb_schema_version()"), std::to_string(store::kSchemaVersion));
+  EXPECT_EQ(pg_.Value("SELECT to_regclass('modules_to_rekey') IS NULL"), "t");
+  EXPECT_EQ(pg_.Value("SELECT folder FROM modules WHERE module_id = 1"), "");
+  EXPECT_EQ(pg_.Value("SELECT folder FROM modules WHERE module_id = 2"), "host0");
+  EXPECT_EQ(pg_.Value("SELECT identity_key FROM modules WHERE module_id = 2"),
+            store::ModuleIdentityKey("jit_b", "after_optimizations", "", "host0"));
 }
 
 TEST_F(PostgresSchemaVersions, ASchemaChangedWithinAVersionIsReapplied) {
