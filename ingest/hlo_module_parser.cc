@@ -101,8 +101,9 @@ class HloModuleParser::Fingerprint {
 
 namespace {
 
-// "(f32[2]{0}, s32[]) -> f32[2]{0}" from a long-form computation signature "(a: f32[2]{0}, b: s32[]) ->
-// f32[2]{0} {" (the text after the computation's name); "" when it is not one.
+// "(f32[2]{0}, s32[])->f32[2]{0}" from a long-form computation signature "(a: f32[2]{0}, b: s32[]) ->
+// f32[2]{0} {" (the text after the computation's name), spaced like the header's entry_computation_layout;
+// "" when it is not one.
 std::string EntrySignatureWithoutNames(std::string_view signature) {
   int depth = 0;
   size_t close = std::string_view::npos;
@@ -123,7 +124,7 @@ std::string EntrySignatureWithoutNames(std::string_view signature) {
     if (!first) out += ", ";
     out += colon == std::string_view::npos ? parameter : parameter.substr(colon + 2);
   }
-  return out + ")" + std::string(kArrow) + std::string(output);
+  return out + ")->" + std::string(output);
 }
 
 }  // namespace

@@ -128,7 +128,8 @@ struct HloModuleRecord {
   bool is_scheduled = false;
   std::string entry_computation_layout;  // text inside {…}; empty if absent
   // The ENTRY computation's signature as its long-form line prints it, parameter names dropped, shapes as
-  // printed: `ENTRY %m (a: f32[2]{0}, b: s32[]) -> f32[2]{0} {` gives "(f32[2]{0}, s32[]) -> f32[2]{0}".
+  // printed, spaced like entry_computation_layout: `ENTRY %m (a: f32[2]{0}, b: s32[]) -> f32[2]{0} {` gives
+  // "(f32[2]{0}, s32[])->f32[2]{0}".
   // Empty when the line has none (ShortParsable era). Old dumps (≤ 2020) print no entry_computation_layout.
   std::string entry_signature;
   int64_t replica_count = -1;

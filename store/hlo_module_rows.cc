@@ -158,8 +158,7 @@ void HloModuleRows::Add(ingest::HloModuleRecord&& r) {
   const std::string& printed =
       !r.entry_computation_layout.empty() ? r.entry_computation_layout : r.entry_signature;
   if (printed.empty()) return;
-  std::string signature = ShapeWithoutLayout(printed);
-  if (size_t arrow = signature.find("->"); arrow != std::string::npos) signature.replace(arrow, 2, " -> ");
+  const std::string signature = StoredEntrySignature(printed);
   f.Guard([&] {
     SqlStatement& up = f.Statement("UPDATE modules SET hlo_entry_signature = ? WHERE module_id = ?");
     up.Bind(1, signature);

@@ -12,6 +12,9 @@
 --     has the same identity whether it arrived as <run>/xla_dump/… or as xla_dump's contents. Where the
 --     shorter folder would give a row the key of another row of its run (the unique index modules_by_key),
 --     the module keeps its old folder;
+--   * a module named `module_<ID>` by a file name without its name (dumps up to 2021-06) takes its ENTRY
+--     computation's name, and its hlo_entry_signature, where the header printed none, comes from its stored
+--     ENTRY instructions (what ingest now reads from the ENTRY line);
 --   * entry signatures lose XLA's `/*index=N*/` comments, and identity_key is recomputed from the new folder
 --     and signature.
 -- No column changes: a new file has the same columns.

@@ -252,10 +252,13 @@ void DerivedModuleFacts::UpdateIdentity(int64_t module_id) {
   names.Reset();  // see EntrySignature
   std::string signature = EntrySignature(st, module_id);
   SqlStatement& identity = Fresh(st.identity);
-  if (!signature.empty() && !hlo_signature.empty()) {
+  // A buffer assignment that prints no parameter or output shape (the 2019-2020 format) gives '?' for it.
+  const bool partial = signature.find('?') != std::string::npos;
+  if (!signature.empty() && !hlo_signature.empty() && !partial) {
     identity.Bind(3, CompactSignature(signature) == CompactSignature(hlo_signature) ? 1 : 0);
   }
-  if (signature.empty()) signature = hlo_signature;  // no buffer assignment: the HLO text's
+  // No buffer assignment, or one with shapes missing: the HLO text's, when there is one.
+  if (signature.empty() || (partial && !hlo_signature.empty())) signature = hlo_signature;
   identity.Bind(1, signature);
   identity.Bind(2, ModuleIdentityKey(name, stage, signature, folder));
   identity.Bind(4, module_id);

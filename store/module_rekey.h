@@ -7,6 +7,9 @@
 //   * name: a module named by the `module_<ID>` placeholder (a 2020-era file name without the module's name,
 //     docs/formats.md) takes its ENTRY computation's name, which XLA gives the module too, when the HLO text
 //     was stored and no other row of the run has that key;
+//   * hlo_entry_signature, where the HLO text's header printed no entry_computation_layout (dumps up to 2020),
+//     from the stored ENTRY computation's parameter and ROOT instructions: the shapes its ENTRY line prints,
+//     which ingest now reads;
 //   * entry_signature (without `/*index=N*/` comments) and identity_key, recomputed (DerivedModuleFacts).
 // Then the table is dropped.
 //

@@ -101,12 +101,14 @@ CREATE TABLE IF NOT EXISTS modules (
                                         -- write host0/module_0001…, host1/module_0001… (version 3)
   entry_signature TEXT NOT NULL DEFAULT '',  -- the entry computation's parameter and output shapes from the
                                         -- buffer assignment (§2.2): '(f32[8,128], s32[]) -> f32[8]'; a tuple
-                                        -- parameter split over allocations is '(…)'; '' without one (version 4)
+                                        -- parameter split over allocations is '(…)' (version 4). Without a
+                                        -- buffer assignment, or where it prints no shapes ('?', dumps up to
+                                        -- 2020), hlo_entry_signature; '' without either (version 7)
   identity_key  TEXT NOT NULL DEFAULT '', -- hex XXH3-64 of (name, stage, entry_signature, folder): the module's
                                         -- identity across runs; retraces with other shapes have other keys (version 4)
   hlo_entry_signature TEXT,             -- the HLO text's entry_computation_layout without layouts (§7), when
-                                        -- printed; the entry signature of a module without a buffer assignment
-                                        -- (version 4)
+                                        -- printed (version 4); where the header prints none (dumps up to
+                                        -- 2020), the ENTRY computation line's shapes (version 7)
   entry_signature_confirmed INTEGER     -- 1: the HLO text's signature equals the buffer assignment's, 0: it
                                         -- differs, NULL: one of them is missing (version 4)
 );

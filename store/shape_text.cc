@@ -42,6 +42,12 @@ std::string ShapeWithoutComments(std::string_view shape) {
   return out;
 }
 
+std::string StoredEntrySignature(std::string_view printed) {
+  std::string signature = ShapeWithoutLayout(printed);
+  if (size_t arrow = signature.find("->"); arrow != std::string::npos) signature.replace(arrow, 2, " -> ");
+  return signature;
+}
+
 std::string CompactSignature(std::string_view signature) {
   std::string out;
   for (char c : ShapeWithoutLayout(signature)) {

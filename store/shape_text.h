@@ -24,6 +24,11 @@ std::string ShapeWithoutLayout(std::string_view shape);
 // == "(f32[2], s32[])".
 [[nodiscard]] std::string ShapeWithoutComments(std::string_view shape);
 
+// An entry signature as HLO text prints it (entry_computation_layout's "(f32[8]{0}, s32[])->f32[8]{0}") in
+// the store's form: no layouts, no comments, " -> " (modules.hlo_entry_signature).
+//   StoredEntrySignature("(f32[8]{0}, s32[])->f32[8]{0}") == "(f32[8], s32[]) -> f32[8]"
+[[nodiscard]] std::string StoredEntrySignature(std::string_view printed);
+
 // An entry signature without layouts or spaces: the buffer assignment's form and HLO text's
 // entry_computation_layout compare equal when they describe the same shapes.
 std::string CompactSignature(std::string_view signature);
