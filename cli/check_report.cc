@@ -29,6 +29,7 @@ std::string VerdictName(v1::CheckRunResponse::Verdict v) { return Lower(v1::Chec
 std::string ChangeName(v1::BufferChange::Change c) { return Lower(v1::BufferChange::Change_Name(c)); }
 
 using service::PercentChange;
+using service::SignatureWithSharding;
 
 // Unchanged modules are listed only when they are a reshaped pair (judged unchanged: the signatures changed).
 bool Listed(const Module& m) {
@@ -37,10 +38,16 @@ bool Listed(const Module& m) {
 // Modules with an explanation: regressed, accepted, and reshaped pairs whose figures differ.
 bool Explained(const Module& m) { return !m.attribution_scope().empty(); }
 
-// "(f32[8]) -> f32[8] → (f32[4]) -> f32[4]" for a reshaped pair, else "".
+// Each side's signature, with its sharding when it has one (service/human_bytes.h).
+std::string BaselineSignature(const Module& m) {
+  return SignatureWithSharding(m.baseline_entry_signature(), m.baseline_entry_sharding());
+}
+std::string CurrentSignature(const Module& m) { return SignatureWithSharding(m.entry_signature(), m.entry_sharding()); }
+
+// "(f32[8]) -> f32[8] → (f32[4]) -> f32[4]" for a reshaped pair (shardings included), else "".
 std::string SignatureChange(const Module& m) {
   if (!m.reshaped()) return {};
-  return m.baseline_entry_signature() + " → " + m.entry_signature();
+  return BaselineSignature(m) + " → " + CurrentSignature(m);
 }
 
 std::string ModuleLabel(const Module& m) {
@@ -182,6 +189,8 @@ std::string RenderJson(const v1::CheckRunResponse& r) {
     }
     o["baseline_entry_signature"] = m.baseline_entry_signature();
     o["reshaped"] = m.reshaped();
+    o["entry_sharding"] = m.entry_sharding();
+    o["baseline_entry_sharding"] = m.baseline_entry_sharding();
     j["modules"].push_back(std::move(o));
   }
   j["retraces"] = Json::array();
@@ -241,8 +250,7 @@ std::string DetailsBlock(const Module& m) {
                     HtmlCodeInMarkdown(m.stage()) + "): " + StatusName(m.status()) + "</summary>\n\n";
   if (m.status() == Module::ACCEPTED) out += "Accepted: " + MarkdownText(m.accepted_reason()) + "\n\n";
   if (m.reshaped()) {
-    out += "Reshaped: " + MarkdownCode(m.baseline_entry_signature()) + " → " + MarkdownCode(m.entry_signature()) +
-           "\n\n";
+    out += "Reshaped: " + MarkdownCode(BaselineSignature(m)) + " → " + MarkdownCode(CurrentSignature(m)) + "\n\n";
   }
   for (const auto& l : m.by_source()) {
     out += "- " + HumanBytes(l.delta(), true) + " from " + MarkdownCode(SourceLabel(l.source())) + " (" +
@@ -316,11 +324,11 @@ std::string RenderMarkdown(const v1::CheckRunResponse& r, size_t max_bytes) {
   for (const auto& m : r.modules()) {
     if (!m.reshaped()) continue;
     reshaped += "- " + MarkdownCode(ModuleLabel(m)) + " (" + MarkdownCode(m.stage()) + "), was #" +
-                std::to_string(m.baseline_xla_module_id()) + ": " + MarkdownCode(m.baseline_entry_signature()) +
-                " → " + MarkdownCode(m.entry_signature()) + "\n";
+                std::to_string(m.baseline_xla_module_id()) + ": " + MarkdownCode(BaselineSignature(m)) + " → " +
+                MarkdownCode(CurrentSignature(m)) + "\n";
   }
   if (!reshaped.empty() && out.size() + reshaped.size() < max_bytes - std::min(max_bytes, size_t{2048})) {
-    out += "**Reshaped (same jit name, other entry signature):**\n\n" + reshaped + "\n";
+    out += "**Reshaped (same jit name, other entry signature or sharding):**\n\n" + reshaped + "\n";
   } else if (!reshaped.empty()) {
     left_out += std::string(left_out.empty() ? "" : " and ") + "the reshaped pairs";
   }

@@ -130,12 +130,13 @@ int CmdModules(QueryBackend& b, OutputFormat format, const ModulesArgs& a) {
   if (!st.ok()) return b.Fail(st);
   ResultPrinter p(format, stdout);
   p.SetColumns({"module", "xla_id", "stage", "backend", "peak_bytes", "live_peak_padded_bytes", "total_bytes",
-                "temp_bytes", "allocations", "values", "instructions", "folder", "entry_signature", "oom_report"});
+                "temp_bytes", "allocations", "values", "instructions", "folder", "entry_signature", "oom_report",
+                "entry_sharding"});
   for (const auto& m : resp.modules()) {
     p.AddRow({Txt(m.name()), Opt(m.xla_module_id()), Txt(m.stage()), Txt(m.backend()), Opt(m.peak_bytes()),
               Opt(m.live_peak_padded_bytes()), Opt(m.total_bytes()), Opt(m.temp_bytes()), Num(m.allocation_count()),
               Num(m.value_count()), Num(m.instruction_count()), Txt(m.folder()), Txt(m.entry_signature()),
-              Txt(m.has_oom_report() ? "yes" : "")});
+              Txt(m.has_oom_report() ? "yes" : ""), Txt(m.entry_sharding())});
   }
   p.Finish();
   return kExitOk;
@@ -180,7 +181,7 @@ int CmdTrend(QueryBackend& b, OutputFormat format, const TrendArgs& a) {
                                       "stage",  "folder", metric->first, "change"};
   if (show_xla_peak) columns.push_back("peak_bytes");
   if (show_padded_peak) columns.push_back("live_peak_padded_bytes");
-  for (const char* c : {"matched_by", "fingerprint", "entry_signature"}) columns.push_back(c);
+  for (const char* c : {"matched_by", "fingerprint", "entry_signature", "entry_sharding"}) columns.push_back(c);
   ResultPrinter p(format, stdout);
   p.SetColumns(columns);
   for (const auto& pt : resp.points()) {
@@ -191,7 +192,9 @@ int CmdTrend(QueryBackend& b, OutputFormat format, const TrendArgs& a) {
                              Opt(pt.xla_module_id()), Txt(pt.stage()), Txt(pt.folder()), Num(pt.value()), change};
     if (show_xla_peak) row.push_back(Opt(pt.peak_bytes()));
     if (show_padded_peak) row.push_back(Opt(pt.live_peak_padded_bytes()));
-    for (const std::string* t : {&pt.matched_by(), &pt.fingerprint(), &pt.entry_signature()}) row.push_back(Txt(*t));
+    for (const std::string* t : {&pt.matched_by(), &pt.fingerprint(), &pt.entry_signature(), &pt.entry_sharding()}) {
+      row.push_back(Txt(*t));
+    }
     p.AddRow(row);
   }
   p.Finish();

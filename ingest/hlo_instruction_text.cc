@@ -110,6 +110,16 @@ bool TopLevelItems::Next(std::string_view* item) {
   return false;
 }
 
+std::optional<int64_t> ParameterNumber(const HloInstructionPieces& pieces) {
+  if (pieces.opcode != "parameter" || pieces.operands.empty() || pieces.operands.size() > 18) return std::nullopt;
+  int64_t n = 0;
+  for (const char c : pieces.operands) {
+    if (c < '0' || c > '9') return std::nullopt;
+    n = n * 10 + (c - '0');
+  }
+  return n;
+}
+
 bool SplitKeyValue(std::string_view item, std::string_view* key, std::string_view* value) {
   const size_t eq = item.find('=');
   if (eq == std::string_view::npos) return false;

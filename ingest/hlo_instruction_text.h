@@ -99,6 +99,9 @@ class BracketTracker {
 // The record for already-split pieces (what ParseHloInstructionText returns for the same text).
 InstructionRecord MakeInstructionRecord(const HloInstructionPieces& pieces);
 
+// The number N of a `parameter(N)` instruction; nullopt for any other opcode or operand text.
+std::optional<int64_t> ParameterNumber(const HloInstructionPieces& pieces);
+
 // Splits an attribute or metadata item `key=value` at its first '='. Returns false when there is none.
 bool SplitKeyValue(std::string_view item, std::string_view* key, std::string_view* value);
 

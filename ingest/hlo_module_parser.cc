@@ -377,6 +377,7 @@ void HloModuleParser::EmitInstruction(std::string_view text, int64_t line_no) {
   record.computation = computation_.name;
   record.sequence_index = position;
   FeedFingerprint(*pieces);
+  if (computation_.is_entry) entry_sharding_.Add(*pieces);
   ++computation_.instruction_count;
   ++module_.instruction_count;
   if (record.is_root) ++root_count_;
@@ -518,6 +519,7 @@ Status HloModuleParser::Finish() {
            "module " + module_.name + " has " + std::to_string(entry_count_) + " ENTRY computations, expected 1");
   }
   module_.program_fingerprint = fingerprint_->Digest();
+  module_.entry_sharding = entry_sharding_.Text();
   sink()->OnHloModule(std::move(module_));
   return Status::Ok();
 }

@@ -24,6 +24,7 @@
 //   `  [ROOT ]<instruction>`                                → InstructionRecord (computation, sequence_index =
 //                                                              0-based position in its computation, is_root)
 //   `}` / `} // <name>` / `}, execution_thread="<t>"`      → ComputationRecord (name, is_entry, count, thread)
+//   ENTRY parameters' and ROOT's `sharding={…}`            → HloModuleRecord::entry_sharding (ingest/entry_sharding.h)
 // An instruction whose brackets or quotes are still open at the end of its line (raw pretty-printed JSON in
 // backend_config) is joined with the following lines until they balance; if the next line is a new
 // instruction or a computation end instead, the open line is counted as unknown.
@@ -58,6 +59,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "ingest/entry_sharding.h"
 #include "ingest/hlo_instruction_text.h"
 #include "ingest/line_parser.h"
 
@@ -101,6 +103,7 @@ class HloModuleParser : public LineParser {
 
   HloModuleRecord module_;
   int64_t entry_count_ = 0;
+  EntrySharding entry_sharding_;  // of the ENTRY computation's parameters and ROOT
 
   // The open computation.
   ComputationRecord computation_;

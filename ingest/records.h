@@ -132,6 +132,9 @@ struct HloModuleRecord {
   // "(f32[2]{0}, s32[])->f32[2]{0}".
   // Empty when the line has none (ShortParsable era). Old dumps (≤ 2020) print no entry_computation_layout.
   std::string entry_signature;
+  // The ENTRY parameters' and ROOT's `sharding={…}` (ingest/entry_sharding.h): "(none, {devices=[2]0,1}) ->
+  // {replicated}"; empty when none of them has one.
+  std::string entry_sharding;
   int64_t replica_count = -1;
   int64_t num_partitions = -1;
   std::string header_text;            // the whole header line (may be hundreds of KB)

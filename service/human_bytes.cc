@@ -52,4 +52,8 @@ std::string RollupLine(const std::string& name, int64_t baseline_compiles, int64
   return line;
 }
 
+std::string SignatureWithSharding(const std::string& signature, const std::string& sharding) {
+  return sharding.empty() ? signature : signature + " sharding " + sharding;
+}
+
 }  // namespace xladb::service

@@ -1,5 +1,6 @@
 // Byte counts for people: "+64.0 MiB", "-512 B", in binary units, exact under 1 KiB; percentages of change;
-// the jit-name roll-up line. The one spelling that the CLI's tables and reports and the HTML pages share.
+// the jit-name roll-up line; a signature with its sharding. The one spelling that the CLI's tables and
+// reports and the HTML pages share.
 // Pure functions; thread-safe.
 #ifndef XLADB_SERVICE_HUMAN_BYTES_H_
 #define XLADB_SERVICE_HUMAN_BYTES_H_
@@ -20,6 +21,10 @@ std::string PercentChange(int64_t baseline, int64_t delta);
 // (-75%)"; maxima < 0 are unknown ("–"). `name` goes in as given (callers escape it for their medium).
 std::string RollupLine(const std::string& name, int64_t baseline_compiles, int64_t current_compiles,
                        const std::string& metric, int64_t baseline_max, int64_t current_max);
+
+// An entry signature with its ENTRY sharding when it has one (store/module_facts.h): "(f32[8]) -> f32[8]
+// sharding ({replicated}) -> {replicated}"; the signature alone when `sharding` is "".
+std::string SignatureWithSharding(const std::string& signature, const std::string& sharding);
 
 }  // namespace xladb::service
 

@@ -196,6 +196,7 @@ Status AnswerListModules(store::Database& db, const v1::ListModulesRequest& requ
     out->set_live_peak_padded_bytes(m.live_peak_padded_bytes);
     out->set_live_peak_padded_time(m.live_peak_padded_time);
     out->set_color0_total_bytes(m.color0_total_bytes);
+    out->set_entry_sharding(m.entry_sharding);
   }
   return MarkModulesWithOomReports(db, req->run_name(), resp);
 }
@@ -289,6 +290,7 @@ Status AnswerPeakMemoryTrend(store::Database& db, const v1::PeakMemoryTrendReque
     out->set_change(p.change);
     out->set_matched_by(p.matched_by);
     out->set_live_peak_padded_bytes(p.live_peak_padded_bytes);
+    out->set_entry_sharding(p.entry_sharding);
   }
   return Status::Ok();
 }
@@ -541,6 +543,8 @@ Status AnswerCheckRun(store::Database& db, const v1::CheckRunRequest& req, v1::C
     out->set_baseline_entry_signature(m.baseline_entry_signature);
     out->set_reshaped(m.reshaped);
     out->set_peak_metric(m.peak_metric);
+    out->set_entry_sharding(m.entry_sharding);
+    out->set_baseline_entry_sharding(m.baseline_entry_sharding);
   }
   for (const auto& n : r.by_name) ToProto(n, resp->add_by_name());
   for (const auto& f : r.error_files) {

@@ -219,6 +219,7 @@ StatusOr<CheckedModule> CheckPair(Database& db, const CheckOptions& options, con
   m.stage = any.stage;
   m.folder = any.folder;
   m.entry_signature = any.entry_signature;
+  m.entry_sharding = any.entry_sharding;
   m.matched_by = matched_by;
   m.reshaped = matched_by == "name";
   if (cur) {
@@ -231,6 +232,7 @@ StatusOr<CheckedModule> CheckPair(Database& db, const CheckOptions& options, con
     m.baseline_module_id = base->module_id;
     m.baseline_fingerprint = base->fingerprint;
     m.baseline_entry_signature = base->entry_signature;
+    m.baseline_entry_sharding = base->entry_sharding;
   }
   const bool judged = base && cur && (!m.reshaped || options.on_reshaped == UnmatchedPolicy::kJudge);
   const GrowthLimit& limit = LimitFor(options, m.module);

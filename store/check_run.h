@@ -108,6 +108,7 @@ struct CheckedModule {
   bool reshaped = false;                   // a reshaped pair (matched_by "name"), reported or judged
   std::string peak_metric;                 // whose peak the attribution's peak times are: live_peak_padded_bytes
                                            // when that regressed and XLA's peak_bytes did not, else peak_bytes
+  std::string entry_sharding, baseline_entry_sharding;  // ENTRY shardings in each side's identity ("" = none)
 };
 
 struct RetraceChange {

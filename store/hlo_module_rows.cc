@@ -153,6 +153,15 @@ void HloModuleRows::Add(ingest::HloModuleRecord&& r) {
     });
     f.facts.rows_changed = true;
   }
+  // The ENTRY shardings ('' when none): the identity's, through DerivedModuleFacts (module_facts.h).
+  f.Guard([&] {
+    SqlStatement& up = f.Statement("UPDATE modules SET hlo_entry_sharding = ? WHERE module_id = ?");
+    up.Bind(1, r.entry_sharding);
+    up.Bind(2, f.module_id);
+    up.ExecuteLater();
+  });
+  f.facts.rows_changed = true;
+  f.facts.entry_sharding_changed = true;
   // The entry signature as the HLO text prints it, without layouts: '(f32[8], s32[]) -> f32[8]': the header's
   // entry_computation_layout, else (old dumps print none) the ENTRY computation's line.
   const std::string& printed =

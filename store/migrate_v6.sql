@@ -15,9 +15,25 @@
 --   * a module named `module_<ID>` by a file name without its name (dumps up to 2021-06) takes its ENTRY
 --     computation's name, and its hlo_entry_signature, where the header printed none, comes from its stored
 --     ENTRY instructions (what ingest now reads from the ENTRY line);
---   * entry signatures lose XLA's `/*index=N*/` comments, and identity_key is recomputed from the new folder
---     and signature.
--- No column changes: a new file has the same columns.
+--   * new columns modules.hlo_entry_sharding and modules.entry_sharding: the ENTRY parameters' and ROOT's
+--     shardings, part of identity where a module has them (store/module_facts.h); the re-key fills them for
+--     stored modules from their stored ENTRY instructions;
+--   * entry signatures lose XLA's `/*index=N*/` comments, and identity_key is recomputed from the new folder,
+--     signature and sharding.
+
+-- module_memory gains entry_sharding: SQLite recreates the view; PostgreSQL's CREATE OR REPLACE VIEW adds the
+-- column at the end in place (its dependent views stay). PostgreSQL adds the columns only where they are
+-- missing (a store that a test or an interrupted binary left in between).
+-- @dialect sqlite
+ALTER TABLE modules ADD COLUMN hlo_entry_sharding TEXT;
+ALTER TABLE modules ADD COLUMN entry_sharding TEXT NOT NULL DEFAULT '';
+DROP VIEW IF EXISTS module_memory;
+-- @dialect postgresql
+/*
+ALTER TABLE modules ADD COLUMN IF NOT EXISTS hlo_entry_sharding TEXT;
+ALTER TABLE modules ADD COLUMN IF NOT EXISTS entry_sharding TEXT NOT NULL DEFAULT '';
+*/
+-- @dialect all
 
 -- @apply schema.sql
 

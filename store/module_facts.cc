@@ -20,15 +20,28 @@ namespace xladb::store {
 
 struct DerivedModuleFacts::Statements {
   explicit Statements(SqlConnection& sql)
-      : names(sql.Prepare("SELECT name, stage, folder, hlo_entry_signature FROM modules WHERE module_id = ?")),
+      : names(sql.Prepare(
+            "SELECT m.name, m.stage, m.folder, m.hlo_entry_signature, "
+            // The shardings of the module's before_optimizations text (the same name, number and folder; the
+            // module itself at that stage; numbers repeat in a run, so the name counts), which
+            // keeps the program's own in/out shardings, else its own text's: ingest/entry_sharding.h.
+            "       COALESCE((SELECT b.hlo_entry_sharding FROM modules b WHERE b.run_id = m.run_id "
+            "                   AND b.name = m.name AND b.xla_module_id = m.xla_module_id AND b.folder = m.folder "
+            "                   AND b.stage = 'before_optimizations' AND b.hlo_entry_sharding IS NOT NULL "
+            "                 ORDER BY b.module_id LIMIT 1), m.hlo_entry_sharding, '') "
+            "FROM modules m WHERE m.module_id = ?")),
         params(sql.Prepare("SELECT parameter_number, parameter_shape FROM allocations "
                "WHERE module_id = ? AND is_parameter = 1 AND parameter_number IS NOT NULL "
                "ORDER BY parameter_number, parameter_shape_index, allocation_index")),
         output(sql.Prepare("SELECT (SELECT output_shape FROM allocations WHERE module_id = ?1 AND output_shape IS NOT NULL "
                "        ORDER BY allocation_index LIMIT 1), "
                "       (SELECT COUNT(*) FROM allocations WHERE module_id = ?1)")),
-        identity(sql.Prepare("UPDATE modules SET entry_signature = ?, identity_key = ?, entry_signature_confirmed = ? "
-                 "WHERE module_id = ?")),
+        identity(sql.Prepare("UPDATE modules SET entry_signature = ?, identity_key = ?, entry_signature_confirmed = ?, "
+                 "entry_sharding = ? WHERE module_id = ?")),
+        siblings(sql.Prepare("SELECT s.module_id FROM modules m JOIN modules s ON s.run_id = m.run_id "
+                 "AND s.name = m.name AND s.xla_module_id = m.xla_module_id AND s.folder = m.folder "
+                 "AND s.module_id <> m.module_id "
+                 "WHERE m.module_id = ? AND m.stage = 'before_optimizations' ORDER BY s.module_id")),
         live(sql.Prepare(kLiveSlicesSql)),
         live_count(sql.Prepare("SELECT COUNT(*) FROM buffer_live_ranges WHERE module_id = ?")),
         summary(sql.Prepare("UPDATE module_summary SET live_peak_padded_bytes = ?, live_peak_padded_time = ?, "
@@ -93,7 +106,7 @@ struct DerivedModuleFacts::Statements {
         instruction_count  = (SELECT COUNT(*) FROM instructions WHERE module_id = ?1)
       WHERE module_id = ?1)sql";
 
-  std::unique_ptr<SqlStatement> names, params, output, identity, live, live_count, summary, clear_spaces, spaces,
+  std::unique_ptr<SqlStatement> names, params, output, identity, siblings, live, live_count, summary, clear_spaces, spaces,
       insert_space, clear_spills, spills, printed, aggregates, hlo_fingerprint, value_fingerprint;
 };
 
@@ -187,12 +200,14 @@ LivePeaks ComputeLivePeaks(DerivedModuleFacts::Statements& st, int64_t module_id
 }  // namespace
 
 std::string ModuleIdentityKey(const std::string& name, const std::string& stage, const std::string& entry_signature,
-                              const std::string& folder) {
+                              const std::string& folder, const std::string& entry_sharding) {
   std::string joined;
   for (const std::string* part : {&name, &stage, &entry_signature, &folder}) {
     joined += *part;
     joined.push_back('\0');  // no part holds a NUL: the parts cannot run into each other
   }
+  // Only when there is one: the keys of unsharded modules are those of version 6 and before.
+  if (!entry_sharding.empty()) joined += entry_sharding + '\0';
   char hex[17];
   std::snprintf(hex, sizeof hex, "%016llx",
                 static_cast<unsigned long long>(XXH3_64bits(joined.data(), joined.size())));
@@ -238,6 +253,15 @@ void DerivedModuleFacts::UpdateAfterFile(int64_t run_id, int64_t module_id, bool
     fp.ExecuteLater();
   }
   if (facts.rows_changed || facts.saw_allocated_values || module_is_new) Update(module_id);
+  if (facts.entry_sharding_changed) {
+    // A before_optimizations text gives its module number's other stages their sharding (UpdateIdentity).
+    SqlStatement& siblings = Fresh(st.siblings);
+    siblings.Bind(1, module_id);
+    std::vector<int64_t> ids;
+    while (siblings.Step()) ids.push_back(siblings.Int(0));
+    siblings.Reset();
+    for (const int64_t id : ids) UpdateIdentity(id);
+  }
 }
 
 void DerivedModuleFacts::UpdateIdentity(int64_t module_id) {
@@ -249,6 +273,7 @@ void DerivedModuleFacts::UpdateIdentity(int64_t module_id) {
   const std::string name = names.Text(0), stage = names.Text(1),
                     folder = names.Text(2);
   const std::string hlo_signature = names.IsNull(3) ? std::string() : names.Text(3);
+  const std::string sharding = names.Text(4);
   names.Reset();  // see EntrySignature
   std::string signature = EntrySignature(st, module_id);
   SqlStatement& identity = Fresh(st.identity);
@@ -260,8 +285,9 @@ void DerivedModuleFacts::UpdateIdentity(int64_t module_id) {
   // No buffer assignment, or one with shapes missing: the HLO text's, when there is one.
   if (signature.empty() || (partial && !hlo_signature.empty())) signature = hlo_signature;
   identity.Bind(1, signature);
-  identity.Bind(2, ModuleIdentityKey(name, stage, signature, folder));
-  identity.Bind(4, module_id);
+  identity.Bind(2, ModuleIdentityKey(name, stage, signature, folder, sharding));
+  identity.Bind(4, sharding);
+  identity.Bind(5, module_id);
   identity.ExecuteLater();
 }
 

@@ -22,7 +22,13 @@
 //     (modules.hlo_entry_signature, from its entry_computation_layout, §7), else ''. When both exist,
 //     modules.entry_signature_confirmed says whether they agree (store/shape_text.h compares them). XLA's
 //     `/*index=N*/` comments inside long tuple shapes are not part of it (version 7).
-//   * modules.identity_key: hex XXH3-64 of (name, stage, entry_signature, folder).
+//     Where the buffer assignment prints no shapes ('?', dumps up to 2020) the HLO text's signature wins.
+//   * modules.entry_sharding: the ENTRY parameters' and ROOT's shardings (ingest/entry_sharding.h) of the
+//     before_optimizations text of the same name, module number and folder, which keeps the program's own
+//     in/out shardings; without one, the module's own HLO text's (modules.hlo_entry_sharding); '' without
+//     either (version 7). A before_optimizations text arriving after its siblings recomputes their identity.
+//   * modules.identity_key: hex XXH3-64 of (name, stage, entry_signature, folder), and entry_sharding when it
+//     is not '' (version 7).
 //   * module_summary.live_peak_padded_bytes/_time: the most padded bytes live at once. A value occupies the
 //     slice (allocation, offset, size) of its ` value:` line; a slice counts once while any of its values is
 //     live (live_start..live_end inclusive, §4), so values sharing memory are not counted twice.
@@ -53,6 +59,7 @@ struct FileFacts {
   uint64_t value_fingerprint = 0;           // …and this sum of a hash of each value's (size, shape)
   bool counters_changed = false;            // utilization counters were added or removed
   bool rows_changed = false;                // allocations, values, live ranges or the module header changed
+  bool entry_sharding_changed = false;      // the HLO text set hlo_entry_sharding (its siblings' identity)
 };
 
 class DerivedModuleFacts {
@@ -82,9 +89,10 @@ class DerivedModuleFacts {
 // Every module of the file (schema migration to version 4).
 void UpdateDerivedFactsOfAllModules(SqlConnection& sql);
 
-// The identity key of a module with these parts (exposed for tests).
+// The identity key of a module with these parts (exposed for tests). `entry_sharding` joins the hash only
+// when it is not empty.
 std::string ModuleIdentityKey(const std::string& name, const std::string& stage, const std::string& entry_signature,
-                              const std::string& folder);
+                              const std::string& folder, const std::string& entry_sharding = "");
 
 }  // namespace xladb::store
 

@@ -62,7 +62,7 @@ StatusOr<std::vector<ModuleRow>> LoadModuleRows(Database& db, const Conditions& 
                         "SELECT mm.module_id, mm.run_id, mm.run_name, mm.run_time_us, mm.module_name, mm.stage, "
                         "       mm.folder, mm.backend, mm.entry_signature, mm.identity_key, mo.fingerprint, "
                         "       mo.fingerprint_source, mm.xla_module_id, mm.peak_time, mm.live_peak_padded_time, "
-                        "       mm.schedule_length" +
+                        "       mm.schedule_length, mm.entry_sharding" +
                             columns +
                             " FROM module_memory mm JOIN modules mo ON mo.module_id = mm.module_id" +
                             where.Where() +
@@ -88,7 +88,11 @@ StatusOr<std::vector<ModuleRow>> LoadModuleRows(Database& db, const Conditions& 
       r.peak_time = q->IntOr(13, -1);
       r.live_peak_padded_time = q->IntOr(14, -1);
       r.schedule_length = q->IntOr(15, -1);
-      for (size_t i = 0; i < std::size(kModuleMetrics); ++i) r.metrics[i] = q->IntOr(16 + static_cast<int>(i), -1);
+      r.entry_sharding = q->Text(16);
+      constexpr int kFirstMetric = 17;
+      for (size_t i = 0; i < std::size(kModuleMetrics); ++i) {
+        r.metrics[i] = q->IntOr(kFirstMetric + static_cast<int>(i), -1);
+      }
       rows.push_back(std::move(r));
     }
     return rows;

@@ -36,6 +36,7 @@ struct ModuleRow {
   int64_t run_time_us = 0;
   std::string name, stage, folder, backend;
   std::string entry_signature, identity_key;
+  std::string entry_sharding;                   // ENTRY shardings in the identity ("" = unsharded)
   std::string fingerprint, fingerprint_source;  // "" when unknown
   int64_t xla_module_id = -1;
   int64_t peak_time = -1, live_peak_padded_time = -1, schedule_length = -1;

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "ingest/entry_sharding.h"
+#include "ingest/hlo_instruction_text.h"
 #include "ingest/run_name.h"
 #include "store/module_facts.h"
 #include "store/shape_text.h"
@@ -18,7 +20,6 @@ struct ListedModule {
   std::optional<int64_t> xla_module_id;
   std::string name, stage, folder;
   std::string entry_computation;  // the stored ENTRY computation's name, "" when none
-  bool has_hlo_signature = false;  // hlo_entry_signature is set
 };
 
 // Moves `m` to (name, folder) unless another row of its run has that key; true when it moved.
@@ -42,50 +43,57 @@ bool MoveIfFree(SqlConnection& sql, const ListedModule& m, const std::string& na
   return true;
 }
 
-// The number N of a stored `… parameter(N)…` instruction text; nullopt when it has none.
-std::optional<int64_t> ParameterNumber(const std::string& text) {
-  const size_t at = text.find(" parameter(");
-  if (at == std::string::npos) return std::nullopt;
-  size_t i = at + 11;
-  int64_t n = 0;
-  const size_t first = i;
-  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) n = n * 10 + (text[i] - '0');
-  if (i == first || i >= text.size() || text[i] != ')') return std::nullopt;
-  return n;
-}
+// What a module's ENTRY line and instructions print, read back from its stored ENTRY parameter and ROOT
+// instructions (their whole printed text, ingest/hlo_instruction_text.h) for a store written before
+// version 7, which did not keep them:
+//   * signature: the parameters' shapes by number and the ROOT's shape, in the store's form
+//     (StoredEntrySignature), the shapes the ENTRY line prints (dumps up to 2020 have no
+//     entry_computation_layout); "" when a shape or a parameter number is missing;
+//   * sharding: ingest::EntrySharding's text, as ingest now computes it.
+// has_text is false when the module has no stored ENTRY instruction.
+struct StoredEntry {
+  bool has_text = false;
+  std::string signature, sharding;
+};
 
-// The ENTRY computation's signature of a module stored without hlo_entry_signature (a header with no
-// entry_computation_layout: dumps up to 2020, which a version-6 store did not read from the ENTRY line), from
-// the stored entry instructions: the parameters' shapes by number and the ROOT's shape, in the store's form
-// (StoredEntrySignature). The same shapes the ENTRY line prints; "" when the module has no such text or a
-// parameter's number is missing.
-std::string EntrySignatureFromInstructions(SqlConnection& sql, int64_t module_id) {
+StoredEntry ReadStoredEntry(SqlConnection& sql, int64_t module_id) {
   auto q = sql.Prepare(
-      "SELECT i.opcode, i.is_root, s.text, t.text FROM instructions i "
+      "SELECT i.is_root, s.text, t.text FROM instructions i "
       "JOIN names cn ON cn.name_id = i.computation_id "
       "JOIN computations c ON c.module_id = i.module_id AND c.name = cn.text AND c.is_entry = 1 "
       "LEFT JOIN shapes s ON s.shape_id = i.shape_id LEFT JOIN long_texts t ON t.text_id = i.text_id "
       "WHERE i.module_id = ? AND (i.opcode = 'parameter' OR i.is_root = 1)");
   q->Bind(1, module_id);
+  StoredEntry entry;
+  ingest::EntrySharding sharding;
   std::map<int64_t, std::string> parameters;
   std::optional<std::string> root;
   bool complete = true;
   while (q->Step()) {
-    if (q->IsNull(2)) complete = false;
-    if (q->Int(1) == 1) root = q->Text(2);
-    if (q->Text(0) != "parameter") continue;
-    const std::optional<int64_t> number = ParameterNumber(q->Text(3));
-    if (!number || !parameters.emplace(*number, q->Text(2)).second) complete = false;
+    entry.has_text = true;
+    const std::string text = q->Text(2);
+    std::optional<ingest::HloInstructionPieces> pieces = ingest::SplitHloInstructionText(text);
+    if (!pieces || q->IsNull(1)) {
+      complete = false;
+      continue;
+    }
+    pieces->is_root = q->Int(0) == 1;  // the stored text has no "ROOT "
+    sharding.Add(*pieces);
+    if (pieces->is_root) root = q->Text(1);
+    const std::optional<int64_t> number = ingest::ParameterNumber(*pieces);
+    if (number && !parameters.emplace(*number, q->Text(1)).second) complete = false;
   }
   q->Reset();
-  if (!complete || !root) return {};
+  entry.sharding = sharding.Text();
+  if (!complete || !root) return entry;
   std::string printed = "(";
   int64_t expected = 0;
   for (const auto& [number, shape] : parameters) {
-    if (number != expected++) return {};  // a gap: not every parameter was stored
+    if (number != expected++) return entry;  // a gap: not every parameter was stored
     printed += (number > 0 ? ", " : "") + shape;
   }
-  return StoredEntrySignature(printed + ")->" + *root);
+  entry.signature = StoredEntrySignature(printed + ")->" + *root);
+  return entry;
 }
 
 }  // namespace
@@ -95,8 +103,7 @@ void RekeyListedModules(SqlConnection& sql) {
   {
     auto q = sql.Prepare(
         "SELECT m.module_id, m.run_id, m.xla_module_id, m.name, m.stage, m.folder, "
-        "       (SELECT MIN(c.name) FROM computations c WHERE c.module_id = m.module_id AND c.is_entry = 1), "
-        "       CASE WHEN m.hlo_entry_signature IS NULL THEN 0 ELSE 1 END "
+        "       (SELECT MIN(c.name) FROM computations c WHERE c.module_id = m.module_id AND c.is_entry = 1) "
         "FROM modules m WHERE m.module_id IN (SELECT module_id FROM modules_to_rekey) ORDER BY m.module_id");
     while (q->Step()) {
       ListedModule m;
@@ -107,7 +114,6 @@ void RekeyListedModules(SqlConnection& sql) {
       m.stage = q->Text(4);
       m.folder = q->Text(5);
       if (!q->IsNull(6)) m.entry_computation = q->Text(6);
-      m.has_hlo_signature = q->Int(7) != 0;
       listed.push_back(std::move(m));
     }
   }
@@ -120,18 +126,19 @@ void RekeyListedModules(SqlConnection& sql) {
       // Each part alone where both together collide: a shorter folder does not depend on the name.
       if (!MoveIfFree(sql, m, name, folder) && folder != m.folder) MoveIfFree(sql, m, m.name, folder);
     }
-    if (m.entry_computation.empty() || m.has_hlo_signature) {
-      facts.UpdateIdentity(m.module_id);
-      continue;
-    }
-    if (const std::string signature = EntrySignatureFromInstructions(sql, m.module_id); !signature.empty()) {
-      auto set = sql.Prepare("UPDATE modules SET hlo_entry_signature = ? WHERE module_id = ?");
-      set->Bind(1, signature);
-      set->Bind(2, m.module_id);
-      set->Execute();
-    }
-    facts.UpdateIdentity(m.module_id);
+    if (m.entry_computation.empty()) continue;
+    const StoredEntry entry = ReadStoredEntry(sql, m.module_id);
+    if (!entry.has_text) continue;
+    auto set = sql.Prepare("UPDATE modules SET hlo_entry_sharding = ?, "
+                           "hlo_entry_signature = COALESCE(hlo_entry_signature, ?) WHERE module_id = ?");
+    set->Bind(1, entry.sharding);
+    if (!entry.signature.empty()) set->Bind(2, entry.signature); else set->BindNull(2);
+    set->Bind(3, m.module_id);
+    set->Execute();
   }
+  // Then the identities, once every module's shardings are in: a module takes its before_optimizations
+  // sibling's (store/module_facts.h).
+  for (const ListedModule& m : listed) facts.UpdateIdentity(m.module_id);
   sql.Exec("DROP TABLE modules_to_rekey");
 }
 

@@ -10,7 +10,9 @@
 //   * hlo_entry_signature, where the HLO text's header printed no entry_computation_layout (dumps up to 2020),
 //     from the stored ENTRY computation's parameter and ROOT instructions: the shapes its ENTRY line prints,
 //     which ingest now reads;
-//   * entry_signature (without `/*index=N*/` comments) and identity_key, recomputed (DerivedModuleFacts).
+//   * hlo_entry_sharding (new in version 7), for every module with stored ENTRY instructions, the same way;
+//   * entry_signature (without `/*index=N*/` comments), entry_sharding and identity_key, recomputed
+//     (DerivedModuleFacts) once every listed module's shardings are in.
 // Then the table is dropped.
 //
 // Contract: runs on the caller's read-write connection inside its write transaction; throws SqlError on

@@ -113,8 +113,12 @@ StatusOr<std::vector<TrendPoint>> PeakMemoryTrend(Database& db, const TrendQuery
     if (rows->empty()) return NoPointsStatus(db, query);
 
     // Series by identity; LoadModuleRows returned them by run time already.
-    std::map<std::tuple<std::string, std::string, std::string, std::string>, std::vector<const ModuleRow*>> series;
-    for (const ModuleRow& r : *rows) series[{r.name, r.stage, r.folder, r.entry_signature}].push_back(&r);
+    std::map<std::tuple<std::string, std::string, std::string, std::string, std::string>,
+             std::vector<const ModuleRow*>>
+        series;
+    for (const ModuleRow& r : *rows) {
+      series[{r.name, r.stage, r.folder, r.entry_signature, r.entry_sharding}].push_back(&r);
+    }
     std::unordered_map<int64_t, const ModuleRow*> by_id;
     for (const ModuleRow& r : *rows) by_id[r.module_id] = &r;
 
@@ -160,6 +164,7 @@ StatusOr<std::vector<TrendPoint>> PeakMemoryTrend(Database& db, const TrendQuery
         p.stage = r->stage;
         p.folder = r->folder;
         p.entry_signature = r->entry_signature;
+        p.entry_sharding = r->entry_sharding;
         p.identity_key = r->identity_key;
         p.fingerprint = r->fingerprint;
         p.value = r->metric(metric->name);

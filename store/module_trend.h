@@ -43,6 +43,7 @@ struct TrendPoint {
   std::string module_name;
   int64_t xla_module_id = -1;
   std::string stage, folder, entry_signature, identity_key;
+  std::string entry_sharding;         // ENTRY shardings in the identity ("" = unsharded)
   std::string fingerprint;
   int64_t value = 0;                  // the requested metric
   int64_t peak_bytes = -1, total_bytes = -1, temp_bytes = -1, live_peak_padded_bytes = -1;
@@ -51,8 +52,8 @@ struct TrendPoint {
   std::string matched_by;             // identity, fingerprint or order ("" = no match)
 };
 
-// Points by series (module name, stage, folder, entry signature), then run time oldest first, then
-// xla_module_id.
+// Points by series (module name, stage, folder, entry signature, entry sharding: an identity), then run time
+// oldest first, then xla_module_id.
 StatusOr<std::vector<TrendPoint>> PeakMemoryTrend(Database& db, const TrendQuery& query);
 
 }  // namespace xladb::store

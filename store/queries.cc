@@ -289,7 +289,8 @@ StatusOr<std::vector<ModuleMemoryInfo>> ListModules(Database& db, const std::str
         "       EXISTS (SELECT 1 FROM module_memory mm WHERE mm.module_id = m.module_id), "
         "       s.peak_bytes, s.peak_time, s.total_bytes, s.parameter_bytes, s.output_bytes, s.temp_bytes, "
         "       s.allocation_count, s.value_count, s.instruction_count, m.folder, m.entry_signature, "
-        "       m.identity_key, s.live_peak_padded_bytes, s.live_peak_padded_time, s.color0_total_bytes "
+        "       m.identity_key, s.live_peak_padded_bytes, s.live_peak_padded_time, s.color0_total_bytes, "
+        "       m.entry_sharding "
         "FROM modules m LEFT JOIN module_summary s ON s.module_id = m.module_id" +
             where.Where() + order);
     BindArgs(*q, where.args());
@@ -318,6 +319,7 @@ StatusOr<std::vector<ModuleMemoryInfo>> ListModules(Database& db, const std::str
       m.live_peak_padded_bytes = q->IntOr(19, -1);
       m.live_peak_padded_time = q->IntOr(20, -1);
       m.color0_total_bytes = q->IntOr(21, -1);
+      m.entry_sharding = q->Text(22);
       modules.push_back(std::move(m));
     }
     return modules;

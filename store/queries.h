@@ -91,6 +91,7 @@ struct ModuleMemoryInfo {
   int64_t live_peak_padded_bytes = -1;
   int64_t live_peak_padded_time = -1;
   int64_t color0_total_bytes = -1;
+  std::string entry_sharding;    // ENTRY parameter and ROOT shardings in its identity ('' = unsharded)
 };
 
 struct ModuleListOptions {

@@ -104,13 +104,20 @@ CREATE TABLE IF NOT EXISTS modules (
                                         -- parameter split over allocations is '(…)' (version 4). Without a
                                         -- buffer assignment, or where it prints no shapes ('?', dumps up to
                                         -- 2020), hlo_entry_signature; '' without either (version 7)
-  identity_key  TEXT NOT NULL DEFAULT '', -- hex XXH3-64 of (name, stage, entry_signature, folder): the module's
-                                        -- identity across runs; retraces with other shapes have other keys (version 4)
+  identity_key  TEXT NOT NULL DEFAULT '', -- hex XXH3-64 of (name, stage, entry_signature, folder), and of
+                                        -- entry_sharding when not '' (version 7): the module's identity across
+                                        -- runs; retraces with other shapes or shardings have other keys (version 4)
   hlo_entry_signature TEXT,             -- the HLO text's entry_computation_layout without layouts (§7), when
                                         -- printed (version 4); where the header prints none (dumps up to
                                         -- 2020), the ENTRY computation line's shapes (version 7)
-  entry_signature_confirmed INTEGER     -- 1: the HLO text's signature equals the buffer assignment's, 0: it
+  entry_signature_confirmed INTEGER,    -- 1: the HLO text's signature equals the buffer assignment's, 0: it
                                         -- differs, NULL: one of them is missing (version 4)
+  hlo_entry_sharding TEXT,              -- the HLO text's ENTRY parameter and ROOT shardings as printed:
+                                        -- '(none, {devices=[2]0,1}) -> {replicated}'; '' when none has one,
+                                        -- NULL without HLO text (version 7)
+  entry_sharding TEXT NOT NULL DEFAULT '' -- the shardings in the identity: the before_optimizations text's
+                                        -- hlo_entry_sharding of the same module number, else the module's own;
+                                        -- '' for unsharded modules (version 7)
 );
 CREATE INDEX IF NOT EXISTS modules_by_run ON modules(run_id, name);
 -- One row per module of a run, also when two writers (daemons sharing a PostgreSQL store) create it at once:
@@ -470,7 +477,8 @@ SELECT r.name               AS run_name,
        m.identity_key       AS identity_key,
        s.live_peak_padded_bytes AS live_peak_padded_bytes,
        s.live_peak_padded_time  AS live_peak_padded_time,
-       s.color0_total_bytes AS color0_total_bytes
+       s.color0_total_bytes AS color0_total_bytes,
+       m.entry_sharding     AS entry_sharding
 FROM module_summary s
 JOIN modules m ON m.module_id = s.module_id
 JOIN runs r ON r.run_id = m.run_id

@@ -97,7 +97,10 @@ std::string ModulesTable(const store::CheckResult& r, const std::vector<size_t>&
            TextCell(StatusText(m.status)) + "<td>" + name + "</td>";
     for (const store::MetricDelta& d : m.metrics) out += MetricCells(d);
     out += TextCell(m.matched_by) +
-           TextCell(m.reshaped ? m.baseline_entry_signature + " → " + m.entry_signature : m.entry_signature, true) +
+           TextCell(m.reshaped ? SignatureWithSharding(m.baseline_entry_signature, m.baseline_entry_sharding) + " → " +
+                                     SignatureWithSharding(m.entry_signature, m.entry_sharding)
+                               : SignatureWithSharding(m.entry_signature, m.entry_sharding),
+                    true) +
            "</tr>\n";
   }
   return out + "</tbody></table>\n";
@@ -118,8 +121,10 @@ std::string ModuleSection(store::Database& db, const store::CheckResult& r, size
   if (!m.accepted_reason.empty()) out += "accepted: " + Html(m.accepted_reason);
   out += "</p>\n";
   if (m.reshaped) {
-    out += "<p class=\"sub reshaped\">Reshaped: <code>" + Html(m.baseline_entry_signature) + "</code> (#" +
-           std::to_string(m.baseline_xla_module_id) + ") → <code>" + Html(m.entry_signature) + "</code></p>\n";
+    out += "<p class=\"sub reshaped\">Reshaped: <code>" +
+           Html(SignatureWithSharding(m.baseline_entry_signature, m.baseline_entry_sharding)) + "</code> (#" +
+           std::to_string(m.baseline_xla_module_id) + ") → <code>" +
+           Html(SignatureWithSharding(m.entry_signature, m.entry_sharding)) + "</code></p>\n";
   }
   auto current = store::LoadMemoryTimeline(db, m.module_id);
   auto baseline = store::LoadMemoryTimeline(db, m.baseline_module_id);

@@ -212,6 +212,7 @@ StatusOr<std::string> RenderModulePage(store::Database& db, const ReportRequest&
   if (!m.folder.empty()) body += " · folder <code>" + Html(m.folder) + "</code>";
   if (!m.backend.empty()) body += " · " + Html(m.backend);
   if (!m.entry_signature.empty()) body += " · <code>" + Html(m.entry_signature) + "</code>";
+  if (!m.entry_sharding.empty()) body += " · sharding <code>" + Html(m.entry_sharding) + "</code>";
   body += "</p>\n";
   if (std::string note = ResolutionNote(*top, request.run); !note.empty()) {
     body += "<p class=\"note\" id=\"resolved\">" + Html(note) + "</p>\n";

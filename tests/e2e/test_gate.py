@@ -420,6 +420,21 @@ class CampaignTest(DaemonTestCase):
         self.assertEqual({m["folder"] for m in r["modules"]}, {""})
         self.assertEqual((r["summary"]["unchanged"], r["summary"]["added"], r["summary"]["removed"],
                           r["summary"]["reshaped"], r["summary"]["ambiguous"]), (7, 0, 0, 0, 0))
+        # jit_sharded's two compiles (same shapes, the sharding printed in their HLO texts differs) are two
+        # identities, each matched by its own.
+        replicated, split = "({replicated}) -> {replicated}", "({devices=[2]0,1}) -> {devices=[2]0,1}"
+        self.assertEqual(sorted((m["xla_module_id"], m["matched_by"], m["entry_sharding"], m["baseline_entry_sharding"])
+                                for m in r["modules"] if m["module"] == "jit_sharded"),
+                         [(7, "identity", replicated, replicated), (8, "identity", split, split)])
+        self.assertTrue(all(m["entry_sharding"] == "" for m in r["modules"] if m["module"] != "jit_sharded"))
+        listed = json.loads(xladb("modules", "r4", "--db", db, "--format", "json", check_rc=0).stdout)
+        self.assertEqual(sorted((m["xla_id"], m["entry_sharding"]) for m in listed if m["module"] == "jit_sharded"),
+                         [(7, replicated), (8, split)])
+        trend = json.loads(xladb("trend", "jit_sharded", "--db", db, "--format", "json", check_rc=0).stdout)
+        self.assertEqual(sorted({(p["entry_sharding"], p["run"]) for p in trend}),
+                         [(split, "r3"), (split, "r4"), (replicated, "r3"), (replicated, "r4")])
+        self.assertEqual(sorted((p["run"], p["xla_id"], p["change"]) for p in trend),
+                         [("r3", 7, None), ("r3", 8, None), ("r4", 7, 0), ("r4", 8, 0)])
         self.assertEqual(r["summary"]["regressed"], 0)
 
         # r5 against r4: only an OOM report, no module with a buffer assignment: the question stays open.

@@ -246,6 +246,83 @@ class GoldenAgreesWithTheDumps(unittest.TestCase):
         self.assertEqual(checked, len(files))
 
 
+    def test_every_corpus_run_hlo_text_sharding(self):
+        # modules.hlo_entry_sharding of every module of the corpus runs with HLO text, against this test's own
+        # reading of the text's ENTRY computation: each `parameter(N)` line's and the ROOT line's `sharding={…}`
+        # (docs/formats.md §7.3); and entry_sharding is the before_optimizations text's where there is one.
+        import csv
+        import re
+        case = Case("corpus-runs")
+        if not all(os.path.isdir(paths[0]) for _, _, paths in case.runs):
+            self.skipTest("shared corpus not present")
+        folders = {run: paths[0] for run, _, paths in case.runs}
+        with open(os.path.join(case.folder, "files.csv"), newline="") as fh:
+            texts = [r for r in csv.DictReader(fh) if r["kind"] == "hlo_module" and r["verdict"] == "ingested"
+                     and (r["stage"] == "before_optimizations" or r["stage"].endswith("after_optimizations"))]
+        with open(os.path.join(case.folder, "modules.csv"), newline="") as fh:
+            modules = list(csv.DictReader(fh))
+
+        def sharding_of(line):
+            at = line.find(", sharding={")
+            if at < 0:
+                return "none"
+            start = at + len(", sharding=")
+            depth, quoted, i = 0, False, start
+            while i < len(line):
+                c = line[i]
+                if quoted:
+                    i += 2 if c == "\\" else 1
+                    quoted = quoted and c != '"'
+                    continue
+                if c == '"':
+                    quoted = True
+                elif c == "{":
+                    depth += 1
+                elif c == "}":
+                    depth -= 1
+                    if depth == 0:
+                        return line[start:i + 1]
+                i += 1
+            return line[start:]
+
+        def expected(text):
+            entry = text[text.index("\nENTRY "):]
+            body = entry[:entry.index("\n}")].split("\n")[2:]
+            params, root = {}, "none"
+            for line in body:
+                number = re.search(r" parameter\((\d+)\)", line)
+                if number:
+                    params[int(number.group(1))] = sharding_of(line)
+                if line.lstrip().startswith("ROOT "):
+                    root = sharding_of(line)
+            if all(v == "none" for v in params.values()) and root == "none":
+                return ""
+            spelled = [params.get(n, "none") for n in range(max(params) + 1 if params else 0)]
+            return "(" + ", ".join(spelled) + ") -> " + root
+
+        own, checked, sharded = {}, 0, 0
+        for f in texts:
+            with open(os.path.join(folders[f["run"]], f["path"]), encoding="utf-8") as fh:
+                want = expected(fh.read())
+            number = int(re.match(r"module_(\d+)\.", os.path.basename(f["path"])).group(1))
+            folder = os.path.dirname(f["path"])
+            folder = "" if folder == "xla_dump" else folder
+            rows = [m for m in modules if (m["run"], m["module"], m["stage"], m["xla_module_id"], m["folder"]) ==
+                    (f["run"], f["module"], f["stage"], str(number), folder)]
+            self.assertEqual(len(rows), 1, f["path"])
+            self.assertEqual(rows[0]["hlo_entry_sharding"], want, f["path"])
+            own[(f["run"], f["module"], number, folder, f["stage"])] = want
+            checked += 1
+            sharded += want != ""
+        for (run, module, number, folder, stage), sharding in own.items():
+            before = own.get((run, module, number, folder, "before_optimizations"), sharding)
+            row = next(m for m in modules if (m["run"], m["module"], m["stage"], m["xla_module_id"], m["folder"]) ==
+                       (run, module, stage, str(number), folder))
+            self.assertEqual(row["entry_sharding"], before, (run, module, number, stage))
+        self.assertGreater(checked, 1900)
+        self.assertGreater(sharded, 900)  # the corpus runs are SPMD programs on 4 GPUs
+
+
 def add_case_tests():
     for name in sorted(os.listdir(os.path.join(GOLDEN_DIR, "cases"))):
         setattr(GoldenTest, "test_" + name.replace("-", "_"), lambda self, n=name: self.check_case(n))
