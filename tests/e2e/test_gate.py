@@ -18,7 +18,8 @@ import time
 import unittest
 import xml.etree.ElementTree as ET
 
-from test_service import (CORPUS_DIR, HAVE_CORPUS, RUNS_DIR, SOURCE_DIR, XLADB, DaemonTestCase, grpc, xladb_pb2)
+from test_service import (CORPUS_DIR, HAVE_CORPUS, RUNS_DIR, SOURCE_DIR, XLADB, DaemonTestCase, grpc, wait_for,
+                          xladb_pb2)
 
 FIXTURE = os.path.join(SOURCE_DIR, "tests", "fixtures", "gate")
 BA_SUFFIX = ".after_optimizations-buffer-assignment.txt"
@@ -440,6 +441,36 @@ class CampaignTest(DaemonTestCase):
         # r5 against r4: only an OOM report, no module with a buffer assignment: the question stays open.
         r = self.check(db, "r5", "r4", rc=3)
         self.assertIn("run 'r5' has no module with a buffer assignment", r["reason"])
+
+    def test_a_watched_run_and_an_upload_of_the_same_dump_check_as_equal(self):
+        # r4's dump (r4/xla_dump/… beside its xladb-run.toml) dropped into a watched folder, and the same xla_dump
+        # folder uploaded by `xladb ingest` through the daemon: one identity per module either way, so checking
+        # the developer's upload against the CI run finds all 7 modules unchanged, none added or removed.
+        root = os.path.join(self.tmp, "artifacts")
+        os.makedirs(root)
+        d = self.start("--watch", root, "--quiet-seconds", "0.3")
+        staging = os.path.join(self.tmp, "staging", "nightly")
+        shutil.copytree(os.path.join(CAMPAIGN, "r4"), staging)
+        shutil.move(staging, os.path.join(root, "nightly"))
+        wait_for(lambda: [r for r in d.cli_json("runs") if r["run"] == "nightly" and r["modules"] == 7],
+                 what="the watched run to be ingested")
+        self.assertIn("SUCCEEDED", d.cli("ingest", os.path.join(CAMPAIGN, "r4", "xla_dump"), "--run",
+                                         "dev-upload").stdout)
+        con = sqlite3.connect(d.db)
+        self.addCleanup(con.close)
+
+        def identities(run):
+            return sorted(con.execute("SELECT m.folder, m.entry_sharding, m.identity_key FROM modules m "
+                                      "JOIN runs r USING (run_id) WHERE r.name = ?", (run,)))
+
+        self.assertEqual(identities("dev-upload"), identities("nightly"))
+        self.assertEqual({folder for folder, _, _ in identities("nightly")}, {""})
+        out = d.cli("check", "dev-upload", "--baseline", "nightly", "--format", "json")
+        r = json.loads(out.stdout)
+        self.assertEqual(r["verdict"], "pass")
+        self.assertEqual((r["summary"]["unchanged"], r["summary"]["added"], r["summary"]["removed"],
+                          r["summary"]["reshaped"], r["summary"]["ambiguous"]), (7, 0, 0, 0, 0))
+        self.assertEqual({m["matched_by"] for m in r["modules"]}, {"identity"})  # each identity is one compile
 
     def test_each_policy_on_the_campaign(self):
         db = os.path.join(self.tmp, "campaign.db")
