@@ -439,6 +439,22 @@ class PagesTest(DaemonTestCase):
         self.assertIn("No live ranges are stored", note)
         self.assertIsNotNone(self.tab.evaluate("document.getElementById('no-peak-list')"))
 
+    def test_module_and_gate_pages_show_a_modules_entry_sharding(self):
+        # tests/fixtures/campaign/r3: jit_sharded #8's HLO text prints sharding={devices=[2]0,1} on its ENTRY
+        # parameter and ROOT, #7's sharding={replicated}; r2 has neither (both are added in r3).
+        campaign = os.path.join(SOURCE_DIR, "tests", "fixtures", "campaign")
+        for run in ("r2", "r3"):
+            xladb("ingest", "--db", self.db, os.path.join(campaign, run), "--run", run)
+        self.open(file_url(self.report("r3", "--module", "jit_sharded", "--xla-id", "8")), "module-sharded")
+        header = self.tab.evaluate("Array.from(document.querySelectorAll('header p.sub')).map(p => p.textContent)"
+                                   ".join('\\n')")
+        self.assertIn("sharding ({devices=[2]0,1}) -> {devices=[2]0,1}", header)
+        self.open(file_url(self.report("r3", "--baseline", "r2")), "diff-sharded")
+        cells = self.tab.evaluate("""Array.from(document.querySelectorAll('tr[data-module="jit_sharded"]'))
+            .map(r => r.cells[r.cells.length - 1].textContent)""")
+        self.assertEqual(sorted(cells), ["(f32[256]) -> f32[256] sharding ({devices=[2]0,1}) -> {devices=[2]0,1}",
+                                         "(f32[256]) -> f32[256] sharding ({replicated}) -> {replicated}"])
+
     def test_an_oom_only_run_page_shows_its_oom_report(self):
         # tests/fixtures/oom_run: one report, after the BFC allocator's stats (`Limit: 15739125760`) and
         # `Out of memory while trying to allocate 1073741824 bytes.`; `total allocation: 4.75GiB`; 3 buffers.
