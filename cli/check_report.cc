@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -31,9 +32,10 @@ std::string ChangeName(v1::BufferChange::Change c) { return Lower(v1::BufferChan
 using service::PercentChange;
 using service::SignatureWithSharding;
 
-// Unchanged modules are listed only when they are a reshaped pair (judged unchanged: the signatures changed).
+// Unchanged modules are listed only when they are a reshaped pair (judged unchanged: the signatures changed) or
+// have a budget (their headroom).
 bool Listed(const Module& m) {
-  return (m.status() != Module::UNCHANGED || m.reshaped()) && m.status() != Module::IGNORED;
+  return (m.status() != Module::UNCHANGED || m.reshaped() || m.has_budget()) && m.status() != Module::IGNORED;
 }
 // Modules with an explanation: regressed, accepted, and reshaped pairs whose figures differ.
 bool Explained(const Module& m) { return !m.attribution_scope().empty(); }
@@ -43,6 +45,13 @@ std::string BaselineSignature(const Module& m) {
   return SignatureWithSharding(m.baseline_entry_signature(), m.baseline_entry_sharding());
 }
 std::string CurrentSignature(const Module& m) { return SignatureWithSharding(m.entry_signature(), m.entry_sharding()); }
+
+// "total_bytes 10.0 KiB of 8.0 KiB (125%): over budget" for a budgeted module, else "".
+std::string Headroom(const Module& m) {
+  if (!m.has_budget()) return {};
+  const v1::BudgetUse& b = m.budget();
+  return service::BudgetHeadroom(b.metric(), b.current(), b.max_bytes(), b.percent(), b.over(), b.warn());
+}
 
 // "(f32[8]) -> f32[8] → (f32[4]) -> f32[4]" for a reshaped pair (shardings included), else "".
 std::string SignatureChange(const Module& m) {
@@ -134,7 +143,8 @@ std::string RenderJson(const v1::CheckRunResponse& r) {
   const auto& s = r.summary();
   j["summary"] = {{"regressed", s.regressed()}, {"improved", s.improved()}, {"unchanged", s.unchanged()},
                   {"added", s.added()},         {"removed", s.removed()},   {"ambiguous", s.ambiguous()},
-                  {"accepted", s.accepted()},   {"ignored", s.ignored()},   {"reshaped", s.reshaped()}};
+                  {"accepted", s.accepted()},   {"ignored", s.ignored()},   {"reshaped", s.reshaped()},
+                  {"over_budget", s.over_budget()}, {"within_budget", s.within_budget()}};
   j["modules"] = Json::array();
   for (const auto& m : r.modules()) {
     Json o;
@@ -191,6 +201,16 @@ std::string RenderJson(const v1::CheckRunResponse& r) {
     o["reshaped"] = m.reshaped();
     o["entry_sharding"] = m.entry_sharding();
     o["baseline_entry_sharding"] = m.baseline_entry_sharding();
+    if (m.has_budget()) {
+      const v1::BudgetUse& b = m.budget();
+      o["budget"] = {{"metric", b.metric()},
+                     {"max_bytes", b.max_bytes()},
+                     {"current", OrNull(b.current())},
+                     {"percent", b.current() < 0 ? Json(nullptr) : Json(std::round(b.percent() * 10) / 10)},
+                     {"warn", b.warn()}};
+    } else {
+      o["budget"] = nullptr;
+    }
     j["modules"].push_back(std::move(o));
   }
   j["retraces"] = Json::array();
@@ -225,6 +245,8 @@ std::string RenderJson(const v1::CheckRunResponse& r) {
                                 {"xla_module_id", OrNull(f.xla_module_id())},
                                 {"judged", f.judged()}});
   }
+  j["budget_warnings"] = Json::array();
+  for (const auto& w : r.budget_warnings()) j["budget_warnings"].push_back(w);
   return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
@@ -237,7 +259,10 @@ std::string RenderJson(const v1::CheckRunResponse& r) {
 std::string VerdictLine(const v1::CheckRunResponse& r) {
   std::string verdict = v1::CheckRunResponse::Verdict_Name(r.verdict());
   std::string line = "**xladb check: " + verdict + "**: ";
-  if (r.baseline_run_name().empty()) return line + MarkdownText(r.reason()) + "\n";
+  if (r.baseline_run_name().empty()) {  // a budgets-only gate, or no baseline found
+    return line + (r.verdict() == v1::CheckRunResponse::INCONCLUSIVE ? MarkdownText(r.reason()) : SummaryCounts(r)) +
+           "\n";
+  }
   line += SummaryCounts(r) + " against " + MarkdownCode(r.baseline_run_name());
   if (r.verdict() == v1::CheckRunResponse::INCONCLUSIVE) line += " (" + MarkdownText(r.reason()) + ")";
   return line + "\n";
@@ -320,6 +345,17 @@ std::string RenderMarkdown(const v1::CheckRunResponse& r, size_t max_bytes) {
       left_out += std::string(left_out.empty() ? "" : " and ") + std::to_string(wanted - blocks) + " module details";
     }
   }
+  std::string budgets;
+  for (const auto& m : r.modules()) {
+    if (!m.has_budget()) continue;
+    // Headroom is xladb's words, a known metric name and numbers: shown as they are.
+    budgets += "- " + MarkdownCode(ModuleLabel(m)) + " (" + MarkdownCode(m.stage()) + "): " + Headroom(m) + "\n";
+  }
+  if (!budgets.empty() && out.size() + budgets.size() < max_bytes - std::min(max_bytes, size_t{2048})) {
+    out += "**Budgets:**\n\n" + budgets + "\n";
+  } else if (!budgets.empty()) {
+    left_out += std::string(left_out.empty() ? "" : " and ") + "the budgets";
+  }
   std::string reshaped;
   for (const auto& m : r.modules()) {
     if (!m.reshaped()) continue;
@@ -398,7 +434,7 @@ std::string RenderJunit(const v1::CheckRunResponse& r) {
                             (r.baseline_run_name().empty() ? std::string("(no baseline)") : r.baseline_run_name());
   std::string cases;
   int64_t tests = 0, failures = 0, errors = 0, skipped = 0;
-  if (r.baseline_run_name().empty()) {
+  if (r.baseline_run_name().empty() && r.verdict() == v1::CheckRunResponse::INCONCLUSIVE) {
     ++tests;
     ++errors;
     cases += "    <testcase classname=\"xladb\" name=\"baseline\"><error message=\"" + Xml(r.reason()) + "\"/></testcase>\n";
@@ -438,6 +474,14 @@ std::string RenderJunit(const v1::CheckRunResponse& r) {
       case Module::ACCEPTED:
         cases += "<system-out>" + Xml("accepted: " + m.accepted_reason() + "; " + MetricSummary(m)) + "</system-out>";
         break;
+      case Module::OVER_BUDGET:
+        ++failures;
+        cases += "<failure message=\"" + Xml("over budget: " + Headroom(m)) + "\">" + Xml(MetricSummary(m)) +
+                 "</failure>";
+        break;
+      case Module::WITHIN_BUDGET:
+        cases += "<system-out>" + Xml("budget: " + Headroom(m)) + "</system-out>";
+        break;
       default:
         break;
     }
@@ -461,6 +505,7 @@ std::string RenderTable(const v1::CheckRunResponse& r) {
     out += "\n" + StatusName(m->status()) + "  " + Shown(ModuleLabel(*m)) + "  " + Shown(m->stage()) +
            (m->matched_by().empty() ? "" : "  (matched by " + Shown(m->matched_by()) + ")") + "\n";
     if (m->reshaped()) out += "    signature: " + Shown(SignatureChange(*m)) + "\n";
+    if (m->has_budget()) out += "    budget: " + Headroom(*m) + "\n";
     for (const auto& d : m->metrics()) out += "    " + d.metric() + ": " + MetricCell(d) + (d.regressed() ? "  REGRESSED" : "") + "\n";
     if (!Explained(*m)) continue;
     if (m->status() == Module::ACCEPTED) out += "    accepted: " + Shown(m->accepted_reason()) + "\n";

@@ -138,10 +138,39 @@ Status Strings(const TableReader& r, std::string_view key, std::vector<std::stri
   return Status::Ok();
 }
 
+// One [[budget]]: pattern (optional), metric, max_bytes (an integer, or a string with a unit).
+Status ReadBudget(const TableReader& r, v1::CheckRunRequest* req) {
+  if (Status s = r.OnlyKeys({"pattern", "metric", "max_bytes"}); !s.ok()) return s;
+  std::string pattern, metric;
+  if (r.Get("pattern")) {
+    if (Status s = Pattern(r, "pattern", &pattern); !s.ok()) return s;
+  }
+  if (Status s = r.Text("metric", true, &metric); !s.ok()) return s;
+  if (!store::FindModuleMetric(metric)) {
+    return Status::InvalidArgument(r.Where(*r.Get("metric"), "metric") + ": unknown metric '" + metric +
+                                   "' (known: " + store::ModuleMetricNames() + ")");
+  }
+  const toml::node* size = r.Get("max_bytes");
+  if (!size) return Status::InvalidArgument(r.WhereTable() + ": needs `max_bytes`");
+  std::optional<int64_t> bytes;
+  if (size->is_integer()) bytes = *size->value<int64_t>();
+  if (size->is_string()) bytes = ParseByteSize(*size->value<std::string>());
+  if (!bytes || *bytes <= 0) {
+    return Status::InvalidArgument(r.Where(*size, "max_bytes") +
+                                   ": must be a size above 0: bytes, or a number with a unit (\"15.5GiB\", \"512MB\")");
+  }
+  auto* budget = req->add_budgets();
+  budget->set_pattern(pattern);
+  budget->set_metric(metric);
+  budget->set_max_bytes(*bytes);
+  return Status::Ok();
+}
+
 Status Read(const toml::table& root, const std::string& source, v1::CheckRunRequest* req) {
   TableReader top(root, "", source);
   if (Status st = top.OnlyKeys({"metrics", "max_growth_bytes", "max_growth_percent", "fail_on_retrace_growth",
-                                "ignore", "module", "accept", "on_added", "on_removed", "on_reshaped"});
+                                "ignore", "module", "accept", "on_added", "on_removed", "on_reshaped", "budget",
+                                "warn_percent"});
       !st.ok()) {
     return st;
   }
@@ -207,6 +236,12 @@ Status Read(const toml::table& root, const std::string& source, v1::CheckRunRequ
     return Status::Ok();
   });
   if (!st.ok()) return st;
+  double warn_percent = 0;
+  bool has_warn = false;
+  if (Status s = top.Number("warn_percent", &warn_percent, &has_warn); !s.ok()) return s;
+  if (has_warn) req->set_warn_percent(warn_percent);
+  st = Tables(top, "budget", source, [&](const TableReader& r) { return ReadBudget(r, req); });
+  if (!st.ok()) return st;
   return Tables(top, "accept", source, [&](const TableReader& r) {
     if (Status s = r.OnlyKeys({"pattern", "metric", "up_to_bytes", "reason"}); !s.ok()) return s;
     auto* accepted = req->add_accepted();
@@ -229,6 +264,29 @@ Status Read(const toml::table& root, const std::string& source, v1::CheckRunRequ
 }
 
 }  // namespace
+
+std::optional<int64_t> ParseByteSize(std::string_view text) {
+  static constexpr std::pair<std::string_view, double> kUnits[] = {
+      {"", 1},     {"B", 1},      {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0},
+      {"TiB", 1099511627776.0}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}};
+  size_t i = 0;
+  while (i < text.size() && ((text[i] >= '0' && text[i] <= '9') || text[i] == '.')) ++i;
+  const std::string number(text.substr(0, i));
+  if (number.empty() || number.front() == '.' || number.back() == '.' ||
+      number.find('.') != number.rfind('.')) {
+    return std::nullopt;
+  }
+  std::string_view unit = text.substr(i);
+  if (!unit.empty() && unit.front() == ' ') unit.remove_prefix(1);
+  for (const auto& [name, scale] : kUnits) {
+    if (unit != name) continue;
+    if (name.empty() && number.find('.') != std::string::npos) return std::nullopt;  // bytes are whole
+    const double bytes = std::stod(number) * scale;
+    if (!(bytes < 9.2e18)) return std::nullopt;
+    return static_cast<int64_t>(std::llround(bytes));
+  }
+  return std::nullopt;
+}
 
 Status ParseGateConfig(std::string_view toml_text, const std::string& source_name, v1::CheckRunRequest* request) {
   toml::table root;

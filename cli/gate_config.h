@@ -13,6 +13,11 @@
 //   pattern = "jit_train_step*"                            # required
 //   max_growth_bytes = 1048576                             # at least one of the two
 //   max_growth_percent = 1.5
+//   warn_percent = 90                                      # budgets: warn at this share (default 90)
+//   [[budget]]                                             # memory budgets; the first matching one applies
+//   pattern = "jit_train_step*"                            # optional (default: every module)
+//   metric = "live_peak_padded_bytes"                      # required
+//   max_bytes = "15.5GiB"                                  # required: bytes, or a size with a unit
 //   [[accept]]
 //   pattern = "jit_fft"                                    # required
 //   metric = "total_bytes"                                 # optional
@@ -26,6 +31,8 @@
 #ifndef XLADB_CLI_GATE_CONFIG_H_
 #define XLADB_CLI_GATE_CONFIG_H_
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -34,8 +41,13 @@
 
 namespace xladb::cli {
 
-// Fills metrics, limit, module_limits, ignore, accepted, fail_on_retrace_growth and the on_* policies of
-// `request` from FILE.
+// A size as a config or flag spells it: an integer number of bytes ("16106127360"), or a number with a unit,
+// binary (KiB, MiB, GiB, TiB) or decimal (B, KB, MB, GB, TB), a space allowed between: "15.5GiB", "512 MiB".
+// nullopt for anything else, a negative size or one past int64.
+std::optional<int64_t> ParseByteSize(std::string_view text);
+
+// Fills metrics, limit, module_limits, ignore, accepted, fail_on_retrace_growth, the on_* policies, budgets
+// and warn_percent of `request` from FILE.
 [[nodiscard]] Status LoadGateConfig(const std::string& path, v1::CheckRunRequest* request);
 // The same from text; `source_name` names it in messages.
 [[nodiscard]] Status ParseGateConfig(std::string_view toml_text, const std::string& source_name,

@@ -14,6 +14,7 @@
 #include "cli/markdown_text.h"
 #include "ingest/dump_ingester.h"
 #include "ingest/visible_text.h"
+#include "service/human_bytes.h"
 #include "store/module_metrics.h"
 #include "xladb/v1/xladb.pb.h"
 
@@ -109,9 +110,31 @@ int CmdRuns(QueryBackend& b, OutputFormat format, const RunsArgs& a) {
   return kExitOk;
 }
 
+// `--budget METRIC=SIZE` flags, for every module, appended to `out`; false (said on stderr) for a bad one.
+bool AddBudgetFlags(const std::vector<std::string>& flags, google::protobuf::RepeatedPtrField<v1::MemoryBudget>* out) {
+  for (const std::string& flag : flags) {
+    const size_t eq = flag.find('=');
+    const std::string metric = flag.substr(0, eq == std::string::npos ? 0 : eq);
+    const int64_t size = eq == std::string::npos ? 0 : ParseByteSize(std::string_view(flag).substr(eq + 1)).value_or(0);
+    if (!store::FindModuleMetric(metric) || size <= 0) {
+      std::fprintf(stderr,
+                   "xladb: --budget %s: METRIC=SIZE with a metric (%s) and a size above 0 (bytes, or with a unit: "
+                   "15.5GiB, 512MB)\n",
+                   flag.c_str(), store::ModuleMetricNames().c_str());
+      return false;
+    }
+    v1::MemoryBudget* budget = out->Add();
+    budget->set_metric(metric);
+    budget->set_max_bytes(size);
+  }
+  return true;
+}
+
 int CmdModules(QueryBackend& b, OutputFormat format, const ModulesArgs& a) {
   v1::ListModulesRequest req;
   req.set_run_name(a.run);
+  if (!AddBudgetFlags(a.budgets, req.mutable_budgets())) return kExitUsage;
+  if (a.warn_percent) req.set_warn_percent(*a.warn_percent);
   req.set_name_pattern(a.pattern);
   if (a.sort != "name") {
     auto metric = TrendMetricOf(a.sort);
@@ -129,14 +152,24 @@ int CmdModules(QueryBackend& b, OutputFormat format, const ModulesArgs& a) {
   grpc::Status st = b.ListModules(req, &resp);
   if (!st.ok()) return b.Fail(st);
   ResultPrinter p(format, stdout);
-  p.SetColumns({"module", "xla_id", "stage", "backend", "peak_bytes", "live_peak_padded_bytes", "total_bytes",
-                "temp_bytes", "allocations", "values", "instructions", "folder", "entry_signature", "oom_report",
-                "entry_sharding"});
+  std::vector<std::string> columns = {"module", "xla_id", "stage", "backend", "peak_bytes", "live_peak_padded_bytes",
+                                      "total_bytes", "temp_bytes", "allocations", "values", "instructions", "folder",
+                                      "entry_signature", "oom_report", "entry_sharding"};
+  if (!a.budgets.empty()) columns.push_back("budget");  // the headroom, service/human_bytes.h
+  p.SetColumns(columns);
   for (const auto& m : resp.modules()) {
-    p.AddRow({Txt(m.name()), Opt(m.xla_module_id()), Txt(m.stage()), Txt(m.backend()), Opt(m.peak_bytes()),
-              Opt(m.live_peak_padded_bytes()), Opt(m.total_bytes()), Opt(m.temp_bytes()), Num(m.allocation_count()),
-              Num(m.value_count()), Num(m.instruction_count()), Txt(m.folder()), Txt(m.entry_signature()),
-              Txt(m.has_oom_report() ? "yes" : ""), Txt(m.entry_sharding())});
+    std::vector<Cell> row = {Txt(m.name()), Opt(m.xla_module_id()), Txt(m.stage()), Txt(m.backend()),
+                             Opt(m.peak_bytes()), Opt(m.live_peak_padded_bytes()), Opt(m.total_bytes()),
+                             Opt(m.temp_bytes()), Num(m.allocation_count()), Num(m.value_count()),
+                             Num(m.instruction_count()), Txt(m.folder()), Txt(m.entry_signature()),
+                             Txt(m.has_oom_report() ? "yes" : ""), Txt(m.entry_sharding())};
+    if (!a.budgets.empty()) {
+      const v1::BudgetUse& u = m.budget();
+      row.push_back(Txt(m.has_budget() ? service::BudgetHeadroom(u.metric(), u.current(), u.max_bytes(), u.percent(),
+                                                                 u.over(), u.warn())
+                                       : std::string()));
+    }
+    p.AddRow(row);
   }
   p.Finish();
   return kExitOk;
@@ -455,6 +488,18 @@ int CmdCheck(QueryBackend& b, const CheckArgs& a) {
   if (!a.on_reshaped.empty()) req.set_on_reshaped(a.on_reshaped);
   req.set_by_name_all(a.by_name == "all");
   req.set_max_attribution(static_cast<int32_t>(a.max_attribution));
+  if (!a.budgets.empty()) {
+    // The flags' budgets come first: the first budget that matches a module applies.
+    google::protobuf::RepeatedPtrField<v1::MemoryBudget> configured = std::move(*req.mutable_budgets());
+    req.clear_budgets();
+    if (!AddBudgetFlags(a.budgets, req.mutable_budgets())) return kExitUsage;
+    for (auto& budget : configured) *req.add_budgets() = std::move(budget);
+  }
+  if (a.warn_percent) req.set_warn_percent(*a.warn_percent);
+  if (req.baseline().empty() && req.budgets().empty()) {
+    std::fprintf(stderr, "xladb: check needs --baseline, or budgets (--budget, or [[budget]] in --config)\n");
+    return kExitUsage;
+  }
   v1::CheckRunResponse resp;
   grpc::Status st = b.CheckRun(req, &resp);
   if (!st.ok()) {
@@ -462,6 +507,9 @@ int CmdCheck(QueryBackend& b, const CheckArgs& a) {
     const bool usage = st.error_code() == grpc::StatusCode::NOT_FOUND ||
                        st.error_code() == grpc::StatusCode::INVALID_ARGUMENT;
     return usage ? kExitUsage : kExitToolFailed;
+  }
+  for (const std::string& warning : resp.budget_warnings()) {
+    std::fprintf(stderr, "xladb check: warning: %s\n", ingest::EscapeControlCharacters(warning).c_str());
   }
   std::string report = RenderCheckReport(resp, *format);
   if (*format == CheckReportFormat::kMarkdown && !a.report_url.empty()) {

@@ -33,6 +33,8 @@ struct ModulesArgs {
   int64_t limit = 0;            // 0 = all
   std::string stage;            // "" = any
   bool all = false;             // also the modules without memory figures (HLO text only)
+  std::vector<std::string> budgets;       // METRIC=SIZE: a `budget` column with each module's headroom
+  std::optional<double> warn_percent;     // budgets: warn from this share (default 90)
 };
 int CmdModules(QueryBackend& b, OutputFormat format, const ModulesArgs& a);
 
@@ -87,6 +89,8 @@ struct CheckArgs {
   std::string report_url;                 // markdown: link to the HTML report of this check ("" = none)
   std::string on_added, on_removed, on_reshaped;  // policies ("" = the config's, else report)
   std::string by_name = "changed";        // "changed" or "all": the roll-up rows shown
+  std::vector<std::string> budgets;       // METRIC=SIZE for every module, before the config's
+  std::optional<double> warn_percent;     // overrides the config's
 };
 int CmdCheck(QueryBackend& b, const CheckArgs& a);
 

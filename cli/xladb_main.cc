@@ -263,6 +263,10 @@ int main(int argc, char** argv) {
   modules->add_option("--stage", modules_args.stage, "Only this dump stage");
   modules->add_flag("--all", modules_args.all,
                     "Also the modules without a buffer assignment or memory report (HLO text only)");
+  modules->add_option("--budget", modules_args.budgets,
+                      "METRIC=SIZE: a budget column with each module's headroom (repeatable; the first applies)");
+  modules->add_option("--warn-percent", modules_args.warn_percent, "Budgets: warn at this share (default 90)")
+      ->check(CLI::NonNegativeNumber);
 
   TrendArgs trend_args;
   std::vector<std::string> trend_labels;
@@ -355,8 +359,13 @@ int main(int argc, char** argv) {
       "check", "The memory gate: RUN against a baseline; exit 0 pass, 1 regression, 2 usage, 3 inconclusive, 4 failure");
   check->add_option("RUN", check_args.run, "The run to check")->required();
   check->add_option("--baseline", check_args.baseline,
-                    "A run name, label:KEY=VALUE (newest such run at or before RUN) or commit:SHA")
-      ->required();
+                    "A run name, label:KEY=VALUE (newest such run at or before RUN) or commit:SHA (optional with "
+                    "budgets: the verdict then comes from the budgets alone)");
+  check->add_option("--budget", check_args.budgets,
+                    "METRIC=SIZE: every module's METRIC at most SIZE (15.5GiB, 512MB, bytes); over it fails the gate "
+                    "(repeatable; before the config's [[budget]])");
+  check->add_option("--warn-percent", check_args.warn_percent, "Budgets: warn at this share of the budget (default 90)")
+      ->check(CLI::NonNegativeNumber);
   check->add_option("--config", check_args.config, "TOML file: thresholds, ignored modules, accepted regressions");
   check->add_option("--metric", check_args.metrics,
                     "Metric to compare (repeatable; default total_bytes and live_peak_padded_bytes)");

@@ -56,4 +56,13 @@ std::string SignatureWithSharding(const std::string& signature, const std::strin
   return sharding.empty() ? signature : signature + " sharding " + sharding;
 }
 
+std::string BudgetHeadroom(const std::string& metric, int64_t current, int64_t max_bytes, double percent, bool over,
+                           bool warn) {
+  if (current < 0) return metric + " unknown of " + HumanBytes(max_bytes);
+  char share[32];
+  std::snprintf(share, sizeof share, "%.0f%%", percent);
+  return metric + " " + HumanBytes(current) + " of " + HumanBytes(max_bytes) + " (" + share + ")" +
+         (over ? ": over budget" : warn ? ": near the budget" : "");
+}
+
 }  // namespace xladb::service

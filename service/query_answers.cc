@@ -86,6 +86,15 @@ void ToProto(const store::SourceLineChange& s, v1::SourceLineChange* out) {
 
 store::GrowthLimit FromProto(const v1::GrowthLimit& l) { return {l.max_growth_bytes(), l.max_growth_percent()}; }
 
+void ToProto(const store::BudgetUse& use, v1::BudgetUse* out) {
+  out->set_metric(use.metric);
+  out->set_max_bytes(use.max_bytes);
+  out->set_current(use.current);
+  out->set_percent(use.percent);
+  out->set_over(use.over);
+  out->set_warn(use.warn);
+}
+
 v1::CheckedModule::Status ToProto(store::CheckedModule::Status s) {
   using S = store::CheckedModule::Status;
   switch (s) {
@@ -98,6 +107,8 @@ v1::CheckedModule::Status ToProto(store::CheckedModule::Status s) {
     case S::kAccepted: return v1::CheckedModule::ACCEPTED;
     case S::kIgnored: return v1::CheckedModule::IGNORED;
     case S::kReshaped: return v1::CheckedModule::RESHAPED;
+    case S::kOverBudget: return v1::CheckedModule::OVER_BUDGET;
+    case S::kWithinBudget: return v1::CheckedModule::WITHIN_BUDGET;
   }
   return v1::CheckedModule::STATUS_UNSPECIFIED;
 }
@@ -171,6 +182,10 @@ Status AnswerListModules(store::Database& db, const v1::ListModulesRequest& requ
   options.sort_metric = req->sort_metric();
   options.limit = req->limit() > 0 ? req->limit() : -1;
   options.memory_only = req->memory_only();
+  std::vector<store::MemoryBudget> budgets;
+  for (const auto& b : req->budgets()) budgets.push_back({b.pattern(), b.metric(), b.max_bytes()});
+  const double warn_percent = req->warn_percent() != 0 ? req->warn_percent() : store::kDefaultBudgetWarnPercent;
+  if (Status st = store::CheckBudgetsValid(budgets, warn_percent); !st.ok()) return st;
   auto modules = store::ListModules(db, req->run_name(), options);
   if (!modules.ok()) return modules.status();
   for (const auto& m : modules.value()) {
@@ -197,6 +212,9 @@ Status AnswerListModules(store::Database& db, const v1::ListModulesRequest& requ
     out->set_live_peak_padded_time(m.live_peak_padded_time);
     out->set_color0_total_bytes(m.color0_total_bytes);
     out->set_entry_sharding(m.entry_sharding);
+    const auto budget = store::MeasureBudget(budgets, warn_percent, m.name,
+                                             [&m](std::string_view metric) { return m.metric(metric); });
+    if (budget) ToProto(*budget, out->mutable_budget());
   }
   return MarkModulesWithOomReports(db, req->run_name(), resp);
 }
@@ -456,8 +474,9 @@ Status AnswerDiffRuns(store::Database& db, const v1::DiffRunsRequest& request, v
 }
 
 Status AnswerCheckRun(store::Database& db, const v1::CheckRunRequest& req, v1::CheckRunResponse* resp) {
-  if (req.run_name().empty() || req.baseline().empty()) {
-    return Status::InvalidArgument("run_name and baseline are required");
+  if (req.run_name().empty()) return Status::InvalidArgument("run_name is required");
+  if (req.baseline().empty() && req.budgets().empty()) {
+    return Status::InvalidArgument("baseline is required, unless budgets are given (a budgets-only gate)");
   }
   if (Status c = CheckCount("max_attribution", req.max_attribution(), 100000); !c.ok()) return c;
   store::CheckOptions o;
@@ -480,6 +499,8 @@ Status AnswerCheckRun(store::Database& db, const v1::CheckRunRequest& req, v1::C
   o.on_removed = *on_removed;
   o.on_reshaped = *on_reshaped;
   o.by_name_all = req.by_name_all();
+  for (const auto& b : req.budgets()) o.budgets.push_back({b.pattern(), b.metric(), b.max_bytes()});
+  if (req.warn_percent() != 0) o.warn_percent = req.warn_percent();
   auto result = store::CheckRun(db, o);
   if (!result.ok()) return result.status();
   const store::CheckResult& r = *result;
@@ -502,7 +523,10 @@ Status AnswerCheckRun(store::Database& db, const v1::CheckRunRequest& req, v1::C
   summary->set_accepted(r.accepted);
   summary->set_ignored(r.ignored);
   summary->set_reshaped(r.reshaped);
+  summary->set_over_budget(r.over_budget);
+  summary->set_within_budget(r.within_budget);
   resp->set_summary_line(r.summary_line);
+  for (const auto& w : r.budget_warnings) resp->add_budget_warnings(w);
   for (const auto& m : r.metrics) resp->add_metrics(m);
   for (const auto& m : r.modules) {
     auto* out = resp->add_modules();
@@ -545,6 +569,7 @@ Status AnswerCheckRun(store::Database& db, const v1::CheckRunRequest& req, v1::C
     out->set_peak_metric(m.peak_metric);
     out->set_entry_sharding(m.entry_sharding);
     out->set_baseline_entry_sharding(m.baseline_entry_sharding);
+    if (m.budget) ToProto(*m.budget, out->mutable_budget());
   }
   for (const auto& n : r.by_name) ToProto(n, resp->add_by_name());
   for (const auto& f : r.error_files) {

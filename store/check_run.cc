@@ -133,6 +133,7 @@ const AcceptedRegression* AcceptanceFor(const CheckOptions& o, const std::string
 int StatusRank(CheckedModule::Status s) {
   using S = CheckedModule::Status;
   switch (s) {
+    case S::kOverBudget: return -1;
     case S::kRegressed: return 0;
     case S::kAmbiguous: return 1;
     case S::kReshaped: return 2;
@@ -142,6 +143,7 @@ int StatusRank(CheckedModule::Status s) {
     case S::kImproved: return 6;
     case S::kUnchanged: return 7;
     case S::kIgnored: return 8;
+    case S::kWithinBudget: return 9;
   }
   return 8;
 }
@@ -175,6 +177,7 @@ Status CheckOptionsValid(const CheckOptions& o, const std::vector<std::string>& 
     return Status::InvalidArgument(
         "on_added and on_removed are report, fail or inconclusive (judge is for on_reshaped)");
   }
+  if (Status st = CheckBudgetsValid(o.budgets, o.warn_percent); !st.ok()) return st;
   for (const AcceptedRegression& a : o.accepted) {
     if (Status st = CheckGlobPattern(a.pattern, "accepted regression"); !st.ok()) return st;
     if (a.reason.empty()) return Status::InvalidArgument("accepted regression '" + a.pattern + "' needs a reason");
@@ -204,6 +207,8 @@ void Count(CheckedModule::Status status, CheckResult* r) {
     case S::kAccepted: ++r->accepted; break;
     case S::kIgnored: ++r->ignored; break;
     case S::kReshaped: ++r->reshaped; break;
+    case S::kOverBudget: ++r->over_budget; break;
+    case S::kWithinBudget: ++r->within_budget; break;
   }
 }
 
@@ -277,8 +282,12 @@ StatusOr<CheckedModule> CheckPair(Database& db, const CheckOptions& options, con
   }
   if (m.status != S::kAccepted) m.accepted_reason.clear();
   // Regressed and accepted modules are explained; so is a reshaped pair whose figures differ, whatever its
-  // status: the buffers say what its new shapes cost.
+  // status: the buffers say what its new shapes cost. Then the budget, which may override the status.
   const bool explain = m.status == S::kRegressed || m.status == S::kAccepted || (m.reshaped && base && cur && differs);
+  if (cur && m.status != S::kIgnored) {
+    m.budget = MeasureBudget(options.budgets, options.warn_percent, *cur);
+    if (m.budget && m.budget->over) m.status = S::kOverBudget;
+  }
   if (!explain) return m;
   // Buffers at the peak explain a peak; every value explains totals.
   const bool totals = regressed ? totals_regressed : totals_differ;
@@ -330,8 +339,10 @@ StatusOr<std::vector<ErrorFile>> ErrorFiles(SqlConnection& sql, int64_t baseline
 // The summary line: the judged statuses, then the added, removed and reshaped modules grouped by what
 // their policy makes of them.
 std::string SummaryLine(const CheckResult& r, const CheckOptions& o) {
-  std::string line = std::to_string(r.regressed) + " regressed, " + std::to_string(r.improved) + " improved, " +
-                     std::to_string(r.unchanged) + " unchanged";
+  std::string line = o.budgets.empty() ? std::string() : std::to_string(r.over_budget) + " over budget, ";
+  if (r.baseline.empty()) return line + std::to_string(r.within_budget) + " within budget (budgets only, no baseline)";
+  line += std::to_string(r.regressed) + " regressed, " + std::to_string(r.improved) + " improved, " +
+          std::to_string(r.unchanged) + " unchanged";
   if (r.accepted) line += ", " + std::to_string(r.accepted) + " accepted";
   if (r.ambiguous) line += ", " + std::to_string(r.ambiguous) + " ambiguous";
   if (r.ignored) line += ", " + std::to_string(r.ignored) + " ignored";
@@ -367,8 +378,9 @@ void Conclude(CheckResult* r, const CheckOptions& o, const std::string& inconclu
   int64_t judged_errors = 0;
   for (const ErrorFile& f : r->error_files) judged_errors += f.judged;
   r->summary_line = SummaryLine(*r, o);
-  const std::string counts = r->summary_line + " against " + r->baseline;
+  const std::string counts = r->summary_line + (r->baseline.empty() ? "" : " against " + r->baseline);
   std::vector<std::string> fails, open;
+  if (r->over_budget > 0) fails.push_back(Plural(r->over_budget, "module over budget", "modules over budget"));
   if (r->regressed > 0) fails.push_back(Plural(r->regressed, "module regressed", "modules regressed"));
   if (failed_retraces > 0) fails.push_back(Plural(failed_retraces, "jit name", "jit names") + " compiled more often");
   struct Unmatched {
@@ -417,6 +429,36 @@ void Conclude(CheckResult* r, const CheckOptions& o, const std::string& inconclu
   }
 }
 
+// A gate with budgets and no baseline: the checked run's budgeted modules, over or within their budget; the
+// verdict from them alone.
+StatusOr<CheckResult> CheckBudgetsOnly(Database& db, const CheckOptions& options, int64_t run_id, CheckResult result) {
+  if (options.budgets.empty()) {
+    return Status::InvalidArgument("a check needs a baseline, or budgets to hold the run to");
+  }
+  Conditions where;
+  where.Add("mm.run_id = ?", run_id);
+  auto rows = LoadModuleRows(db, where);
+  if (!rows.ok()) return rows.status();
+  for (const ModuleRow& row : *rows) {
+    if (IsIgnored(options, row.name)) continue;
+    // A lone module, as an added one is described: its figures and budget (over_budget when over it).
+    auto checked = CheckPair(db, options, result.metrics, nullptr, &row, "");
+    if (!checked.ok()) return checked.status();
+    if (!checked->budget) continue;
+    if (checked->status != CheckedModule::Status::kOverBudget) checked->status = CheckedModule::Status::kWithinBudget;
+    Count(checked->status, &result);
+    result.modules.push_back(std::move(*checked));
+  }
+  std::stable_sort(result.modules.begin(), result.modules.end(), [](const CheckedModule& x, const CheckedModule& y) {
+    if (StatusRank(x.status) != StatusRank(y.status)) return StatusRank(x.status) < StatusRank(y.status);
+    if (x.budget->percent != y.budget->percent) return x.budget->percent > y.budget->percent;
+    return std::tie(x.module, x.stage, x.folder, x.xla_module_id) < std::tie(y.module, y.stage, y.folder, y.xla_module_id);
+  });
+  result.budget_warnings = UnmatchedBudgets(options.budgets, *rows, options.run);
+  Conclude(&result, options, "");
+  return result;
+}
+
 }  // namespace
 
 const char* UnmatchedPolicyName(UnmatchedPolicy policy) {
@@ -451,6 +493,7 @@ StatusOr<CheckResult> CheckRun(Database& db, const CheckOptions& options) {
     run_q->Bind(1, options.run);
     if (!run_q->Step()) return Status::NotFound("run '" + options.run + "' not found");
     const RunRef run{run_q->Int(0), run_q->Int(1)};
+    if (options.baseline.empty()) return CheckBudgetsOnly(db, options, run.run_id, std::move(result));
     auto baseline = ResolveBaseline(db.connection(), options.baseline, run);
     if (!baseline.ok()) return baseline.status();
     result.baseline = baseline->name;
@@ -519,6 +562,7 @@ StatusOr<CheckResult> CheckRun(Database& db, const CheckOptions& options) {
     auto errors = ErrorFiles(db.connection(), baseline->run_id, run.run_id);
     if (!errors.ok()) return errors.status();
     result.error_files = std::move(*errors);
+    result.budget_warnings = UnmatchedBudgets(options.budgets, runs->current, options.run);
     Conclude(&result, options, inconclusive);
     return result;
   });

@@ -12,8 +12,13 @@
 //     reshaped pair, reported; with on_reshaped = judge it is judged like a matched pair instead and
 //     `reshaped` marks it); regressed; accepted (regressed, and every regressed metric is covered by an
 //     accepted regression); improved (a metric shrank); unchanged; added or removed (no match).
-//   * Verdict: fail when a module regressed, a jit name's compile count grew and that fails, or an added,
-//     removed or reshaped module is there under the policy `fail`; else inconclusive when a label:/commit:
+//   * Budgets (store/memory_budget.h): a module of the checked run over the first budget matching its name
+//     is over_budget, whatever its comparison said (the comparison's figures and attribution stay). Without
+//     a baseline, a gate with budgets lists the budgeted modules as over_budget or within_budget, and its
+//     verdict comes from them alone (pass or fail).
+//   * Verdict: fail when a module is over its budget, a module regressed, a jit name's compile count grew and
+//     that fails, or an added, removed or reshaped module is there under the policy `fail`; else inconclusive
+//     when a label:/commit:
 //     selector found no baseline, the runs share no backend, either run has no module with a buffer
 //     assignment, a module is ambiguous, a file the compared metrics come from (buffer assignment, its values,
 //     live ranges, memory-usage report) has an `error` verdict in either run, or an added, removed or
@@ -37,6 +42,7 @@
 #include "ingest/status.h"
 #include "store/buffer_attribution.h"
 #include "store/database.h"
+#include "store/memory_budget.h"
 #include "store/name_rollup.h"
 
 namespace xladb::store {
@@ -81,6 +87,8 @@ struct CheckOptions {
   UnmatchedPolicy on_removed = UnmatchedPolicy::kReport;   // report, fail or inconclusive
   UnmatchedPolicy on_reshaped = UnmatchedPolicy::kReport;  // report, judge, fail or inconclusive
   bool by_name_all = false;          // CheckResult::by_name: every jit name, not only those that changed
+  std::vector<MemoryBudget> budgets; // store/memory_budget.h; with budgets, `baseline` may be "" (budgets only)
+  double warn_percent = kDefaultBudgetWarnPercent;
 };
 
 struct MetricDelta {
@@ -92,7 +100,9 @@ struct MetricDelta {
 
 struct CheckedModule {
   enum class Status {
-    kRegressed, kImproved, kUnchanged, kAdded, kRemoved, kAmbiguous, kAccepted, kIgnored, kReshaped
+    kRegressed, kImproved, kUnchanged, kAdded, kRemoved, kAmbiguous, kAccepted, kIgnored, kReshaped,
+    kOverBudget,    // over its memory budget, whatever the baseline says
+    kWithinBudget,  // a budgets-only gate (no baseline): within its budget
   };
   Status status = Status::kUnchanged;
   std::string module, stage, folder, entry_signature;
@@ -109,6 +119,7 @@ struct CheckedModule {
   std::string peak_metric;                 // whose peak the attribution's peak times are: live_peak_padded_bytes
                                            // when that regressed and XLA's peak_bytes did not, else peak_bytes
   std::string entry_sharding, baseline_entry_sharding;  // ENTRY shardings in each side's identity ("" = none)
+  std::optional<BudgetUse> budget;         // the checked run's module against the first budget that matches it
 };
 
 struct RetraceChange {
@@ -134,12 +145,14 @@ struct CheckResult {
   std::string baseline_selected_by;      // 'name', 'label:KEY=VALUE' or 'commit:SHA'
   std::vector<std::string> metrics;
   int64_t regressed = 0, improved = 0, unchanged = 0, added = 0, removed = 0, ambiguous = 0, accepted = 0,
-          ignored = 0, reshaped = 0;      // modules by status (reshaped: reported, not judged)
+          ignored = 0, reshaped = 0, over_budget = 0, within_budget = 0;  // modules by status (reshaped:
+                                                                           // reported, not judged)
   std::vector<CheckedModule> modules;    // regressed (largest growth first), ambiguous, reshaped, added, removed,
                                          // accepted, improved, unchanged, ignored
   std::vector<RetraceChange> retraces;   // compile counts that changed
   std::vector<NameRollup> by_name;       // the roll-up by jit name over the compared metrics
   std::vector<ErrorFile> error_files;    // every file with an error verdict in either run
+  std::vector<std::string> budget_warnings;  // budgets that match no module of the checked run, in words
   // Every status counted: "0 regressed, 1 improved, 453 unchanged; 4 reshaped, 23 added, 14 removed
   // (reported, not judged)"; "" when there was nothing to compare.
   std::string summary_line;

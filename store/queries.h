@@ -92,6 +92,9 @@ struct ModuleMemoryInfo {
   int64_t live_peak_padded_time = -1;
   int64_t color0_total_bytes = -1;
   std::string entry_sharding;    // ENTRY parameter and ROOT shardings in its identity ('' = unsharded)
+
+  // The metric of that name (a store/module_metrics.h name); -1 when unknown or not a metric.
+  int64_t metric(std::string_view name) const;
 };
 
 struct ModuleListOptions {

@@ -31,6 +31,8 @@ const char* StatusText(Checked::Status s) {
     case Checked::Status::kAccepted: return "accepted";
     case Checked::Status::kIgnored: return "ignored";
     case Checked::Status::kReshaped: return "reshaped";
+    case Checked::Status::kOverBudget: return "over_budget";
+    case Checked::Status::kWithinBudget: return "within_budget";
   }
   return "?";
 }
@@ -222,6 +224,15 @@ StatusOr<std::string> RenderDiffPage(store::Database& db, const ReportRequest& r
   for (size_t i : charted) body += "<a href=\"#" + Anchor(i) + "\">" + Html(Label(r.modules[i])) + "</a>";
   body += "</nav></header>\n";
   body += ModulesTable(r, charted, links);
+  std::string budgets;
+  for (const Checked& m : r.modules) {
+    if (!m.budget) continue;
+    const store::BudgetUse& b = *m.budget;
+    budgets += std::string("<li class=\"") + (b.over ? "over" : b.warn ? "warn" : "within") + "\">" + Html(Label(m)) +
+               " (" + Html(m.stage) + "): " +
+               Html(BudgetHeadroom(b.metric, b.current, b.max_bytes, b.percent, b.over, b.warn)) + "</li>\n";
+  }
+  if (!budgets.empty()) body += "<h2 id=\"budgets\">Budgets</h2>\n<ul class=\"budgets\">\n" + budgets + "</ul>\n";
   if (!r.retraces.empty()) {
     body += "<h2 id=\"retraces\">Compile counts that changed</h2>\n<table><thead><tr><th>module</th><th>stage</th>"
             "<th class=\"n\">baseline</th><th class=\"n\">now</th></tr></thead><tbody>\n";

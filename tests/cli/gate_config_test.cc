@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 
 namespace xladb::cli {
 namespace {
@@ -96,6 +97,41 @@ TEST(GateConfig, ReadsThePolicies) {
   v1::CheckRunRequest none = Parse("max_growth_bytes = 0\n", &st);
   ASSERT_TRUE(st.ok()) << st.message();
   EXPECT_EQ(none.on_added(), "");  // "" is report
+}
+
+TEST(GateConfig, SizesWithUnits) {
+  EXPECT_EQ(ParseByteSize("16106127360"), 16106127360);
+  EXPECT_EQ(ParseByteSize("15.5GiB"), 16642998272);  // 15.5 × 2^30
+  EXPECT_EQ(ParseByteSize("512 MiB"), 536870912);
+  EXPECT_EQ(ParseByteSize("8KiB"), 8192);
+  EXPECT_EQ(ParseByteSize("1.5GB"), 1500000000);
+  EXPECT_EQ(ParseByteSize("100B"), 100);
+  for (const char* bad : {"", "GiB", "1.5", "-5", "3 parsecs", "1..5GiB", ".5GiB", "5.GiB", "1  GiB", "1gib",
+                          "99999999999TiB"}) {
+    EXPECT_EQ(ParseByteSize(bad), std::nullopt) << bad;
+  }
+}
+
+TEST(GateConfig, ReadsBudgetsInOrder) {
+  Status st;
+  v1::CheckRunRequest r = Parse("warn_percent = 80\n[[budget]]\npattern = \"jit_train*\"\nmetric = "
+                                "\"live_peak_padded_bytes\"\nmax_bytes = \"15.5GiB\"\n[[budget]]\nmetric = "
+                                "\"total_bytes\"\nmax_bytes = 1024\n",
+                                &st);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(r.warn_percent(), 80);
+  ASSERT_EQ(r.budgets_size(), 2);
+  EXPECT_EQ((std::tuple(r.budgets(0).pattern(), r.budgets(0).metric(), r.budgets(0).max_bytes())),
+            (std::tuple(std::string("jit_train*"), std::string("live_peak_padded_bytes"), int64_t{16642998272})));
+  EXPECT_EQ((std::tuple(r.budgets(1).pattern(), r.budgets(1).metric(), r.budgets(1).max_bytes())),
+            (std::tuple(std::string(""), std::string("total_bytes"), int64_t{1024})));
+  Parse("[[budget]]\nmetric = \"total_bytes\"\nmax_bytes = 0\n", &st);
+  EXPECT_NE(st.message().find("gate.toml:3: budget[1].max_bytes: must be a size above 0"), std::string::npos)
+      << st.message();
+  Parse("[[budget]]\nmetric = \"peak\"\nmax_bytes = 1\n", &st);
+  EXPECT_NE(st.message().find("budget[1].metric: unknown metric 'peak'"), std::string::npos) << st.message();
+  Parse("[[budget]]\nmax_bytes = 1\n", &st);
+  EXPECT_NE(st.message().find("needs `metric`"), std::string::npos) << st.message();
 }
 
 TEST(GateConfig, MissingFileIsNotFound) {

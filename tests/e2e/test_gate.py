@@ -71,7 +71,7 @@ class GateTest(DaemonTestCase):
         self.assertEqual(report["metrics"], ["total_bytes", "live_peak_padded_bytes"])
         self.assertEqual(report["summary"], {"regressed": 1, "improved": 0, "unchanged": 1, "added": 3,
                                              "removed": 2, "ambiguous": 0, "accepted": 0, "ignored": 0,
-                                             "reshaped": 0})
+                                             "reshaped": 0, "over_budget": 0, "within_budget": 0})
         by_status = {}
         for m in report["modules"]:
             by_status.setdefault(m["status"], []).append((m["module"], m["xla_module_id"], m["baseline_xla_module_id"]))
@@ -355,7 +355,8 @@ class CampaignTest(DaemonTestCase):
         r = self.check(db, "r2", "r1", rc=0)
         self.assertEqual(r["verdict"], "pass")
         self.assertEqual(r["summary"], {"regressed": 0, "improved": 0, "unchanged": 3, "added": 0, "removed": 1,
-                                        "ambiguous": 0, "accepted": 0, "ignored": 0, "reshaped": 2})
+                                        "ambiguous": 0, "accepted": 0, "ignored": 0, "reshaped": 2,
+                                        "over_budget": 0, "within_budget": 0})
         self.assertTrue(r["reason"].startswith("0 regressed, 0 improved, 3 unchanged; 2 reshaped, 0 added, "
                                                "1 removed (reported, not judged) against r1"), r["reason"])
         self.assertEqual([(m["status"], m["module"]) for m in r["modules"]],
@@ -403,7 +404,8 @@ class CampaignTest(DaemonTestCase):
         # r3 against r2: jit_step's temp buffer doubled (+4096 bytes at model.py:123); jit_sharded compiled twice.
         r = self.check(db, "r3", "r2", rc=1)
         self.assertEqual(r["summary"], {"regressed": 1, "improved": 0, "unchanged": 4, "added": 2, "removed": 0,
-                                        "ambiguous": 0, "accepted": 0, "ignored": 0, "reshaped": 0})
+                                        "ambiguous": 0, "accepted": 0, "ignored": 0, "reshaped": 0,
+                                        "over_budget": 0, "within_budget": 0})
         step = r["modules"][0]
         self.assertEqual((step["module"], step["status"]), ("jit_step", "regressed"))
         self.assertEqual(step["metrics"]["total_bytes"]["delta"], bytes_of("f32[2048]") - bytes_of("f32[1024]"))
@@ -472,13 +474,93 @@ class CampaignTest(DaemonTestCase):
                           r["summary"]["reshaped"], r["summary"]["ambiguous"]), (7, 0, 0, 0, 0))
         self.assertEqual({m["matched_by"] for m in r["modules"]}, {"identity"})  # each identity is one compile
 
+    def test_memory_budgets_on_the_campaign(self):
+        # Totals from tests/fixtures/campaign/README.md (each file's allocation sizes summed, checked by
+        # test_totals_in_the_readme_are_the_files_sums): in r3 jit_step 10240, jit_accumulate 145152, jit_tau 12288,
+        # jit_sharded 6144 (#7) and 4096 (#8), jit_retrace 192 (#2) and 320 (#3).
+        db = os.path.join(self.tmp, "campaign.db")
+        self.ingest_campaign(db)
+        totals = {("jit_step", 1): 10240, ("jit_accumulate", 5): 145152, ("jit_tau", 6): 12288,
+                  ("jit_sharded", 7): 6144, ("jit_sharded", 8): 4096, ("jit_retrace", 2): 192, ("jit_retrace", 3): 320}
+
+        # Against a baseline: every module over 8 KiB fails the gate, whatever the comparison said.
+        r = self.check(db, "r3", "r2", "--budget", "total_bytes=8KiB", rc=1)
+        over = {(m["module"], m["xla_module_id"]) for m in r["modules"] if m["status"] == "over_budget"}
+        self.assertEqual(over, {k for k, v in totals.items() if v > 8192})
+        self.assertEqual(r["summary"]["over_budget"], 3)
+        self.assertEqual([m["status"] for m in r["modules"]][:3], ["over_budget"] * 3)  # sorted first
+        self.assertIn("fails: 3 modules over budget", r["reason"])
+        step = next(m for m in r["modules"] if m["module"] == "jit_step")
+        self.assertEqual(step["budget"], {"metric": "total_bytes", "max_bytes": 8192, "current": 10240,
+                                          "percent": 125.0, "warn": False})
+        self.assertEqual(step["metrics"]["total_bytes"]["delta"], 4096)  # the comparison's figures stay
+        for m in r["modules"]:
+            self.assertEqual(m["budget"]["current"], totals[(m["module"], m["xla_module_id"])])
+        table = xladb("check", "r3", "--baseline", "r2", "--db", db, "--budget", "total_bytes=8KiB", check_rc=1).stdout
+        self.assertIn("budget: total_bytes 10.0 KiB of 8.0 KiB (125%): over budget", table)
+        junit = ET.fromstring(xladb("check", "r3", "--baseline", "r2", "--db", db, "--budget", "total_bytes=8KiB",
+                                    "--format", "junit", check_rc=1).stdout)
+        failures = [c.get("name") for c in junit.iter("testcase") if c.find("failure") is not None]
+        self.assertEqual(sorted(failures), ["jit_accumulate#5", "jit_step#1", "jit_tau#6"])
+
+        # No baseline: the budgets alone decide, pass or fail, never inconclusive. 145152 of 146000 is 99.4%.
+        out = xladb("check", "r3", "--db", db, "--budget", "total_bytes=146000", "--format", "json", check_rc=0)
+        r = json.loads(out.stdout)
+        self.assertEqual((r["verdict"], r["baseline"]), ("pass", None))
+        self.assertEqual((r["summary"]["over_budget"], r["summary"]["within_budget"]), (0, 7))
+        acc = r["modules"][0]
+        self.assertEqual((acc["module"], acc["status"], acc["budget"]["percent"], acc["budget"]["warn"]),
+                         ("jit_accumulate", "within_budget", 99.4, True))
+        self.assertEqual([m["status"] for m in r["modules"]], ["within_budget"] * 7)
+        md = xladb("check", "r3", "--db", db, "--budget", "total_bytes=10000", "--format", "markdown",
+                   check_rc=1).stdout
+        self.assertIn("**xladb check: FAIL**: 3 over budget, 4 within budget (budgets only, no baseline)", md)
+        self.assertIn("- `jit_step#1` (`after_optimizations`): total_bytes 10.0 KiB of 9.8 KiB (102%): over budget", md)
+
+        # From a config: the first budget whose pattern matches applies; warn_percent; flags come first.
+        config = os.path.join(self.tmp, "budgets.toml")
+        write(config, 'warn_percent = 100\n[[budget]]\npattern = "jit_s*"\nmetric = "total_bytes"\n'
+                      'max_bytes = "10KiB"\n[[budget]]\npattern = "jit_tau"\nmetric = "total_bytes"\n'
+                      'max_bytes = 12288\n')
+        r = json.loads(xladb("check", "r3", "--db", db, "--config", config, "--format", "json", check_rc=0).stdout)
+        self.assertEqual(sorted((m["module"], m["xla_module_id"], m["budget"]["percent"], m["budget"]["warn"])
+                                for m in r["modules"]),
+                         [("jit_sharded", 7, 60.0, False), ("jit_sharded", 8, 40.0, False),
+                          ("jit_step", 1, 100.0, True), ("jit_tau", 6, 100.0, True)])
+        r = json.loads(xladb("check", "r3", "--db", db, "--config", config, "--budget", "total_bytes=10000",
+                             "--format", "json", check_rc=1).stdout)
+        self.assertEqual(r["summary"]["over_budget"], 3)  # the flag's budget matches every module first
+
+        # `modules --budget`: the same headroom, a column.
+        listed = json.loads(xladb("modules", "r3", "--db", db, "--budget", "total_bytes=11000", "--format", "json",
+                                  check_rc=0).stdout)
+        self.assertEqual({(m["module"], m["xla_id"]): m["budget"] for m in listed}[("jit_step", 1)],
+                         "total_bytes 10.0 KiB of 10.7 KiB (93%): near the budget")  # 10240 of 11000
+        self.assertEqual({(m["module"], m["xla_id"]): m["budget"] for m in listed}[("jit_tau", 6)],
+                         "total_bytes 12.0 KiB of 10.7 KiB (112%): over budget")  # 12288 of 11000
+
+        # Bad budgets: exit 2 naming the file, line and key; a pattern that matches nothing warns, exit unchanged.
+        for size, line in (('"3 parsecs"', 4), ("-5", 4), ('"1.5"', 4)):
+            write(config, '[[budget]]\npattern = "jit_step"\nmetric = "total_bytes"\nmax_bytes = ' + size + "\n")
+            out = xladb("check", "r3", "--db", db, "--config", config, check_rc=2)
+            self.assertEqual(out.stdout, "")
+            self.assertIn(f"{config}:{line}: budget[1].max_bytes: must be a size above 0", out.stderr)
+        write(config, '[[budget]]\npattern = "jit_nothing*"\nmetric = "total_bytes"\nmax_bytes = "1GiB"\n')
+        out = xladb("check", "r3", "--baseline", "r2", "--db", db, "--config", config, check_rc=1)  # jit_step regressed
+        self.assertIn("warning: budget 'jit_nothing*' (total_bytes) matches no module of run 'r3'", out.stderr)
+        out = xladb("check", "r3", "--db", db, "--budget", "total_bytes=-1KiB", check_rc=2)
+        self.assertIn("--budget total_bytes=-1KiB: METRIC=SIZE", out.stderr)
+        out = xladb("check", "r3", "--db", db, check_rc=2)
+        self.assertIn("check needs --baseline, or budgets", out.stderr)
+
     def test_each_policy_on_the_campaign(self):
         db = os.path.join(self.tmp, "campaign.db")
         self.ingest_campaign(db)
         # r2 against r1: 2 reshaped, 1 removed, 0 added.
         r = self.check(db, "r2", "r1", "--on-reshaped", "judge", rc=0)
         self.assertEqual(r["summary"], {"regressed": 0, "improved": 1, "unchanged": 4, "added": 0, "removed": 1,
-                                        "ambiguous": 0, "accepted": 0, "ignored": 0, "reshaped": 0})
+                                        "ambiguous": 0, "accepted": 0, "ignored": 0, "reshaped": 0,
+                                        "over_budget": 0, "within_budget": 0})
         judged = {m["module"]: (m["status"], m["reshaped"]) for m in r["modules"] if m["matched_by"] == "name"}
         self.assertEqual(judged, {"jit_accumulate": ("improved", True), "jit_tau": ("unchanged", True)})
         self.assertIn("; 2 reshaped (judged); 0 added, 1 removed (reported, not judged)", r["reason"])
