@@ -434,6 +434,17 @@ int CmdReport(QueryBackend& b, const ReportArgs& a) {
   if (a.xla_module_id >= 0) req.set_xla_module_id(a.xla_module_id);
   if (a.has_folder) req.set_folder(a.folder);
   req.set_baseline(a.baseline);
+  if (!AddBudgetFlags(a.budgets, req.mutable_budgets())) return kExitUsage;
+  if (!a.config.empty()) {
+    v1::CheckRunRequest gate;
+    if (Status st = LoadGateConfig(a.config, &gate); !st.ok()) {
+      std::fprintf(stderr, "xladb: %s\n", st.message().c_str());
+      return kExitUsage;
+    }
+    for (const auto& budget : gate.budgets()) *req.add_budgets() = budget;
+    req.set_warn_percent(gate.warn_percent());
+  }
+  if (a.warn_percent) req.set_warn_percent(*a.warn_percent);
   std::string html;
   std::vector<std::string> notes;
   grpc::Status st = b.Report(req, &html, &notes);

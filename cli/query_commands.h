@@ -100,6 +100,10 @@ struct ReportArgs {
   bool has_folder = false;
   int64_t xla_module_id = -1;             // -1 = the largest by total_bytes (said on stderr)
   std::string output;                     // the HTML file to write (required)
+  // The diff page's budgets, as `check` takes them: --budget flags first, then the config's [[budget]].
+  std::vector<std::string> budgets;
+  std::string config;
+  std::optional<double> warn_percent;
 };
 // Writes the page to a temporary file beside `output`, then renames it into place; prints the path.
 int CmdReport(QueryBackend& b, const ReportArgs& a);

@@ -405,6 +405,8 @@ int main(int argc, char** argv) {
       report->add_option("--folder", report_args.folder, "Picks the folder among modules of one name");
   report->add_option("--baseline", report_args.baseline,
                      "The gate's page: RUN against a run name, label:KEY=VALUE or commit:SHA");
+  report->add_option("--budget", report_args.budgets,
+                     "The gate's page: METRIC=SIZE budgets, as check takes them (repeatable; no baseline needed)");
   report->add_option("-o,--output", report_args.output, "The HTML file to write")->required();
 
   LabelArgs label_args;
@@ -539,6 +541,9 @@ int main(int argc, char** argv) {
       ReportArgs page;
       page.run = check_args.run;
       page.baseline = check_args.baseline;
+      page.budgets = check_args.budgets;
+      page.config = check_args.config;
+      page.warn_percent = check_args.warn_percent;
       page.output = check_html;
       if (CmdReport(b, page) != kExitOk) return kExitToolFailed;
     }

@@ -628,6 +628,8 @@ Status AnswerReport(store::Database& db, const v1::ReportRequest& request, std::
   page.has_folder = request.has_folder();
   page.folder = request.folder();
   page.baseline = request.baseline();
+  for (const auto& b : request.budgets()) page.budgets.push_back({b.pattern(), b.metric(), b.max_bytes()});
+  if (request.warn_percent() != 0) page.warn_percent = request.warn_percent();
   if (page.module.empty() && (!page.stage.empty() || page.xla_module_id >= 0 || page.has_folder)) {
     return Status::InvalidArgument("stage, xla_module_id and folder pick a module: name the module too");
   }

@@ -195,6 +195,8 @@ StatusOr<std::string> RenderDiffPage(store::Database& db, const ReportRequest& r
   store::CheckOptions options;
   options.run = request.run;
   options.baseline = request.baseline;
+  options.budgets = request.budgets;
+  options.warn_percent = request.warn_percent;
   options.max_attribution = 50;
   auto result = store::CheckRun(db, options);
   if (!result.ok()) return result.status();

@@ -20,10 +20,12 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "ingest/status.h"
 #include "service/pages/page_frame.h"
 #include "store/database.h"
+#include "store/memory_budget.h"
 
 namespace xladb::service::pages {
 
@@ -37,6 +39,9 @@ struct ReportRequest {
   std::string folder;             // picks among modules of one name ("" = any)
   bool has_folder = false;
   std::string baseline;           // set: the diff page (a run name, label:K=V or commit:SHA)
+  std::vector<store::MemoryBudget> budgets;  // the diff page's budgets (store/memory_budget.h); with them the
+                                             // diff page is drawn without a baseline too
+  double warn_percent = store::kDefaultBudgetWarnPercent;
 };
 
 StatusOr<std::string> RenderRunsPage(store::Database& db, const PageLinks& links);

@@ -230,10 +230,10 @@ StatusOr<std::string> RenderRunsPage(store::Database& db, const PageLinks& links
 
 StatusOr<std::string> RenderReport(store::Database& db, const ReportRequest& request, const PageLinks& links) {
   if (request.run.empty()) return Status::InvalidArgument("a report needs a run");
-  if (!request.module.empty() && !request.baseline.empty()) {
+  if (!request.module.empty() && (!request.baseline.empty() || !request.budgets.empty())) {
     return Status::InvalidArgument("a report is a module page or a diff against a baseline, not both");
   }
-  if (!request.baseline.empty()) return RenderDiffPage(db, request, links);
+  if (!request.baseline.empty() || !request.budgets.empty()) return RenderDiffPage(db, request, links);
   if (!request.module.empty()) return RenderModulePage(db, request, links);
   return RenderRunPage(db, request.run, links);
 }

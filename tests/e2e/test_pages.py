@@ -455,6 +455,32 @@ class PagesTest(DaemonTestCase):
         self.assertEqual(sorted(cells), ["(f32[256]) -> f32[256] sharding ({devices=[2]0,1}) -> {devices=[2]0,1}",
                                          "(f32[256]) -> f32[256] sharding ({replicated}) -> {replicated}"])
 
+    def test_the_gate_page_shows_budget_headroom_with_and_without_a_baseline(self):
+        # tests/fixtures/campaign/README.md: in r3 jit_step totals 10240 bytes, jit_accumulate 145152, jit_tau
+        # 12288, the rest at most 6144; a budget of 8 KiB puts those three over it.
+        campaign = os.path.join(SOURCE_DIR, "tests", "fixtures", "campaign")
+        for run in ("r2", "r3"):
+            xladb("ingest", "--db", self.db, os.path.join(campaign, run), "--run", run)
+        self.open(file_url(self.report("r3", "--baseline", "r2", "--budget", "total_bytes=8KiB")), "diff-budgets")
+        self.assertEqual(self.tab.evaluate("document.getElementById('verdict').dataset.verdict"), "fail")
+        items = self.tab.evaluate("""Array.from(document.querySelectorAll('ul.budgets li'))
+            .map(li => [li.className, li.textContent])""")
+        self.assertEqual(len(items), 7)
+        self.assertEqual(sorted(t.split(" ")[0] for c, t in items if c == "over"),
+                         ["jit_accumulate", "jit_step", "jit_tau"])
+        self.assertIn(["over",
+                       "jit_step #1 (after_optimizations): total_bytes 10.0 KiB of 8.0 KiB (125%): over budget"], items)
+        # `check --html` without a baseline: the budgets alone, on the same page.
+        html = os.path.join(self.tmp, "budgets.html")
+        xladb("check", "r3", "--db", self.db, "--budget", "total_bytes=146000", "--html", html, check_rc=0)
+        self.open(file_url(html), "budgets-only")
+        self.assertEqual(self.tab.evaluate("document.getElementById('verdict').dataset.verdict"), "pass")
+        self.assertIn("(no baseline)", self.tab.evaluate("document.querySelector('h1').textContent"))
+        warned = self.tab.evaluate(
+            "Array.from(document.querySelectorAll('ul.budgets li.warn')).map(li => li.textContent)")
+        self.assertEqual(warned, ["jit_accumulate #5 (after_optimizations): total_bytes 141.8 KiB of 142.6 KiB (99%): "
+                                  "near the budget"])  # 145152 of 146000
+
     def test_an_oom_only_run_page_shows_its_oom_report(self):
         # tests/fixtures/oom_run: one report, after the BFC allocator's stats (`Limit: 15739125760`) and
         # `Out of memory while trying to allocate 1073741824 bytes.`; `total allocation: 4.75GiB`; 3 buffers.
