@@ -445,6 +445,7 @@ std::string RenderJunit(const v1::CheckRunResponse& r) {
                       (m.folder().empty() ? "" : "." + m.folder());
     std::string name = m.module() + "#" + std::to_string(m.xla_module_id() >= 0 ? m.xla_module_id() : m.baseline_xla_module_id());
     cases += "    <testcase classname=\"" + Xml(cls) + "\" name=\"" + Xml(name) + "\">";
+    std::string system_out;
     switch (m.status()) {
       case Module::REGRESSED: {
         ++failures;
@@ -472,19 +473,21 @@ std::string RenderJunit(const v1::CheckRunResponse& r) {
         cases += "<skipped message=\"" + StatusName(m.status()) + "\"/>";
         break;
       case Module::ACCEPTED:
-        cases += "<system-out>" + Xml("accepted: " + m.accepted_reason() + "; " + MetricSummary(m)) + "</system-out>";
+        system_out = "accepted: " + m.accepted_reason() + "; " + MetricSummary(m);
         break;
       case Module::OVER_BUDGET:
         ++failures;
         cases += "<failure message=\"" + Xml("over budget: " + Headroom(m)) + "\">" + Xml(MetricSummary(m)) +
                  "</failure>";
         break;
-      case Module::WITHIN_BUDGET:
-        cases += "<system-out>" + Xml("budget: " + Headroom(m)) + "</system-out>";
-        break;
       default:
         break;
     }
+    // Every budgeted module's headroom, whatever its status (the over-budget one says it in its failure).
+    if (m.has_budget() && m.status() != Module::OVER_BUDGET) {
+      system_out += (system_out.empty() ? "" : "\n") + ("budget: " + Headroom(m));
+    }
+    if (!system_out.empty()) cases += "<system-out>" + Xml(system_out) + "</system-out>";
     cases += "</testcase>\n";
   }
   return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"" + Xml(suite) +
