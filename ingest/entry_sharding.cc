@@ -30,11 +30,13 @@ std::string EntrySharding::Text() const {
   if (!any_) return {};
   auto spelled = [](const std::string& sharding) { return sharding.empty() ? std::string("none") : sharding; };
   std::string text = "(";
-  const int64_t count = parameters_.empty() ? 0 : parameters_.rbegin()->first + 1;
-  for (int64_t n = 0; n < count; ++n) {
-    if (n > 0) text += ", ";
-    auto it = parameters_.find(n);
-    text += it == parameters_.end() ? std::string("none") : spelled(it->second);
+  // Numbers 0..N-1, as XLA prints them: by position. Otherwise (text that is not XLA's: a gap, or a number
+  // like parameter(99999999999)) each fed parameter with its number, so the text stays as long as the input.
+  const bool dense = parameters_.empty() || parameters_.rbegin()->first + 1 == static_cast<int64_t>(parameters_.size());
+  for (const auto& [number, sharding] : parameters_) {
+    if (text.size() > 1) text += ", ";
+    if (!dense) text += std::to_string(number) + ": ";
+    text += spelled(sharding);
   }
   return text + ") -> " + spelled(root_.value_or(""));
 }

@@ -13,9 +13,10 @@
 // ROOT carries one (every non-SPMD module), so identity keys of unsharded modules stay as they were.
 //
 // Contract: feed it the ENTRY computation's instructions, in any order; instructions that are neither a
-// parameter nor the ROOT are ignored. Parameters are ordered by the number in `parameter(N)`; a gap in the
-// numbers (a parameter not fed) reads as `none`. Never fails. One thread per instance; pieces are read
-// during Add only.
+// parameter nor the ROOT are ignored. Parameters are ordered by the number in `parameter(N)`. Numbers that
+// are not 0..N-1 (a gap: text XLA did not print) are written with each number, "(0: none, 7: {replicated})",
+// so the text's length is bounded by the input's. Never fails. One thread per instance; pieces are read during
+// Add only.
 #ifndef XLADB_INGEST_ENTRY_SHARDING_H_
 #define XLADB_INGEST_ENTRY_SHARDING_H_
 

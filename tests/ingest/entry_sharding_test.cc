@@ -36,11 +36,15 @@ TEST(EntrySharding, ParametersByNumberNoneWhereMissingRootLast) {
                         "%q = f32[8]{0} parameter(1), sharding={devices=[2]0,1}, metadata={op_name=\"y\"}",
                         "%p = f32[8]{0} parameter(0)"}),
             "(none, {devices=[2]0,1}) -> {replicated}");
-  // A parameter number not fed reads as none; an instruction that is neither is ignored.
+  // Numbers with a gap (not XLA's printing) are written with their numbers; an instruction that is neither a
+  // parameter nor the ROOT is ignored. A huge number costs no more text than a small one (a fuzzer's find).
   EXPECT_EQ(ShardingOf({"%r = f32[] parameter(2), sharding={maximal device=0}",
                         "%c = f32[] constant(1), sharding={replicated}",
                         "ROOT %t = f32[] add(%r, %c)"}),
-            "(none, none, {maximal device=0}) -> none");
+            "(2: {maximal device=0}) -> none");
+  EXPECT_EQ(ShardingOf({"%p = f32[] parameter(0)", "%q = f32[] parameter(99999999999), sharding={replicated}",
+                        "ROOT %t = f32[] add(%p, %q)"}),
+            "(0: none, 99999999999: {replicated}) -> none");
 }
 
 TEST(EntrySharding, TupleAndIotaShardingsAreKeptWhole) {
