@@ -148,6 +148,11 @@ int StatusRank(CheckedModule::Status s) {
   return 8;
 }
 
+// The last tie-break of the module list: name, stage, folder, module number.
+bool KeyLess(const CheckedModule& x, const CheckedModule& y) {
+  return std::tie(x.module, x.stage, x.folder, x.xla_module_id) < std::tie(y.module, y.stage, y.folder, y.xla_module_id);
+}
+
 // The size of a module's change, for ordering: its largest growth (regressed) or |change| (others).
 int64_t ChangeSize(const CheckedModule& m) {
   int64_t size = 0;
@@ -452,7 +457,7 @@ StatusOr<CheckResult> CheckBudgetsOnly(Database& db, const CheckOptions& options
   std::stable_sort(result.modules.begin(), result.modules.end(), [](const CheckedModule& x, const CheckedModule& y) {
     if (StatusRank(x.status) != StatusRank(y.status)) return StatusRank(x.status) < StatusRank(y.status);
     if (x.budget->percent != y.budget->percent) return x.budget->percent > y.budget->percent;
-    return std::tie(x.module, x.stage, x.folder, x.xla_module_id) < std::tie(y.module, y.stage, y.folder, y.xla_module_id);
+    return KeyLess(x, y);
   });
   result.budget_warnings = UnmatchedBudgets(options.budgets, *rows, options.run);
   Conclude(&result, options, "");
@@ -541,7 +546,7 @@ StatusOr<CheckResult> CheckRun(Database& db, const CheckOptions& options) {
     std::stable_sort(result.modules.begin(), result.modules.end(), [](const CheckedModule& x, const CheckedModule& y) {
       if (StatusRank(x.status) != StatusRank(y.status)) return StatusRank(x.status) < StatusRank(y.status);
       if (ChangeSize(x) != ChangeSize(y)) return ChangeSize(x) > ChangeSize(y);
-      return std::tie(x.module, x.stage, x.folder, x.xla_module_id) < std::tie(y.module, y.stage, y.folder, y.xla_module_id);
+      return KeyLess(x, y);
     });
 
     std::vector<NameRollup> by_name = RollUpByName(*runs, result.metrics, true);

@@ -8,7 +8,9 @@
 namespace xladb::store {
 namespace {
 
-bool Matches(const MemoryBudget& b, const std::string& name) { return b.pattern.empty() || NameMatches(b.pattern, name); }
+bool Matches(const MemoryBudget& b, const std::string& name) {
+  return b.pattern.empty() || NameMatches(b.pattern, name);
+}
 
 std::string Named(const MemoryBudget& b) {
   return "budget '" + (b.pattern.empty() ? std::string("*") : b.pattern) + "' (" + b.metric + ")";

@@ -98,10 +98,11 @@ std::string ModulesTable(const store::CheckResult& r, const std::vector<size_t>&
     out += std::string("<tr class=\"") + StatusText(m.status) + "\" data-module=\"" + Html(m.module) + "\">" +
            TextCell(StatusText(m.status)) + "<td>" + name + "</td>";
     for (const store::MetricDelta& d : m.metrics) out += MetricCells(d);
+    const std::string signature = SignatureWithSharding(m.entry_signature, m.entry_sharding);
     out += TextCell(m.matched_by) +
            TextCell(m.reshaped ? SignatureWithSharding(m.baseline_entry_signature, m.baseline_entry_sharding) + " → " +
-                                     SignatureWithSharding(m.entry_signature, m.entry_sharding)
-                               : SignatureWithSharding(m.entry_signature, m.entry_sharding),
+                                     signature
+                               : signature,
                     true) +
            "</tr>\n";
   }
