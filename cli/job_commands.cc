@@ -49,11 +49,7 @@ int CmdJobs(QueryBackend& b, OutputFormat format, const std::string& run, const 
   req.set_limit(static_cast<int32_t>(limit));
   v1::ListJobsResponse resp;
   grpc::Status st = b.ListJobs(req, &resp);
-  if (st.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
-    std::fprintf(stderr, "xladb: %s\n", Visible(st.error_message()).c_str());
-    return kExitUsage;
-  }
-  if (!st.ok()) return b.Fail(st);
+  if (!st.ok()) return FailedCall(b, st, kExitFailure);
   ResultPrinter p(format, stdout);
   p.SetColumns({"job", "state", "run", "source", "path", "created", "finished", "message"});
   const Cell none{"", true, false};

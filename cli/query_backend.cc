@@ -99,6 +99,13 @@ class OfflineBackend final : public QueryBackend {
 
 }  // namespace
 
+int FailedCall(QueryBackend& backend, const grpc::Status& status, int otherwise, bool not_found_is_usage) {
+  backend.Fail(status);
+  const bool usage = status.error_code() == grpc::StatusCode::INVALID_ARGUMENT ||
+                     (not_found_is_usage && status.error_code() == grpc::StatusCode::NOT_FOUND);
+  return usage ? kExitUsage : otherwise;
+}
+
 std::unique_ptr<QueryBackend> NewRemoteBackend(const ClientOptions& options) {
   return std::make_unique<RemoteBackend>(options);
 }

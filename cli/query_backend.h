@@ -39,6 +39,11 @@ class QueryBackend {
   virtual int Fail(const grpc::Status& status) = 0;
 };
 
+// A failed call, said (QueryBackend::Fail) and turned into the command's exit code: kExitUsage when the server
+// refused the request as INVALID_ARGUMENT (and NOT_FOUND where `not_found_is_usage`: a name the user typed,
+// such as a baseline), else `otherwise`.
+int FailedCall(QueryBackend& backend, const grpc::Status& status, int otherwise, bool not_found_is_usage = false);
+
 std::unique_ptr<QueryBackend> NewRemoteBackend(const ClientOptions& options);
 // kIoError / kFailedPrecondition when the file cannot be opened read-only at this schema version.
 StatusOr<std::unique_ptr<QueryBackend>> NewOfflineBackend(const std::string& db_path);

@@ -449,10 +449,7 @@ int CmdReport(QueryBackend& b, const ReportArgs& a) {
   std::vector<std::string> notes;
   grpc::Status st = b.Report(req, &html, &notes);
   for (const std::string& note : notes) std::fprintf(stderr, "%s\n", ingest::EscapeControlCharacters(note).c_str());
-  if (!st.ok()) {
-    b.Fail(st);
-    return st.error_code() == grpc::StatusCode::INVALID_ARGUMENT ? kExitUsage : kExitFailure;
-  }
+  if (!st.ok()) return FailedCall(b, st, kExitFailure);
   if (!WriteFileWhole(a.output, html)) return kExitFailure;
   std::printf("%s\n", a.output.c_str());
   std::fprintf(stderr, "xladb report: wrote %zu bytes\n", html.size());
@@ -513,12 +510,7 @@ int CmdCheck(QueryBackend& b, const CheckArgs& a) {
   }
   v1::CheckRunResponse resp;
   grpc::Status st = b.CheckRun(req, &resp);
-  if (!st.ok()) {
-    b.Fail(st);
-    const bool usage = st.error_code() == grpc::StatusCode::NOT_FOUND ||
-                       st.error_code() == grpc::StatusCode::INVALID_ARGUMENT;
-    return usage ? kExitUsage : kExitToolFailed;
-  }
+  if (!st.ok()) return FailedCall(b, st, kExitToolFailed, /*not_found_is_usage=*/true);
   for (const std::string& warning : resp.budget_warnings()) {
     std::fprintf(stderr, "xladb check: warning: %s\n", ingest::EscapeControlCharacters(warning).c_str());
   }
