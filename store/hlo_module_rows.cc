@@ -138,43 +138,34 @@ void HloModuleRows::Add(ingest::HloModuleRecord&& r) {
   FileRows& f = *file_;
   if (f.module_id == 0) return;
   if (r.program_fingerprint != 0) f.facts.hlo_fingerprint = r.program_fingerprint;
-  if (!r.name.empty()) {
-    // A module named by the `module_<ID>` placeholder (a file name without the module's name: 2020-era
-    // TensorFlow dumps, docs/formats.md) takes its HloModule line's name, unless a row of its run already
-    // has that key. run_writer.cc finds such a module by its number, whatever its name.
-    f.Guard([&] {
-      SqlStatement& rename = f.Statement(
-          "UPDATE modules SET name = ?1 WHERE module_id = ?2 AND name = 'module_' || xla_module_id "
-          "AND NOT EXISTS (SELECT 1 FROM modules o WHERE o.run_id = modules.run_id AND o.name = ?1 "
-          "AND o.stage = modules.stage AND o.xla_module_id = modules.xla_module_id AND o.folder = modules.folder)");
-      rename.Bind(1, r.name);
-      rename.Bind(2, f.module_id);
-      rename.ExecuteLater();
-    });
-    f.facts.rows_changed = true;
-  }
-  // The ENTRY shardings ('' when none): the identity's, through DerivedModuleFacts (module_facts.h).
-  f.Guard([&] {
-    SqlStatement& up = f.Statement("UPDATE modules SET hlo_entry_sharding = ? WHERE module_id = ?");
-    up.Bind(1, r.entry_sharding);
-    up.Bind(2, f.module_id);
-    up.ExecuteLater();
-  });
-  f.facts.rows_changed = true;
-  f.facts.entry_sharding_changed = true;
   // The entry signature as the HLO text prints it, without layouts: '(f32[8], s32[]) -> f32[8]': the header's
   // entry_computation_layout, else (old dumps print none) the ENTRY computation's line.
   const std::string& printed =
       !r.entry_computation_layout.empty() ? r.entry_computation_layout : r.entry_signature;
-  if (printed.empty()) return;
-  const std::string signature = StoredEntrySignature(printed);
+  const std::string signature = printed.empty() ? std::string() : StoredEntrySignature(printed);
+  // One statement for what the module's row takes from its HLO text:
+  //   * name: a module named by the `module_<ID>` placeholder (a file name without the module's name: 2020-era
+  //     TensorFlow dumps, docs/formats.md) takes its HloModule line's name, unless a row of its run already
+  //     has that key. run_writer.cc finds such a module by its number, whatever its name;
+  //   * hlo_entry_sharding ('' when none): the identity's, through DerivedModuleFacts (module_facts.h);
+  //   * hlo_entry_signature, when the text prints one.
   f.Guard([&] {
-    SqlStatement& up = f.Statement("UPDATE modules SET hlo_entry_signature = ? WHERE module_id = ?");
-    up.Bind(1, signature);
+    SqlStatement& up = f.Statement(
+        "UPDATE modules SET "
+        "name = CASE WHEN ?1 <> '' AND name = 'module_' || xla_module_id "
+        "  AND NOT EXISTS (SELECT 1 FROM modules o WHERE o.run_id = modules.run_id AND o.name = ?1 "
+        "  AND o.stage = modules.stage AND o.xla_module_id = modules.xla_module_id AND o.folder = modules.folder) "
+        "  THEN ?1 ELSE name END, "
+        "hlo_entry_sharding = ?3, hlo_entry_signature = COALESCE(?4, hlo_entry_signature) "
+        "WHERE module_id = ?2");
+    up.Bind(1, r.name);
     up.Bind(2, f.module_id);
+    up.Bind(3, r.entry_sharding);
+    if (signature.empty()) up.BindNull(4); else up.Bind(4, signature);
     up.ExecuteLater();
   });
   f.facts.rows_changed = true;
+  f.facts.entry_sharding_changed = true;
 }
 
 }  // namespace xladb::store
