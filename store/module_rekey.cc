@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,10 +23,26 @@ struct ListedModule {
   std::string entry_computation;  // the stored ENTRY computation's name, "" when none
 };
 
+// The re-key's statements, prepared once for every listed module.
+struct RekeyStatements {
+  explicit RekeyStatements(SqlConnection& sql)
+      : taken(sql.Prepare("SELECT 1 FROM modules WHERE run_id = ? AND name = ? AND stage = ? "
+                          "AND COALESCE(xla_module_id, -1) = ? AND folder = ? AND module_id <> ?")),
+        move(sql.Prepare("UPDATE modules SET name = ?, folder = ? WHERE module_id = ?")),
+        entry(sql.Prepare(
+            "SELECT i.is_root, s.text, t.text FROM instructions i "
+            "JOIN names cn ON cn.name_id = i.computation_id "
+            "JOIN computations c ON c.module_id = i.module_id AND c.name = cn.text AND c.is_entry = 1 "
+            "LEFT JOIN shapes s ON s.shape_id = i.shape_id LEFT JOIN long_texts t ON t.text_id = i.text_id "
+            "WHERE i.module_id = ? AND (i.opcode = 'parameter' OR i.is_root = 1)")),
+        set_entry(sql.Prepare("UPDATE modules SET hlo_entry_sharding = ?, "
+                              "hlo_entry_signature = COALESCE(hlo_entry_signature, ?) WHERE module_id = ?")) {}
+  std::unique_ptr<SqlStatement> taken, move, entry, set_entry;
+};
+
 // Moves `m` to (name, folder) unless another row of its run has that key; true when it moved.
-bool MoveIfFree(SqlConnection& sql, const ListedModule& m, const std::string& name, const std::string& folder) {
-  auto taken = sql.Prepare("SELECT 1 FROM modules WHERE run_id = ? AND name = ? AND stage = ? "
-                           "AND COALESCE(xla_module_id, -1) = ? AND folder = ? AND module_id <> ?");
+bool MoveIfFree(RekeyStatements& st, const ListedModule& m, const std::string& name, const std::string& folder) {
+  SqlStatement* taken = st.taken.get();
   taken->Bind(1, m.run_id);
   taken->Bind(2, name);
   taken->Bind(3, m.stage);
@@ -35,7 +52,7 @@ bool MoveIfFree(SqlConnection& sql, const ListedModule& m, const std::string& na
   const bool collides = taken->Step();
   taken->Reset();
   if (collides) return false;  // keep the old key (see the header)
-  auto move = sql.Prepare("UPDATE modules SET name = ?, folder = ? WHERE module_id = ?");
+  SqlStatement* move = st.move.get();
   move->Bind(1, name);
   move->Bind(2, folder);
   move->Bind(3, m.module_id);
@@ -56,13 +73,8 @@ struct StoredEntry {
   std::string signature, sharding;
 };
 
-StoredEntry ReadStoredEntry(SqlConnection& sql, int64_t module_id) {
-  auto q = sql.Prepare(
-      "SELECT i.is_root, s.text, t.text FROM instructions i "
-      "JOIN names cn ON cn.name_id = i.computation_id "
-      "JOIN computations c ON c.module_id = i.module_id AND c.name = cn.text AND c.is_entry = 1 "
-      "LEFT JOIN shapes s ON s.shape_id = i.shape_id LEFT JOIN long_texts t ON t.text_id = i.text_id "
-      "WHERE i.module_id = ? AND (i.opcode = 'parameter' OR i.is_root = 1)");
+StoredEntry ReadStoredEntry(RekeyStatements& st, int64_t module_id) {
+  SqlStatement* q = st.entry.get();
   q->Bind(1, module_id);
   StoredEntry entry;
   ingest::EntrySharding sharding;
@@ -118,19 +130,19 @@ void RekeyListedModules(SqlConnection& sql) {
     }
   }
   DerivedModuleFacts facts(sql);
+  RekeyStatements st(sql);
   for (const ListedModule& m : listed) {
     const bool placeholder = m.xla_module_id && m.name == "module_" + std::to_string(*m.xla_module_id);
     const std::string name = placeholder && !m.entry_computation.empty() ? m.entry_computation : m.name;
     const std::string folder = ingest::ModuleFolderBelowDumpRoot(m.folder);
     if (name != m.name || folder != m.folder) {
       // Each part alone where both together collide: a shorter folder does not depend on the name.
-      if (!MoveIfFree(sql, m, name, folder) && folder != m.folder) MoveIfFree(sql, m, m.name, folder);
+      if (!MoveIfFree(st, m, name, folder) && folder != m.folder) MoveIfFree(st, m, m.name, folder);
     }
     if (m.entry_computation.empty()) continue;
-    const StoredEntry entry = ReadStoredEntry(sql, m.module_id);
+    const StoredEntry entry = ReadStoredEntry(st, m.module_id);
     if (!entry.has_text) continue;
-    auto set = sql.Prepare("UPDATE modules SET hlo_entry_sharding = ?, "
-                           "hlo_entry_signature = COALESCE(hlo_entry_signature, ?) WHERE module_id = ?");
+    SqlStatement* set = st.set_entry.get();
     set->Bind(1, entry.sharding);
     if (!entry.signature.empty()) set->Bind(2, entry.signature); else set->BindNull(2);
     set->Bind(3, m.module_id);
