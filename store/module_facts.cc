@@ -40,8 +40,7 @@ struct DerivedModuleFacts::Statements {
                  "entry_sharding = ? WHERE module_id = ?")),
         siblings(sql.Prepare("SELECT s.module_id FROM modules m JOIN modules s ON s.run_id = m.run_id "
                  "AND s.name = m.name AND s.xla_module_id = m.xla_module_id AND s.folder = m.folder "
-                 "AND s.module_id <> m.module_id "
-                 "WHERE m.module_id = ? AND m.stage = 'before_optimizations' ORDER BY s.module_id")),
+                 "AND s.module_id <> m.module_id WHERE m.module_id = ? ORDER BY s.module_id")),
         live(sql.Prepare(kLiveSlicesSql)),
         live_count(sql.Prepare("SELECT COUNT(*) FROM buffer_live_ranges WHERE module_id = ?")),
         summary(sql.Prepare("UPDATE module_summary SET live_peak_padded_bytes = ?, live_peak_padded_time = ?, "
@@ -252,9 +251,10 @@ void DerivedModuleFacts::UpdateAfterFile(int64_t run_id, int64_t module_id, bool
     fp.Bind(2, module_id);
     fp.ExecuteLater();
   }
-  if (facts.rows_changed || facts.saw_allocated_values || module_is_new) Update(module_id);
-  if (facts.entry_sharding_changed) {
-    // A before_optimizations text gives its module number's other stages their sharding (UpdateIdentity).
+  std::string stage;
+  if (facts.rows_changed || facts.saw_allocated_values || module_is_new) stage = Update(module_id);
+  if (facts.entry_sharding_changed && stage == "before_optimizations") {
+    // A before_optimizations text gives its module's other stages their sharding (UpdateIdentity).
     SqlStatement& siblings = Fresh(st.siblings);
     siblings.Bind(1, module_id);
     std::vector<int64_t> ids;
@@ -264,12 +264,12 @@ void DerivedModuleFacts::UpdateAfterFile(int64_t run_id, int64_t module_id, bool
   }
 }
 
-void DerivedModuleFacts::UpdateIdentity(int64_t module_id) {
+std::string DerivedModuleFacts::UpdateIdentity(int64_t module_id) {
   if (!st_) st_ = std::make_unique<Statements>(sql_);
   Statements& st = *st_;
   SqlStatement& names = Fresh(st.names);
   names.Bind(1, module_id);
-  if (!names.Step()) return;
+  if (!names.Step()) return {};
   const std::string name = names.Text(0), stage = names.Text(1),
                     folder = names.Text(2);
   const std::string hlo_signature = names.IsNull(3) ? std::string() : names.Text(3);
@@ -289,10 +289,11 @@ void DerivedModuleFacts::UpdateIdentity(int64_t module_id) {
   identity.Bind(4, sharding);
   identity.Bind(5, module_id);
   identity.ExecuteLater();
+  return stage;
 }
 
-void DerivedModuleFacts::Update(int64_t module_id) {
-  UpdateIdentity(module_id);
+std::string DerivedModuleFacts::Update(int64_t module_id) {
+  std::string stage = UpdateIdentity(module_id);
   Statements& st = *st_;
   const LivePeaks peaks = ComputeLivePeaks(st, module_id);
   SqlStatement& summary = Fresh(st.summary);
@@ -318,6 +319,7 @@ void DerivedModuleFacts::Update(int64_t module_id) {
     if (auto it = peaks.by_color.find(color); it != peaks.by_color.end()) insert.Bind(5, it->second.bytes);
     insert.ExecuteLater();
   }
+  return stage;
 }
 
 void UpdateDerivedFactsOfAllModules(SqlConnection& sql) {

@@ -73,11 +73,12 @@ class DerivedModuleFacts {
   // when the file created the module.
   void UpdateAfterFile(int64_t run_id, int64_t module_id, bool module_is_new, const FileFacts& facts);
   // Recomputes the identity and padded-memory facts of one module from its rows (a module may span several
-  // files).
-  void Update(int64_t module_id);
-  // The identity facts alone (entry_signature, entry_signature_confirmed, identity_key), from the module's
-  // name, stage, folder and rows: what a re-key (store/module_rekey.h) changes.
-  void UpdateIdentity(int64_t module_id);
+  // files). Returns the module's stage ("" when there is no such module).
+  std::string Update(int64_t module_id);
+  // The identity facts alone (entry_signature, entry_signature_confirmed, entry_sharding, identity_key), from
+  // the module's name, stage, folder and rows: what a re-key (store/module_rekey.h) changes. Returns the
+  // module's stage ("" when there is no such module).
+  std::string UpdateIdentity(int64_t module_id);
 
   struct Statements;  // the prepared statements (module_facts.cc)
 
