@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "cli/attribution_report.h"
 #include "cli/markdown_text.h"
 #include "ingest/visible_text.h"
 #include "service/human_bytes.h"
@@ -16,7 +17,6 @@
 namespace xladb::cli {
 namespace {
 
-using Json = nlohmann::ordered_json;
 using Module = v1::CheckedModule;
 using service::HumanBytes;
 
@@ -27,7 +27,6 @@ std::string Lower(std::string s) {
 
 std::string StatusName(Module::Status s) { return Lower(Module::Status_Name(s)); }
 std::string VerdictName(v1::CheckRunResponse::Verdict v) { return Lower(v1::CheckRunResponse::Verdict_Name(v)); }
-std::string ChangeName(v1::BufferChange::Change c) { return Lower(v1::BufferChange::Change_Name(c)); }
 
 using service::PercentChange;
 using service::SignatureWithSharding;
@@ -97,21 +96,6 @@ std::vector<const Module*> Ordered(const v1::CheckRunResponse& r) {
 
 std::string SourceLabel(const std::string& source) { return source.empty() ? "(no source line)" : source; }
 
-std::string PeakLine(const Module& m) {
-  if (m.baseline_peak_time() < 0 || m.current_peak_time() < 0) return {};
-  const std::string peak = m.peak_metric() == "live_peak_padded_bytes" ? "The padded live peak" : "XLA's peak";
-  if (m.baseline_peak_time() == m.current_peak_time()) {
-    return peak + " stayed at t=" + std::to_string(m.current_peak_time()) + " of the schedule.";
-  }
-  return peak + " moved from t=" + std::to_string(m.baseline_peak_time()) + " of " +
-         std::to_string(m.baseline_schedule_length()) + " to t=" + std::to_string(m.current_peak_time()) + " of " +
-         std::to_string(m.current_schedule_length()) + ".";
-}
-
-std::string BufferName(const v1::BufferChange& b) {
-  return (b.instruction_b().empty() ? b.instruction_a() : b.instruction_b()) + b.shape_index();
-}
-
 std::string SummaryCounts(const v1::CheckRunResponse& r) {
   if (!r.summary_line().empty()) return r.summary_line();
   const auto& s = r.summary();
@@ -165,38 +149,7 @@ std::string RenderJson(const v1::CheckRunResponse& r) {
                              {"delta", d.delta()}, {"regressed", d.regressed()}};
     }
     o["metrics"] = std::move(metrics);
-    Json attribution = Json::array();
-    for (const auto& b : m.attribution()) {
-      attribution.push_back({{"change", ChangeName(b.change())},
-                             {"buffer", OrNull(b.instruction_b())},
-                             {"baseline_buffer", OrNull(b.instruction_a())},
-                             {"shape_index", b.shape_index()},
-                             {"matched_by", OrNull(b.matched_by())},
-                             {"baseline_bytes", OrNull(b.size_a())},
-                             {"current_bytes", OrNull(b.size_b())},
-                             {"delta", b.delta()},
-                             {"baseline_shape", b.shape_a()},
-                             {"current_shape", b.shape_b()},
-                             {"op_name", b.op_name()},
-                             {"source", b.source()}});
-    }
-    o["attribution"] = std::move(attribution);
-    if (Explained(m)) {
-      o["attribution_count"] = m.attribution_count();
-      o["attribution_scope"] = m.attribution_scope();
-      Json by_source = Json::array();
-      for (const auto& l : m.by_source()) {
-        by_source.push_back({{"source", l.source()}, {"delta", l.delta()}, {"buffers", l.buffers()}});
-      }
-      o["by_source"] = std::move(by_source);
-      o["peak"] = {{"baseline_time", OrNull(m.baseline_peak_time())},
-                   {"current_time", OrNull(m.current_peak_time())},
-                   {"moved", m.baseline_peak_time() >= 0 && m.current_peak_time() >= 0 &&
-                                 m.baseline_peak_time() != m.current_peak_time()},
-                   {"baseline_schedule_length", OrNull(m.baseline_schedule_length())},
-                   {"current_schedule_length", OrNull(m.current_schedule_length())},
-                   {"metric", m.peak_metric()}};
-    }
+    AddAttributionJson(AttributionOf(m), &o);
     o["baseline_entry_signature"] = m.baseline_entry_signature();
     o["reshaped"] = m.reshaped();
     o["entry_sharding"] = m.entry_sharding();
@@ -277,30 +230,7 @@ std::string DetailsBlock(const Module& m) {
   if (m.reshaped()) {
     out += "Reshaped: " + MarkdownCode(BaselineSignature(m)) + " → " + MarkdownCode(CurrentSignature(m)) + "\n\n";
   }
-  for (const auto& l : m.by_source()) {
-    out += "- " + HumanBytes(l.delta(), true) + " from " + MarkdownCode(SourceLabel(l.source())) + " (" +
-           std::to_string(l.buffers()) + (l.buffers() == 1 ? " buffer)" : " buffers)") + "\n";
-  }
-  if (m.by_source_size() > 0) out += "\n";
-  if (std::string peak = PeakLine(m); !peak.empty()) out += peak + "\n\n";
-  if (m.attribution_size() > 0) {
-    out += "| change | buffer | was | shape | delta | source | matched by |\n|---|---|---|---|---:|---|---|\n";
-    for (const auto& b : m.attribution()) {
-      const bool renamed = !b.instruction_a().empty() && !b.instruction_b().empty() && b.instruction_a() != b.instruction_b();
-      std::string shape = b.shape_a().empty() ? b.shape_b()
-                          : b.shape_b().empty() || b.shape_a() == b.shape_b() ? b.shape_a()
-                                                                               : b.shape_a() + " → " + b.shape_b();
-      out += "| " + ChangeName(b.change()) + " | " + MarkdownCodeInCell(BufferName(b)) + " | " +
-             (renamed ? MarkdownCodeInCell(b.instruction_a()) : std::string()) + " | " +
-             (shape.empty() ? std::string() : MarkdownCodeInCell(shape)) + " | " + HumanBytes(b.delta(), true) +
-             " | " + (b.source().empty() ? std::string() : MarkdownCodeInCell(b.source())) + " | " +
-             MarkdownText(b.matched_by()) + " |\n";
-    }
-    if (m.attribution_count() > m.attribution_size()) {
-      out += "\n" + std::to_string(m.attribution_count() - m.attribution_size()) +
-             " smaller buffer changes not listed (`--attribution N`).\n";
-    }
-  }
+  out += AttributionMarkdown(AttributionOf(m), "--attribution N");
   return out + "\n</details>\n\n";
 }
 
@@ -512,18 +442,7 @@ std::string RenderTable(const v1::CheckRunResponse& r) {
     for (const auto& d : m->metrics()) out += "    " + d.metric() + ": " + MetricCell(d) + (d.regressed() ? "  REGRESSED" : "") + "\n";
     if (!Explained(*m)) continue;
     if (m->status() == Module::ACCEPTED) out += "    accepted: " + Shown(m->accepted_reason()) + "\n";
-    for (const auto& l : m->by_source()) {
-      out += "    " + HumanBytes(l.delta(), true) + " from " + Shown(SourceLabel(l.source())) + " (" +
-             std::to_string(l.buffers()) + (l.buffers() == 1 ? " buffer)\n" : " buffers)\n");
-    }
-    if (std::string peak = PeakLine(*m); !peak.empty()) out += "    " + peak + "\n";
-    for (const auto& b : m->attribution()) {
-      out += "      " + ChangeName(b.change()) + " " + Shown(BufferName(b));
-      if (!b.instruction_a().empty() && !b.instruction_b().empty() && b.instruction_a() != b.instruction_b()) {
-        out += " (was " + Shown(b.instruction_a()) + ")";
-      }
-      out += " " + HumanBytes(b.delta(), true) + (b.source().empty() ? "" : " at " + Shown(b.source())) + "\n";
-    }
+    out += AttributionText(AttributionOf(*m), "    ");
   }
   for (const auto& c : r.retraces()) {
     out += "\ncompiles: " + Shown(c.module()) + " (" + Shown(c.stage()) + ") " + std::to_string(c.current_compiles()) +

@@ -32,6 +32,7 @@ class RemoteBackend final : public QueryBackend {
   XLADB_REMOTE_CALL(ListRetraces, ListRetracesRequest, ListRetracesResponse)
   XLADB_REMOTE_CALL(ListJobs, ListJobsRequest, ListJobsResponse)
   XLADB_REMOTE_CALL(OomReports, OomReportsRequest, OomReportsResponse)
+  XLADB_REMOTE_CALL(ListChanges, ListChangesRequest, ListChangesResponse)
 #undef XLADB_REMOTE_CALL
 
   grpc::Status Report(const v1::ReportRequest& req, std::string* html, std::vector<std::string>* notes) override {
@@ -81,6 +82,7 @@ class OfflineBackend final : public QueryBackend {
   XLADB_OFFLINE_CALL(ListRetraces, ListRetracesRequest, ListRetracesResponse)
   XLADB_OFFLINE_CALL(ListJobs, ListJobsRequest, ListJobsResponse)
   XLADB_OFFLINE_CALL(OomReports, OomReportsRequest, OomReportsResponse)
+  XLADB_OFFLINE_CALL(ListChanges, ListChangesRequest, ListChangesResponse)
 #undef XLADB_OFFLINE_CALL
 
   grpc::Status Report(const v1::ReportRequest& req, std::string* html, std::vector<std::string>* notes) override {

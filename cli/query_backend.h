@@ -32,6 +32,7 @@ class QueryBackend {
   virtual grpc::Status ListRetraces(const v1::ListRetracesRequest& req, v1::ListRetracesResponse* resp) = 0;
   virtual grpc::Status ListJobs(const v1::ListJobsRequest& req, v1::ListJobsResponse* resp) = 0;
   virtual grpc::Status OomReports(const v1::OomReportsRequest& req, v1::OomReportsResponse* resp) = 0;
+  virtual grpc::Status ListChanges(const v1::ListChangesRequest& req, v1::ListChangesResponse* resp) = 0;
   // The report page, whole (the remote backend joins the stream and checks that it ended with `last`), and
   // the notes that came with it (how a module name was resolved).
   virtual grpc::Status Report(const v1::ReportRequest& req, std::string* html, std::vector<std::string>* notes) = 0;

@@ -30,14 +30,6 @@ Cell Real(double v, const char* fmt = "%.6g") {
   return Cell{buf, false, true};
 }
 
-void AddLabels(const LabelList& labels, google::protobuf::RepeatedPtrField<v1::Label>* out) {
-  for (const auto& [k, v] : labels) {
-    auto* l = out->Add();
-    l->set_key(k);
-    l->set_value(v);
-  }
-}
-
 std::string JoinLabels(const google::protobuf::RepeatedPtrField<v1::Label>& labels) {
   std::string s;
   for (const auto& l : labels) {
@@ -81,6 +73,26 @@ int64_t TimeOrDie(const std::string& text, bool* ok) {
 }
 
 }  // namespace
+
+void AddLabels(const LabelList& labels, google::protobuf::RepeatedPtrField<v1::Label>* out) {
+  for (const auto& [k, v] : labels) {
+    auto* l = out->Add();
+    l->set_key(k);
+    l->set_value(v);
+  }
+}
+
+bool AddMetricFlags(const std::vector<std::string>& metrics, google::protobuf::RepeatedPtrField<std::string>* out) {
+  for (const auto& m : metrics) {
+    if (!store::FindModuleMetric(m)) {
+      std::fprintf(stderr, "xladb: --metric %s is not a metric; the metrics are: %s\n", m.c_str(),
+                   store::ModuleMetricNames().c_str());
+      return false;
+    }
+    out->Add(std::string(m));
+  }
+  return true;
+}
 
 int CmdRuns(QueryBackend& b, OutputFormat format, const RunsArgs& a) {
   bool ok = true;
@@ -478,14 +490,7 @@ int CmdCheck(QueryBackend& b, const CheckArgs& a) {
   req.set_baseline(a.baseline);
   if (!a.metrics.empty()) {
     req.clear_metrics();
-    for (const auto& m : a.metrics) {
-      if (!store::FindModuleMetric(m)) {
-        std::fprintf(stderr, "xladb: --metric %s is not a metric; the metrics are: %s\n", m.c_str(),
-                     store::ModuleMetricNames().c_str());
-        return kExitUsage;
-      }
-      req.add_metrics(m);
-    }
+    if (!AddMetricFlags(a.metrics, req.mutable_metrics())) return kExitUsage;
   }
   if (a.max_growth_bytes) req.mutable_limit()->set_max_growth_bytes(*a.max_growth_bytes);
   if (a.max_growth_percent) req.mutable_limit()->set_max_growth_percent(*a.max_growth_percent);

@@ -19,6 +19,12 @@
 
 namespace xladb::cli {
 
+// The labels a request filters runs by.
+void AddLabels(const LabelList& labels, google::protobuf::RepeatedPtrField<v1::Label>* out);
+// --metric values, each a store/module_metrics.h name; false (said on stderr) at the first that is not.
+[[nodiscard]] bool AddMetricFlags(const std::vector<std::string>& metrics,
+                                  google::protobuf::RepeatedPtrField<std::string>* out);
+
 struct RunsArgs {
   LabelList labels;
   std::string since, until;   // times as accepted by ParseTimeToUs; "" = unbounded

@@ -6,14 +6,15 @@
 //   xladb report RUN [--module M [--xla-id N]] [--baseline B] -o FILE.html
 //   xladb label RUN KEY=VALUE... [--remove KEY]...  |  xladb delete RUN  |  xladb prune --keep-detail-days N
 //   xladb check RUN --baseline BASE [--config F] [--metric M]... [--format table|json|markdown|junit]
+//   xladb changes [MODULE] [--label k=v]... [--since RUN | --last N] [--metric M]... [--first-above SIZE]
 //   xladb ingest PATH... [--run NAME] [--label key=value]... [--time T] [--append] [--server-path | --db FILE]
 //   common: [--addr 127.0.0.1:50051] [--db FILE] [--format table|csv|json] [--token-file F] [--tls-ca F]
 //           [--timeout 30]
 //
 // Exit codes: 0 success, 1 failure (including files that could not be ingested, an unknown run or module, and
 // a server that does not answer within --timeout), 2 usage error. `check`: 0 pass, 1 regression, 2 usage,
-// 3 inconclusive, 4 the tool itself failed. `wait`: 0 the run's jobs succeeded, 1 one failed, 2 usage, 3 timed
-// out, 4 the daemon cannot be asked.
+// 3 inconclusive, 4 the tool itself failed. `changes`: 0 answered (changes or none), 1 unknown module, 2 usage.
+// `wait`: 0 the run's jobs succeeded, 1 one failed, 2 usage, 3 timed out, 4 the daemon cannot be asked.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -23,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/changes_command.h"
 #include "cli/copy_command.h"
 #include "cli/job_commands.h"
 #include "cli/output.h"
@@ -393,6 +395,34 @@ int main(int argc, char** argv) {
   check->add_option("--html", check_html, "Also write the gate's HTML page (xladb report RUN --baseline …) here");
   check->add_option("--report-url", check_args.report_url, "Markdown: link to the HTML page at this URL");
 
+  ChangesArgs changes_args;
+  std::vector<std::string> changes_labels;
+  auto* changes = app.add_subcommand(
+      "changes", "Change points of the run history: where each module's memory changed, since when, and why");
+  changes->add_option("MODULE", changes_args.module, "Only this module (name or GLOB pattern); default: every module");
+  // One value per flag, so that `changes --label k=v MODULE` does not read MODULE as a label.
+  changes->add_option("--label", changes_labels, "Only runs with this label key=value (repeatable)")
+      ->allow_extra_args(false);
+  auto* changes_since = changes->add_option("--since", changes_args.since_run, "Only changes at runs after this run");
+  changes->add_option("--last", changes_args.last_n, "Only changes at the newest N runs")
+      ->check(CLI::PositiveNumber)
+      ->excludes(changes_since);
+  changes->add_option("--metric", changes_args.metrics,
+                      "Compare this metric (repeatable; default total_bytes and live_peak_padded_bytes)")
+      ->allow_extra_args(false);
+  changes->add_option("--min-bytes", changes_args.min_bytes, "Only changes of at least this size (e.g. 1MiB)");
+  changes->add_option("--min-percent", changes_args.min_percent, "Only changes of at least this percent")
+      ->check(CLI::NonNegativeNumber);
+  changes->add_option("--attribute", changes_args.attribute,
+                      "Explain the N largest changes with buffers and source lines, all, or none (default 5)");
+  changes->add_option("--attribution", changes_args.max_attribution, "Buffer changes listed per explained change")
+      ->check(CLI::Range(1, 100000));
+  changes->add_option("--first-above", changes_args.first_above,
+                      "Also say since when each jit name's metric has exceeded this size (e.g. 12GiB)");
+  changes->add_option("--limit", changes_args.limit, "At most this many change points (default 100; 0 = all)")
+      ->check(CLI::NonNegativeNumber);
+  changes->add_option("--output", changes_args.output, "Write the answer to this file (e.g. $GITHUB_STEP_SUMMARY)");
+
   ReportArgs report_args;
   auto* report = app.add_subcommand(
       "report", "Write a self-contained HTML page: a run, one module (--module), or RUN against --baseline");
@@ -468,7 +498,8 @@ int main(int argc, char** argv) {
   }
   const bool query_command = runs->parsed() || modules->parsed() || trend->parsed() || spills->parsed() ||
                              top->parsed() || diff->parsed() || retraces->parsed() || check->parsed() ||
-                             report->parsed() || jobs->parsed() || wait->parsed() || oom->parsed();
+                             report->parsed() || jobs->parsed() || wait->parsed() || oom->parsed() ||
+                             changes->parsed();
 
   if (ingest->parsed()) {
     if (!db_path.empty()) {
@@ -489,8 +520,10 @@ int main(int argc, char** argv) {
     check_args.format = format;
     check_args.max_growth_bytes = max_growth_bytes;
     check_args.max_growth_percent = max_growth_percent;
+  } else if (changes->parsed() && format != "junit") {
+    changes_args.format = format;
   } else if (format == "markdown" || format == "junit") {
-    std::fprintf(stderr, "xladb: --format %s is for check only\n", format.c_str());
+    std::fprintf(stderr, "xladb: --format %s is for check (and markdown for changes) only\n", format.c_str());
     return kExitUsage;
   }
   if (query_command) {
@@ -532,6 +565,10 @@ int main(int argc, char** argv) {
     if (jobs->parsed()) return CmdJobs(b, out, jobs_run, jobs_state, jobs_limit);
     if (wait->parsed()) return CmdWait(b, wait_args);
     if (oom->parsed()) return CmdOom(b, out, oom_run, oom_module);
+    if (changes->parsed()) {
+      if (!ParseLabels(changes_labels, &changes_args.labels)) return kExitUsage;
+      return CmdChanges(b, changes_args);
+    }
     if (report->parsed()) {
       report_args.has_folder = report_folder_opt->count() > 0;
       return CmdReport(b, report_args);

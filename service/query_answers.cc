@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "service/attribution_proto.h"
 #include "service/module_notes.h"
 #include "store/check_run.h"
 #include "store/module_trend.h"
@@ -51,37 +52,6 @@ void ToProto(const store::RunInfo& r, v1::Run* out) {
   out->set_module_count(r.module_count);
   out->set_created_at_us(r.created_at_us);
   out->set_updated_at_us(r.updated_at_us);
-}
-
-v1::BufferChange::Change ToProto(store::BufferChange::Kind c) {
-  switch (c) {
-    case store::BufferChange::Kind::kGrew: return v1::BufferChange::GREW;
-    case store::BufferChange::Kind::kShrank: return v1::BufferChange::SHRANK;
-    case store::BufferChange::Kind::kAppeared: return v1::BufferChange::APPEARED;
-    case store::BufferChange::Kind::kDisappeared: return v1::BufferChange::DISAPPEARED;
-  }
-  return v1::BufferChange::CHANGE_UNSPECIFIED;
-}
-
-void ToProto(const store::BufferChange& b, v1::BufferChange* out) {
-  out->set_change(ToProto(b.kind));
-  out->set_instruction_a(b.baseline_instruction);
-  out->set_instruction_b(b.instruction);
-  out->set_shape_index(b.shape_index);
-  out->set_matched_by(b.matched_by);
-  out->set_size_a(b.baseline_bytes);
-  out->set_size_b(b.current_bytes);
-  out->set_shape_a(b.baseline_shape);
-  out->set_shape_b(b.current_shape);
-  out->set_op_name(b.op_name);
-  out->set_source(b.source);
-  out->set_delta(b.delta());
-}
-
-void ToProto(const store::SourceLineChange& s, v1::SourceLineChange* out) {
-  out->set_source(s.source);
-  out->set_delta(s.delta);
-  out->set_buffers(s.buffers);
 }
 
 store::GrowthLimit FromProto(const v1::GrowthLimit& l) { return {l.max_growth_bytes(), l.max_growth_percent()}; }
@@ -554,15 +524,7 @@ Status AnswerCheckRun(store::Database& db, const v1::CheckRunRequest& req, v1::C
     out->set_baseline_schedule_length(-1);
     out->set_current_schedule_length(-1);
     if (m.attribution) {
-      const store::Attribution& a = *m.attribution;
-      for (const auto& b : a.changes) ToProto(b, out->add_attribution());
-      out->set_attribution_count(a.change_count);
-      for (const auto& s : a.by_source) ToProto(s, out->add_by_source());
-      out->set_attribution_scope(store::AttributionScopeName(a.scope));
-      out->set_baseline_peak_time(a.baseline_peak_time);
-      out->set_current_peak_time(a.current_peak_time);
-      out->set_baseline_schedule_length(a.baseline_schedule_length);
-      out->set_current_schedule_length(a.current_schedule_length);
+      AttributionToProto(*m.attribution, out);
     }
     out->set_baseline_entry_signature(m.baseline_entry_signature);
     out->set_reshaped(m.reshaped);

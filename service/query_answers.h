@@ -34,6 +34,9 @@ namespace xladb::service {
 [[nodiscard]] Status AnswerCheckRun(store::Database& db, const v1::CheckRunRequest& request, v1::CheckRunResponse* response);
 [[nodiscard]] Status AnswerListRetraces(store::Database& db, const v1::ListRetracesRequest& request,
                                         v1::ListRetracesResponse* response);
+// The change points of a run history (service/change_answers.cc, store/change_points.h).
+[[nodiscard]] Status AnswerListChanges(store::Database& db, const v1::ListChangesRequest& request,
+                                       v1::ListChangesResponse* response);
 
 // Jobs and OOM reports (service/job_oom_answers.cc). ListJobs reads the ingest_jobs table, so an offline
 // answer lists what the daemon recorded; kInvalidArgument for an unknown state or a bad limit.

@@ -158,6 +158,11 @@ grpc::Status QueryServiceImpl::OomReports(grpc::ServerContext* ctx, const v1::Oo
   return Serve(ctx, *req, resp, &AnswerOomReports);
 }
 
+grpc::Status QueryServiceImpl::ListChanges(grpc::ServerContext* ctx, const v1::ListChangesRequest* req,
+                                           v1::ListChangesResponse* resp) {
+  return Serve(ctx, *req, resp, &AnswerListChanges);
+}
+
 grpc::Status QueryServiceImpl::Report(grpc::ServerContext* ctx, const v1::ReportRequest* req,
                                       grpc::ServerWriter<v1::ReportChunk>* writer) {
   auto db = Begin(ctx, db_path_);

@@ -93,6 +93,7 @@ class QueryServiceImpl final : public xladb::v1::QueryService::Service {
   grpc::Status ListRetraces(grpc::ServerContext*, const v1::ListRetracesRequest*, v1::ListRetracesResponse*) override;
   grpc::Status ListJobs(grpc::ServerContext*, const v1::ListJobsRequest*, v1::ListJobsResponse*) override;
   grpc::Status OomReports(grpc::ServerContext*, const v1::OomReportsRequest*, v1::OomReportsResponse*) override;
+  grpc::Status ListChanges(grpc::ServerContext*, const v1::ListChangesRequest*, v1::ListChangesResponse*) override;
   grpc::Status Query(grpc::ServerContext*, const v1::QueryRequest*,
                      grpc::ServerWriter<v1::QueryResponse>*) override;
   // Renders with service/query_answers.h AnswerReport, under the same concurrency gate as Query (a large

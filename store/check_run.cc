@@ -217,8 +217,6 @@ void Count(CheckedModule::Status status, CheckResult* r) {
   }
 }
 
-bool IsPeakMetric(const std::string& metric) { return metric == "peak_bytes" || metric == "live_peak_padded_bytes"; }
-
 // One pair (or lone module) of the two runs, judged: its metrics, status and attribution.
 StatusOr<CheckedModule> CheckPair(Database& db, const CheckOptions& options, const std::vector<std::string>& metrics,
                                   const ModuleRow* base, const ModuleRow* cur, const std::string& matched_by) {

@@ -36,6 +36,9 @@ constexpr const ModuleMetric* FindModuleMetric(std::string_view name) {
   return nullptr;
 }
 
+// A peak (a moment of the schedule, explained by the buffers live then) rather than a sum of allocations.
+constexpr bool IsPeakMetric(std::string_view name) { return name == "peak_bytes" || name == "live_peak_padded_bytes"; }
+
 // "peak_bytes, live_peak_padded_bytes, …": the metrics' names for messages.
 inline std::string ModuleMetricNames() {
   std::string names;

@@ -31,6 +31,16 @@ class Conditions {
     terms_.emplace_back(term);
     (args_.emplace_back(std::forward<Args>(args)), ...);
   }
+  // Adds `column IN (?, …)` over `values` (at least one).
+  template <typename T>
+  void AddIn(std::string_view column, const std::vector<T>& values) {
+    std::string term = std::string(column) + " IN (";
+    for (size_t i = 0; i < values.size(); ++i) {
+      term += i == 0 ? "?" : ",?";
+      args_.emplace_back(values[i]);
+    }
+    terms_.push_back(term + ")");
+  }
   // " WHERE a AND b …", or "" when there is no term.
   std::string Where() const { return Joined(" WHERE "); }
   // " AND a AND b …", for a statement that has a WHERE of its own.
