@@ -200,6 +200,33 @@ TEST_F(AnswersOnBothBackends, DiffGateAndRetraces) {
   v1::ListRetracesRequest retraces;
   retraces.set_run_name("gate_head");
   EXPECT_GT(Same(&service::AnswerListRetraces, retraces).groups_size(), 0);  // jit_twice, compiled twice
+
+  // Change points over the nine runs: jit_step's `Total bytes used` 6144 -> 71680 from gate_base to
+  // gate_head, with its attribution; then narrower questions, and the ones answered with a note or an error.
+  v1::ListChangesRequest changes;
+  changes.set_attribute(-1);
+  const auto history = Same(&service::AnswerListChanges, changes);
+  bool step_grew = false;
+  for (const auto& c : history.changes()) {
+    if (c.module() == "jit_step" && c.run_name() == "gate_head" && c.metric() == "total_bytes") {
+      step_grew = c.before() == 6144 && c.after() == 71680 && c.attribution_size() > 0;
+    }
+  }
+  EXPECT_TRUE(step_grew) << history.ShortDebugString();
+  changes.set_module("jit_*");
+  changes.add_labels()->set_key("branch");
+  changes.mutable_labels(0)->set_value("main");
+  changes.set_first_above_bytes(8192);
+  Same(&service::AnswerListChanges, changes);
+  changes.set_since_run("gate_base");
+  Same(&service::AnswerListChanges, changes);
+  v1::ListChangesRequest last;
+  last.set_last_n(3);
+  last.set_min_percent(10);
+  Same(&service::AnswerListChanges, last);
+  v1::ListChangesRequest unknown;
+  unknown.set_module("no_such_module");
+  Same(&service::AnswerListChanges, unknown);
 }
 
 TEST_F(AnswersOnBothBackends, ReportPages) {
