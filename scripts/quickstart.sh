@@ -3,7 +3,8 @@
 # the daemon on a local SQLite file watching a folder of example runs (real XLA dumps bundled in
 # tests/data/seeds, laid out as two CI artifact folders), waits until they are ingested, and answers real
 # questions through the CLI: the runs, the peak-memory trend of a module, the TPU kernels that spill, and the
-# memory gate between the two runs (its Markdown, as a CI job would post it; exit 1 = a regression found).
+# memory gate between the two runs (its Markdown, as a CI job would post it; exit 1 = a regression found),
+# and the change points of the history (`xladb changes`: which modules changed memory, when, and why).
 # Ends by writing the HTML report of the gate (build/report/gate.html, with the run and module pages beside
 # it) and printing its path; xladbd also serves the same pages live (--http, printed as "pages on …").
 #   XLADB_KEEP_RUNNING=1 scripts/quickstart.sh   # leave xladbd running afterwards
@@ -72,6 +73,10 @@ mkdir -p "$REPORT"
 "$XLADB" report nightly-2026-11-02 -o "$REPORT/run.html" >/dev/null
 "$XLADB" report nightly-2026-11-02 --module jit_mlp -o "$REPORT/jit_mlp.html" >/dev/null
 grep -q 'data-verdict="fail"' "$REPORT/gate.html" || { echo "quickstart: the gate page lacks its verdict" >&2; exit 1; }
+echo "== xladb changes: every module's memory changes over the runs, since when, and the lines behind them"
+"$XLADB" changes --attribute 3
+"$XLADB" changes --format csv | grep -q ',identity,jit_step,' || \
+  { echo "quickstart: changes should list jit_step's growth" >&2; exit 1; }
 echo "== done. The database is $DB (open it with sqlite3). xladbd log: $LOG"
 echo "The report: $(cd "$REPORT" && pwd)/gate.html (open it in a browser; it needs no network)"
 if [ "${XLADB_KEEP_RUNNING:-0}" = "1" ]; then
