@@ -716,6 +716,18 @@ class Bench:
                 raise StepError(f"CheckRun({runs[-1]} against {runs[0]}): verdict {r.verdict}, "
                                 f"{len(r.modules)} modules, expected at least {p.store_modules}")
 
+        def changes_window():
+            # `xladb changes --last 30`: every module, the CLI's default limit (100) and attribution (5).
+            r = stub.ListChanges(pb.ListChangesRequest(last_n=30, limit=100), timeout=60)
+            if r.runs != min(30, p.store_runs) or r.change_count < len(r.changes):
+                raise StepError(f"ListChanges(last_n=30) answered {r.runs} runs, {r.change_count} changes")
+
+        def changes_module():
+            # `xladb changes MODULE`: one jit name over every run.
+            r = stub.ListChanges(pb.ListChangesRequest(module=module, limit=100), timeout=60)
+            if r.runs != p.store_runs or any(c.module != module for c in r.changes):
+                raise StepError(f"ListChanges({module}) answered {r.runs} runs, expected {p.store_runs}")
+
         label = self.store_label()
         rows = []
         for name, call, calls, warmup, target, limit in (
@@ -726,7 +738,11 @@ class Bench:
                 (f"DiffRuns of two {p.store_modules}-module runs (buffer level, as `xladb diff`)", diff,
                  p.diff_calls, max(1, p.rpc_warmup // 5), "≤ 200 ms", 200),
                 (f"CheckRun of two {p.store_modules}-module runs (the gate, as `xladb check`)", check,
-                 p.diff_calls, max(1, p.rpc_warmup // 5), "≤ 200 ms", 200)):
+                 p.diff_calls, max(1, p.rpc_warmup // 5), "≤ 200 ms", 200),
+                ("ListChanges of every module over the last 30 runs (as `xladb changes --last 30`)",
+                 changes_window, p.diff_calls, max(1, p.rpc_warmup // 5), "p95 ≤ 200 ms", 200),
+                ("ListChanges of one module over all runs (as `xladb changes MODULE`)", changes_module,
+                 p.rpc_calls, p.rpc_warmup, "p95 ≤ 20 ms", 20)):
             print(f"   {name.split()[0]}: up to {calls} calls", flush=True)
             lat, warmed = timed(call, calls, warmup)
             p50, p95, worst = percentile(lat, 50), percentile(lat, 95), max(lat)
@@ -740,7 +756,7 @@ class Bench:
             + f"\n\nOne Python grpcio client, one call at a time, on the {self.store_label()}; module "
             f"`{module}`; DiffRuns of {runs[0]} and {runs[-1]}, CheckRun of {runs[-1]} against {runs[0]}. Times include the Python client's own overhead "
             f"(a few tenths of a millisecond per call). Each RPC gets {p.rpc_calls} timed calls ({p.diff_calls} "
-            f"for DiffRuns and CheckRun) after the warm-up calls, except that a slow one stops after {RPC_WARMUP_SECONDS} s of "
+            f"for DiffRuns, CheckRun and ListChanges over 30 runs) after the warm-up calls, except that a slow one stops after {RPC_WARMUP_SECONDS} s of "
             f"warm-up and {RPC_TIMING_SECONDS} s of timed calls (at least {RPC_MIN_CALLS}): the calls column says "
             "how many were timed. ListRuns reads each run's summary row. SpillRates ranks the spill summaries "
             f"computed at ingest from the store's {self.spill_counter_lines():,} spill and fill counter lines.")

@@ -149,7 +149,8 @@ std::string RenderJson(const v1::ListChangesResponse& r) {
 std::string RenderTable(const v1::ListChangesResponse& r, const ChangesAsked& asked) {
   std::string out = "xladb changes: " + Headline(r, asked, false) + "\n";
   for (const Change& c : r.changes()) {
-    out += "\n" + Shown(c.run_name()) + "  " + Shown(ModuleLabel(c)) + "  " + Shown(c.stage()) +
+    out += '\n';
+    out += Shown(c.run_name()) + "  " + Shown(ModuleLabel(c)) + "  " + Shown(c.stage()) +
            (c.level() == Change::NAME ? "  (jit name)" : "") + "\n";
     out += "    " + c.metric() + ": " + ValueChange(c) + " since " + Shown(c.previous_run_name()) + "\n";
     if (std::string context = TableContext(c); !context.empty()) out += "    " + context + "\n";
@@ -212,7 +213,7 @@ std::string RenderMarkdown(const v1::ListChangesResponse& r, const ChangesAsked&
   }
   if (r.first_above_size() > 0) out += "\n";
   for (const auto& n : r.notes()) {
-    std::string line = "_" + MarkdownText(n) + "_\n\n";
+    std::string line = '_' + MarkdownText(n) + "_\n\n";
     if (out.size() + line.size() > budget) break;
     out += line;
   }

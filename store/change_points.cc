@@ -357,9 +357,10 @@ StatusOr<ChangeHistory> ListChanges(Database& db, const ChangeQuery& query) {
     // Order, then the limit.
     auto name_of = [&](const Found& f) -> const auto& { return history.name(f.after->largest[f.metric]->name); };
     auto tie_break = [&](const Found& x, const Found& y) {
-      return std::make_tuple(x.level, std::cref(name_of(x)), x.metric_rank,
-                             x.after->largest[x.metric]->xla_module_id) <
-             std::make_tuple(y.level, std::cref(name_of(y)), y.metric_rank, y.after->largest[y.metric]->xla_module_id);
+      const Instance& a = *x.after->largest[x.metric];
+      const Instance& b = *y.after->largest[y.metric];
+      return std::make_tuple(x.level, std::cref(name_of(x)), x.metric_rank, a.xla_module_id, a.module_id) <
+             std::make_tuple(y.level, std::cref(name_of(y)), y.metric_rank, b.xla_module_id, b.module_id);
     };
     if (!query.module.empty()) {
       std::sort(found.begin(), found.end(), [&](const Found& x, const Found& y) {
