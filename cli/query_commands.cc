@@ -439,8 +439,18 @@ int CmdReport(QueryBackend& b, const ReportArgs& a) {
     std::fprintf(stderr, "xladb: report needs -o FILE.html\n");
     return kExitUsage;
   }
+  if (a.home == !a.run.empty()) {
+    std::fprintf(stderr, "xladb: report needs a RUN, or --home for the front page (not both)\n");
+    return kExitUsage;
+  }
+  if (!a.home_label.empty() && !a.home) {
+    std::fprintf(stderr, "xladb: --home-label is for the front page (--home)\n");
+    return kExitUsage;
+  }
   v1::ReportRequest req;
   req.set_run_name(a.run);
+  req.set_home(a.home);
+  req.set_home_label(a.home_label);
   req.set_module(a.module);
   req.set_stage(a.stage);
   if (a.xla_module_id >= 0) req.set_xla_module_id(a.xla_module_id);

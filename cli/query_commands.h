@@ -110,6 +110,8 @@ struct ReportArgs {
   std::vector<std::string> budgets;
   std::string config;
   std::optional<double> warn_percent;
+  bool home = false;                      // the front page (no run): runs grouped by home_label
+  std::string home_label;
 };
 // Writes the page to a temporary file beside `output`, then renames it into place; prints the path.
 int CmdReport(QueryBackend& b, const ReportArgs& a);

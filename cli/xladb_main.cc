@@ -3,7 +3,7 @@
 //
 //   xladb runs | modules RUN | trend MODULE | spills | top RUN MODULE | diff RUN_A RUN_B | retraces RUN | sql "…"
 //   xladb jobs [--run R] [--state S] | wait RUN [--timeout 10m] | oom RUN [--module M]
-//   xladb report RUN [--module M [--xla-id N]] [--baseline B] -o FILE.html
+//   xladb report RUN [--module M [--xla-id N]] [--baseline B] -o FILE.html  |  xladb report --home [--home-label K] -o F
 //   xladb label RUN KEY=VALUE... [--remove KEY]...  |  xladb delete RUN  |  xladb prune --keep-detail-days N
 //   xladb check RUN --baseline BASE [--config F] [--metric M]... [--format table|json|markdown|junit]
 //   xladb changes [MODULE] [--label k=v]... [--since RUN | --last N] [--metric M]... [--first-above SIZE]
@@ -425,8 +425,11 @@ int main(int argc, char** argv) {
 
   ReportArgs report_args;
   auto* report = app.add_subcommand(
-      "report", "Write a self-contained HTML page: a run, one module (--module), or RUN against --baseline");
-  report->add_option("RUN", report_args.run, "Run name")->required();
+      "report", "Write a self-contained HTML page: a run, one module (--module), RUN against --baseline, or --home");
+  report->add_option("RUN", report_args.run, "Run name (not with --home)");
+  report->add_flag("--home", report_args.home,
+                   "The front page: the latest run per --home-label value, recent changes, the largest modules");
+  report->add_option("--home-label", report_args.home_label, "The front page groups runs by this label, e.g. branch");
   report->add_option("--module", report_args.module, "The module page of this module (exact name)");
   report->add_option("--xla-id", report_args.xla_module_id, "Picks the module_<ID> among modules of one name")
       ->check(CLI::NonNegativeNumber);

@@ -14,6 +14,7 @@ namespace xladb::service {
 struct HttpPages::Server {
   HttpRoutes routes;
   std::string db_path;
+  std::string home_label;
   const AccessPolicy* access = nullptr;
   ConcurrencyGate* gate = nullptr;
   PageSessions sessions;
@@ -42,7 +43,7 @@ void SendError(httplib::Response& res, const Status& st) {
                                                                      : 500;
   SendPage(res, status,
            pages::PageFrame("xladb · error", "<h1>" + std::to_string(status) + "</h1>\n<p id=\"error\">" +
-                                                 pages::Html(st.message()) + "</p>\n<p><a href=\"/\">runs</a></p>"));
+                                                 pages::Html(st.message()) + "</p>\n<p><a href=\"/\">home</a> · <a href=\"/runs\">runs</a></p>"));
 }
 
 // Where to go after logging in: a path on this server, else the runs page. "//host" and "/\host" would
@@ -155,11 +156,19 @@ StatusOr<std::unique_ptr<HttpPages>> HttpPages::Start(const HttpPagesOptions& op
                                                       const AccessPolicy* access, ConcurrencyGate* gate) {
   auto server = std::make_unique<Server>();
   server->db_path = std::move(db_path);
+  server->home_label = options.home_label;
   server->access = access;
   server->gate = gate;
   Server& s = *server;
   httplib::Server& http = s.routes;
   http.Get("/", [&s](const httplib::Request& req, httplib::Response& res) {
+    pages::HomeRequest home;
+    home.label_key = req.has_param("label") ? req.get_param_value("label") : s.home_label;
+    Serve(s, req, res, [&home](store::Database& db, const pages::PageLinks& links) {
+      return pages::RenderHomePage(db, home, links);
+    });
+  });
+  http.Get("/runs", [&s](const httplib::Request& req, httplib::Response& res) {
     Serve(s, req, res, [](store::Database& db, const pages::PageLinks& links) {
       return pages::RenderRunsPage(db, links);
     });

@@ -2,7 +2,9 @@
 // code as `xladb report`. cpp-httplib (Debian's libcpp-httplib) parses requests and routes them; the sockets
 // belong to HttpConnectionLoop (service/http_connection_loop.h), which bounds slow and idle clients.
 //
-//   GET /                                         the runs
+//   GET /[?label=KEY]                             the front page: runs grouped by the label (default
+//                                                 HttpPagesOptions::home_label), recent changes, a chart
+//   GET /runs                                     every run
 //   GET /run?name=R                               a run
 //   GET /module?run=R&name=M[&stage=S][&xla_id=N][&folder=F]   a module
 //   GET /diff?run=R&baseline=B                    the gate's page: R against B (a run, label:K=V, commit:SHA)
@@ -41,6 +43,7 @@ struct HttpPagesOptions {
   std::string host = "127.0.0.1";
   int port = 0;
   std::string tls_cert_file, tls_key_file;  // both set: HTTPS
+  std::string home_label;                   // the front page groups runs by this label ("" = every run)
 };
 
 class HttpPages {

@@ -578,6 +578,19 @@ Status AnswerListRetraces(store::Database& db, const v1::ListRetracesRequest& re
 
 Status AnswerReport(store::Database& db, const v1::ReportRequest& request, std::string* html,
                     std::vector<std::string>* notes) {
+  if (request.home()) {
+    if (!request.run_name().empty() || !request.module().empty() || !request.baseline().empty()) {
+      return Status::InvalidArgument("the front page (home) takes no run, module or baseline");
+    }
+    pages::HomeRequest home;
+    home.label_key = request.home_label();
+    for (const auto& b : request.budgets()) home.budgets.push_back({b.pattern(), b.metric(), b.max_bytes()});
+    if (request.warn_percent() != 0) home.warn_percent = request.warn_percent();
+    auto rendered = pages::RenderHomePage(db, home, pages::PageLinks(pages::PageLinks::Mode::kFile));
+    if (!rendered.ok()) return rendered.status();
+    *html = std::move(*rendered);
+    return Status::Ok();
+  }
   if (request.run_name().empty()) return Status::InvalidArgument("run_name is required");
   pages::ReportRequest page;
   page.run = request.run_name();

@@ -150,6 +150,9 @@ int main(int argc, char** argv) {
   app.add_option("--http", http_listen,
                  "Also serve the report pages, read-only, on this host:port (HTTPS with --tls-cert; port 0 picks; "
                  "with a token, browsers log in at /login)");
+  std::string home_label;
+  app.add_option("--home-label", home_label,
+                 "The front page (/ of --http) groups runs by this label's value, e.g. branch (default: every run)");
   app.add_option("--watch", watch_dirs, "Folder whose subfolders (or archives) are runs to ingest (repeatable)");
   app.add_option("--allow-root", allow_roots, "Folder under which IngestPath may read (repeatable)");
   app.add_option("--quiet-seconds", quiet_seconds, "A watched run is ingested after this long without changes");
@@ -365,6 +368,7 @@ int main(int argc, char** argv) {
     ho.port = std::atoi(http_listen.substr(http_listen.rfind(':') + 1).c_str());
     ho.tls_cert_file = tls_cert;
     ho.tls_key_file = tls_key;
+    ho.home_label = home_label;
     auto h = service::HttpPages::Start(ho, db_path, &access.value(), query_service.query_gate());
     if (!h.ok()) {
       std::fprintf(stderr, "xladbd: %s\n", h.status().message().c_str());

@@ -482,6 +482,15 @@ std::optional<UnmatchedPolicy> ParseUnmatchedPolicy(std::string_view name) {
   return std::nullopt;
 }
 
+const char* VerdictName(CheckResult::Verdict verdict) {
+  switch (verdict) {
+    case CheckResult::Verdict::kPass: return "pass";
+    case CheckResult::Verdict::kFail: return "fail";
+    case CheckResult::Verdict::kInconclusive: return "inconclusive";
+  }
+  return "?";
+}
+
 StatusOr<CheckResult> CheckRun(Database& db, const CheckOptions& options) {
   CheckResult result;
   result.run = options.run;

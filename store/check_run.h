@@ -158,6 +158,9 @@ struct CheckResult {
   std::string summary_line;
 };
 
+// "pass", "fail" or "inconclusive".
+const char* VerdictName(CheckResult::Verdict verdict);
+
 [[nodiscard]] StatusOr<CheckResult> CheckRun(Database& db, const CheckOptions& options);
 
 }  // namespace xladb::store

@@ -37,15 +37,6 @@ const char* StatusText(Checked::Status s) {
   return "?";
 }
 
-const char* VerdictText(store::CheckResult::Verdict v) {
-  switch (v) {
-    case store::CheckResult::Verdict::kPass: return "pass";
-    case store::CheckResult::Verdict::kFail: return "fail";
-    case store::CheckResult::Verdict::kInconclusive: return "inconclusive";
-  }
-  return "?";
-}
-
 const char* ChangeText(store::BufferChange::Kind k) {
   switch (k) {
     case store::BufferChange::Kind::kGrew: return "grew";
@@ -210,7 +201,7 @@ StatusOr<std::string> RenderDiffPage(store::Database& db, const ReportRequest& r
                          m.status == Checked::Status::kReshaped;
     if (changed && m.module_id >= 0 && m.baseline_module_id >= 0) charted.push_back(i);
   }
-  const char* verdict = VerdictText(r.verdict);
+  const char* verdict = store::VerdictName(r.verdict);
   std::string body = "<header><p class=\"sub\">xladb · " + PageLinks::Anchor(links.Runs(), "runs") +
                      " · memory gate</p>\n<h1>" + PageLinks::Anchor(links.Run(r.run), Html(r.run)) + " against " +
                      (r.baseline.empty() ? std::string("(no baseline)") : PageLinks::Anchor(links.Run(r.baseline), Html(r.baseline))) +

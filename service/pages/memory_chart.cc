@@ -65,7 +65,7 @@ ChartBuckets Downsample(const std::vector<const std::vector<int64_t>*>& series, 
 }
 
 std::string RenderMemoryChart(std::string_view chart_id, const std::vector<ChartSeries>& series,
-                              const std::vector<ChartPeak>& peaks, size_t max_points) {
+                              const std::vector<ChartPeak>& peaks, size_t max_points, const ChartAxis& axis) {
   std::vector<const std::vector<int64_t>*> curves;
   for (const ChartSeries& s : series) curves.push_back(s.bytes);
   const ChartBuckets b = Downsample(curves, max_points);
@@ -94,7 +94,7 @@ std::string RenderMemoryChart(std::string_view chart_id, const std::vector<Chart
          Num(kWidth) + " " + Num(kHeight) + "\" data-plot-left=\"" + Num(kLeft) + "\" data-plot-top=\"" + Num(kTop) +
          "\" data-plot-width=\"" + Num(kPlotWidth) + "\" data-plot-height=\"" + Num(kPlotHeight) +
          "\" data-last-time=\"" + std::to_string(last_time) + "\" data-bucket-width=\"" + std::to_string(b.width) +
-         "\" role=\"img\" aria-label=\"memory against schedule time\">\n";
+         "\" role=\"img\" aria-label=\"memory against " + Html(axis.x_label) + "\">\n";
   // Grid and axes.
   for (double v = 0; v <= y_max + 1; v += y_step) {
     out += "<line class=\"grid\" x1=\"" + Num(kLeft) + "\" x2=\"" + Num(kLeft + kPlotWidth) + "\" y1=\"" + Num(y(v)) +
@@ -107,7 +107,7 @@ std::string RenderMemoryChart(std::string_view chart_id, const std::vector<Chart
            std::to_string(static_cast<int64_t>(t)) + "</text>\n";
   }
   out += "<text x=\"" + Num(kLeft + kPlotWidth / 2) + "\" y=\"" + Num(kHeight - 4) +
-         "\" text-anchor=\"middle\">schedule time (program order)</text>\n";
+         "\" text-anchor=\"middle\">" + Html(axis.x_label) + "</text>\n";
   out += "<line class=\"axis\" x1=\"" + Num(kLeft) + "\" x2=\"" + Num(kLeft) + "\" y1=\"" + Num(kTop) + "\" y2=\"" +
          Num(kTop + kPlotHeight) + "\"/><line class=\"axis\" x1=\"" + Num(kLeft) + "\" x2=\"" +
          Num(kLeft + kPlotWidth) + "\" y1=\"" + Num(kTop + kPlotHeight) + "\" y2=\"" + Num(kTop + kPlotHeight) +
@@ -153,6 +153,7 @@ std::string RenderMemoryChart(std::string_view chart_id, const std::vector<Chart
 
   nlohmann::json data;
   data["w"] = b.width;
+  data["x"] = axis.x_name;
   data["t"] = b.starts;
   nlohmann::json names = nlohmann::json::array(), list = nlohmann::json::array();
   const std::vector<std::string>* schedule = series.empty() ? nullptr : series[0].instructions;

@@ -50,9 +50,17 @@ ChartBuckets Downsample(const std::vector<const std::vector<int64_t>*>& series, 
 
 inline constexpr size_t kChartPoints = 1500;
 
+// What the x axis counts: schedule times by default; the front page draws runs (their names in the series'
+// `instructions`).
+struct ChartAxis {
+  std::string x_label = "schedule time (program order)";  // under the axis
+  std::string x_name = "time";                            // in the hover card: "time 12", "run 3"
+};
+
 // The chart's HTML: legend, SVG, hover card and data block. `chart_id` is an HTML id ([a-z0-9-]).
 std::string RenderMemoryChart(std::string_view chart_id, const std::vector<ChartSeries>& series,
-                              const std::vector<ChartPeak>& peaks, size_t max_points = kChartPoints);
+                              const std::vector<ChartPeak>& peaks, size_t max_points = kChartPoints,
+                              const ChartAxis& axis = ChartAxis());
 
 }  // namespace xladb::service::pages
 

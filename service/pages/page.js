@@ -68,7 +68,7 @@
       if (t < 0 || t >= g.lastTime || data.t.length === 0) { card.hidden = true; return; }
       var lo = 0, hi = data.t.length - 1;
       while (lo < hi) { var mid = (lo + hi + 1) >> 1; if (data.t[mid] <= t) lo = mid; else hi = mid - 1; }
-      var lines = ["time " + data.t[lo] + (data.w > 1 ? "–" + (data.t[lo] + data.w - 1) : "") +
+      var lines = [(data.x || "time") + " " + data.t[lo] + (data.w > 1 ? "–" + (data.t[lo] + data.w - 1) : "") +
                    (data.i[lo] ? "  " + data.i[lo] : "")];
       data.series.forEach(function (s) {
         if (s.v[lo] !== null) lines.push(s.label + ": " + humanBytes(s.v[lo]));

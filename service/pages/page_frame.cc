@@ -62,7 +62,7 @@ std::string PageFrame(std::string_view title, std::string_view body) {
   return out;
 }
 
-std::string PageLinks::Runs() const { return live() ? "/" : ""; }
+std::string PageLinks::Runs() const { return live() ? "/runs" : ""; }
 
 std::string PageLinks::Run(std::string_view run) const {
   return live() ? "/run?name=" + UrlComponent(run) : "";

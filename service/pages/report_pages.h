@@ -6,6 +6,9 @@
 //   module  one module: memory against program order (store/memory_timeline.h) with the peak marked, the
 //           buffers live at XLA's peak (sortable by size, program order and padding; hovering one draws its
 //           lifetime), and the module's trend across runs over its identity (the matching the gate uses)
+//   home    the front page (home_page.cc): per followed label value the latest run, its verdict against the run
+//           before and its largest modules with budget headroom; recent change points; the largest modules
+//           over the last runs
 //   diff    the gate's verdict (store/check_run.h) with its attribution, and for the modules that changed most
 //           both memory charts overlaid, the buffers that appeared, grew or shrank highlighted
 //
@@ -44,6 +47,13 @@ struct ReportRequest {
   double warn_percent = store::kDefaultBudgetWarnPercent;
 };
 
+struct HomeRequest {
+  std::string label_key;          // group runs by this label's value ("" = every run, one group)
+  std::vector<store::MemoryBudget> budgets;  // the headroom column and the verdicts' budgets
+  double warn_percent = store::kDefaultBudgetWarnPercent;
+};
+
+StatusOr<std::string> RenderHomePage(store::Database& db, const HomeRequest& request, const PageLinks& links);
 StatusOr<std::string> RenderRunsPage(store::Database& db, const PageLinks& links);
 StatusOr<std::string> RenderRunPage(store::Database& db, const std::string& run, const PageLinks& links);
 StatusOr<std::string> RenderModulePage(store::Database& db, const ReportRequest& request, const PageLinks& links);

@@ -24,6 +24,7 @@ from test_page_server import self_signed_certificate
 from test_service import (HAVE_CORPUS, RUNS_DIR, SOURCE_DIR, XLADB, DaemonTestCase, Daemon, read_text, xladb_pb2)
 
 FIXTURE = os.path.join(SOURCE_DIR, "tests", "fixtures", "report")
+HISTORY = os.path.join(SOURCE_DIR, "tests", "fixtures", "history")
 MLP = "module_0007.jit_mlp.after_optimizations-buffer-assignment.txt"
 ARTIFACTS = os.path.join(os.environ.get("XLADB_ARTIFACTS_DIR") or os.path.join(tempfile.gettempdir(), "xladb-artifacts"),
                          "pages")
@@ -210,14 +211,14 @@ class PagesTest(DaemonTestCase):
         line = d.proc.stdout.readline()
         self.assertIn("pages on http://127.0.0.1:", line)
         base_url = line.split("pages on ")[1].strip().rstrip("/")
-        for path, shot in (("/", "live-runs"), ("/run?name=head", "live-run"),
+        for path, shot in (("/", "live-home"), ("/runs", "live-runs"), ("/run?name=head", "live-run"),
                            ("/module?run=head&name=jit_mlp", "live-module"), ("/diff?run=head&baseline=base", "live-diff")):
             self.open(base_url + path, shot)
         # The live module page is the file's page, with links: the same checks hold.
         self.tab.load(base_url + "/module?run=head&name=jit_mlp&xla_id=7")
         self.check_module_page(fixture_text("head"))
         # From the runs page, through the run page, to the module page, by following links.
-        self.tab.load(base_url + "/")
+        self.tab.load(base_url + "/runs")
         run_link = self.tab.evaluate("""document.querySelector('#runs-table tbody tr a').getAttribute('href')""")
         self.assertEqual(run_link, "/run?name=head")  # newest first
         self.tab.load(base_url + run_link)
@@ -309,7 +310,7 @@ class PagesTest(DaemonTestCase):
                           .group(1).decode())
         d = self.start("--http", "127.0.0.1:0", db=self.db)
         base_url = d.proc.stdout.readline().split("pages on ")[1].strip().rstrip("/")
-        for path_and_query in ("/", "/run?name=head", "/module?run=head&name=jit_mlp", "/diff?run=head&baseline=base",
+        for path_and_query in ("/", "/runs", "/run?name=head", "/module?run=head&name=jit_mlp", "/diff?run=head&baseline=base",
                                "/run?name=nope"):
             try:
                 r = urllib.request.urlopen(base_url + path_and_query, timeout=30)
@@ -368,7 +369,7 @@ class PagesTest(DaemonTestCase):
         self.assertNotIn("s3cret", cookies[0]["value"])
         self.assertEqual(self.tab.evaluate("document.cookie"), "")
         # Links now work: runs page, then a click through to a module page.
-        self.open(base_url + "/", "live-runs-logged-in")
+        self.open(base_url + "/runs", "live-runs-logged-in")
         self.assertEqual(self.tab.evaluate("document.querySelector('h1').textContent"), "Runs")
         self.tab.click('#runs-table tbody tr a')
         self.wait_until("document.querySelector('h1').textContent === 'head'")
@@ -549,6 +550,118 @@ class PagesTest(DaemonTestCase):
         _, module, xla_id, text = best
         self.open(file_url(self.report("lorrax", "--module", module, "--xla-id", str(xla_id))), "corpus-module")
         self.check_module_page(text)
+
+
+
+def history_total(run, stem):
+    """`Total bytes used` of a tests/fixtures/history dump (its README states the figures)."""
+    with open(os.path.join(HISTORY, run, stem + ".after_optimizations-buffer-assignment.txt")) as f:
+        return total_bytes(f.read())
+
+
+class FrontPageTest(DaemonTestCase):
+    """The front page (`xladb report --home`, `/` of `xladbd --http`) over tests/fixtures/history: six nightly runs
+    of branch main and one of branch dev, with a growth at h3, a shrink at h5 and a reshape at h6."""
+
+    @classmethod
+    def setUpClass(cls):
+        if not have_chromium():
+            raise AssertionError("chromium is missing: scripts/install-deps.sh installs Debian's chromium")
+        cls.browser = Browser()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.browser.close()
+
+    def setUp(self):
+        super().setUp()
+        self.db = os.path.join(self.tmp, "history.db")
+        for run in ("h1", "h2", "dev1", "h3", "h4", "h5", "h6"):
+            xladb("ingest", "--db", self.db, os.path.join(HISTORY, run), "--run", run)
+        self.tab = self.browser.page()
+
+    def check_front_page(self, url, shot):
+        self.tab.load(url)
+        self.tab.assert_clean(self, url)
+        self.tab.screenshot(os.path.join(ARTIFACTS, shot + ".png"))
+        groups = self.tab.evaluate("Array.from(document.querySelectorAll('section.group h3')).map(h => h.textContent)")
+        self.assertEqual(groups, ["branch=main", "branch=dev"])  # newest latest run first
+        # main's latest run, h6, against h5: jit_accumulate over its 12 KiB budget fails it.
+        self.assertEqual(self.tab.evaluate("document.querySelector('#group-0 [data-verdict]').dataset.verdict"), "fail")
+        largest = self.tab.evaluate("""Array.from(document.querySelectorAll('#group-0 table.largest tbody tr')).map(r =>
+            [r.cells[0].textContent, Number(r.cells[2].dataset.v), r.cells[3].className])""")
+        self.assertEqual(largest[0], ["jit_accumulate #4", history_total("h6", "module_0004.jit_accumulate"), "over"])
+        self.assertEqual(largest[1], ["jit_step #1", history_total("h6", "module_0001.jit_step"), "within"])
+        # Recent changes: the change points of branch main, largest first, with their source lines.
+        rows = self.tab.evaluate("""Array.from(document.querySelectorAll('#changes-table tbody tr')).map(r =>
+            [r.dataset.run, r.dataset.module, Number(r.cells[5].dataset.v), r.cells[7].textContent])""")
+        step = [history_total(r, "module_0001.jit_step") for r in ("h2", "h3", "h4", "h5")]
+        acc = [history_total(r, "module_0004.jit_accumulate") for r in ("h5", "h6")]
+        self.assertEqual(rows, [["h6", "jit_accumulate", acc[1] - acc[0], "(no source line) +8.0 KiB, model.py:200 +4.0 KiB"],
+                                ["h5", "jit_step", step[3] - step[2], "model.py:123 -6.0 KiB"],
+                                ["h3", "jit_step", step[1] - step[0], "model.py:123 +4.0 KiB"]])
+        # The chart: one line per jit name of h6, over main's six runs; jit_accumulate's value per run.
+        data = json.loads(self.tab.evaluate("document.getElementById('home-chart-data').textContent"))
+        self.assertEqual([s["label"] for s in data["series"]], ["jit_accumulate", "jit_step", "jit_retrace"])
+        self.assertEqual(data["series"][0]["v"], [history_total(r, "module_0004.jit_accumulate")
+                                                  for r in ("h1", "h2", "h3", "h4", "h5", "h6")])
+        self.assertEqual(data["i"], ["h1", "h2", "h3", "h4", "h5", "h6"])
+        self.assertEqual(self.tab.evaluate("document.querySelectorAll('#home-chart polyline').length"), 3)
+
+    def test_the_front_page_as_a_file(self):
+        path = os.path.join(self.tmp, "index.html")
+        xladb("report", "--home", "--home-label", "branch", "--budget", "total_bytes=12KiB", "--db", self.db, "-o", path)
+        self.assertLess(os.path.getsize(path), TWO_MIB)
+        self.check_front_page(file_url(path), "home-file")
+        # A file links nowhere outside itself.
+        self.assertEqual(self.tab.evaluate("document.querySelectorAll('a[href]').length"), 0)
+
+    def test_the_front_page_live_and_its_links(self):
+        d = self.start("--http", "127.0.0.1:0", "--home-label", "branch", db=self.db)
+        base_url = d.proc.stdout.readline().split("pages on ")[1].strip().rstrip("/")
+        # Live pages take the budgets of no config: the verdict is the comparison's alone.
+        self.tab.load(base_url + "/")
+        self.tab.assert_clean(self, base_url + "/")
+        self.assertEqual(self.tab.evaluate("document.querySelector('#group-0 [data-verdict]').dataset.verdict"), "pass")
+        first = self.tab.evaluate("""Array.from(document.querySelector('#changes-table tbody tr').querySelectorAll('a'))
+            .map(a => a.getAttribute('href'))""")
+        self.assertEqual(first, ["/run?name=h6", "/module?run=h6&name=jit_accumulate&stage=after_optimizations&xla_id=4",
+                                 "/diff?run=h6&baseline=h5"])
+        self.tab.click('#changes-table tbody tr a[href^="/diff"]')
+        self.wait_until_path("/diff")
+        diff_url = self.tab.evaluate("location.href")
+        self.tab.load(diff_url)
+        self.tab.assert_clean(self, diff_url)
+        self.assertEqual(self.tab.evaluate("document.querySelector('[data-verdict]').dataset.verdict"), "pass")
+        # Without the label every run is one group, dev1 among them.
+        self.tab.load(base_url + "/?label=")
+        self.assertEqual(self.tab.evaluate("document.querySelector('section.group h3').textContent"), "every run")
+        # The runs page moved to /runs.
+        self.tab.load(base_url + "/runs")
+        self.assertEqual(self.tab.evaluate("document.querySelectorAll('#runs-table tbody tr').length"), 7)
+
+    def test_the_live_front_page_is_the_files_page_with_links(self):
+        d = self.start("--http", "127.0.0.1:0", "--home-label", "branch", db=self.db)
+        base_url = d.proc.stdout.readline().split("pages on ")[1].strip().rstrip("/")
+        path = os.path.join(self.tmp, "index.html")
+        xladb("report", "--home", "--home-label", "branch", "--db", self.db, "-o", path)
+        self.check_front_page_without_budgets(file_url(path))
+        self.check_front_page_without_budgets(base_url + "/")
+
+    def check_front_page_without_budgets(self, url):
+        self.tab.load(url)
+        self.tab.assert_clean(self, url)
+        rows = self.tab.evaluate("Array.from(document.querySelectorAll('#changes-table tbody tr')).map(r => r.dataset.run)")
+        self.assertEqual(rows, ["h6", "h5", "h3"])
+        self.assertEqual(self.tab.evaluate("document.querySelectorAll('#group-0 table.largest th').length"), 3)
+
+    def wait_until_path(self, path, timeout=30):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.tab.evaluate("location.pathname") == path:
+                return
+            time.sleep(0.05)
+        raise AssertionError(f"the page did not go to {path}")
 
 
 if __name__ == "__main__":
