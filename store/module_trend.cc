@@ -186,4 +186,48 @@ StatusOr<std::vector<TrendPoint>> PeakMemoryTrend(Database& db, const TrendQuery
   });
 }
 
+StatusOr<RecentValues> RecentIdentityValues(Database& db, const std::string& run_name, const std::string& metric,
+                                            int64_t runs) {
+  const ModuleMetric* m = FindModuleMetric(metric);
+  if (m == nullptr) return Status::InvalidArgument("'" + metric + "' is not a metric");
+  if (runs < 1) return Status::InvalidArgument("recent values need at least one run");
+  return CatchSqlErrors("recent values of run '" + run_name + "'", [&]() -> StatusOr<RecentValues> {
+    auto run = db.connection().Prepare("SELECT run_id, run_time_us FROM runs WHERE name = ?");
+    run->Bind(1, run_name);
+    if (!run->Step()) return Status::NotFound("run '" + run_name + "' not found");
+    const int64_t run_id = run->Int(0), time_us = run->Int(1);
+    auto before = db.connection().Prepare(
+        "SELECT run_id, name FROM runs WHERE run_time_us < ? OR (run_time_us = ? AND run_id <= ?) "
+        "ORDER BY run_time_us DESC, run_id DESC LIMIT ?");
+    before->Bind(1, time_us);
+    before->Bind(2, time_us);
+    before->Bind(3, run_id);
+    before->Bind(4, runs);
+    std::vector<int64_t> ids;
+    RecentValues out;
+    while (before->Step()) {
+      ids.push_back(before->Int(0));
+      out.runs.push_back(before->Text(1));
+    }
+    std::reverse(ids.begin(), ids.end());
+    std::reverse(out.runs.begin(), out.runs.end());
+    std::unordered_map<int64_t, size_t> index;
+    for (size_t i = 0; i < ids.size(); ++i) index[ids[i]] = i;
+    std::string in = "?";
+    for (size_t i = 1; i < ids.size(); ++i) in += ",?";
+    auto values = db.connection().Prepare(
+        "SELECT mm.identity_key, mm.run_id, MAX(mm." + std::string(m->name) + ") FROM module_memory mm "
+        "WHERE mm.run_id IN (" + in + ") AND mm.identity_key IN (SELECT identity_key FROM modules WHERE run_id = ?) "
+        "GROUP BY mm.identity_key, mm.run_id");
+    int at = 1;
+    for (int64_t id : ids) values->Bind(at++, id);
+    values->Bind(at, run_id);
+    while (values->Step()) {
+      auto& series = out.by_identity.try_emplace(values->Text(0), std::vector<int64_t>(ids.size(), -1)).first->second;
+      series[index[values->Int(1)]] = values->IntOr(2, -1);
+    }
+    return out;
+  });
+}
+
 }  // namespace xladb::store

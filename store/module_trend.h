@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "ingest/status.h"
@@ -55,6 +56,17 @@ struct TrendPoint {
 // Points by series (module name, stage, folder, entry signature, entry sharding: an identity), then run time
 // oldest first, then xla_module_id.
 StatusOr<std::vector<TrendPoint>> PeakMemoryTrend(Database& db, const TrendQuery& query);
+
+// A run's modules over the runs before it, for sparklines: the last `runs` runs up to and including `run_name`
+// (in run-time order, ties by run_id), and for each identity of `run_name` its `metric` in each of them, oldest
+// first (-1 where the identity is absent or has no figure; the largest instance where a run compiles it more
+// than once). kNotFound for an unknown run, kInvalidArgument for an unknown metric or runs < 1.
+struct RecentValues {
+  std::vector<std::string> runs;                                     // oldest first; the last is `run_name`
+  std::unordered_map<std::string, std::vector<int64_t>> by_identity; // identity_key -> one value per run
+};
+StatusOr<RecentValues> RecentIdentityValues(Database& db, const std::string& run_name, const std::string& metric,
+                                            int64_t runs);
 
 }  // namespace xladb::store
 

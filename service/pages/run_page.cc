@@ -1,12 +1,15 @@
 // The runs page and the run page (report_pages.h).
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "service/human_bytes.h"
 #include "service/pages/html_text.h"
 #include "service/pages/report_pages.h"
 #include "service/pages/table_cells.h"
+#include "store/module_trend.h"
 #include "store/oom_reports.h"
 #include "store/queries.h"
 
@@ -19,7 +22,62 @@ std::string ModuleLink(const PageLinks& links, const std::string& run, const sto
   return PageLinks::Anchor(links.Module(run, m.name, m.stage, m.xla_module_id, m.folder), text);
 }
 
-std::string ModulesSection(const std::string& run, std::vector<store::ModuleMemoryInfo> modules,
+constexpr int64_t kSparklineRuns = 30;
+
+// A module's total_bytes over the last runs as a small inline SVG (no script), and, when it changed against the
+// previous run that has it, a mark: "▲ +4.0 KiB since h2". Absent runs leave a gap in the line.
+std::string SparklineCell(const std::vector<int64_t>* values, const std::vector<std::string>& runs) {
+  if (values == nullptr || values->empty()) return "<td class=\"spark\"></td>";
+  constexpr double kWidth = 90, kHeight = 18;
+  int64_t lo = -1, hi = -1;
+  for (int64_t v : *values) {
+    if (v < 0) continue;
+    lo = lo < 0 ? v : std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  const size_t n = values->size();
+  auto x = [&](size_t i) { return n == 1 ? kWidth / 2 : 1 + static_cast<double>(i) * (kWidth - 2) / static_cast<double>(n - 1); };
+  auto y = [&](int64_t v) {
+    return hi == lo ? kHeight / 2 : kHeight - 2 - static_cast<double>(v - lo) * (kHeight - 4) / static_cast<double>(hi - lo);
+  };
+  std::string svg = "<svg class=\"sparkline\" viewBox=\"0 0 90 18\" width=\"90\" height=\"18\" role=\"img\" "
+                    "aria-label=\"total_bytes over the last " + std::to_string(n) + " runs\">";
+  std::string points;
+  auto flush = [&] {
+    if (!points.empty()) svg += "<polyline points=\"" + points + "\"/>";
+    points.clear();
+  };
+  char buf[48];
+  for (size_t i = 0; i < n; ++i) {
+    if ((*values)[i] < 0) {
+      flush();
+      continue;
+    }
+    std::snprintf(buf, sizeof buf, "%s%.1f,%.1f", points.empty() ? "" : " ", x(i), y((*values)[i]));
+    points += buf;
+  }
+  flush();
+  const int64_t now = values->back();
+  std::snprintf(buf, sizeof buf, "%.1f", now >= 0 ? y(now) : kHeight / 2);
+  if (now >= 0) svg += "<circle cx=\"" + std::to_string(static_cast<int>(kWidth - 1)) + "\" cy=\"" + buf + "\" r=\"1.8\"/>";
+  svg += "</svg>";
+  // The previous run that has the module.
+  std::string mark;
+  std::string changed = "0";
+  for (size_t i = n - 1; now >= 0 && i-- > 0;) {
+    if ((*values)[i] < 0) continue;
+    const int64_t delta = now - (*values)[i];
+    if (delta != 0) {
+      changed = std::to_string(delta);
+      mark = std::string(" <span class=\"") + (delta > 0 ? "up\">▲ " : "down\">▼ ") + Html(HumanBytes(delta, true)) +
+             " since " + Html(runs[i]) + "</span>";
+    }
+    break;
+  }
+  return "<td class=\"spark\" data-change=\"" + changed + "\">" + svg + mark + "</td>";
+}
+
+std::string ModulesSection(store::Database& db, const std::string& run, std::vector<store::ModuleMemoryInfo> modules,
                            const PageLinks& links, size_t oom_reports) {
   std::string out = "<h2 id=\"modules\">Modules by memory</h2>\n";
   modules.erase(std::remove_if(modules.begin(), modules.end(),
@@ -46,14 +104,21 @@ std::string ModulesSection(const std::string& run, std::vector<store::ModuleMemo
          HeaderCell("stage", true) + HeaderCell("total", true, true) + HeaderCell("space 0 (HBM)", true, true) +
          HeaderCell("live peak, padded", true, true) + HeaderCell("XLA peak", true, true) +
          HeaderCell("temp", true, true) + HeaderCell("parameters", true, true) + HeaderCell("output", true, true) +
-         HeaderCell("allocations", true, true) + "</tr></thead><tbody>\n";
+         HeaderCell("allocations", true, true) + HeaderCell("total, last runs", false) + "</tr></thead><tbody>\n";
+  auto recent = store::RecentIdentityValues(db, run, "total_bytes", kSparklineRuns);
   for (int64_t i = 0; i < shown; ++i) {
     const store::ModuleMemoryInfo& m = modules[static_cast<size_t>(i)];
+    const std::vector<int64_t>* history = nullptr;
+    if (recent.ok()) {
+      auto it = recent->by_identity.find(m.identity_key);
+      if (it != recent->by_identity.end()) history = &it->second;
+    }
     out += "<tr data-module=\"" + Html(m.name) + "\"><td data-v=\"" + Html(m.name) + "\">" + ModuleLink(links, run, m) +
            (m.folder.empty() ? "" : " <span class=\"sub\">in " + Html(m.folder) + "</span>") + "</td>" +
            TextCell(m.stage) + BytesCell(m.total_bytes) + BytesCell(m.color0_total_bytes) +
            BytesCell(m.live_peak_padded_bytes) + BytesCell(m.peak_bytes) + BytesCell(m.temp_bytes) +
-           BytesCell(m.parameter_bytes) + BytesCell(m.output_bytes) + IntCell(m.allocation_count) + "</tr>\n";
+           BytesCell(m.parameter_bytes) + BytesCell(m.output_bytes) + IntCell(m.allocation_count) +
+           SparklineCell(history, recent.ok() ? recent->runs : std::vector<std::string>()) + "</tr>\n";
   }
   return out + "</tbody></table>\n";
 }
@@ -191,7 +256,7 @@ StatusOr<std::string> RenderRunPage(store::Database& db, const std::string& run,
   body += "</p>\n<nav><a href=\"#modules\">modules</a><a href=\"#spaces\">memory spaces</a>"
           "<a href=\"#retraces\">retraces</a><a href=\"#kernels\">TPU kernels</a><a href=\"#oom\">OOM reports</a>"
           "</nav></header>\n";
-  body += ModulesSection(run, *modules, links, oom_reports->size());
+  body += ModulesSection(db, run, *modules, links, oom_reports->size());
   body += SpacesSection(db, run, *modules, links);
   body += RetracesSection(db, run);
   body += KernelsSection(db, run);

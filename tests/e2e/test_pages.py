@@ -655,6 +655,23 @@ class FrontPageTest(DaemonTestCase):
         self.assertEqual(rows, ["h6", "h5", "h3"])
         self.assertEqual(self.tab.evaluate("document.querySelectorAll('#group-0 table.largest th').length"), 3)
 
+    def test_the_run_page_draws_each_modules_recent_totals_and_marks_changes(self):
+        path = os.path.join(self.tmp, "h3.html")
+        xladb("report", "h3", "--db", self.db, "-o", path)
+        self.tab.load(file_url(path))
+        self.tab.assert_clean(self, file_url(path))
+        self.tab.screenshot(os.path.join(ARTIFACTS, "run-sparklines.png"))
+        cells = self.tab.evaluate("""Object.fromEntries(Array.from(document.querySelectorAll('#modules-table tbody tr'))
+            .map(r => [r.dataset.module, [r.querySelector('td.spark').dataset.change,
+                                          r.querySelector('td.spark').textContent.trim(),
+                                          r.querySelectorAll('td.spark polyline').length]]))""")
+        # Every run counts on the run page: dev1 (branch dev) is jit_step's previous run before h3.
+        step = history_total("h3", "module_0001.jit_step") - history_total("dev1", "module_0001.jit_step")
+        self.assertEqual(cells["jit_step"], [str(step), "▼ -8.0 KiB since dev1", 1])
+        # jit_retrace is absent from dev1: a gap in its line, and no change against h2.
+        self.assertEqual(cells["jit_retrace"], ["0", "", 2])
+        self.assertEqual(cells["jit_accumulate"], ["0", "", 2])
+
     def wait_until_path(self, path, timeout=30):
         deadline = time.time() + timeout
         while time.time() < deadline:
