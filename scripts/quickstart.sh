@@ -77,6 +77,9 @@ echo "== xladb changes: every module's memory changes over the runs, since when,
 "$XLADB" changes --attribute 3
 "$XLADB" changes --format csv | grep -q ',identity,jit_step,' || \
   { echo "quickstart: changes should list jit_step's growth" >&2; exit 1; }
+"$XLADB" report --home -o "$REPORT/index.html" >/dev/null
+echo "The front page (latest run, its verdict, recent changes, the largest modules over time):"
+echo "  live: ${PAGES%/}/   file: $(cd "$REPORT" && pwd)/index.html"
 echo "== done. The database is $DB (open it with sqlite3). xladbd log: $LOG"
 echo "The report: $(cd "$REPORT" && pwd)/gate.html (open it in a browser; it needs no network)"
 if [ "${XLADB_KEEP_RUNNING:-0}" = "1" ]; then
