@@ -349,9 +349,11 @@ std::string SummaryLine(const CheckResult& r, const CheckOptions& o) {
   if (r.accepted) line += ", " + std::to_string(r.accepted) + " accepted";
   if (r.ambiguous) line += ", " + std::to_string(r.ambiguous) + " ambiguous";
   if (r.ignored) line += ", " + std::to_string(r.ignored) + " ignored";
+  // Judged only under on_reshaped = judge: a reshaped pair over its budget has the status over_budget whatever
+  // the policy, and is counted there.
   int64_t judged_reshaped = 0;
   for (const CheckedModule& m : r.modules) {
-    judged_reshaped += m.reshaped && m.status != CheckedModule::Status::kReshaped;
+    judged_reshaped += m.reshaped && o.on_reshaped == UnmatchedPolicy::kJudge;
   }
   if (judged_reshaped) line += "; " + std::to_string(judged_reshaped) + " reshaped (judged)";
   struct Group {

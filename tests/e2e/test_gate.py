@@ -496,6 +496,11 @@ class CampaignTest(DaemonTestCase):
         self.assertEqual(step["metrics"]["total_bytes"]["delta"], 4096)  # the comparison's figures stay
         for m in r["modules"]:
             self.assertEqual(m["budget"]["current"], totals[(m["module"], m["xla_module_id"])])
+        # r2 against r1: jit_accumulate is a reshaped pair (reported, not judged) over its budget. It counts as
+        # over budget, not as a judged reshape, and jit_tau stays a reported one.
+        r = self.check(db, "r2", "r1", "--budget", "total_bytes=100KiB", rc=1)
+        self.assertTrue(r["reason"].startswith("1 over budget, 0 regressed, 0 improved, 3 unchanged; 1 reshaped, "
+                                               "0 added, 1 removed (reported, not judged)"), r["reason"])
         table = xladb("check", "r3", "--baseline", "r2", "--db", db, "--budget", "total_bytes=8KiB", check_rc=1).stdout
         self.assertIn("budget: total_bytes 10.0 KiB of 8.0 KiB (125%): over budget", table)
         junit = ET.fromstring(xladb("check", "r3", "--baseline", "r2", "--db", db, "--budget", "total_bytes=8KiB",
