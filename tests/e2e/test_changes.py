@@ -131,6 +131,31 @@ class ChangesTest(DaemonTestCase):
         out = self.changes("--since", "h4", "--last", "2", rc=2)
         self.assertEqual(out.stdout, "")
 
+    def test_a_module_absent_from_the_run_before_the_window_is_compared_with_its_last_run(self):
+        # h7 compiles jit_once again (last seen in h1) with a temp twice as large. With --last 1 the window is h7
+        # and the run before it, h6, lacks jit_once: its previous run is looked up, and it is h1.
+        with open(os.path.join(HISTORY, "h1", "module_0005.jit_once" + BA_SUFFIX)) as f:
+            text = f.read()
+        grown = (text.replace("allocation 2: size 32,", "allocation 2: size 64,")
+                 .replace("<2 tmp.2 @0> (size=32,offset=0): f32[8]{0}", "<2 tmp.2 @0> (size=64,offset=0): f32[16]{0}")
+                 .replace("Total bytes used: 96 (96B)", "Total bytes used: 128 (128B)")
+                 .replace("%tmp.2 = f32[8]{0} multiply(f32[8]{0} %x, f32[8]{0} %y)",
+                          "%tmp.2 = f32[16]{0} multiply(f32[16]{0} %x, f32[16]{0} %y)"))
+        self.assertEqual(grown.count("f32[16]"), 4)
+        h7 = os.path.join(self.tmp, "h7")
+        os.makedirs(h7)
+        with open(os.path.join(h7, "module_0005.jit_once" + BA_SUFFIX), "w") as f:
+            f.write(grown)
+        xladb("ingest", "--db", self.db, h7, "--run", "h7", "--time", "2026-11-07T06:00:00Z", "--label", "branch=main",
+              check_rc=0)
+        before = total("h1", "module_0005.jit_once")
+        after = sum(int(x) for x in re.findall(r"^allocation \d+: size (\d+)", grown, re.M))
+        for window in (("--last", "1"), ("--since", "h6")):
+            r = self.changes("--label", "branch=main", *window)
+            self.assertEqual([point(c) for c in r["changes"]],
+                             [("h7", "h1", "identity", "jit_once", "total_bytes", before, after, after - before)], window)
+            self.assertEqual(r["changes"][0]["by_source"], [{"source": "model.py:250", "delta": 32, "buffers": 1}])
+
     def test_thresholds_in_bytes_and_percent(self):
         self.assertEqual([point(c) for c in self.changes("--label", "branch=main", "--min-bytes", "5KiB")["changes"]],
                          self.expected_main()[:2])
