@@ -131,6 +131,42 @@ class InertTextTest(DaemonTestCase):
         self.assertNotIn("@octocat", "".join(rendered.plain))
         self.assertEqual(md.count("<details>"), md.count("</details>"))
 
+    def test_3_change_points_of_hostile_names_are_inert_in_markdown_and_on_a_terminal(self):
+        self.assertTrue(os.path.exists(CMARK_GFM), "cmark-gfm is missing: scripts/install-deps.sh installs it")
+        base, head = hostile_gate_fixture(self.tmp)
+        db = os.path.join(self.tmp, "gate.db")
+        self.assertEqual(run_xladb("ingest", "--db", db, base, "--run", HOSTILE_RUN, "--time", "2026-11-01").returncode, 0)
+        self.assertEqual(run_xladb("ingest", "--db", db, head, "--run", "head", "--time", "2026-11-02").returncode, 0)
+        out = run_xladb("changes", "--db", db, "--format", "markdown", "--attribute", "all")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        md = out.stdout.decode()
+        rendered = RenderedText(render_markdown(md))
+        # Only the headline is bold; no value is a link, an image, emphasis or HTML.
+        self.assertEqual([tag for tag, _ in rendered.active_elements()], ["strong"], md)
+        self.assertTrue(rendered.active_elements()[0][1].startswith("xladb changes: "), md)
+        self.assertIn("table", rendered.tags)
+        self.assertIn(HOSTILE_SOURCE + ":123", rendered.code)  # the jit_step growth's source line
+        self.assertIn(HOSTILE_MODULE + "#1", rendered.code)
+        self.assertIn(HOSTILE_RUN, rendered.code)
+        self.assertNotIn("@octocat", "".join(rendered.plain))
+        self.assertEqual(md.count("<details>"), md.count("</details>"))
+        # On a terminal: a module name with controls is shown escaped.
+        folder = os.path.join(self.tmp, "t")
+        shutil.copytree(head, folder)
+        os.rename(os.path.join(folder, f"module_0001.{HOSTILE_MODULE}{BA_SUFFIX}"),
+                  os.path.join(folder, f"module_0001.{TERMINAL_MODULE}{BA_SUFFIX}"))
+        self.assertEqual(run_xladb("ingest", "--db", db, folder, "--run", "t1", "--time", "2026-11-03").returncode, 0)
+        # t2: that module with base's smaller temp, so the controlled name has a change point.
+        shrunk = os.path.join(self.tmp, "t2")
+        shutil.copytree(folder, shrunk)
+        shutil.copy(os.path.join(base, f"module_0001.{HOSTILE_MODULE}{BA_SUFFIX}"),
+                    os.path.join(shrunk, f"module_0001.{TERMINAL_MODULE}{BA_SUFFIX}"))
+        self.assertEqual(run_xladb("ingest", "--db", db, shrunk, "--run", "t2", "--time", "2026-11-04").returncode, 0)
+        table = run_xladb("changes", "--db", db, "--since", "t1").stdout
+        self.assertIn(b"jit_\\x1b]0;PWN\\x07\\x1b[2J_\\u202egnp", table)
+        for raw in (b"\x1b", b"\x07", "\u202e".encode()):
+            self.assertNotIn(raw, table)
+
     def test_3_a_hostile_label_in_the_gates_reason_is_escaped_text(self):
         base, head = hostile_gate_fixture(self.tmp)
         db = os.path.join(self.tmp, "gate.db")
