@@ -74,6 +74,13 @@ std::string Headline(const v1::ListChangesResponse& r, const ChangesAsked& asked
   return line;
 }
 
+// "12 smaller change points not listed" (the later ones, for one module's history, which runs oldest first).
+std::string NotListed(const v1::ListChangesResponse& r, const ChangesAsked& asked) {
+  const int64_t n = r.change_count() - r.changes_size();
+  return std::to_string(n) + (asked.module.empty() ? " smaller" : " later") +
+         (n == 1 ? " change point" : " change points") + " not listed";
+}
+
 std::string FirstAboveLine(const v1::FirstAbove& a, bool markdown) {
   auto code = [&](const std::string& s) { return markdown ? MarkdownCode(s) : Shown(s); };
   std::string module = a.folder().empty() ? a.module() : a.folder() + "/" + a.module();
@@ -157,7 +164,7 @@ std::string RenderTable(const v1::ListChangesResponse& r, const ChangesAsked& as
     if (AttributionOf(c).explained()) out += AttributionText(AttributionOf(c), "    ");
   }
   if (r.change_count() > r.changes_size()) {
-    out += "\n" + std::to_string(r.change_count() - r.changes_size()) + " smaller changes not listed (--limit)\n";
+    out += '\n' + NotListed(r, asked) + " (--limit 0 lists all)\n";
   }
   if (r.first_above_size() > 0) out += "\n";
   for (const auto& a : r.first_above()) out += FirstAboveLine(a, false) + "\n";
@@ -201,7 +208,7 @@ std::string RenderMarkdown(const v1::ListChangesResponse& r, const ChangesAsked&
     if (details < explained) left_out += std::to_string(explained - details) + " explanations; ";
   }
   if (r.change_count() > r.changes_size()) {
-    out += std::to_string(r.change_count() - r.changes_size()) + " smaller changes not listed (`--limit`).\n\n";
+    out += NotListed(r, asked) + " (`--limit 0` lists all).\n\n";
   }
   for (const auto& a : r.first_above()) {
     std::string line = "- " + FirstAboveLine(a, true) + "\n";
