@@ -164,6 +164,12 @@ class ChangesTest(DaemonTestCase):
                          self.expected_main()[:1])
         self.assertEqual(self.changes("--label", "branch=main", "--limit", "1")["change_count"], 3)
         self.assertEqual(len(self.changes("--label", "branch=main", "--limit", "1")["changes"]), 1)
+        table = xladb("changes", "--db", self.db, "--label", "branch=main", "--limit", "1", check_rc=0).stdout
+        self.assertTrue(table.endswith("\n2 smaller change points not listed (--limit 0 lists all)\n"), table)
+        table = xladb("changes", "jit_step", "--db", self.db, "--label", "branch=main", "--limit", "1",
+                      check_rc=0).stdout
+        self.assertIn("h3  jit_step#1", table)
+        self.assertTrue(table.endswith("\n1 later change point not listed (--limit 0 lists all)\n"), table)
 
     def test_first_above_says_since_when(self):
         r = self.changes("--label", "branch=main", "--first-above", "8KiB", "--attribute", "none")
