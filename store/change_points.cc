@@ -136,24 +136,6 @@ class History {
   std::vector<std::tuple<std::string, std::string, std::string>> names_;
 };
 
-// Moves the rows of the latest run of each series (an identity, or a jit name when `by_name`) that `needed`
-// holds from `rows` (in run order) to `out`, and drops those series from `needed`.
-void TakeLatest(std::vector<Instance>* rows, bool by_name, std::unordered_set<int32_t>* needed,
-                std::vector<Instance>* out) {
-  auto series_of = [by_name](const Instance& r) { return by_name ? r.name : r.identity; };
-  std::unordered_map<int32_t, int32_t> latest;
-  for (const Instance& r : *rows) {
-    if (needed->count(series_of(r)) == 0) continue;
-    int32_t& run = latest.try_emplace(series_of(r), r.run).first->second;
-    run = std::max(run, r.run);
-  }
-  for (const Instance& r : *rows) {
-    auto it = latest.find(series_of(r));
-    if (it != latest.end() && it->second == r.run) out->push_back(r);
-  }
-  for (const auto& [series, run] : latest) needed->erase(series);
-}
-
 // For the series (identities, or jit names when `by_name`) in `needed`, the rows of the latest run before run
 // `before` that has each. One indexed read per 256 keys; `column` holds the key (identity_key or module_name).
 std::vector<Instance> EarlierRows(History& history, const ChangeQuery& query, std::string_view column,
@@ -313,10 +295,7 @@ StatusOr<ChangeHistory> ListChanges(Database& db, const ChangeQuery& query) {
       return result;
     }
 
-    // Series that the window has and the run before it lacks: their latest earlier run. The runs before are
-    // read back in chunks of 4, 8, 16, … runs (whole runs, as the window is read), which finds a series that
-    // skipped a run or two (shapes that come back) with a small read; past kBackRuns runs, what is still
-    // missing is looked up by key.
+    // Series that the window has and the run before it lacks: their latest earlier run.
     std::vector<Instance> earlier_identities, earlier_names;
     if (window > 0) {
       std::unordered_set<int32_t> identities_before, names_before, identities_needed, names_needed;
@@ -325,42 +304,20 @@ StatusOr<ChangeHistory> ListChanges(Database& db, const ChangeQuery& query) {
         identities_before.insert(r.identity);
         names_before.insert(r.name);
       }
+      std::vector<std::string> identity_keys, module_names;
+      std::set<std::string> names_asked;
       for (const Instance& r : rows) {
-        if (identities_before.count(r.identity) == 0) identities_needed.insert(r.identity);
-        if (names_before.count(r.name) == 0) names_needed.insert(r.name);
-      }
-      constexpr int32_t kBackRuns = 64;
-      int32_t lo = first_loaded;  // runs before `lo` not read yet
-      for (int32_t step = 4; (!identities_needed.empty() || !names_needed.empty()) && lo > 0 &&
-                             first_loaded - lo < kBackRuns;
-           step *= 2) {
-        const int32_t from = std::max({0, lo - step, first_loaded - kBackRuns});
-        Conditions where;
-        (void)AddNameMatch(&where, "mm.module_name", query.module, "module");  // checked above
-        AddLabelMatch(&where, "mm.run_id", query.labels);
-        where.Add("mm.run_time_us >= ?", runs[static_cast<size_t>(from)].time_us);
-        where.Add("mm.run_time_us <= ?", runs[static_cast<size_t>(lo - 1)].time_us);
-        std::vector<Instance> chunk;
-        history.LoadRows(where, &chunk);
-        chunk.erase(std::remove_if(chunk.begin(), chunk.end(), [&](const Instance& r) { return r.run < from || r.run >= lo; }),
-                    chunk.end());
-        TakeLatest(&chunk, false, &identities_needed, &earlier_identities);
-        TakeLatest(&chunk, true, &names_needed, &earlier_names);
-        lo = from;
-      }
-      if (lo > 0) {
-        std::vector<std::string> identity_keys, module_names;
-        for (int32_t id : identities_needed) identity_keys.push_back(history.texts().Text(id));
-        std::set<std::string> names_asked;
-        for (int32_t id : names_needed) names_asked.insert(std::get<0>(history.name(id)));
-        module_names.assign(names_asked.begin(), names_asked.end());
-        for (Instance& r : EarlierRows(history, query, "identity_key", identity_keys, lo, false, identities_needed)) {
-          earlier_identities.push_back(std::move(r));
+        if (identities_before.count(r.identity) == 0 && identities_needed.insert(r.identity).second) {
+          identity_keys.push_back(history.texts().Text(r.identity));
         }
-        for (Instance& r : EarlierRows(history, query, "module_name", module_names, lo, true, names_needed)) {
-          earlier_names.push_back(std::move(r));
+        if (names_before.count(r.name) == 0 && names_needed.insert(r.name).second &&
+            names_asked.insert(std::get<0>(history.name(r.name))).second) {
+          module_names.push_back(std::get<0>(history.name(r.name)));
         }
       }
+      earlier_identities = EarlierRows(history, query, "identity_key", identity_keys, first_loaded, false,
+                                       identities_needed);
+      earlier_names = EarlierRows(history, query, "module_name", module_names, first_loaded, true, names_needed);
     }
 
     // Series by identity and by jit name, oldest run first.

@@ -18,9 +18,8 @@
 // (store/buffer_attribution.h): the two modules that hold the value on each side, buffers at the peak for a
 // peak metric and every value for a total.
 //
-// Cost: one read of the module_memory rows of the window's runs and of the run before it; for series absent
-// from that run, the runs before it read back in chunks of 4, 8, 16, … (64 runs at most), then an indexed read
-// by key (256 keys a query) for what is still missing. Nothing is re-matched pair by pair.
+// Cost: one read of the module_memory rows of the window's runs and of the run before it, and, for a series
+// absent from that run, one indexed read of its earlier rows (batched). Nothing is re-matched pair by pair.
 //
 // Contract: read-only statements on the caller's connection, one thread at a time per connection. Errors
 // come back as Status: kInvalidArgument for an unknown metric, a bad pattern or count, both since_run and

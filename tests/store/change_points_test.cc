@@ -1,7 +1,7 @@
 // ListChanges (store/change_points.h) compares the window's first run with the run before it that has the
-// module, however far back: runs before the window are read back in chunks, then, past kBackRuns runs, looked
-// up by key. The end-to-end tests (tests/e2e/test_changes.py) cover the chunks on tests/fixtures/history; this
-// covers the lookup by key, with a module last seen 70 runs before the window. Figures come from the files.
+// module, however far back: a series the run before the window lacks is looked up by key among the earlier
+// runs. This covers a module last seen 70 runs before the window (the end-to-end tests,
+// tests/e2e/test_changes.py, cover a few runs back on tests/fixtures/history). Figures come from the files.
 #include <gtest/gtest.h>
 
 #include <regex>
