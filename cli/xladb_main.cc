@@ -19,6 +19,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -405,7 +406,7 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
   auto* changes_since = changes->add_option("--since", changes_args.since_run, "Only changes at runs after this run");
   changes->add_option("--last", changes_args.last_n, "Only changes at the newest N runs")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(int64_t{1}, int64_t{INT32_MAX}))
       ->excludes(changes_since);
   changes->add_option("--metric", changes_args.metrics,
                       "Compare this metric (repeatable; default total_bytes and live_peak_padded_bytes)")
@@ -420,7 +421,7 @@ int main(int argc, char** argv) {
   changes->add_option("--first-above", changes_args.first_above,
                       "Also say since when each jit name's metric has exceeded this size (e.g. 12GiB)");
   changes->add_option("--limit", changes_args.limit, "At most this many change points (default 100; 0 = all)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(int64_t{0}, int64_t{INT32_MAX}));
   changes->add_option("--output", changes_args.output, "Write the answer to this file (e.g. $GITHUB_STEP_SUMMARY)");
 
   ReportArgs report_args;

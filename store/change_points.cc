@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdlib>
 #include <cstddef>
 #include <map>
@@ -196,7 +197,7 @@ StatusOr<ChangeHistory> ListChanges(Database& db, const ChangeQuery& query) {
     return Status::InvalidArgument("since_run and last_n both bound the window: give one of them");
   }
   if (query.last_n == 0 || query.last_n < -1) return Status::InvalidArgument("last_n must be at least 1");
-  if (query.min_bytes < 0 || query.min_percent < 0) {
+  if (query.min_bytes < 0 || !std::isfinite(query.min_percent) || query.min_percent < 0) {
     return Status::InvalidArgument("min_bytes and min_percent must not be negative");
   }
   if (query.attribute < -1 || query.max_attribution < -1 || query.limit < -1 || query.first_above_bytes < 0) {

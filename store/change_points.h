@@ -70,7 +70,8 @@ struct ChangePoint {
   std::string metric;
   int64_t before = 0, after = 0;
   std::optional<Attribution> attribution;         // the largest `attribute` change points
-  std::string peak_metric;                        // whose peak times the attribution carries ("" for totals)
+  std::string peak_metric;                        // whose peak times the attribution carries: the padded live
+                                                  // peak's for live_peak_padded_bytes, else XLA's ("peak_bytes")
 
   int64_t delta() const { return after - before; }
 };
@@ -79,7 +80,7 @@ struct ChangePoint {
 struct FirstAbove {
   std::string module, stage, folder, metric;
   int64_t bytes = 0;                     // the size asked about
-  std::string first_run;                 // the first run of the history whose value exceeds it
+  std::string first_run;                 // the first run of the window whose value exceeds it
   int64_t first_value = 0;
   std::string since_run;                 // the first run of the latest unbroken stretch above it; "" when the
   int64_t since_value = 0;               // latest run is at or below the size

@@ -27,4 +27,18 @@ bool NameMatches(const std::string& pattern, const std::string& name) {
   return sqlite3_strglob(pattern.c_str(), name.c_str()) == 0;  // SQLite's own GLOB, as in SQL
 }
 
+std::string GlobLiteral(const std::string& name) {
+  std::string pattern;
+  for (char c : name) {
+    if (c == '*' || c == '?' || c == '[') {
+      pattern += '[';
+      pattern += c;
+      pattern += ']';
+    } else {
+      pattern += c;
+    }
+  }
+  return pattern;
+}
+
 }  // namespace xladb::store

@@ -14,6 +14,8 @@ bool IsGlobPattern(const std::string& name);
 // A GLOB pattern must close every `[…]` class (SQLite would silently match nothing): kInvalidArgument
 // "<what> pattern '…' has a '[' without a closing ']'".
 Status CheckGlobPattern(const std::string& pattern, std::string_view what);
+// A pattern that matches `name` alone, also when it holds * ? [ (each written as a one-character class: [*]).
+std::string GlobLiteral(const std::string& name);
 // `name` matches `pattern` (SQLite's own GLOB when the pattern has * ? [).
 bool NameMatches(const std::string& pattern, const std::string& name);
 

@@ -23,6 +23,7 @@
 #include "store/check_run.h"
 #include "store/module_match.h"
 #include "store/module_trend.h"
+#include "store/name_pattern.h"
 #include "store/queries.h"
 
 namespace xladb::service::pages {
@@ -139,9 +140,7 @@ std::string LatestSection(store::Database& db, const RunGroup& group, const Home
   }
   out += "</tbody></table>\n";
   if (modules->size() > kLargestModules) {
-    out += "<p class=\"note\">" + LeftOutNote(kLargestModules, static_cast<int64_t>(modules->size()), "modules",
-                                              "the run page lists all") +
-           "</p>\n";
+    out += LeftOutNote(kLargestModules, static_cast<int64_t>(modules->size()), "modules", "the run page lists all");
   }
   return out + "</section>\n";
 }
@@ -160,7 +159,14 @@ std::string RecentChangesSection(store::Database& db, const RunGroup& group, con
          std::to_string(changes->runs) + (changes->runs == 1 ? " run" : " runs") +
          ", largest first (`xladb changes --last " + std::to_string(kRecentRuns) + "`).</p>\n";
   if (changes->changes.empty()) {
-    std::string why = changes->notes.empty() ? "No module changed memory." : changes->notes.front();
+    // A short history says why; a note about equal run times is not a reason.
+    std::string why = "No module changed memory.";
+    for (const std::string& note : changes->notes) {
+      if (note.find("the same run time") == std::string::npos && note.find("equal run times") == std::string::npos) {
+        why = note;
+        break;
+      }
+    }
     return out + "<p class=\"note\" id=\"no-changes\">" + Html(why) + "</p>\n";
   }
   out += "<table class=\"sortable\" id=\"changes-table\"><thead><tr>" + HeaderCell("run", true) +
@@ -187,9 +193,8 @@ std::string RecentChangesSection(store::Database& db, const RunGroup& group, con
   }
   out += "</tbody></table>\n";
   if (changes->change_count > static_cast<int64_t>(changes->changes.size())) {
-    out += "<p class=\"note\">" + LeftOutNote(static_cast<int64_t>(changes->changes.size()), changes->change_count,
-                                              "change points", "`xladb changes --limit 0` lists all") +
-           "</p>\n";
+    out += LeftOutNote(static_cast<int64_t>(changes->changes.size()), changes->change_count, "change points",
+                       "`xladb changes --limit 0` lists all");
   }
   return out;
 }
@@ -225,7 +230,7 @@ std::string ChartSection(store::Database& db, const RunGroup& group) {
   std::vector<std::string> labels;
   for (size_t k = 0; k < picked.size(); ++k) {
     store::TrendQuery trend;
-    trend.module = picked[k]->name;
+    trend.module = store::GlobLiteral(picked[k]->name);  // a jit name may hold * ? [
     trend.metric = metric;
     trend.stage = picked[k]->stage;
     trend.folder = picked[k]->folder;
@@ -234,6 +239,7 @@ std::string ChartSection(store::Database& db, const RunGroup& group) {
     auto points = store::PeakMemoryTrend(db, trend);
     if (!points.ok()) return out + "<p class=\"note\">" + Html(points.status().message()) + "</p>\n";
     for (const auto& p : *points) {
+      if (p.module_name != picked[k]->name) continue;
       auto at = run_index.find(p.run_name);
       if (at != run_index.end()) values[k][at->second] = std::max(values[k][at->second], p.value);
     }
@@ -291,9 +297,7 @@ StatusOr<std::string> RenderHomePage(store::Database& db, const HomeRequest& req
     body += LatestSection(db, (*groups)[i], request, links, i);
   }
   if (static_cast<int64_t>(groups->size()) > kMaxGroups) {
-    body += "<p class=\"note\">" + LeftOutNote(kMaxGroups, static_cast<int64_t>(groups->size()), "groups",
-                                               "the runs page lists every run") +
-            "</p>\n";
+    body += LeftOutNote(kMaxGroups, static_cast<int64_t>(groups->size()), "groups", "the runs page lists every run");
   }
   body += RecentChangesSection(db, groups->front(), links);
   body += ChartSection(db, groups->front());

@@ -43,8 +43,14 @@ std::string SparklineCell(const std::vector<int64_t>* values, const std::vector<
   std::string svg = "<svg class=\"sparkline\" viewBox=\"0 0 90 18\" width=\"90\" height=\"18\" role=\"img\" "
                     "aria-label=\"total_bytes over the last " + std::to_string(n) + " runs\">";
   std::string points;
+  // A stretch of one run (absent on both sides) is a dot; longer ones are lines.
   auto flush = [&] {
-    if (!points.empty()) svg += "<polyline points=\"" + points + "\"/>";
+    if (points.find(' ') != std::string::npos) {
+      svg += "<polyline points=\"" + points + "\"/>";
+    } else if (!points.empty()) {
+      const size_t comma = points.find(',');
+      svg += "<circle cx=\"" + points.substr(0, comma) + "\" cy=\"" + points.substr(comma + 1) + "\" r=\"1.2\"/>";
+    }
     points.clear();
   };
   char buf[48];
@@ -59,7 +65,9 @@ std::string SparklineCell(const std::vector<int64_t>* values, const std::vector<
   flush();
   const int64_t now = values->back();
   std::snprintf(buf, sizeof buf, "%.1f", now >= 0 ? y(now) : kHeight / 2);
-  if (now >= 0) svg += "<circle cx=\"" + std::to_string(static_cast<int>(kWidth - 1)) + "\" cy=\"" + buf + "\" r=\"1.8\"/>";
+  char cx[24];
+  std::snprintf(cx, sizeof cx, "%.1f", x(n - 1));
+  if (now >= 0) svg += "<circle class=\"now\" cx=\"" + std::string(cx) + "\" cy=\"" + buf + "\" r=\"1.8\"/>";
   svg += "</svg>";
   // The previous run that has the module.
   std::string mark;

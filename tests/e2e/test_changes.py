@@ -222,7 +222,8 @@ class ChangesTest(DaemonTestCase):
         self.assertIn("module 'no_such_module' not found in any run", out.stderr)
         self.assertEqual(out.stdout, "")
         for args in (("--since", "nosuch"), ("--min-bytes", "12XB"), ("--first-above", "-1GiB"),
-                     ("--metric", "bogus"), ("--format", "junit"), ("jit_[",)):
+                     ("--metric", "bogus"), ("--format", "junit"), ("jit_[",), ("--last", "4294967296"),
+                     ("--limit", "4294967296"), ("--min-percent", "nan")):
             out = self.changes(*args, rc=2)
             self.assertEqual(out.stdout, "", args)
             self.assertNotEqual(out.stderr, "", args)

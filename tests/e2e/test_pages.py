@@ -664,13 +664,15 @@ class FrontPageTest(DaemonTestCase):
         cells = self.tab.evaluate("""Object.fromEntries(Array.from(document.querySelectorAll('#modules-table tbody tr'))
             .map(r => [r.dataset.module, [r.querySelector('td.spark').dataset.change,
                                           r.querySelector('td.spark').textContent.trim(),
-                                          r.querySelectorAll('td.spark polyline').length]]))""")
+                                          r.querySelectorAll('td.spark polyline').length,
+                                          r.querySelectorAll('td.spark circle').length]]))""")
         # Every run counts on the run page: dev1 (branch dev) is jit_step's previous run before h3.
         step = history_total("h3", "module_0001.jit_step") - history_total("dev1", "module_0001.jit_step")
-        self.assertEqual(cells["jit_step"], [str(step), "▼ -8.0 KiB since dev1", 1])
-        # jit_retrace is absent from dev1: a gap in its line, and no change against h2.
-        self.assertEqual(cells["jit_retrace"], ["0", "", 2])
-        self.assertEqual(cells["jit_accumulate"], ["0", "", 2])
+        self.assertEqual(cells["jit_step"], [str(step), "▼ -8.0 KiB since dev1", 1, 1])  # a line and h3's dot
+        # jit_retrace is absent from dev1: a line over h1 and h2, a gap, h3 alone (a dot) and h3's dot; no change
+        # against h2.
+        self.assertEqual(cells["jit_retrace"], ["0", "", 1, 2])
+        self.assertEqual(cells["jit_accumulate"], ["0", "", 1, 2])
 
     def wait_until_path(self, path, timeout=30):
         deadline = time.time() + timeout
