@@ -11,9 +11,6 @@ namespace {
 
 using service::HumanBytes;
 
-Json OrNull(int64_t v) { return v < 0 ? Json(nullptr) : Json(v); }
-Json OrNull(const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); }
-
 std::string SourceLabel(const std::string& source) { return source.empty() ? "(no source line)" : source; }
 
 std::string BufferName(const v1::BufferChange& b) {
@@ -41,6 +38,9 @@ std::string PeakLine(const AttributionView& a) {
 std::string Shown(const std::string& s) { return ingest::EscapeControlCharacters(s); }
 
 }  // namespace
+
+Json OrNull(int64_t v) { return v < 0 ? Json(nullptr) : Json(v); }
+Json OrNull(const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); }
 
 std::string BufferChangeName(v1::BufferChange::Change change) {
   std::string s = v1::BufferChange::Change_Name(change);

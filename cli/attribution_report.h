@@ -18,6 +18,10 @@ namespace xladb::cli {
 
 using Json = nlohmann::ordered_json;
 
+// JSON null for what a message says is unknown or absent: a negative count or id, an empty text.
+Json OrNull(int64_t v);
+Json OrNull(const std::string& s);
+
 // A view of one message's attribution fields; the message must outlive it.
 struct AttributionView {
   const google::protobuf::RepeatedPtrField<v1::BufferChange>* changes = nullptr;

@@ -15,7 +15,6 @@ using service::PercentChange;
 using service::SignatureWithSharding;
 using Change = v1::ChangePoint;
 
-Json OrNull(int64_t v) { return v < 0 ? Json(nullptr) : Json(v); }
 
 std::string Shown(const std::string& s) { return ingest::EscapeControlCharacters(s); }
 
@@ -127,8 +126,8 @@ std::string RenderJson(const v1::ListChangesResponse& r) {
   }
   j["change_count"] = r.change_count();
   j["runs"] = r.runs();
-  j["first_run"] = r.first_run().empty() ? Json(nullptr) : Json(r.first_run());
-  j["last_run"] = r.last_run().empty() ? Json(nullptr) : Json(r.last_run());
+  j["first_run"] = OrNull(r.first_run());
+  j["last_run"] = OrNull(r.last_run());
   j["metrics"] = Json::array();
   for (const auto& m : r.metrics()) j["metrics"].push_back(m);
   j["first_above"] = Json::array();
@@ -140,7 +139,7 @@ std::string RenderJson(const v1::ListChangesResponse& r) {
                                 {"bytes", a.bytes()},
                                 {"first_run", a.first_run()},
                                 {"first_value", a.first_value()},
-                                {"since_run", a.since_run().empty() ? Json(nullptr) : Json(a.since_run())},
+                                {"since_run", OrNull(a.since_run())},
                                 {"since_value", a.since_run().empty() ? Json(nullptr) : Json(a.since_value())},
                                 {"latest_run", a.latest_run()},
                                 {"latest_value", a.latest_value()}});

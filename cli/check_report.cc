@@ -112,8 +112,6 @@ std::string SummaryCounts(const v1::CheckRunResponse& r) {
 // ---------------------------------------------------------------------------------------------------
 // JSON (docs/check-json.md)
 
-Json OrNull(int64_t v) { return v < 0 ? Json(nullptr) : Json(v); }
-Json OrNull(const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); }
 
 std::string RenderJson(const v1::CheckRunResponse& r) {
   Json j;

@@ -10,6 +10,7 @@
 #include "service/attribution_proto.h"
 #include "service/module_notes.h"
 #include "store/check_run.h"
+#include "store/module_metrics.h"
 #include "store/module_trend.h"
 #include "store/queries.h"
 #include "store/run_diff.h"
@@ -233,13 +234,13 @@ Status AnswerPeakMemoryTrend(store::Database& db, const v1::PeakMemoryTrendReque
   if (req->metric() == v1::TREND_METRIC_UNSPECIFIED) {
     // The default, the padded live peak, needs live ranges: older dumps and memory reports alone have none,
     // so their trend falls back to XLA's printed peak, then to total_bytes, and says so.
-    for (const char* fallback : {"peak_bytes", "total_bytes"}) {
+    for (size_t i = 1; i < std::size(store::kPeakMetricsInOrder); ++i) {
       if (points.ok() || points.status().code() != Status::Code::kNotFound) break;
-      q.metric = fallback;
+      q.metric = std::string(store::kPeakMetricsInOrder[i]);
       points = store::PeakMemoryTrend(db, q);
       if (points.ok()) {
         resp->add_notes(req->module() + ": no compile has live ranges, so no padded live peak: showing " +
-                        fallback + " instead (choose with --metric)");
+                        q.metric + " instead (choose with --metric)");
       }
     }
   }

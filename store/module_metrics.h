@@ -25,6 +25,11 @@ inline constexpr ModuleMetric kModuleMetrics[] = {
     {"output_bytes", "maybe-live-out allocations"},
 };
 
+// What "the peak" of a module is when none is named: the padded live peak, which needs live ranges; else XLA's
+// printed peak; else total_bytes (a memory report alone). The trend and the front page take the first a module
+// has.
+inline constexpr std::string_view kPeakMetricsInOrder[] = {"live_peak_padded_bytes", "peak_bytes", "total_bytes"};
+
 // The gate's metrics when none are named.
 inline constexpr std::string_view kDefaultGateMetrics[] = {"total_bytes", "live_peak_padded_bytes"};
 

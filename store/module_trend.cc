@@ -63,10 +63,12 @@ std::unordered_map<std::string, InstancesByRun> InstancesByIdentity(Database& db
   std::unordered_map<std::string, InstancesByRun> by_key;
   for (size_t at = 0; at < keys.size(); at += kKeysAQuery) {
     const size_t n = std::min(kKeysAQuery, keys.size() - at);
-    std::string sql = "SELECT identity_key, run_id, COUNT(*), MIN(module_id) FROM module_memory WHERE identity_key IN (?";
-    for (size_t i = 1; i < n; ++i) sql += ",?";
-    auto q = db.connection().Prepare(sql + ") GROUP BY identity_key, run_id");
-    for (size_t i = 0; i < n; ++i) q->Bind(static_cast<int>(i) + 1, keys[at + i]);
+    Conditions where;
+    where.AddIn("identity_key", std::vector<std::string>(keys.begin() + static_cast<std::ptrdiff_t>(at),
+                                                         keys.begin() + static_cast<std::ptrdiff_t>(at + n)));
+    auto q = db.connection().Prepare("SELECT identity_key, run_id, COUNT(*), MIN(module_id) FROM module_memory" +
+                                     where.Where() + " GROUP BY identity_key, run_id");
+    BindArgs(*q, where.args());
     while (q->Step()) by_key[q->Text(0)][q->Int(1)] = {q->Int(2), q->Int(3)};
   }
   return by_key;
@@ -213,15 +215,13 @@ StatusOr<RecentValues> RecentIdentityValues(Database& db, const std::string& run
     std::reverse(out.runs.begin(), out.runs.end());
     std::unordered_map<int64_t, size_t> index;
     for (size_t i = 0; i < ids.size(); ++i) index[ids[i]] = i;
-    std::string in = "?";
-    for (size_t i = 1; i < ids.size(); ++i) in += ",?";
-    auto values = db.connection().Prepare(
-        "SELECT mm.identity_key, mm.run_id, MAX(mm." + std::string(m->name) + ") FROM module_memory mm "
-        "WHERE mm.run_id IN (" + in + ") AND mm.identity_key IN (SELECT identity_key FROM modules WHERE run_id = ?) "
-        "GROUP BY mm.identity_key, mm.run_id");
-    int at = 1;
-    for (int64_t id : ids) values->Bind(at++, id);
-    values->Bind(at, run_id);
+    Conditions where;
+    where.AddIn("mm.run_id", ids);
+    where.Add("mm.identity_key IN (SELECT identity_key FROM modules WHERE run_id = ?)", run_id);
+    auto values = db.connection().Prepare("SELECT mm.identity_key, mm.run_id, MAX(mm." + std::string(m->name) +
+                                          ") FROM module_memory mm" + where.Where() +
+                                          " GROUP BY mm.identity_key, mm.run_id");
+    BindArgs(*values, where.args());
     while (values->Step()) {
       auto& series = out.by_identity.try_emplace(values->Text(0), std::vector<int64_t>(ids.size(), -1)).first->second;
       series[index[values->Int(1)]] = values->IntOr(2, -1);

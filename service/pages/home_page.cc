@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "service/human_bytes.h"
@@ -22,6 +23,7 @@
 #include "store/change_points.h"
 #include "store/check_run.h"
 #include "store/module_match.h"
+#include "store/module_metrics.h"
 #include "store/module_trend.h"
 #include "store/name_pattern.h"
 #include "store/queries.h"
@@ -72,14 +74,25 @@ StatusOr<std::vector<RunGroup>> GroupRuns(store::Database& db, const std::string
   return groups;
 }
 
-// The padded live peak, else XLA's peak, else total_bytes: the first the modules have.
-std::string PeakMetric(const std::vector<store::ModuleRow>& modules) {
-  for (const char* metric : {"live_peak_padded_bytes", "peak_bytes", "total_bytes"}) {
-    for (const auto& m : modules) {
-      if (m.metric(metric) >= 0) return metric;
+// A run's modules, the largest first by its peak metric: the first of kPeakMetricsInOrder any module has.
+struct LargestModules {
+  std::string metric;
+  std::vector<store::ModuleRow> rows;
+};
+
+StatusOr<LargestModules> LoadLargestModules(store::Database& db, int64_t run_id) {
+  auto rows = store::LoadRunModules(db, run_id);
+  if (!rows.ok()) return rows.status();
+  LargestModules out{"total_bytes", std::move(*rows)};
+  for (std::string_view metric : store::kPeakMetricsInOrder) {
+    if (std::any_of(out.rows.begin(), out.rows.end(), [&](const auto& m) { return m.metric(metric) >= 0; })) {
+      out.metric = std::string(metric);
+      break;
     }
   }
-  return "total_bytes";
+  std::stable_sort(out.rows.begin(), out.rows.end(),
+                   [&](const auto& a, const auto& b) { return a.metric(out.metric) > b.metric(out.metric); });
+  return out;
 }
 
 std::string ModuleLink(const PageLinks& links, const std::string& run, const store::ModuleRow& m) {
@@ -88,8 +101,8 @@ std::string ModuleLink(const PageLinks& links, const std::string& run, const sto
   return PageLinks::Anchor(links.Module(run, m.name, m.stage, m.xla_module_id, m.folder), text);
 }
 
-std::string LatestSection(store::Database& db, const RunGroup& group, const HomeRequest& request,
-                          const PageLinks& links, size_t index) {
+std::string LatestSection(store::Database& db, const RunGroup& group, const StatusOr<LargestModules>& modules,
+                          const HomeRequest& request, const PageLinks& links, size_t index) {
   const store::RunInfo& latest = group.runs.front();
   std::string out = "<section class=\"group\" id=\"group-" + std::to_string(index) + "\">\n<h3>" +
                     Html(group.title) + "</h3>\n<p>Latest run " +
@@ -112,19 +125,18 @@ std::string LatestSection(store::Database& db, const RunGroup& group, const Home
            ": <span class=\"verdict " + name + "\" data-verdict=\"" + name + "\">" + name + "</span> " +
            PageLinks::Anchor(links.Diff(latest.name, before.name), Html(verdict->reason)) + "</p>\n";
   }
-  auto modules = store::LoadRunModules(db, latest.run_id);
   if (!modules.ok()) return out + "<p class=\"note\">" + Html(modules.status().message()) + "</p>\n</section>\n";
-  if (modules->empty()) return out + "<p class=\"note\">No module of this run has a buffer assignment.</p>\n</section>\n";
-  const std::string metric = PeakMetric(*modules);
-  std::stable_sort(modules->begin(), modules->end(),
-                   [&](const auto& a, const auto& b) { return a.metric(metric) > b.metric(metric); });
+  if (modules->rows.empty()) {
+    return out + "<p class=\"note\">No module of this run has a buffer assignment.</p>\n</section>\n";
+  }
+  const std::string& metric = modules->metric;
   const bool budgets = !request.budgets.empty();
   const bool with_total = metric != "total_bytes";
   out += "<table class=\"sortable largest\"><thead><tr>" + HeaderCell("module", true) + HeaderCell("stage", true) +
          HeaderCell(metric, true, true) + (with_total ? HeaderCell("total_bytes", true, true) : std::string()) +
          (budgets ? HeaderCell("budget", false) : std::string()) + "</tr></thead><tbody>\n";
-  for (size_t i = 0; i < modules->size() && i < kLargestModules; ++i) {
-    const store::ModuleRow& m = (*modules)[i];
+  for (size_t i = 0; i < modules->rows.size() && i < kLargestModules; ++i) {
+    const store::ModuleRow& m = modules->rows[i];
     std::string headroom;
     if (budgets) {
       auto use = store::MeasureBudget(request.budgets, request.warn_percent, m);
@@ -139,8 +151,8 @@ std::string LatestSection(store::Database& db, const RunGroup& group, const Home
            "</tr>\n";
   }
   out += "</tbody></table>\n";
-  if (modules->size() > kLargestModules) {
-    out += LeftOutNote(kLargestModules, static_cast<int64_t>(modules->size()), "modules", "the run page lists all");
+  if (modules->rows.size() > kLargestModules) {
+    out += LeftOutNote(kLargestModules, static_cast<int64_t>(modules->rows.size()), "modules", "the run page lists all");
   }
   return out + "</section>\n";
 }
@@ -199,13 +211,14 @@ std::string RecentChangesSection(store::Database& db, const RunGroup& group, con
   return out;
 }
 
-std::string ChartSection(store::Database& db, const RunGroup& group) {
+// `modules`: the group's latest run's, as LatestSection showed them.
+std::string ChartSection(store::Database& db, const RunGroup& group, const StatusOr<LargestModules>& modules) {
   std::string out = "<h2 id=\"largest-over-time\">The largest modules over time</h2>\n";
-  const store::RunInfo& latest = group.runs.front();
-  auto modules = store::LoadRunModules(db, latest.run_id);
   if (!modules.ok()) return out + "<p class=\"note\">" + Html(modules.status().message()) + "</p>\n";
-  if (modules->empty()) return out + "<p class=\"note\">The latest run has no module with a buffer assignment.</p>\n";
-  const std::string metric = PeakMetric(*modules);
+  if (modules->rows.empty()) {
+    return out + "<p class=\"note\">The latest run has no module with a buffer assignment.</p>\n";
+  }
+  const std::string& metric = modules->metric;
   // The runs on the x axis, oldest first.
   const size_t n = std::min<size_t>(group.runs.size(), kChartRuns);
   std::vector<std::string> run_names(n);
@@ -215,10 +228,8 @@ std::string ChartSection(store::Database& db, const RunGroup& group) {
     run_index[group.runs[i].name] = n - 1 - i;
   }
   // The jit names of the latest run's largest modules, each once.
-  std::stable_sort(modules->begin(), modules->end(),
-                   [&](const auto& a, const auto& b) { return a.metric(metric) > b.metric(metric); });
   std::vector<const store::ModuleRow*> picked;
-  for (const auto& m : *modules) {
+  for (const auto& m : modules->rows) {
     if (picked.size() == kChartModules) break;
     if (std::none_of(picked.begin(), picked.end(), [&](const auto* p) {
           return p->name == m.name && p->stage == m.stage && p->folder == m.folder;
@@ -293,14 +304,18 @@ StatusOr<std::string> RenderHomePage(store::Database& db, const HomeRequest& req
     return PageFrame("xladb", body);
   }
   body += "<h2 id=\"latest\">Latest</h2>\n";
+  // The newest group's latest modules serve its section and the chart: read once.
+  const StatusOr<LargestModules> newest = LoadLargestModules(db, groups->front().runs.front().run_id);
   for (size_t i = 0; i < groups->size() && static_cast<int64_t>(i) < kMaxGroups; ++i) {
-    body += LatestSection(db, (*groups)[i], request, links, i);
+    const RunGroup& group = (*groups)[i];
+    body += i == 0 ? LatestSection(db, group, newest, request, links, i)
+                   : LatestSection(db, group, LoadLargestModules(db, group.runs.front().run_id), request, links, i);
   }
   if (static_cast<int64_t>(groups->size()) > kMaxGroups) {
     body += LeftOutNote(kMaxGroups, static_cast<int64_t>(groups->size()), "groups", "the runs page lists every run");
   }
   body += RecentChangesSection(db, groups->front(), links);
-  body += ChartSection(db, groups->front());
+  body += ChartSection(db, groups->front(), newest);
   return PageFrame("xladb", body);
 }
 

@@ -79,7 +79,8 @@ def file_url(path):
     return "file://" + os.path.abspath(path)
 
 
-class PagesTest(DaemonTestCase):
+class BrowserTestCase(DaemonTestCase):
+    """A headless Chromium for the class's tests (a missing one fails them: nothing can be checked without it)."""
 
     @classmethod
     def setUpClass(cls):
@@ -91,6 +92,9 @@ class PagesTest(DaemonTestCase):
     @classmethod
     def tearDownClass(cls):
         cls.browser.close()
+
+
+class PagesTest(BrowserTestCase):
 
     def setUp(self):
         super().setUp()
@@ -559,19 +563,9 @@ def history_total(run, stem):
         return total_bytes(f.read())
 
 
-class FrontPageTest(DaemonTestCase):
+class FrontPageTest(BrowserTestCase):
     """The front page (`xladb report --home`, `/` of `xladbd --http`) over tests/fixtures/history: six nightly runs
     of branch main and one of branch dev, with a growth at h3, a shrink at h5 and a reshape at h6."""
-
-    @classmethod
-    def setUpClass(cls):
-        if not have_chromium():
-            raise AssertionError("chromium is missing: scripts/install-deps.sh installs Debian's chromium")
-        cls.browser = Browser()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.browser.close()
 
     def setUp(self):
         super().setUp()
