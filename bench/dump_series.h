@@ -25,7 +25,7 @@
 #include <string>
 
 #include "bench/synthetic_program.h"
-#include "ingest/status.h"
+#include "base/status.h"
 
 namespace xladb::bench {
 

@@ -7,13 +7,13 @@
 #include <cstdio>
 #include <string>
 
-#include "ingest/byte_source.h"
-#include "ingest/dump_name.h"
-#include "ingest/line_reader.h"
+#include "ingest/source/byte_source.h"
+#include "ingest/text/dump_name.h"
+#include "ingest/source/line_reader.h"
 #include "ingest/parser_registry.h"
-#include "ingest/record_list.h"
-#include "ingest/record_sink.h"
-#include "ingest/sniff.h"
+#include "ingest/records/record_list.h"
+#include "ingest/records/record_sink.h"
+#include "ingest/source/sniff.h"
 
 namespace {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "ingest/status.h"
+#include "base/status.h"
 
 namespace xladb::bench {
 

@@ -3,7 +3,7 @@
 #include <cctype>
 
 #include "cli/markdown_text.h"
-#include "ingest/visible_text.h"
+#include "ingest/text/visible_text.h"
 #include "service/human_bytes.h"
 
 namespace xladb::cli {

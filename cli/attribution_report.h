@@ -1,8 +1,8 @@
 // The buffers and source lines behind a change, for every report format. The gate's CheckedModule and
-// ListChanges' ChangePoint carry the attribution (store/buffer_attribution.h) under the same field names;
+// ListChanges' ChangePoint carry the attribution (store/compare/buffer_attribution.h) under the same field names;
 // AttributionOf views either, and one piece of code writes it for check and for changes.
 //
-// Values from dumps go through cli/markdown_text.h (Markdown) or ingest/visible_text.h (terminal).
+// Values from dumps go through cli/markdown_text.h (Markdown) or ingest/text/visible_text.h (terminal).
 // Pure functions; thread-safe.
 #ifndef XLADB_CLI_ATTRIBUTION_REPORT_H_
 #define XLADB_CLI_ATTRIBUTION_REPORT_H_

@@ -9,7 +9,7 @@
 #include "cli/gate_config.h"
 #include "cli/output.h"
 #include "cli/query_commands.h"
-#include "ingest/visible_text.h"
+#include "ingest/text/visible_text.h"
 
 namespace xladb::cli {
 namespace {

@@ -1,4 +1,4 @@
-// `xladb changes [MODULE]`: the change points of a run history (ListChanges, store/change_points.h), from
+// `xladb changes [MODULE]`: the change points of a run history (ListChanges, store/compare/change_points.h), from
 // xladbd or offline (--db): table, csv, json or markdown on stdout (or --output FILE), notes on stderr.
 //
 // Exit codes: 0 when it answers, with changes or none (an empty history is an answer, its note on stderr);

@@ -11,7 +11,7 @@
 
 #include "cli/attribution_report.h"
 #include "cli/markdown_text.h"
-#include "ingest/visible_text.h"
+#include "ingest/text/visible_text.h"
 #include "service/human_bytes.h"
 
 namespace xladb::cli {

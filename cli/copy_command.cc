@@ -5,10 +5,10 @@
 #include <string>
 
 #include "cli/remote_commands.h"
-#include "store/database.h"
-#include "store/postgres_connection.h"
-#include "store/postgres_sql_query.h"
-#include "store/store_copy.h"
+#include "store/backend/database.h"
+#include "store/postgres/postgres_connection.h"
+#include "store/postgres/postgres_sql_query.h"
+#include "store/copy/store_copy.h"
 
 namespace xladb::cli {
 int CmdCopy(const std::string& source, const std::string& destination, const std::string& reader,

@@ -1,6 +1,6 @@
 // `xladb copy SRC DST`: copies the SQLite store SRC into the PostgreSQL database DST (a libpq URI,
 // postgresql://user@host:port/db), or a PostgreSQL store SRC into the SQLite file DST: run by run,
-// resumable, verified by row counts (store/store_copy.h).
+// resumable, verified by row counts (store/copy/store_copy.h).
 // Prints one line per table (rows copied now, rows on each side afterwards) in the chosen format, and on
 // stderr how many runs were copied and how many were there already. Exit codes: 0 done and verified,
 // 1 failure (named on stderr), 2 usage.

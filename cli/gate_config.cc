@@ -9,9 +9,9 @@
 #include <sstream>
 #include <utility>
 
-#include "store/check_run.h"
-#include "store/module_metrics.h"
-#include "store/name_pattern.h"
+#include "store/compare/check_run.h"
+#include "store/facts/module_metrics.h"
+#include "store/query/name_pattern.h"
 
 namespace xladb::cli {
 namespace {

@@ -1,7 +1,7 @@
 // The gate's config file (`xladb check --config FILE`): per-module tolerances, ignored modules and
 // regressions accepted in review, in TOML. docs/gate-config.md has a full commented example:
 //
-//   metrics = ["total_bytes", "live_peak_padded_bytes"]   # store/module_metrics.h names
+//   metrics = ["total_bytes", "live_peak_padded_bytes"]   # store/facts/module_metrics.h names
 //   max_growth_bytes = 0                                   # integer >= 0
 //   max_growth_percent = 0.0                               # number >= 0
 //   fail_on_retrace_growth = false
@@ -36,7 +36,7 @@
 #include <string>
 #include <string_view>
 
-#include "ingest/status.h"
+#include "base/status.h"
 #include "xladb/v1/xladb.pb.h"
 
 namespace xladb::cli {

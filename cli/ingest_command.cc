@@ -16,9 +16,9 @@
 
 #include "cli/call_watchdog.h"
 #include "cli/remote_commands.h"
-#include "ingest/dump_source.h"
-#include "ingest/run_name.h"
-#include "ingest/visible_text.h"
+#include "ingest/source/dump_source.h"
+#include "ingest/source/run_name.h"
+#include "ingest/text/visible_text.h"
 #include "proto/wire_text.h"
 #include "xladb/v1/xladb.grpc.pb.h"
 

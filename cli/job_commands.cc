@@ -5,7 +5,7 @@
 #include <thread>
 
 #include "cli/remote_commands.h"
-#include "ingest/visible_text.h"
+#include "ingest/text/visible_text.h"
 
 namespace xladb::cli {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "ingest/visible_text.h"
+#include "ingest/text/visible_text.h"
 #include "service/pages/html_text.h"
 
 namespace xladb::cli {

@@ -16,7 +16,7 @@
 //                           <details><summary> line, which Markdown does not parse).
 //
 // Every one of them first writes control characters and bidi controls as visible escapes
-// (ingest/visible_text.h), line breaks included, so no value ends a table row, a list item or an HTML block.
+// (ingest/text/visible_text.h), line breaks included, so no value ends a table row, a list item or an HTML block.
 //
 //   ReportUrlProblem(url)   "" for an http:// or https:// URL that is safe as a link destination as it is
 //                           ([text](url)); else why not: other schemes (javascript:, data:), white space,

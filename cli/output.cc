@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <ctime>
 
-#include "ingest/visible_text.h"
+#include "ingest/text/visible_text.h"
 
 namespace xladb::cli {
 namespace {

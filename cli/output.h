@@ -3,7 +3,7 @@
 // CSV and JSON stream each row as it comes; a table buffers rows to align columns (use csv for big
 // results). Values are already text; `is_null` cells print empty (table, csv) or null (json), and numeric
 // cells print bare in JSON. A table shows control characters and bidi controls as escapes (\x1b, \n,
-// \u202e: ingest/visible_text.h); CSV keeps every byte; JSON escapes controls as its grammar says (\u001b).
+// \u202e: ingest/text/visible_text.h); CSV keeps every byte; JSON escapes controls as its grammar says (\u001b).
 // Not thread-safe.
 #ifndef XLADB_CLI_OUTPUT_H_
 #define XLADB_CLI_OUTPUT_H_

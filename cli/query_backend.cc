@@ -2,11 +2,11 @@
 
 #include <cstdio>
 
-#include "ingest/visible_text.h"
+#include "ingest/text/visible_text.h"
 #include "proto/wire_text.h"
 #include "service/query_answers.h"
 #include "service/query_service.h"
-#include "store/database.h"
+#include "store/backend/database.h"
 #include "xladb/v1/xladb.grpc.pb.h"
 
 namespace xladb::cli {

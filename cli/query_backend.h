@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "cli/remote_commands.h"
-#include "ingest/status.h"
+#include "base/status.h"
 #include "xladb/v1/xladb.pb.h"
 
 namespace xladb::cli {

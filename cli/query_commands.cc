@@ -13,9 +13,9 @@
 #include "cli/job_commands.h"
 #include "cli/markdown_text.h"
 #include "ingest/dump_ingester.h"
-#include "ingest/visible_text.h"
+#include "ingest/text/visible_text.h"
 #include "service/human_bytes.h"
-#include "store/module_metrics.h"
+#include "store/facts/module_metrics.h"
 #include "xladb/v1/xladb.pb.h"
 
 namespace xladb::cli {
@@ -230,7 +230,7 @@ int CmdTrend(QueryBackend& b, OutputFormat format, const TrendArgs& a) {
   ResultPrinter p(format, stdout);
   p.SetColumns(columns);
   for (const auto& pt : resp.points()) {
-    // The change compares matched instances of one identity only (store/module_trend.h).
+    // The change compares matched instances of one identity only (store/compare/module_trend.h).
     Cell change = pt.has_change() ? Num(pt.change()) : Cell{"", true, false};
     if (pt.has_change() && pt.change() > 0) change.text = "+" + change.text;
     std::vector<Cell> row = {Txt(pt.run_name()), Time(pt.run_time_us()), Txt(pt.module_name()),

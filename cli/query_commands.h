@@ -21,7 +21,7 @@ namespace xladb::cli {
 
 // The labels a request filters runs by.
 void AddLabels(const LabelList& labels, google::protobuf::RepeatedPtrField<v1::Label>* out);
-// --metric values, each a store/module_metrics.h name; false (said on stderr) at the first that is not.
+// --metric values, each a store/facts/module_metrics.h name; false (said on stderr) at the first that is not.
 [[nodiscard]] bool AddMetricFlags(const std::vector<std::string>& metrics,
                                   google::protobuf::RepeatedPtrField<std::string>* out);
 
@@ -46,7 +46,7 @@ int CmdModules(QueryBackend& b, OutputFormat format, const ModulesArgs& a);
 
 struct TrendArgs {
   std::string module;
-  std::string metric;           // peak, total, temp (short names) or any store/module_metrics.h name; "" = the
+  std::string metric;           // peak, total, temp (short names) or any store/facts/module_metrics.h name; "" = the
                                 // server's default (live_peak_padded_bytes, or what the module has)
   int64_t last_n = 0;
   LabelList labels;

@@ -13,7 +13,7 @@
 
 #include "cli/call_watchdog.h"
 #include "ingest/dump_ingester.h"
-#include "ingest/visible_text.h"
+#include "ingest/text/visible_text.h"
 #include "proto/wire_text.h"
 #include "xladb/v1/xladb.grpc.pb.h"
 

@@ -2,11 +2,11 @@
 
 #include <cstdio>
 
-#include "ingest/visible_text.h"
-#include "store/database.h"
-#include "store/queries.h"
-#include "store/run_lifecycle.h"
-#include "store/unix_time.h"
+#include "ingest/text/visible_text.h"
+#include "store/backend/database.h"
+#include "store/query/queries.h"
+#include "store/admin/run_lifecycle.h"
+#include "base/unix_time.h"
 #include "xladb/v1/xladb.grpc.pb.h"
 
 namespace xladb::cli {
@@ -96,7 +96,7 @@ int CmdPrune(const ClientOptions& o, const std::string& db_path, const PruneArgs
   if (!db_path.empty()) {
     auto db = store::Database::Open(db_path);
     if (!db.ok()) return OfflineFailure(db.status());
-    store::PruneOptions options{a.keep_detail_days, a.keep_labels, store::UnixMicrosNow()};
+    store::PruneOptions options{a.keep_detail_days, a.keep_labels, UnixMicrosNow()};
     auto p = store::PruneDetail(**db, options);
     if (!p.ok()) return OfflineFailure(p.status());
     pruned.set_runs(p->runs);

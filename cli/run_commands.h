@@ -1,6 +1,6 @@
 // The xladb commands that change stored runs: `label`, `delete` and `prune`. Through xladbd (the IngestService's
 // LabelRun and DeleteRun, done by its one writer between ingest jobs), or offline on `--db FILE` with the
-// same store code (store/run_lifecycle.h). Exit codes: 0 done, 1 failure (an unknown run included), 2 usage.
+// same store code (store/admin/run_lifecycle.h). Exit codes: 0 done, 1 failure (an unknown run included), 2 usage.
 // Not thread-safe; one command per process.
 #ifndef XLADB_CLI_RUN_COMMANDS_H_
 #define XLADB_CLI_RUN_COMMANDS_H_

@@ -33,14 +33,14 @@
 #include "cli/remote_commands.h"
 #include "cli/run_commands.h"
 #include "ingest/dump_ingester.h"
-#include "ingest/run_name.h"
-#include "ingest/visible_text.h"
+#include "ingest/source/run_name.h"
+#include "ingest/text/visible_text.h"
 #include "proto/wire_text.h"
-#include "store/database.h"
-#include "store/postgres_connection.h"
-#include "store/postgres_sql_query.h"
-#include "store/run_writer.h"
-#include "store/sql_query.h"
+#include "store/backend/database.h"
+#include "store/postgres/postgres_connection.h"
+#include "store/postgres/postgres_sql_query.h"
+#include "store/write/run_writer.h"
+#include "store/sql_endpoint.h"
 
 namespace xladb::cli {
 namespace {
@@ -76,7 +76,7 @@ std::string FormatVerdicts(const std::map<std::string, int64_t>& by_verdict) {
     if (!s.empty()) s += ", ";
     s += std::to_string(n) + " " + v;
   }
-  // Files of a module one of whose files was replaced, read again to rebuild it (store/run_writer.h).
+  // Files of a module one of whose files was replaced, read again to rebuild it (store/write/run_writer.h).
   if (auto it = by_verdict.find("reread"); it != by_verdict.end() && it->second > 0) {
     s += ", " + std::to_string(it->second) + " read again";
   }

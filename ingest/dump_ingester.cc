@@ -7,17 +7,17 @@
 #include <thread>
 #include <vector>
 
-#include "ingest/content_hash.h"
-#include "ingest/dump_name.h"
-#include "ingest/dump_source.h"
-#include "ingest/file_kind.h"
-#include "ingest/line_reader.h"
+#include "base/content_hash.h"
+#include "ingest/text/dump_name.h"
+#include "ingest/source/dump_source.h"
+#include "ingest/source/file_kind.h"
+#include "ingest/source/line_reader.h"
 #include "ingest/parser_registry.h"
-#include "ingest/printed_number.h"
-#include "ingest/record_pipe.h"
+#include "ingest/text/printed_number.h"
+#include "ingest/records/record_pipe.h"
 #include "ingest/run_metadata_file.h"
-#include "ingest/run_name.h"
-#include "ingest/sniff.h"
+#include "ingest/source/run_name.h"
+#include "ingest/source/sniff.h"
 
 namespace xladb::ingest {
 namespace {

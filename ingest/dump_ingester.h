@@ -23,9 +23,9 @@
 #include <utility>
 #include <vector>
 
-#include "ingest/dump_source.h"
-#include "ingest/ingest_target.h"
-#include "ingest/status.h"
+#include "ingest/source/dump_source.h"
+#include "ingest/records/ingest_target.h"
+#include "base/status.h"
 
 namespace xladb::ingest {
 

@@ -1,12 +1,12 @@
 #include "ingest/parser_registry.h"
 
-#include "ingest/buffer_assignment_parser.h"
-#include "ingest/hlo_module_parser.h"
-#include "ingest/live_range_parser.h"
-#include "ingest/memory_report_parser.h"
-#include "ingest/oom_report_parser.h"
-#include "ingest/tpu_bundle_profile_parser.h"
-#include "ingest/tpu_per_bundle_utilization_parser.h"
+#include "ingest/formats/buffer_assignment/buffer_assignment_parser.h"
+#include "ingest/formats/hlo_module/hlo_module_parser.h"
+#include "ingest/formats/buffer_assignment/live_range_parser.h"
+#include "ingest/formats/memory_report/memory_report_parser.h"
+#include "ingest/formats/oom_report/oom_report_parser.h"
+#include "ingest/formats/tpu_utilization/tpu_bundle_profile_parser.h"
+#include "ingest/formats/tpu_utilization/tpu_per_bundle_utilization_parser.h"
 
 namespace xladb::ingest {
 

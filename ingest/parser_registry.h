@@ -6,8 +6,8 @@
 
 #include <memory>
 
-#include "ingest/file_kind.h"
-#include "ingest/line_parser.h"
+#include "ingest/source/file_kind.h"
+#include "ingest/text/line_parser.h"
 
 namespace xladb::ingest {
 

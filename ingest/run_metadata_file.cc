@@ -3,7 +3,7 @@
 #include <toml++/toml.h>
 
 #include "ingest/dump_ingester.h"
-#include "ingest/run_name.h"
+#include "ingest/source/run_name.h"
 
 namespace xladb::ingest {
 namespace {

@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "ingest/status.h"
+#include "base/status.h"
 
 namespace xladb::ingest {
 

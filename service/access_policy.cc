@@ -133,7 +133,7 @@ StatusOr<std::string> AccessPolicy::ResolveAllowedPath(const std::string& path) 
   ::close(root_fd);
   if (fd < 0 && open_errno == ENOSYS) {
     // A kernel without openat2 (before 5.6): resolve with realpath and check the result lexically. The job
-    // still opens the path beneath its root without following symlinks (ingest/path_beneath.h walks then).
+    // still opens the path beneath its root without following symlinks (ingest/source/path_beneath.h walks then).
     auto real = RealPath(path);
     if (!real.ok()) return OutsideTheRoots(path);
     auto again = FindRoot(real.value());

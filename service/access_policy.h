@@ -16,7 +16,7 @@
 //     no resolved path echoed), so callers cannot probe the server's disk; kNotFound only for a path beneath
 //     a root. No roots configured: nothing is allowed.
 //   * FindRoot: the lexical half: which root a path is beneath, and the rest of it. The ingest queue uses it
-//     to open the path beneath that root again when the job runs (ingest/dump_source.h OpenBeneath).
+//     to open the path beneath that root again when the job runs (ingest/source/dump_source.h OpenBeneath).
 //   * Immutable after construction; thread-safe.
 #ifndef XLADB_SERVICE_ACCESS_POLICY_H_
 #define XLADB_SERVICE_ACCESS_POLICY_H_
@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "ingest/status.h"
+#include "base/status.h"
 
 namespace xladb::service {
 

@@ -1,11 +1,11 @@
-// The gate's buffer attribution (store/buffer_attribution.h) in the API's messages. A CheckedModule (the gate)
+// The gate's buffer attribution (store/compare/buffer_attribution.h) in the API's messages. A CheckedModule (the gate)
 // and a ChangePoint (ListChanges) carry it under the same field names, so one template fills either.
 //
 // Pure functions; thread-safe.
 #ifndef XLADB_SERVICE_ATTRIBUTION_PROTO_H_
 #define XLADB_SERVICE_ATTRIBUTION_PROTO_H_
 
-#include "store/buffer_attribution.h"
+#include "store/compare/buffer_attribution.h"
 #include "xladb/v1/xladb.pb.h"
 
 namespace xladb::service {

@@ -1,9 +1,9 @@
-// AnswerListChanges (query_answers.h): the change points of a run history (store/change_points.h).
+// AnswerListChanges (query_answers.h): the change points of a run history (store/compare/change_points.h).
 #include <string>
 
 #include "service/attribution_proto.h"
 #include "service/query_answers.h"
-#include "store/change_points.h"
+#include "store/compare/change_points.h"
 
 namespace xladb::service {
 namespace {

@@ -37,7 +37,7 @@
 #include <string>
 #include <vector>
 
-#include "ingest/status.h"
+#include "base/status.h"
 
 namespace xladb::service {
 

@@ -33,7 +33,7 @@
 #include <memory>
 #include <string>
 
-#include "ingest/status.h"
+#include "base/status.h"
 #include "service/access_policy.h"
 #include "service/query_service.h"
 

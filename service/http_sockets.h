@@ -21,7 +21,7 @@
 
 #include <string>
 
-#include "ingest/status.h"
+#include "base/status.h"
 
 namespace xladb::service::http_sockets {
 

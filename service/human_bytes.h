@@ -22,13 +22,13 @@ std::string PercentChange(int64_t baseline, int64_t delta);
 std::string RollupLine(const std::string& name, int64_t baseline_compiles, int64_t current_compiles,
                        const std::string& metric, int64_t baseline_max, int64_t current_max);
 
-// A module's headroom against its memory budget (store/memory_budget.h): "total_bytes 10.0 KiB of 8.0 KiB
+// A module's headroom against its memory budget (store/compare/memory_budget.h): "total_bytes 10.0 KiB of 8.0 KiB
 // (125%): over budget", "live_peak_padded_bytes 14.1 GiB of 15.5 GiB (91%): near the budget" (warn), or no
 // suffix; "total_bytes unknown of 8.0 KiB" when the module has no figure (current < 0).
 std::string BudgetHeadroom(const std::string& metric, int64_t current, int64_t max_bytes, double percent, bool over,
                            bool warn);
 
-// An entry signature with its ENTRY sharding when it has one (store/module_facts.h): "(f32[8]) -> f32[8]
+// An entry signature with its ENTRY sharding when it has one (store/facts/module_facts.h): "(f32[8]) -> f32[8]
 // sharding ({replicated}) -> {replicated}"; the signature alone when `sharding` is "".
 std::string SignatureWithSharding(const std::string& signature, const std::string& sharding);
 

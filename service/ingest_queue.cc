@@ -5,11 +5,11 @@
 #include <random>
 
 #include "ingest/dump_ingester.h"
-#include "ingest/run_name.h"
-#include "ingest/visible_text.h"
-#include "store/queries.h"
-#include "store/run_writer.h"
-#include "store/unix_time.h"
+#include "ingest/source/run_name.h"
+#include "ingest/text/visible_text.h"
+#include "store/query/queries.h"
+#include "store/write/run_writer.h"
+#include "base/unix_time.h"
 
 namespace xladb::service {
 std::string NewRandomId(const std::string& prefix) {
@@ -111,7 +111,7 @@ StatusOr<std::string> IngestQueue::Submit(IngestRequest request) {
   rec.source_description = request.source_description;
   rec.files_received = request.files_received;
   rec.state = "QUEUED";
-  rec.created_at_us = store::UnixMicrosNow();
+  rec.created_at_us = UnixMicrosNow();
   {
     // Not under mu_: the insert may wait for the writer's transaction, and readers of job states must not.
     std::lock_guard<std::mutex> log_lock(log_mu_);
@@ -255,7 +255,7 @@ void IngestQueue::Run() {
     }
     const std::string& job_id = next.first;
     const IngestRequest& request = next.second;
-    // Several daemons may share a PostgreSQL store: run the job only once it is ours (store/job_log.h).
+    // Several daemons may share a PostgreSQL store: run the job only once it is ours (store/admin/job_log.h).
     auto claim = claims.ok() ? (*claims)->Take(job_id) : StatusOr<store::JobClaims::Claim>(claims.status());
     if (!claim.ok() || !claim->claimed) {
       const bool ended_elsewhere = claim.ok() && !claim->state.empty();

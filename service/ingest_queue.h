@@ -35,11 +35,11 @@
 #include <utility>
 #include <vector>
 
-#include "ingest/dump_source.h"
-#include "ingest/status.h"
+#include "ingest/source/dump_source.h"
+#include "base/status.h"
 #include "service/access_policy.h"
-#include "store/database.h"
-#include "store/job_log.h"
+#include "store/backend/database.h"
+#include "store/admin/job_log.h"
 
 namespace xladb::service {
 
@@ -77,7 +77,7 @@ struct JobStatus {
 };
 
 // One line for a log saying how a finished job ended: the run, its files by verdict, modules and seconds,
-// or why it failed. Names and messages are escaped (ingest/visible_text.h): the line is inert text.
+// or why it failed. Names and messages are escaped (ingest/text/visible_text.h): the line is inert text.
 //   "job job-3f… (watch) run nightly-42 SUCCEEDED in 1.25 s: 7 files (5 ingested, 2 not_ingested), 3 modules"
 //   "job job-3f… (watch) run broken FAILED after 0.01 s: cannot open archive …"
 [[nodiscard]] std::string JobEndLine(const JobStatus& job);

@@ -14,14 +14,14 @@
 #include <cstring>
 #include <memory>
 
-#include "ingest/content_hash.h"
+#include "base/content_hash.h"
 #include "ingest/dump_ingester.h"
-#include "ingest/run_name.h"
+#include "ingest/source/run_name.h"
 #include "proto/wire_text.h"
 #include "service/query_service.h"
 #include "service/query_answers.h"
-#include "store/run_lifecycle.h"
-#include "store/unix_time.h"
+#include "store/admin/run_lifecycle.h"
+#include "base/unix_time.h"
 
 namespace xladb::service {
 
@@ -214,7 +214,7 @@ grpc::Status IngestServiceImpl::ReceiveUpload(grpc::ServerContext* ctx, grpc::Se
   int64_t total_bytes = 0, files = 0;
   std::string current_path;
   std::ofstream out;
-  std::unique_ptr<ingest::ContentHasher> file_hash;
+  std::unique_ptr<ContentHasher> file_hash;
   std::vector<std::pair<std::string, std::string>> file_hashes;  // (path, content hash): the upload's digest
   std::vector<std::pair<fs::path, int64_t>> mtimes;
   auto finish_file = [&]() -> bool {
@@ -248,7 +248,7 @@ grpc::Status IngestServiceImpl::ReceiveUpload(grpc::ServerContext* ctx, grpc::Se
       }
       if (!finish_file()) return {grpc::StatusCode::RESOURCE_EXHAUSTED, "cannot write staged upload (disk full?)"};
       current_path = path;
-      file_hash = std::make_unique<ingest::ContentHasher>();
+      file_hash = std::make_unique<ContentHasher>();
       fs::path target = stage.dir() / current_path;
       fs::create_directories(target.parent_path(), ec);
       if (ec) {
@@ -302,7 +302,7 @@ grpc::Status IngestServiceImpl::ReceiveUpload(grpc::ServerContext* ctx, grpc::Se
   r.labels = FromProto(header.labels());
   r.run_time_us = header.run_time_us() > 0 ? header.run_time_us() : -1;
   r.append = header.append();
-  r.content_digest = ingest::SetDigest(std::move(file_hashes));
+  r.content_digest = SetDigest(std::move(file_hashes));
   r.source_description = "upload:" + (header.source().empty() ? header.run_name() : header.source());
   r.files_received = files;
   auto id = queue_->Submit(std::move(r));
@@ -388,7 +388,7 @@ StatusOr<store::PrunedDetail> PruneOnWriter(IngestQueue* queue, int64_t keep_det
                                             const store::LabelList& keep_labels) {
   store::PrunedDetail result;
   Status st = queue->RunOnWriter([&](store::Database& db) -> Status {
-    store::PruneOptions options{keep_detail_days, keep_labels, store::UnixMicrosNow()};
+    store::PruneOptions options{keep_detail_days, keep_labels, UnixMicrosNow()};
     auto pruned = store::PruneDetail(db, options);
     if (!pruned.ok()) return pruned.status();
     result = *pruned;

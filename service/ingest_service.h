@@ -27,7 +27,7 @@
 
 #include "service/access_policy.h"
 #include "service/ingest_queue.h"
-#include "store/run_lifecycle.h"
+#include "store/admin/run_lifecycle.h"
 #include "xladb/v1/xladb.grpc.pb.h"
 
 namespace xladb::service {
@@ -58,7 +58,7 @@ class IngestServiceImpl final : public xladb::v1::IngestService::Service {
   grpc::Status GetIngestJob(grpc::ServerContext*, const v1::GetIngestJobRequest*, v1::IngestJob*) override;
   grpc::Status WatchIngestJob(grpc::ServerContext*, const v1::GetIngestJobRequest*,
                               grpc::ServerWriter<v1::IngestJob>*) override;
-  // Run changes (store/run_lifecycle.h), done by the queue's writer between jobs (IngestQueue::RunOnWriter).
+  // Run changes (store/admin/run_lifecycle.h), done by the queue's writer between jobs (IngestQueue::RunOnWriter).
   grpc::Status LabelRun(grpc::ServerContext*, const v1::LabelRunRequest*, v1::Run*) override;
   grpc::Status DeleteRun(grpc::ServerContext*, const v1::DeleteRunRequest*, v1::DeleteRunResponse*) override;
   grpc::Status PruneDetail(grpc::ServerContext*, const v1::PruneDetailRequest*, v1::PruneDetailResponse*) override;

@@ -2,8 +2,8 @@
 #include <string>
 
 #include "service/query_answers.h"
-#include "store/job_log.h"
-#include "store/oom_reports.h"
+#include "store/admin/job_log.h"
+#include "store/query/oom_reports.h"
 
 namespace xladb::service {
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "store/queries.h"
+#include "store/query/queries.h"
 
 namespace xladb::service {
 

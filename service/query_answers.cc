@@ -9,11 +9,11 @@
 
 #include "service/attribution_proto.h"
 #include "service/module_notes.h"
-#include "store/check_run.h"
-#include "store/module_metrics.h"
-#include "store/module_trend.h"
-#include "store/queries.h"
-#include "store/run_diff.h"
+#include "store/compare/check_run.h"
+#include "store/facts/module_metrics.h"
+#include "store/compare/module_trend.h"
+#include "store/query/queries.h"
+#include "store/compare/run_diff.h"
 
 namespace xladb::service {
 

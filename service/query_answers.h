@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "ingest/status.h"
-#include "store/database.h"
+#include "base/status.h"
+#include "store/backend/database.h"
 #include "xladb/v1/xladb.pb.h"
 
 namespace xladb::service {
@@ -34,7 +34,7 @@ namespace xladb::service {
 [[nodiscard]] Status AnswerCheckRun(store::Database& db, const v1::CheckRunRequest& request, v1::CheckRunResponse* response);
 [[nodiscard]] Status AnswerListRetraces(store::Database& db, const v1::ListRetracesRequest& request,
                                         v1::ListRetracesResponse* response);
-// The change points of a run history (service/change_answers.cc, store/change_points.h).
+// The change points of a run history (service/change_answers.cc, store/compare/change_points.h).
 [[nodiscard]] Status AnswerListChanges(store::Database& db, const v1::ListChangesRequest& request,
                                        v1::ListChangesResponse* response);
 

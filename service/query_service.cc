@@ -6,7 +6,7 @@
 
 #include "proto/wire_text.h"
 #include "service/query_answers.h"
-#include "store/sql_query.h"
+#include "store/sql_endpoint.h"
 
 namespace xladb::service {
 

@@ -25,9 +25,9 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include "ingest/status.h"
+#include "base/status.h"
 #include "service/access_policy.h"
-#include "store/database.h"
+#include "store/backend/database.h"
 #include "xladb/v1/xladb.grpc.pb.h"
 
 namespace xladb::service {

@@ -18,7 +18,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "ingest/dump_source.h"
+#include "ingest/source/dump_source.h"
 
 namespace xladb::service {
 namespace {

@@ -53,7 +53,7 @@
 #include <thread>
 #include <vector>
 
-#include "ingest/status.h"
+#include "base/status.h"
 
 namespace xladb::service {
 

@@ -11,7 +11,7 @@
 // with "address in use" instead of splitting the clients between two databases. A --listen address that is
 // not loopback needs both TLS and a token, unless --insecure-listen says otherwise (logged as a warning).
 //
-// --prune-detail-days N prunes old runs' detail at start and daily (store/run_lifecycle.h PruneDetail).
+// --prune-detail-days N prunes old runs' detail at start and daily (store/admin/run_lifecycle.h PruneDetail).
 // Roles: --token-file is the read token (queries, pages, SQL); --admin-token-file, when given, is the only
 // token that may write (upload, ingest a server path, label, delete, prune). With --token-file alone its token
 // may do everything (service/access_policy.h).
@@ -45,17 +45,17 @@
 #include <thread>
 #include <vector>
 
-#include "ingest/visible_text.h"
+#include "ingest/text/visible_text.h"
 #include "service/access_policy.h"
 #include "service/http_pages.h"
 #include "service/ingest_queue.h"
 #include "service/ingest_service.h"
 #include "service/query_service.h"
 #include "service/run_folder_watcher.h"
-#include "store/database.h"
-#include "store/postgres_connection.h"
-#include "store/postgres_sql_query.h"
-#include "store/query_temp_storage.h"
+#include "store/backend/database.h"
+#include "store/postgres/postgres_connection.h"
+#include "store/postgres/postgres_sql_query.h"
+#include "store/sqlite/query_temp_storage.h"
 
 namespace {
 

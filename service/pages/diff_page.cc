@@ -1,4 +1,4 @@
-// The diff page (report_pages.h): the gate's verdict (store/check_run.h) as a page, with both memory charts
+// The diff page (report_pages.h): the gate's verdict (store/compare/check_run.h) as a page, with both memory charts
 // overlaid for the modules that changed most and their buffer attribution highlighted.
 #include <algorithm>
 #include <string>
@@ -9,8 +9,8 @@
 #include "service/pages/memory_chart.h"
 #include "service/pages/report_pages.h"
 #include "service/pages/table_cells.h"
-#include "store/check_run.h"
-#include "store/memory_timeline.h"
+#include "store/compare/check_run.h"
+#include "store/query/memory_timeline.h"
 
 namespace xladb::service::pages {
 namespace {

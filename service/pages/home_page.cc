@@ -1,10 +1,10 @@
 // The front page (report_pages.h): what a team opens every morning.
 //
 //   * Latest: per value of the label the team follows (HomeRequest::label_key; one group of every run without
-//     it), the newest run, the gate's verdict against the run before it in that group (store/check_run.h,
+//     it), the newest run, the gate's verdict against the run before it in that group (store/compare/check_run.h,
 //     with the request's budgets), and its largest modules by padded live peak with their budget headroom.
 //   * Recent changes: the change points of the last kRecentRuns runs of the newest group
-//     (store/change_points.h), largest first, at most kRecentChanges, each with the source lines behind it and
+//     (store/compare/change_points.h), largest first, at most kRecentChanges, each with the source lines behind it and
 //     links to the module page and to the diff page of its pair of runs.
 //   * A chart of the newest run's largest modules over the group's last kChartRuns runs, drawn by the module
 //     page's chart (memory_chart.h) with runs on the x axis: one line per jit name, its largest compile per
@@ -20,13 +20,13 @@
 #include "service/pages/memory_chart.h"
 #include "service/pages/report_pages.h"
 #include "service/pages/table_cells.h"
-#include "store/change_points.h"
-#include "store/check_run.h"
-#include "store/module_match.h"
-#include "store/module_metrics.h"
-#include "store/module_trend.h"
-#include "store/name_pattern.h"
-#include "store/queries.h"
+#include "store/compare/change_points.h"
+#include "store/compare/check_run.h"
+#include "store/compare/module_match.h"
+#include "store/facts/module_metrics.h"
+#include "store/compare/module_trend.h"
+#include "store/query/name_pattern.h"
+#include "store/query/queries.h"
 
 namespace xladb::service::pages {
 namespace {

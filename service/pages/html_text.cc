@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "ingest/visible_text.h"
+#include "ingest/text/visible_text.h"
 #include "proto/wire_text.h"
 
 namespace xladb::service::pages {

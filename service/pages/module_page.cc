@@ -10,9 +10,9 @@
 #include "service/pages/memory_chart.h"
 #include "service/pages/report_pages.h"
 #include "service/pages/table_cells.h"
-#include "store/memory_timeline.h"
-#include "store/module_trend.h"
-#include "store/queries.h"
+#include "store/query/memory_timeline.h"
+#include "store/compare/module_trend.h"
+#include "store/query/queries.h"
 
 namespace xladb::service::pages {
 namespace {

@@ -3,13 +3,13 @@
 //   runs    every run, newest first, with links to its page and to its diff against the run before (live only)
 //   run     a run's modules by each metric and memory space (largest first), retrace groups, TPU kernels by
 //           spill rate
-//   module  one module: memory against program order (store/memory_timeline.h) with the peak marked, the
+//   module  one module: memory against program order (store/query/memory_timeline.h) with the peak marked, the
 //           buffers live at XLA's peak (sortable by size, program order and padding; hovering one draws its
 //           lifetime), and the module's trend across runs over its identity (the matching the gate uses)
 //   home    the front page (home_page.cc): per followed label value the latest run, its verdict against the run
 //           before and its largest modules with budget headroom; recent change points; the largest modules
 //           over the last runs
-//   diff    the gate's verdict (store/check_run.h) with its attribution, and for the modules that changed most
+//   diff    the gate's verdict (store/compare/check_run.h) with its attribution, and for the modules that changed most
 //           both memory charts overlaid, the buffers that appeared, grew or shrank highlighted
 //
 // Contract
@@ -25,10 +25,10 @@
 #include <string>
 #include <vector>
 
-#include "ingest/status.h"
+#include "base/status.h"
 #include "service/pages/page_frame.h"
-#include "store/database.h"
-#include "store/memory_budget.h"
+#include "store/backend/database.h"
+#include "store/compare/memory_budget.h"
 
 namespace xladb::service::pages {
 
@@ -42,7 +42,7 @@ struct ReportRequest {
   std::string folder;             // picks among modules of one name ("" = any)
   bool has_folder = false;
   std::string baseline;           // set: the diff page (a run name, label:K=V or commit:SHA)
-  std::vector<store::MemoryBudget> budgets;  // the diff page's budgets (store/memory_budget.h); with them the
+  std::vector<store::MemoryBudget> budgets;  // the diff page's budgets (store/compare/memory_budget.h); with them the
                                              // diff page is drawn without a baseline too
   double warn_percent = store::kDefaultBudgetWarnPercent;
 };

@@ -9,9 +9,9 @@
 #include "service/pages/html_text.h"
 #include "service/pages/report_pages.h"
 #include "service/pages/table_cells.h"
-#include "store/module_trend.h"
-#include "store/oom_reports.h"
-#include "store/queries.h"
+#include "store/compare/module_trend.h"
+#include "store/query/oom_reports.h"
+#include "store/query/queries.h"
 
 namespace xladb::service::pages {
 namespace {

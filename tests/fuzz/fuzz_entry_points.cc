@@ -5,17 +5,17 @@
 #include <memory>
 #include <optional>
 
-#include "ingest/byte_source.h"
-#include "ingest/dump_name.h"
-#include "ingest/file_kind.h"
-#include "ingest/hlo_instruction_text.h"
-#include "ingest/line_parser.h"
-#include "ingest/line_reader.h"
+#include "ingest/source/byte_source.h"
+#include "ingest/text/dump_name.h"
+#include "ingest/source/file_kind.h"
+#include "ingest/text/hlo_instruction_text.h"
+#include "ingest/text/line_parser.h"
+#include "ingest/source/line_reader.h"
 #include "ingest/parser_registry.h"
-#include "ingest/record_list.h"
-#include "ingest/record_sink.h"
-#include "ingest/sniff.h"
-#include "ingest/status.h"
+#include "ingest/records/record_list.h"
+#include "ingest/records/record_sink.h"
+#include "ingest/source/sniff.h"
+#include "base/status.h"
 
 namespace xladb::fuzz {
 namespace {

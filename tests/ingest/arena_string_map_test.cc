@@ -1,4 +1,4 @@
-#include "ingest/arena_string_map.h"
+#include "base/arena_string_map.h"
 
 #include <array>
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "ingest/buffer_assignment_parser.h"
+#include "ingest/formats/buffer_assignment/buffer_assignment_parser.h"
 
 #include <filesystem>
 #include <string>

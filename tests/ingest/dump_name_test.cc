@@ -1,5 +1,5 @@
 // ParseDumpName: every file-name shape of §1 (FilenameFor in xla/service/dump.cc, libtpu LLO dumps).
-#include "ingest/dump_name.h"
+#include "ingest/text/dump_name.h"
 
 #include <gtest/gtest.h>
 

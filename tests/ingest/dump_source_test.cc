@@ -1,7 +1,7 @@
 // DumpSource: bounded expansion of archives and compressed files (issue 10, item 5), and reading beneath the
 // root at the time of use, never through a symlink swapped in after the listing (item 8).
 
-#include "ingest/dump_source.h"
+#include "ingest/source/dump_source.h"
 
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -18,7 +18,7 @@
 
 #include <gtest/gtest.h>
 
-#include "ingest/path_beneath.h"
+#include "ingest/source/path_beneath.h"
 #include "tests/ingest/archive_writer.h"
 #include "tests/store/test_dirs.h"
 

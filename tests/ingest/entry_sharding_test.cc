@@ -1,15 +1,15 @@
-// ingest/entry_sharding.h and what HloModuleParser makes of it: the ENTRY parameters' and ROOT's
+// ingest/text/entry_sharding.h and what HloModuleParser makes of it: the ENTRY parameters' and ROOT's
 // `sharding={…}` values as printed, by parameter number, `none` where one has none, "" for an unsharded
 // module; other computations' shardings are not the entry's. Expected strings are the instruction texts'
 // own `sharding=` values, written out by hand.
-#include "ingest/entry_sharding.h"
+#include "ingest/text/entry_sharding.h"
 
 #include <string>
 #include <string_view>
 
 #include <gtest/gtest.h>
 
-#include "ingest/hlo_module_parser.h"
+#include "ingest/formats/hlo_module/hlo_module_parser.h"
 #include "tests/ingest/vector_sink.h"
 
 namespace xladb::ingest {

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "ingest/byte_source.h"
-#include "ingest/file_kind.h"
-#include "ingest/line_reader.h"
+#include "ingest/source/byte_source.h"
+#include "ingest/source/file_kind.h"
+#include "ingest/source/line_reader.h"
 #include "ingest/parser_registry.h"
 #include "tests/fuzz/fuzz_entry_points.h"
 #include "tests/ingest/vector_sink.h"

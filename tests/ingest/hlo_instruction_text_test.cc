@@ -1,4 +1,4 @@
-#include "ingest/hlo_instruction_text.h"
+#include "ingest/text/hlo_instruction_text.h"
 
 #include <chrono>
 #include <string>

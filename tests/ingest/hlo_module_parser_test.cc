@@ -1,4 +1,4 @@
-#include "ingest/hlo_module_parser.h"
+#include "ingest/formats/hlo_module/hlo_module_parser.h"
 
 #include <filesystem>
 #include <string>

@@ -1,11 +1,11 @@
-#include "ingest/line_reader.h"
+#include "ingest/source/line_reader.h"
 
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "ingest/byte_source.h"
+#include "ingest/source/byte_source.h"
 
 namespace xladb::ingest {
 namespace {

@@ -1,4 +1,4 @@
-#include "ingest/live_range_parser.h"
+#include "ingest/formats/buffer_assignment/live_range_parser.h"
 
 #include <string>
 #include <vector>

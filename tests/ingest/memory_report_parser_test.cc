@@ -1,4 +1,4 @@
-#include "ingest/memory_report_parser.h"
+#include "ingest/formats/memory_report/memory_report_parser.h"
 
 #include <cmath>
 #include <filesystem>

@@ -1,4 +1,4 @@
-#include "ingest/oom_report_parser.h"
+#include "ingest/formats/oom_report/oom_report_parser.h"
 
 #include <filesystem>
 #include <string>

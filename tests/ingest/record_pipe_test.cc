@@ -1,4 +1,4 @@
-#include "ingest/record_pipe.h"
+#include "ingest/records/record_pipe.h"
 
 #include <gtest/gtest.h>
 

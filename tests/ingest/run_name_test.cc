@@ -1,7 +1,7 @@
 // Run names (issue 10, item 12): generic dump folder names take their parent's name, and every run name is
 // validated before an ingest touches its target.
 
-#include "ingest/run_name.h"
+#include "ingest/source/run_name.h"
 
 #include <filesystem>
 #include <string>
@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "ingest/dump_ingester.h"
-#include "ingest/dump_source.h"
+#include "ingest/source/dump_source.h"
 #include "tests/store/test_dirs.h"
 
 namespace xladb::ingest {

@@ -10,8 +10,8 @@
 
 #include <gtest/gtest.h>
 
-#include "ingest/dump_name.h"
-#include "ingest/sniff.h"
+#include "ingest/text/dump_name.h"
+#include "ingest/source/sniff.h"
 
 namespace xladb::ingest {
 namespace {

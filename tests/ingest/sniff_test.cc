@@ -1,6 +1,6 @@
 // SniffFile: one test per rule, with tiny inline heads and the hand-written fixtures of tests/fixtures/sniff
 // (one per format variant and era, written from docs/formats.md).
-#include "ingest/sniff.h"
+#include "ingest/source/sniff.h"
 
 #include <string>
 

@@ -1,4 +1,4 @@
-#include "ingest/tpu_bundle_profile_parser.h"
+#include "ingest/formats/tpu_utilization/tpu_bundle_profile_parser.h"
 
 #include <filesystem>
 #include <string>

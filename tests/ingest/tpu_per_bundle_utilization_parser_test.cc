@@ -1,4 +1,4 @@
-#include "ingest/tpu_per_bundle_utilization_parser.h"
+#include "ingest/formats/tpu_utilization/tpu_per_bundle_utilization_parser.h"
 
 #include <filesystem>
 #include <string>

@@ -6,17 +6,17 @@
 #include <string_view>
 #include <vector>
 
-#include "ingest/byte_source.h"
-#include "ingest/line_parser.h"
-#include "ingest/line_reader.h"
-#include "ingest/record_list.h"
-#include "ingest/record_sink.h"
+#include "ingest/source/byte_source.h"
+#include "ingest/text/line_parser.h"
+#include "ingest/source/line_reader.h"
+#include "ingest/records/record_list.h"
+#include "ingest/records/record_sink.h"
 
 namespace xladb::ingest {
 
 class VectorSink : public RecordSink {
  public:
-  // One vector per record type (ingest/record_list.h names them), in arrival order.
+  // One vector per record type (ingest/records/record_list.h names them), in arrival order.
 #define XLADB_VECTOR_SINK_MEMBER(Name, plural) \
   std::vector<Name##Record> plural;                                 \
   void On##Name(Name##Record&& r) override { plural.push_back(std::move(r)); }

@@ -1,7 +1,7 @@
 // Visible text (issue 26, item 3): control characters and bidi controls shown as escapes for terminals, and
 // bidi controls alone for pages.
 
-#include "ingest/visible_text.h"
+#include "ingest/text/visible_text.h"
 
 #include <string>
 

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "store/database.h"
-#include "store/sql_connection.h"
+#include "store/backend/database.h"
+#include "store/backend/sql_connection.h"
 #include "tests/postgres/postgres_test_server.h"
 #include "tests/store/test_dirs.h"
 

@@ -5,8 +5,8 @@
 
 #include <string>
 
-#include "store/postgres_backend.h"
-#include "store/sql_connection.h"
+#include "store/postgres/postgres_backend.h"
+#include "store/backend/sql_connection.h"
 #include "tests/postgres/both_backends.h"
 
 namespace xladb {

@@ -1,4 +1,4 @@
-// Ingest straight into a PostgreSQL store (the writer on store/postgres_backend.h): what the dumps say arrives
+// Ingest straight into a PostgreSQL store (the writer on store/postgres/postgres_backend.h): what the dumps say arrives
 // (seed 000: 8 allocations, `Total bytes used: 18629632`), a file the store's keys refuse is an error of its
 // own while the run goes on, and a second ingest of the same folder changes nothing.
 #include <gtest/gtest.h>
@@ -6,8 +6,8 @@
 #include <memory>
 #include <string>
 
-#include "store/database.h"
-#include "store/run_lifecycle.h"
+#include "store/backend/database.h"
+#include "store/admin/run_lifecycle.h"
 #include "tests/postgres/postgres_test_server.h"
 #include "tests/store/test_dirs.h"
 #include "tests/store/test_ingest.h"

@@ -1,4 +1,4 @@
-// store/postgres_schema.h: a PostgreSQL store records its schema version; a binary refuses a store of a newer
+// store/postgres/postgres_schema.h: a PostgreSQL store records its schema version; a binary refuses a store of a newer
 // version (for writing and for reading) and leaves it as it was, also when the store becomes newer while it
 // waits for the schema lock; a store written before versions were recorded opens as version 6 (and a writer
 // migrates it, its modules re-keyed once however many writers open it at once); a store whose schema text
@@ -10,10 +10,11 @@
 #include <thread>
 #include <vector>
 
-#include "store/database.h"
-#include "store/module_facts.h"
-#include "store/postgres_schema.h"
-#include "store/schema_dialect.h"
+#include "store/schema/schema_migrations.h"
+#include "store/backend/database.h"
+#include "store/facts/module_facts.h"
+#include "store/postgres/postgres_schema.h"
+#include "store/schema/schema_dialect.h"
 #include "tests/postgres/postgres_test_server.h"
 
 namespace xladb {
@@ -114,7 +115,7 @@ TEST_F(PostgresSchemaVersions, AStoreWrittenBeforeVersionsWereRecordedOpensAsVer
   EXPECT_EQ(pg_.Value("SELECT xladb_schema_version()"), std::to_string(store::kSchemaVersion));
 }
 
-// The migration to version 7 re-keys a version-6 store's modules below the dump root (store/module_rekey.h)
+// The migration to version 7 re-keys a version-6 store's modules below the dump root (store/schema/module_rekey.h)
 // in the transaction after the schema's; two writers opening the store at once re-key it once, and both open.
 TEST_F(PostgresSchemaVersions, AVersion6StoreIsRekeyedOnceByWritersOpeningItAtOnce) {
   Exec("INSERT INTO runs(run_id, name, run_time_us, run_time_source, created_at_us, updated_at_us) "

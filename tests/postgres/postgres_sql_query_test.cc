@@ -1,4 +1,4 @@
-// The read-only SQL endpoint on a real PostgreSQL (store/postgres_sql_query.h): a store copied there, read
+// The read-only SQL endpoint on a real PostgreSQL (store/postgres/postgres_sql_query.h): a store copied there, read
 // through the read-only role. Queries answer what the dumps say; every escape attempt is refused and leaves
 // the store as it was; the limits stop what they bound.
 #include <gtest/gtest.h>
@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "store/database.h"
-#include "store/postgres_sql_query.h"
-#include "store/store_copy.h"
+#include "store/backend/database.h"
+#include "store/postgres/postgres_sql_query.h"
+#include "store/copy/store_copy.h"
 #include "tests/postgres/postgres_test_server.h"
 #include "tests/store/peak_rss.h"
 #include "tests/store/test_dirs.h"

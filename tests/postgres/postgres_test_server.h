@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "store/postgres_connection.h"
+#include "store/postgres/postgres_connection.h"
 
 namespace xladb::testing {
 

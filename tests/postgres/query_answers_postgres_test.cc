@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "service/query_answers.h"
-#include "store/database.h"
-#include "store/run_lifecycle.h"
-#include "store/store_copy.h"
+#include "store/backend/database.h"
+#include "store/admin/run_lifecycle.h"
+#include "store/copy/store_copy.h"
 #include "tests/postgres/postgres_test_server.h"
 #include "tests/store/test_dirs.h"
 #include "tests/store/test_ingest.h"

@@ -8,8 +8,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "store/database.h"
-#include "store/store_copy.h"
+#include "store/sqlite/sqlite_connection.h"
+#include "store/backend/database.h"
+#include "store/copy/store_copy.h"
 #include "tests/postgres/postgres_test_server.h"
 #include "tests/store/schema_doc_blocks.h"
 #include "tests/store/test_dirs.h"
@@ -52,7 +53,7 @@ TEST(SchemaDocOnPostgres, EveryWorkedQueryAnswersAsOnSqlite) {
   int answered = 0;
   for (const auto& [name, sql] : blocks) {
     SCOPED_TRACE(name);
-    const testing::TextRows sqlite = testing::SqliteRows(db.value()->sql(), sql);
+    const testing::TextRows sqlite = testing::SqliteRows(SqliteOf(*db.value()), sql);
     const testing::TextRows postgres = testing::PostgresRows(*pg.connection(), sql);
     ASSERT_EQ(postgres.size(), sqlite.size()) << sql;
     for (size_t r = 0; r < sqlite.size(); ++r) {

@@ -1,4 +1,4 @@
-// The schema on both backends from its one source (store/schema.sql, store/schema_dialect.h): PostgreSQL
+// The schema on both backends from its one source (store/schema/schema.sql, store/schema/schema_dialect.h): PostgreSQL
 // accepts the translated text, and both expose the same tables, columns (in order, with matching types),
 // indexes and views, and the views whose text differs per dialect give the same rows.
 #include <gtest/gtest.h>
@@ -10,8 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "store/database.h"
-#include "store/schema_dialect.h"
+#include "store/sqlite/sqlite_connection.h"
+#include "store/backend/database.h"
+#include "store/schema/schema_dialect.h"
 #include "tests/postgres/postgres_test_server.h"
 #include "tests/store/test_dirs.h"
 
@@ -93,7 +94,7 @@ class SchemaParity : public ::testing::Test {
 };
 
 TEST_F(SchemaParity, BothBackendsHaveTheSameTablesColumnsAndViews) {
-  const auto sqlite = SqliteShapes(sqlite_->sql());
+  const auto sqlite = SqliteShapes(SqliteOf(*sqlite_));
   const auto postgres = PostgresShapes(*pg_.connection());
   ASSERT_GE(sqlite.size(), 37u);  // 26 tables and 11 views in schema.sql
   for (const auto& [name, shape] : sqlite) {
@@ -112,7 +113,7 @@ TEST_F(SchemaParity, BothBackendsHaveTheSameTablesColumnsAndViews) {
 
 TEST_F(SchemaParity, BothBackendsHaveTheSameIndexes) {
   std::vector<std::string> sqlite;
-  SQLite::Statement q(sqlite_->sql(),
+  SQLite::Statement q(SqliteOf(*sqlite_),
                       "SELECT name FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL ORDER BY name");
   while (q.executeStep()) sqlite.push_back(q.getColumn(0).getString());
   ASSERT_GE(sqlite.size(), 10u);
@@ -144,12 +145,12 @@ TEST_F(SchemaParity, JsonViewsUnpackTheSameRows) {
       "                          uses_state, file_id) VALUES "
       "(1, 7, 'add.1', '{}', 0, NULL, '[[\"mul.2\",0,\"{}\"],[\"tuple.3\",1,\"{1}\"]]', 'listed', 1),"
       "(1, 8, 'tuple.3', '{1}', 0, '[[\"tuple.3\",\"{1}\"],[\"gte.\\\"4\\\"\",\"{}\"]]', '[]', 'listed', 1);";
-  ASSERT_NO_THROW(sqlite_->sql().exec(inserts));
+  ASSERT_NO_THROW(SqliteOf(*sqlite_).exec(inserts));
   Status inserted = pg_.connection()->Exec(inserts);
   ASSERT_TRUE(inserted.ok()) << inserted.ToString();
   for (const char* view : {"value_positions", "value_uses"}) {
     const std::string sql = std::string("SELECT * FROM ") + view + " ORDER BY value_id, ordinal";
-    const testing::TextRows sqlite = testing::SqliteRows(sqlite_->sql(), sql);
+    const testing::TextRows sqlite = testing::SqliteRows(SqliteOf(*sqlite_), sql);
     const testing::TextRows postgres = testing::PostgresRows(*pg_.connection(), sql);
     EXPECT_EQ(postgres, sqlite) << view;
     EXPECT_EQ(sqlite.size(), std::string(view) == "value_positions" ? 3u : 2u) << view;

@@ -1,4 +1,4 @@
-// `xladb copy` (store/store_copy.h): a SQLite store copied into a real PostgreSQL, run by run. The copy holds
+// `xladb copy` (store/copy/store_copy.h): a SQLite store copied into a real PostgreSQL, run by run. The copy holds
 // what the dumps say (seed 000's module: 8 allocations, `Total bytes used: 18629632`), every table matches
 // its source, a second copy adds only the runs that are new, and a destination that holds another store's
 // runs is refused before anything is written.
@@ -10,9 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "store/database.h"
-#include "store/schema_dialect.h"
-#include "store/store_copy.h"
+#include "store/sqlite/sqlite_connection.h"
+#include "store/backend/database.h"
+#include "store/schema/schema_dialect.h"
+#include "store/copy/store_copy.h"
 #include "tests/postgres/postgres_test_server.h"
 #include "tests/store/test_dirs.h"
 #include "tests/store/test_ingest.h"
@@ -78,7 +79,7 @@ TEST_F(StoreCopy, AnalystViewsAnswerTheSameOnBothBackends) {
         "ORDER BY module_id, value_id, ordinal",
         "SELECT run_name, module_name, kernel, vmem_spills, bundles FROM kernel_spills "
         "ORDER BY module_name, kernel"}) {
-    const testing::TextRows sqlite = testing::SqliteRows(sqlite_->sql(), sql);
+    const testing::TextRows sqlite = testing::SqliteRows(SqliteOf(*sqlite_), sql);
     const testing::TextRows postgres = testing::PostgresRows(*pg_.connection(), sql);
     EXPECT_FALSE(sqlite.empty()) << sql;
     EXPECT_EQ(postgres, sqlite) << sql;
@@ -93,7 +94,7 @@ TEST_F(StoreCopy, RealsArriveBitForBit) {
                           "FROM kernel_spill_summary UNION ALL SELECT module_id, kernel, vmem_fill_rate, 2 "
                           "FROM kernel_spill_summary) r ORDER BY module_id, kernel, k";
   std::vector<double> sqlite;
-  SQLite::Statement q(sqlite_->sql(), sql);
+  SQLite::Statement q(SqliteOf(*sqlite_), sql);
   while (q.executeStep()) sqlite.push_back(q.getColumn(0).getDouble());
   auto pg = pg_.connection()->Query(sql);
   ASSERT_TRUE(pg.ok()) << pg.status().ToString();
@@ -139,27 +140,27 @@ TEST_F(StoreCopy, TheWayBackGivesBackEveryRow) {
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_EQ(report->runs_copied, 2);
   int64_t compared = 0;
-  SQLite::Statement tables(sqlite_->sql(), "SELECT name FROM sqlite_schema WHERE type = 'table' "
+  SQLite::Statement tables(SqliteOf(*sqlite_), "SELECT name FROM sqlite_schema WHERE type = 'table' "
                                            "AND name NOT LIKE 'sqlite_%' AND name <> 'ingest_jobs'");
   while (tables.executeStep()) {
     const std::string table = tables.getColumn(0).getString();
     // Every column, typed: typeof() tells 1 from 1.0 and '1'.
     std::string columns;
-    SQLite::Statement cols(sqlite_->sql(), "SELECT name FROM pragma_table_info(?) ORDER BY cid");
+    SQLite::Statement cols(SqliteOf(*sqlite_), "SELECT name FROM pragma_table_info(?) ORDER BY cid");
     cols.bind(1, table);
     while (cols.executeStep()) {
       const std::string c = cols.getColumn(0).getString();
       columns += (columns.empty() ? "" : " || '|' || ") + std::string("typeof(") + c + ") || ':' || quote(" + c + ")";
     }
     const std::string sql = "SELECT " + columns + " AS r FROM " + table + " ORDER BY r";
-    const testing::TextRows original = testing::SqliteRows(sqlite_->sql(), sql);
-    EXPECT_EQ(testing::SqliteRows(back.sql(), sql), original) << table;
+    const testing::TextRows original = testing::SqliteRows(SqliteOf(*sqlite_), sql);
+    EXPECT_EQ(testing::SqliteRows(SqliteOf(back), sql), original) << table;
     compared += static_cast<int64_t>(original.size());
   }
   EXPECT_GT(compared, 500);
   // The run summaries came along: the copy lists its runs as the original does.
-  EXPECT_EQ(testing::SqliteRows(back.sql(), "SELECT name, file_count, module_count FROM runs ORDER BY name"),
-            testing::SqliteRows(sqlite_->sql(), "SELECT name, file_count, module_count FROM runs ORDER BY name"));
+  EXPECT_EQ(testing::SqliteRows(SqliteOf(back), "SELECT name, file_count, module_count FROM runs ORDER BY name"),
+            testing::SqliteRows(SqliteOf(*sqlite_), "SELECT name, file_count, module_count FROM runs ORDER BY name"));
 }
 
 // A copy that fails part-way leaves whole runs only, and the next copy adds the rest. The failure is made by a
@@ -169,7 +170,7 @@ TEST_F(StoreCopy, ACopyThatStopsPartWayLeavesWholeRunsAndResumes) {
   testing::MakeSeedRun(tmp_ / "nightly-2");
   ASSERT_TRUE(testing::IngestRun(*sqlite_, tmp_ / "nightly-2", "nightly-2").ok());
   const std::string module_of_run_2 = std::to_string(
-      sqlite_->sql().execAndGet("SELECT MIN(module_id) FROM allocations WHERE module_id IN "
+      SqliteOf(*sqlite_).execAndGet("SELECT MIN(module_id) FROM allocations WHERE module_id IN "
                                 "(SELECT module_id FROM modules WHERE run_id = 2)")
           .getInt64());
   ASSERT_TRUE(pg_.connection()
@@ -197,7 +198,7 @@ TEST_F(StoreCopy, ACopyThatStopsPartWayLeavesWholeRunsAndResumes) {
 TEST_F(StoreCopy, ARefusedRunIsNamedAndTheOthersAreCopied) {
   testing::MakeSeedRun(tmp_ / "nightly-2");
   ASSERT_TRUE(testing::IngestRun(*sqlite_, tmp_ / "nightly-2", "nightly-2").ok());
-  ASSERT_NO_THROW(sqlite_->sql().exec(
+  ASSERT_NO_THROW(SqliteOf(*sqlite_).exec(
       "UPDATE dump_files SET reason = CAST(X'6e6f7420757466ff' AS TEXT) WHERE file_id = "
       "(SELECT MIN(file_id) FROM dump_files WHERE run_id = 1)"));
   auto report = store::CopyToPostgres(*sqlite_, *pg_.connection());
@@ -206,7 +207,7 @@ TEST_F(StoreCopy, ARefusedRunIsNamedAndTheOthersAreCopied) {
       << report.status().message();
   EXPECT_NE(report.status().message().find("1 runs copied"), std::string::npos) << report.status().message();
   EXPECT_EQ(Pg("SELECT string_agg(name, ',') FROM runs"), "nightly-2");
-  ASSERT_NO_THROW(sqlite_->sql().exec("UPDATE dump_files SET reason = 'fixed' WHERE reason LIKE 'not utf%'"));
+  ASSERT_NO_THROW(SqliteOf(*sqlite_).exec("UPDATE dump_files SET reason = 'fixed' WHERE reason LIKE 'not utf%'"));
   auto again = store::CopyToPostgres(*sqlite_, *pg_.connection());
   ASSERT_TRUE(again.ok()) << again.status().ToString();
   EXPECT_EQ(again->runs_copied, 1);
@@ -221,21 +222,21 @@ TEST_F(StoreCopy, ASourceThatShrankSinceTheLastCopyIsRefused) {
   ASSERT_TRUE(store::CopyToPostgres(*sqlite_, *pg_.connection()).ok());
   const std::string copied = Pg("SELECT COUNT(*) FROM allocations");
   // nightly-2 is pruned in the source: its detail goes.
-  ASSERT_NO_THROW(sqlite_->sql().exec("UPDATE runs SET detail_pruned_at_us = 1 WHERE name = 'nightly-2'"));
+  ASSERT_NO_THROW(SqliteOf(*sqlite_).exec("UPDATE runs SET detail_pruned_at_us = 1 WHERE name = 'nightly-2'"));
   auto pruned = store::CopyToPostgres(*sqlite_, *pg_.connection());
   ASSERT_FALSE(pruned.ok());
   EXPECT_EQ(pruned.status().code(), Status::Code::kFailedPrecondition);
   EXPECT_NE(pruned.status().message().find("pruned"), std::string::npos) << pruned.status().message();
-  ASSERT_NO_THROW(sqlite_->sql().exec("UPDATE runs SET detail_pruned_at_us = NULL WHERE name = 'nightly-2'"));
+  ASSERT_NO_THROW(SqliteOf(*sqlite_).exec("UPDATE runs SET detail_pruned_at_us = NULL WHERE name = 'nightly-2'"));
   // A shared text removed (as deleting a run removes the texts no other run uses).
-  ASSERT_NO_THROW(sqlite_->sql().exec("DELETE FROM long_texts WHERE text_id = (SELECT MAX(text_id) FROM long_texts)"));
+  ASSERT_NO_THROW(SqliteOf(*sqlite_).exec("DELETE FROM long_texts WHERE text_id = (SELECT MAX(text_id) FROM long_texts)"));
   auto shrank = store::CopyToPostgres(*sqlite_, *pg_.connection());
   ASSERT_FALSE(shrank.ok());
   EXPECT_EQ(shrank.status().code(), Status::Code::kFailedPrecondition);
   EXPECT_NE(shrank.status().message().find("long_texts"), std::string::npos) << shrank.status().message();
   EXPECT_EQ(Pg("SELECT COUNT(*) FROM allocations"), copied);
   // A copied run deleted in the source, another still there: named as a deletion.
-  ASSERT_NO_THROW(sqlite_->sql().exec("DELETE FROM runs WHERE name = 'nightly-2'"));
+  ASSERT_NO_THROW(SqliteOf(*sqlite_).exec("DELETE FROM runs WHERE name = 'nightly-2'"));
   auto deleted = store::CopyToPostgres(*sqlite_, *pg_.connection());
   ASSERT_FALSE(deleted.ok());
   EXPECT_NE(deleted.status().message().find("'nightly-2', which the source no longer has (deleted since"),

@@ -1,4 +1,4 @@
-// ListChanges (store/change_points.h) compares the window's first run with the run before it that has the
+// ListChanges (store/compare/change_points.h) compares the window's first run with the run before it that has the
 // module, however far back: a series the run before the window lacks is looked up by key among the earlier
 // runs. This covers a module last seen 70 runs before the window (the end-to-end tests,
 // tests/e2e/test_changes.py, cover a few runs back on tests/fixtures/history). Figures come from the files.
@@ -7,8 +7,8 @@
 #include <regex>
 #include <string>
 
-#include "store/change_points.h"
-#include "store/database.h"
+#include "store/compare/change_points.h"
+#include "store/backend/database.h"
 #include "tests/store/test_dirs.h"
 #include "tests/store/test_ingest.h"
 

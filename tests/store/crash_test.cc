@@ -1,5 +1,5 @@
 // Crash safety: a child process ingesting a folder is killed with SIGKILL at 20 seeded random moments. The
-// writer commits files in groups (store/run_writer.h), here of about 10 files, so most kills land in the
+// writer commits files in groups (store/write/run_writer.h), here of about 10 files, so most kills land in the
 // middle of a group. After each kill the database passes PRAGMA integrity_check, holds no partial file (whole
 // groups only), and a rerun ends with exactly the rows of a clean ingest.
 #include <SQLiteCpp/SQLiteCpp.h>
@@ -15,8 +15,8 @@
 #include <thread>
 
 #include "ingest/dump_ingester.h"
-#include "store/database.h"
-#include "store/run_writer.h"
+#include "store/backend/database.h"
+#include "store/write/run_writer.h"
 #include "tests/store/test_dirs.h"
 
 namespace xladb {

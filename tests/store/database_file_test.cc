@@ -3,7 +3,7 @@
 // once. Each open runs in a child process the test kills after a bound, so a hang fails the test instead of
 // hanging it.
 
-#include "store/database.h"
+#include "store/backend/database.h"
 
 #include <signal.h>
 #include <sys/stat.h>

@@ -11,8 +11,8 @@
 #include <string>
 
 #include "ingest/dump_ingester.h"
-#include "store/database.h"
-#include "store/run_writer.h"
+#include "store/backend/database.h"
+#include "store/write/run_writer.h"
 #include "tests/store/test_dirs.h"
 
 namespace xladb {

@@ -1,10 +1,11 @@
-// store/interned_texts.h: a text gets one id, kept across lookups and cache resets; names found by hash tell
+// store/facts/interned_texts.h: a text gets one id, kept across lookups and cache resets; names found by hash tell
 // texts of equal hash apart; ids added by a rolled-back group are not handed out again.
-#include "store/interned_texts.h"
+#include "store/sqlite/sqlite_connection.h"
+#include "store/facts/interned_texts.h"
 
 #include <gtest/gtest.h>
 
-#include "store/database.h"
+#include "store/backend/database.h"
 #include "tests/store/test_dirs.h"
 
 namespace xladb::store {
@@ -17,7 +18,7 @@ class InternedTextsTest : public ::testing::Test {
     ASSERT_TRUE(db.ok()) << db.status().ToString();
     db_ = std::move(db.value());
   }
-  int64_t Scalar(const std::string& sql) { return db_->sql().execAndGet(sql).getInt64(); }
+  int64_t Scalar(const std::string& sql) { return SqliteOf(*db_).execAndGet(sql).getInt64(); }
   testing::TempDir tmp_;
   std::unique_ptr<Database> db_;
 };
@@ -38,7 +39,7 @@ TEST_F(InternedTextsTest, EachNameIsStoredOnceWithItsHash) {
 // A stored name whose hash equals another text's (forged here; XXH3-64 collisions are rare, not impossible)
 // is not mistaken for it.
 TEST_F(InternedTextsTest, EqualHashesAreToldApartByText) {
-  db_->sql().exec("INSERT INTO names(name_id, hash, text) VALUES (7, " + std::to_string(TextHash("wanted")) +
+  SqliteOf(*db_).exec("INSERT INTO names(name_id, hash, text) VALUES (7, " + std::to_string(TextHash("wanted")) +
                   ", 'impostor')");
   InternedTexts names("names", "name_id", "text", InternedTexts::Key::kHash);
   const int64_t wanted = names.Id(db_->connection(), "wanted");
@@ -49,10 +50,10 @@ TEST_F(InternedTextsTest, EqualHashesAreToldApartByText) {
 
 TEST_F(InternedTextsTest, IdsOfARolledBackGroupAreForgotten) {
   InternedTexts shapes("shapes", "shape_id", "text", InternedTexts::Key::kText);
-  db_->sql().exec("BEGIN");
+  SqliteOf(*db_).exec("BEGIN");
   const int64_t first = shapes.Id(db_->connection(), "f32[8]{0}");
   shapes.FileDone();
-  db_->sql().exec("ROLLBACK");
+  SqliteOf(*db_).exec("ROLLBACK");
   shapes.GroupAborted();
   EXPECT_EQ(Scalar("SELECT COUNT(*) FROM shapes"), 0);
   // Asked again, it is inserted again (the rolled-back id is not reused from the cache).

@@ -1,9 +1,10 @@
-// store/memory_timeline.h against an oracle computed here from the dump text alone: the `value:` lines under
+// store/query/memory_timeline.h against an oracle computed here from the dump text alone: the `value:` lines under
 // each `allocation N:` header (slice and shape), the BufferLiveRange lines and the `Live ranges at <t> (peak)`
 // list. For every time the oracle counts the distinct slices holding a live value (padded) by brute force, and
 // the printed list gives XLA's peak. Over seed 000, the report fixture and, when present, every module with
 // live ranges of corpus run 21.
-#include "store/memory_timeline.h"
+#include "store/sqlite/sqlite_connection.h"
+#include "store/query/memory_timeline.h"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +15,7 @@
 #include <sstream>
 #include <tuple>
 
-#include "store/database.h"
+#include "store/backend/database.h"
 #include "tests/store/test_dirs.h"
 #include "tests/store/test_ingest.h"
 
@@ -103,7 +104,7 @@ class TimelineTest : public ::testing::Test {
     return std::move(db.value());
   }
   int64_t ModuleId(store::Database& db, const std::string& run, const std::string& name, int64_t xla_id) {
-    SQLite::Statement q(db.sql(),
+    SQLite::Statement q(SqliteOf(db),
                         "SELECT m.module_id FROM modules m JOIN runs r USING (run_id) "
                         "JOIN module_summary s ON s.module_id = m.module_id "
                         "WHERE r.name = ? AND m.name = ? AND m.xla_module_id = ? AND s.allocation_count > 0");
@@ -220,7 +221,7 @@ TEST_F(TimelineTest, LogicalNeverExceedsPaddedOnEveryCorpusModule) {
   }
   if (folders == 0) GTEST_SKIP() << "no runs/*/xla_dump folder in " << runs;
   auto db = Open();
-  SQLite::Statement q(db->sql(), "SELECT DISTINCT module_id FROM buffer_live_ranges ORDER BY module_id");
+  SQLite::Statement q(SqliteOf(*db), "SELECT DISTINCT module_id FROM buffer_live_ranges ORDER BY module_id");
   int checked = 0;
   while (q.executeStep()) {
     const int64_t id = q.getColumn(0).getInt64();

@@ -12,9 +12,10 @@
 #include <utility>
 
 #include "ingest/dump_ingester.h"
-#include "ingest/dump_source.h"
-#include "store/database.h"
-#include "store/run_writer.h"
+#include "ingest/source/dump_source.h"
+#include "store/sqlite/sqlite_connection.h"
+#include "store/backend/database.h"
+#include "store/write/run_writer.h"
 #include "tests/ingest/archive_writer.h"
 #include "tests/store/test_dirs.h"
 #include "tests/store/test_ingest.h"
@@ -47,7 +48,7 @@ using Identities = std::set<std::pair<std::string, std::string>>;  // (folder, i
 
 Identities IdentitiesOf(Database& db, const std::string& run) {
   Identities out;
-  SQLite::Statement q(db.sql(), "SELECT m.folder, m.identity_key FROM modules m JOIN runs r USING (run_id) "
+  SQLite::Statement q(SqliteOf(db), "SELECT m.folder, m.identity_key FROM modules m JOIN runs r USING (run_id) "
                                 "WHERE r.name = ?");
   q.bind(1, run);
   while (q.executeStep()) out.emplace(q.getColumn(0).getString(), q.getColumn(1).getString());

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "store/database.h"
-#include "store/module_rekey.h"
-#include "store/sqlite_connection.h"
+#include "store/backend/database.h"
+#include "store/schema/module_rekey.h"
+#include "store/sqlite/sqlite_connection.h"
 #include "tests/store/test_dirs.h"
 #include "tests/store/test_ingest.h"
 
@@ -32,7 +32,7 @@ fs::path Fixture() { return fs::path(XLADB_FIXTURE_DIR) / "tf_2020"; }
 // "name|stage|xla_module_id|entry_signature|total_bytes" per module of `run`, in (xla_module_id, stage) order.
 std::vector<std::string> ModulesOf(Database& db, const std::string& run) {
   std::vector<std::string> out;
-  SQLite::Statement q(db.sql(),
+  SQLite::Statement q(SqliteOf(db),
                       "SELECT m.name, m.stage, m.xla_module_id, m.entry_signature, COALESCE(s.total_bytes, -1) "
                       "FROM modules m JOIN runs r USING (run_id) LEFT JOIN module_summary s USING (module_id) "
                       "WHERE r.name = ? ORDER BY m.xla_module_id, m.stage");
@@ -107,10 +107,10 @@ TEST_F(NumberedModules, EitherArrivalOrderGivesTheSameRows) {
 
 // A store written by version 6 held such modules under their placeholder name, without an HLO signature (it
 // read none from the ENTRY line) and with the buffer assignment's '?' signature. The migration to version 7
-// (store/module_rekey.h) turns those rows into what a fresh ingest stores.
+// (store/schema/module_rekey.h) turns those rows into what a fresh ingest stores.
 TEST_F(NumberedModules, TheMigrationGivesWhatAFreshIngestGives) {
   ASSERT_NO_FATAL_FAILURE(Ingest(Fixture(), "tf", 4));
-  SQLite::Database& sql = db_->sql();
+  SQLite::Database& sql = SqliteOf(*db_);
   sql.exec("UPDATE modules SET name = 'module_' || xla_module_id, hlo_entry_signature = NULL, "
            "entry_signature = '(?, ?) -> ?', identity_key = 'stale', entry_signature_confirmed = NULL");
   sql.exec("UPDATE modules SET entry_signature = '' WHERE stage = 'before_optimizations'");

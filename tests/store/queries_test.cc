@@ -1,7 +1,8 @@
-// The cross-run questions of store/queries.h over databases built by the real ingester: the five seeds laid
+// The cross-run questions of store/query/queries.h over databases built by the real ingester: the five seeds laid
 // out as dump folders (three runs, one of them modified), and the two corpus runs when present. Expected
 // numbers are counted from the dump files (see the comment at each).
-#include "store/queries.h"
+#include "store/sqlite/sqlite_connection.h"
+#include "store/query/queries.h"
 
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <gtest/gtest.h>
@@ -17,12 +18,12 @@
 #include <vector>
 
 #include "ingest/dump_ingester.h"
-#include "store/buffer_attribution.h"
-#include "store/database.h"
-#include "store/module_match.h"
-#include "store/module_trend.h"
-#include "store/run_diff.h"
-#include "store/run_writer.h"
+#include "store/compare/buffer_attribution.h"
+#include "store/backend/database.h"
+#include "store/compare/module_match.h"
+#include "store/compare/module_trend.h"
+#include "store/compare/run_diff.h"
+#include "store/write/run_writer.h"
 #include "tests/store/test_dirs.h"
 
 namespace xladb {
@@ -569,7 +570,7 @@ TEST_F(SeedRunQueries, SpillRatesAcrossRunsLimitAndKernelPattern) {
   EXPECT_NE(missing.status().message().find("nightly-7"), std::string::npos);
 }
 
-// The top N is cut at the N-th rate pair before the rows are joined and sorted (store/queries.cc): with
+// The top N is cut at the N-th rate pair before the rows are joined and sorted (store/query/queries.cc): with
 // every kind of tie the seeds give (equal rates across the three runs, zero rates within a run), each limit
 // must return exactly the first N rows of the unlimited answer.
 TEST_F(SeedRunQueries, SpillRatesTopNIsThePrefixOfTheWholeOrder) {
@@ -743,7 +744,7 @@ TEST_F(SeedRunQueries, DiffMatchesModulesByIdentity) {
 
 // The id of module `name` in `run` (the only one of that name there).
 int64_t ModuleIdOf(store::Database& db, const std::string& run, const std::string& name) {
-  SQLite::Statement q(db.sql(), "SELECT module_id FROM module_memory WHERE run_name = ? AND module_name = ?");
+  SQLite::Statement q(SqliteOf(db), "SELECT module_id FROM module_memory WHERE run_name = ? AND module_name = ?");
   q.bind(1, run);
   q.bind(2, name);
   EXPECT_TRUE(q.executeStep()) << run << " " << name;
@@ -1068,7 +1069,7 @@ TEST_F(CorpusRunQueries, DiffFindsTheThreeRecompiledModules) {
 // Every corpus module has its HLO text beside its buffer assignment: the two printers' entry signatures agree
 // for each (docs/schema.md: the buffer assignment prints the signature, the HLO text confirms it).
 TEST_F(CorpusRunQueries, HloTextConfirmsEveryEntrySignature) {
-  SQLite::Statement q(db_->sql(),
+  SQLite::Statement q(SqliteOf(*db_),
                       "SELECT COUNT(*), SUM(m.entry_signature_confirmed = 1), SUM(m.entry_signature_confirmed = 0) "
                       "FROM module_memory mm JOIN modules m USING (module_id)");
   ASSERT_TRUE(q.executeStep());

@@ -1,12 +1,12 @@
-// Reshaped pairs (store/reshaped_pairs.h): which leftover module pairs with which, on signatures written here.
-#include "store/reshaped_pairs.h"
+// Reshaped pairs (store/compare/reshaped_pairs.h): which leftover module pairs with which, on signatures written here.
+#include "store/compare/reshaped_pairs.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "store/module_match.h"
+#include "store/compare/module_match.h"
 
 namespace xladb::store {
 namespace {

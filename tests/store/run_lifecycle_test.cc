@@ -1,6 +1,7 @@
-// store/run_lifecycle.h: deleting a run leaves exactly what ingesting the other runs alone leaves (every
+// store/admin/run_lifecycle.h: deleting a run leaves exactly what ingesting the other runs alone leaves (every
 // table counted, interned texts included), and labels change in place.
-#include "store/run_lifecycle.h"
+#include "store/sqlite/sqlite_connection.h"
+#include "store/admin/run_lifecycle.h"
 
 #include <gtest/gtest.h>
 
@@ -10,9 +11,9 @@
 #include <tuple>
 
 #include "ingest/dump_ingester.h"
-#include "store/check_run.h"
-#include "store/module_trend.h"
-#include "store/queries.h"
+#include "store/compare/check_run.h"
+#include "store/compare/module_trend.h"
+#include "store/query/queries.h"
 #include "tests/store/test_dirs.h"
 #include "tests/store/test_ingest.h"
 
@@ -36,10 +37,10 @@ void Ingest(store::Database& db, const std::string& folder, const std::string& r
 // Rows of every table of the file (sqlite_master), by table name.
 std::map<std::string, int64_t> TableCounts(store::Database& db) {
   std::map<std::string, int64_t> counts;
-  SQLite::Statement tables(db.sql(), "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'");
+  SQLite::Statement tables(SqliteOf(db), "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'");
   while (tables.executeStep()) {
     const std::string name = tables.getColumn(0).getString();
-    counts[name] = db.sql().execAndGet("SELECT COUNT(*) FROM \"" + name + "\"").getInt64();
+    counts[name] = SqliteOf(db).execAndGet("SELECT COUNT(*) FROM \"" + name + "\"").getInt64();
   }
   return counts;
 }
@@ -97,7 +98,7 @@ TEST_F(RunLifecycleTest, DeletingARunLeavesWhatTheOtherRunAloneLeaves) {
 
 // Texts no instruction refers to (none should be: each was stored for one).
 int64_t UnreferencedTexts(store::Database& db) {
-  return db.sql()
+  return SqliteOf(db)
       .execAndGet("SELECT COUNT(*) FROM long_texts WHERE text_id NOT IN "
                   "(SELECT text_id FROM instructions WHERE text_id IS NOT NULL)")
       .getInt64();
@@ -109,7 +110,7 @@ TEST_F(RunLifecycleTest, AMergeThatReplacesAnInstructionsTextLeavesNoTextBehind)
   auto db = Open("merge.db");
   Ingest(*db, tmp_ / "b", "b");
   EXPECT_EQ(UnreferencedTexts(*db), 0);
-  const std::string text = db->sql()
+  const std::string text = SqliteOf(*db)
                                .execAndGet("SELECT t.text FROM instructions i JOIN long_texts t USING (text_id) "
                                            "WHERE i.name = 'add.3'")
                                .getString();
@@ -207,7 +208,7 @@ TEST_F(RunLifecycleTest, PruneKeepsGateAndTrendAnswers) {
     return out;
   };
   const std::string before = answers();
-  const int64_t values_of_b = db->sql().execAndGet(
+  const int64_t values_of_b = SqliteOf(*db).execAndGet(
       "SELECT COUNT(*) FROM buffer_values v JOIN modules m USING (module_id) JOIN runs r USING (run_id) "
       "WHERE r.name = 'b'").getInt64();
   ASSERT_GT(values_of_b, 0);
@@ -220,7 +221,7 @@ TEST_F(RunLifecycleTest, PruneKeepsGateAndTrendAnswers) {
   EXPECT_LT(pruned->bytes_after, pruned->bytes_before);
   EXPECT_EQ(answers(), before);
   const auto detail_of = [&](const char* run) {
-    return db->sql().execAndGet(std::string("SELECT (SELECT COUNT(*) FROM buffer_values v JOIN modules m USING "
+    return SqliteOf(*db).execAndGet(std::string("SELECT (SELECT COUNT(*) FROM buffer_values v JOIN modules m USING "
                                             "(module_id) JOIN runs r USING (run_id) WHERE r.name = '") + run +
                                 "') + (SELECT COUNT(*) FROM instructions i JOIN modules m USING (module_id) JOIN "
                                 "runs r USING (run_id) WHERE r.name = '" + run + "')").getInt64();
@@ -228,9 +229,9 @@ TEST_F(RunLifecycleTest, PruneKeepsGateAndTrendAnswers) {
   EXPECT_EQ(detail_of("a"), 0);
   EXPECT_GT(detail_of("kept"), 0);
   EXPECT_GT(detail_of("b"), 0);
-  EXPECT_GT(db->sql().execAndGet("SELECT COUNT(*) FROM peak_buffers p JOIN modules m USING (module_id) JOIN runs r "
+  EXPECT_GT(SqliteOf(*db).execAndGet("SELECT COUNT(*) FROM peak_buffers p JOIN modules m USING (module_id) JOIN runs r "
                                  "USING (run_id) WHERE r.name = 'a'").getInt64(), 0);
-  EXPECT_EQ(db->sql().execAndGet("PRAGMA integrity_check").getString(), "ok");
+  EXPECT_EQ(SqliteOf(*db).execAndGet("PRAGMA integrity_check").getString(), "ok");
   // Pruning again finds nothing; a pruned run takes no more files.
   EXPECT_EQ(store::PruneDetail(*db, options)->runs, 0);
   auto again = IngestRun(*db, tmp_ / "a", "a", old_run);
@@ -252,7 +253,7 @@ std::vector<std::string> Contents(store::Database& db) {
         "SELECT 'c', name, is_entry, instruction_count FROM computations",
         "SELECT 'm', total_bytes, peak_bytes, allocation_count, value_count, live_range_count, instruction_count, "
         "live_peak_padded_bytes FROM module_summary"}) {
-    SQLite::Statement st(db.sql(), q);
+    SQLite::Statement st(SqliteOf(db), q);
     while (st.executeStep()) {
       std::string row;
       for (int c = 0; c < st.getColumnCount(); ++c) row += (st.getColumn(c).isNull() ? "NULL" : st.getColumn(c).getString()) + "|";
@@ -266,7 +267,7 @@ std::vector<std::string> Contents(store::Database& db) {
 // A module written by two files (a buffer assignment and the HLO text of the same module): replacing the file
 // that wrote a merged row first must not take the other file's part with it. The store then holds what a clean
 // ingest of the folder as it is now holds, row for row.
-// The summary on the run's row (store/run_summary.h) follows files that are added, replaced by an unreadable
+// The summary on the run's row (store/facts/run_summary.h) follows files that are added, replaced by an unreadable
 // version, and runs deleted beside it.
 TEST_F(RunLifecycleTest, RunSummaryFollowsEveryChange) {
   auto db = Open("x.db");

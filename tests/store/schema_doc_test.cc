@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "ingest/dump_ingester.h"
-#include "store/database.h"
-#include "store/run_writer.h"
-#include "store/sql_query.h"
+#include "store/backend/database.h"
+#include "store/write/run_writer.h"
+#include "store/sql_endpoint.h"
 #include "tests/store/schema_doc_blocks.h"
 #include "tests/store/test_dirs.h"
 

@@ -1,4 +1,4 @@
-// The migration from schema version 6 to 7 (store/migrate_v6.sql, store/module_rekey.h): a version-6 file
+// The migration from schema version 6 to 7 (store/schema/migrate_v6.sql, store/schema/module_rekey.h): a version-6 file
 // (built from tests/fixtures/store/schema_v6.sql, the schema as version 6 shipped) is re-keyed in place:
 // module folders lose their leading generic dump folders unless that would collide with another row's key,
 // `module_<ID>` placeholders take their ENTRY computation's name, signatures lose `/*index=N*/` comments,
@@ -8,9 +8,10 @@
 
 #include <string>
 
-#include "store/database.h"
-#include "store/module_facts.h"
-#include "store/schema_migrations.h"
+#include "store/sqlite/sqlite_connection.h"
+#include "store/backend/database.h"
+#include "store/facts/module_facts.h"
+#include "store/schema/schema_migrations.h"
 #include "tests/store/test_dirs.h"
 
 namespace xladb::store {
@@ -67,7 +68,7 @@ TEST(SchemaMigrationV7, ModulesAreRekeyedBelowTheDumpRoot) {
   ASSERT_NO_FATAL_FAILURE(MakeVersion6File(tmp / "v6.db"));
   auto db = Database::Open(tmp / "v6.db");
   ASSERT_TRUE(db.ok()) << db.status().ToString();
-  SQLite::Database& sql = db.value()->sql();
+  SQLite::Database& sql = SqliteOf(*db.value());
   EXPECT_EQ(sql.execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
   EXPECT_EQ(sql.execAndGet("SELECT COUNT(*) FROM sqlite_schema WHERE name = 'modules_to_rekey'").getInt(), 0);
 
@@ -105,8 +106,8 @@ TEST(SchemaMigrationV7, MigratedFileHasTheSchemaOfANewFileAndReopensUnchanged) {
     while (q.executeStep()) names += q.getColumn(0).getString() + "\n";
     return names;
   };
-  EXPECT_EQ(tables(reopened.value()->sql()), tables(fresh.value()->sql()));
-  EXPECT_EQ(ModuleRow(reopened.value()->sql(), 2).folder, "host0");
+  EXPECT_EQ(tables(SqliteOf(*reopened.value())), tables(SqliteOf(*fresh.value())));
+  EXPECT_EQ(ModuleRow(SqliteOf(*reopened.value()), 2).folder, "host0");
 }
 
 }  // namespace

@@ -10,9 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "store/database.h"
-#include "store/interned_texts.h"
-#include "store/module_facts.h"
+#include "store/schema/schema_migrations.h"
+#include "store/sqlite/sqlite_connection.h"
+#include "store/backend/database.h"
+#include "store/facts/interned_texts.h"
+#include "store/facts/module_facts.h"
 #include "tests/store/test_dirs.h"
 
 namespace xladb::store {
@@ -161,7 +163,7 @@ TEST(SchemaMigration, Version1FileIsMigratedInPlace) {
   ASSERT_NO_FATAL_FAILURE(MakeVersion1File(path));
   auto db = Database::Open(path);
   ASSERT_TRUE(db.ok()) << db.status().ToString();
-  SQLite::Database& sql = db.value()->sql();
+  SQLite::Database& sql = SqliteOf(*db.value());
 
   EXPECT_EQ(sql.execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
   EXPECT_EQ(kSchemaVersion, 7);
@@ -277,7 +279,7 @@ TEST(SchemaMigration, MigratedFileReopensUnchanged) {
   }
   auto db = Database::Open(path);
   ASSERT_TRUE(db.ok()) << db.status().ToString();
-  SQLite::Database& sql = db.value()->sql();
+  SQLite::Database& sql = SqliteOf(*db.value());
   EXPECT_EQ(sql.execAndGet("SELECT group_concat(type || ' ' || name || ' ' || IFNULL(sql, ''), char(10)) "
                            "FROM (SELECT * FROM sqlite_schema ORDER BY name)")
                 .getString(),
@@ -325,8 +327,8 @@ TEST(SchemaMigration, MigratedFileHasTheSchemaOfANewFile) {
   ASSERT_TRUE(migrated.ok()) << migrated.status().ToString();
   auto fresh = Database::Open(tmp / "new.db");
   ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
-  const auto want = SchemaShape(fresh.value()->sql());
-  const auto got = SchemaShape(migrated.value()->sql());
+  const auto want = SchemaShape(SqliteOf(*fresh.value()));
+  const auto got = SchemaShape(SqliteOf(*migrated.value()));
   for (const auto& [name, description] : want) {
     auto it = got.find(name);
     if (it == got.end()) {
@@ -348,7 +350,7 @@ TEST(SchemaMigration, MigratedFileListsTheOwnPositionOfValuesWrittenAfterIt) {
   ASSERT_NO_FATAL_FAILURE(MakeVersion1File(path));
   auto db = Database::Open(path);
   ASSERT_TRUE(db.ok()) << db.status().ToString();
-  SQLite::Database& sql = db.value()->sql();
+  SQLite::Database& sql = SqliteOf(*db.value());
   sql.exec("INSERT INTO buffer_values(module_id, value_id, instruction, shape_index, is_phi, positions, uses, "
            "uses_state, file_id) VALUES (1, 2, 'tuple.2', '{}', 0, NULL, '[]', 'none', 1)");
   EXPECT_EQ(sql.execAndGet("SELECT COUNT(*) FROM value_positions WHERE value_id = 2").getInt64(), 1);
@@ -440,7 +442,7 @@ TEST(SchemaMigration, Version2FileGainsModuleFoldersAndUploadDigests) {
   ASSERT_NO_FATAL_FAILURE(MakeVersion2File(path));
   auto db = Database::Open(path);
   ASSERT_TRUE(db.ok()) << db.status().ToString();
-  SQLite::Database& sql = db.value()->sql();
+  SQLite::Database& sql = SqliteOf(*db.value());
   EXPECT_EQ(sql.execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
   EXPECT_EQ(sql.execAndGet("PRAGMA integrity_check").getString(), "ok");
   // Every module ingested before version 3 was keyed without its folder: the run root.
@@ -458,7 +460,7 @@ TEST(SchemaMigration, MigratedVersion2FileHasTheSchemaOfANewFile) {
   ASSERT_TRUE(migrated.ok()) << migrated.status().ToString();
   auto fresh = Database::Open(tmp / "new.db");
   ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
-  EXPECT_EQ(SchemaShape(migrated.value()->sql()), SchemaShape(fresh.value()->sql()));
+  EXPECT_EQ(SchemaShape(SqliteOf(*migrated.value())), SchemaShape(SqliteOf(*fresh.value())));
 }
 
 // A version-3 file: one module whose buffer assignment had two parameters, a tuple output and a preallocated
@@ -505,7 +507,7 @@ TEST(SchemaMigration, Version3FileGainsModuleIdentityAndPaddedPeak) {
   ASSERT_NO_FATAL_FAILURE(MakeVersion3File(path));
   auto db = Database::Open(path);
   ASSERT_TRUE(db.ok()) << db.status().ToString();
-  SQLite::Database& sql = db.value()->sql();
+  SQLite::Database& sql = SqliteOf(*db.value());
   EXPECT_EQ(sql.execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
   EXPECT_EQ(sql.execAndGet("PRAGMA integrity_check").getString(), "ok");
   EXPECT_EQ(sql.execAndGet("SELECT entry_signature FROM modules WHERE module_id = 1").getString(),
@@ -534,7 +536,7 @@ TEST(SchemaMigration, MigratedVersion3FileHasTheSchemaOfANewFile) {
   ASSERT_TRUE(migrated.ok()) << migrated.status().ToString();
   auto fresh = Database::Open(tmp / "new.db");
   ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
-  EXPECT_EQ(SchemaShape(migrated.value()->sql()), SchemaShape(fresh.value()->sql()));
+  EXPECT_EQ(SchemaShape(SqliteOf(*migrated.value())), SchemaShape(SqliteOf(*fresh.value())));
 }
 
 // A version-4 file: the schema of tests/fixtures/store/schema_v4.sql with one run.
@@ -556,13 +558,13 @@ std::unique_ptr<Database> OpenMigrated(const std::string& path, const std::strin
   auto db = Database::Open(path);
   EXPECT_TRUE(db.ok()) << db.status().ToString();
   if (!db.ok()) return nullptr;
-  SQLite::Database& sql = db.value()->sql();
+  SQLite::Database& sql = SqliteOf(*db.value());
   EXPECT_EQ(sql.execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
   EXPECT_EQ(sql.execAndGet("PRAGMA integrity_check").getString(), "ok");
   auto fresh = Database::Open(fresh_path);
   EXPECT_TRUE(fresh.ok()) << fresh.status().ToString();
   if (fresh.ok()) {
-    EXPECT_EQ(SchemaShape(sql), SchemaShape(fresh.value()->sql()));
+    EXPECT_EQ(SchemaShape(sql), SchemaShape(SqliteOf(*fresh.value())));
   }
   return std::move(db.value());
 }
@@ -572,7 +574,7 @@ TEST(SchemaMigration, Version4FileGainsThePrunedMark) {
   ASSERT_NO_FATAL_FAILURE(MakeVersion4File(tmp / "v4.db"));
   auto db = OpenMigrated(tmp / "v4.db", tmp / "new.db");
   ASSERT_NE(db, nullptr);
-  EXPECT_TRUE(db->sql().execAndGet("SELECT detail_pruned_at_us FROM runs WHERE run_id = 1").isNull());
+  EXPECT_TRUE(SqliteOf(*db).execAndGet("SELECT detail_pruned_at_us FROM runs WHERE run_id = 1").isNull());
 }
 
 // A version-5 file: the schema of tests/fixtures/store/schema_v5.sql with one run of three files (one of them an
@@ -605,7 +607,7 @@ TEST(SchemaMigration, Version5FileGainsRunSummaryAndInternedNames) {
   ASSERT_NO_FATAL_FAILURE(MakeVersion5File(tmp / "v5.db"));
   auto db = OpenMigrated(tmp / "v5.db", tmp / "new.db");
   ASSERT_NE(db, nullptr);
-  SQLite::Database& sql = db->sql();
+  SQLite::Database& sql = SqliteOf(*db);
   // 3 files, 2 ingested, 1 error; jit_a has allocations, jit_b none.
   EXPECT_EQ(sql.execAndGet("SELECT file_count || '/' || ingested_file_count || '/' || error_file_count || '/' || "
                            "module_count FROM runs WHERE run_id = 1").getString(),

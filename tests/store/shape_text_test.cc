@@ -1,5 +1,5 @@
-// store/shape_text.h on shapes as XLA prints them.
-#include "store/shape_text.h"
+// store/facts/shape_text.h on shapes as XLA prints them.
+#include "store/facts/shape_text.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// Sharding in identity (issue 22 item 2, store/module_facts.h): compiles of one jit name with the same shapes
+// Sharding in identity (issue 22 item 2, store/facts/module_facts.h): compiles of one jit name with the same shapes
 // and other ENTRY shardings are distinct identities; an unsharded module keeps the key it had before
 // shardings were read; a module takes its before_optimizations text's shardings, also when that text arrives
 // last; the version-7 re-key fills a stored module's shardings as a fresh ingest does.
@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "store/database.h"
-#include "store/module_facts.h"
-#include "store/module_rekey.h"
-#include "store/sqlite_connection.h"
+#include "store/backend/database.h"
+#include "store/facts/module_facts.h"
+#include "store/schema/module_rekey.h"
+#include "store/sqlite/sqlite_connection.h"
 #include "tests/store/test_dirs.h"
 #include "tests/store/test_ingest.h"
 
@@ -34,7 +34,7 @@ struct Row {
 
 Row ModuleRow(Database& db, const std::string& run, const std::string& name, int xla_module_id,
               const std::string& stage = kStage) {
-  SQLite::Statement q(db.sql(), "SELECT m.entry_sharding, m.identity_key FROM modules m JOIN runs r USING (run_id) "
+  SQLite::Statement q(SqliteOf(db), "SELECT m.entry_sharding, m.identity_key FROM modules m JOIN runs r USING (run_id) "
                                 "WHERE r.name = ? AND m.name = ? AND m.xla_module_id = ? AND m.stage = ?");
   q.bind(1, run);
   q.bind(2, name);
@@ -109,7 +109,7 @@ TEST_F(ShardedIdentity, TheBeforeOptimizationsTextGivesTheShardingWhenItArrivesL
 // A version-6 store kept no shardings; the re-key reads them from the stored ENTRY instructions.
 TEST_F(ShardedIdentity, TheRekeyFillsShardingsAsAFreshIngestDoes) {
   ASSERT_NO_FATAL_FAILURE(Ingest(Campaign("r3"), "r3"));
-  SQLite::Database& sql = db_->sql();
+  SQLite::Database& sql = SqliteOf(*db_);
   auto keys = [&] {
     std::vector<std::string> out;
     SQLite::Statement q(sql, "SELECT name || '#' || xla_module_id || ' ' || COALESCE(hlo_entry_sharding, 'NULL') || "

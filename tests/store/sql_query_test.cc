@@ -1,5 +1,7 @@
 // The read-only SQL endpoint: what it refuses, what it allows, and its limits, on a real database.
-#include "store/sql_query.h"
+#include "store/schema/schema_migrations.h"
+#include "store/sqlite/sqlite_connection.h"
+#include "store/sql_endpoint.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -8,8 +10,8 @@
 #include <limits>
 
 #include "ingest/dump_ingester.h"
-#include "store/query_temp_storage.h"
-#include "store/run_writer.h"
+#include "store/sqlite/query_temp_storage.h"
+#include "store/write/run_writer.h"
 #include "tests/store/peak_rss.h"
 #include "tests/store/test_dirs.h"
 
@@ -104,7 +106,7 @@ TEST_F(SqlQueryTest, BlobsAndTextKeepTheirTypeAndBytes) {
 }
 
 TEST_F(SqlQueryTest, PerValueCapRefusesAValueBeforeSqliteBuildsIt) {
-  sqlite3* handle = db_->sql().getHandle();
+  sqlite3* handle = SqliteOf(*db_).getHandle();
   const int length_before = sqlite3_limit(handle, SQLITE_LIMIT_LENGTH, -1);
   SqlLimits limits;
   limits.max_value_bytes = 1 << 20;
@@ -137,7 +139,7 @@ TEST_F(SqlQueryTest, PerValueCapRefusesAValueBeforeSqliteBuildsIt) {
 
   // A stored value longer than the cap is refused as it is read.
   const int64_t longest =
-      db_->sql().execAndGet("SELECT max(length(CAST(text AS BLOB))) FROM long_texts").getInt64();
+      SqliteOf(*db_).execAndGet("SELECT max(length(CAST(text AS BLOB))) FROM long_texts").getInt64();
   ASSERT_GT(longest, 1);
   limits.max_value_bytes = longest;
   EXPECT_TRUE(Run("SELECT text FROM long_texts", limits).ok());
@@ -163,8 +165,8 @@ TEST_F(SqlQueryTest, PerResponseCapCountsEveryValueStreamed) {
 }
 
 TEST_F(SqlQueryTest, ReadersKeepTempDataInFilesAndSortInTheCallingThread) {
-  EXPECT_EQ(db_->sql().execAndGet("PRAGMA temp_store").getInt(), 1);  // 1 = FILE
-  EXPECT_EQ(db_->sql().execAndGet("PRAGMA threads").getInt(), 0);
+  EXPECT_EQ(SqliteOf(*db_).execAndGet("PRAGMA temp_store").getInt(), 1);  // 1 = FILE
+  EXPECT_EQ(SqliteOf(*db_).execAndGet("PRAGMA threads").getInt(), 0);
 }
 
 TEST_F(SqlQueryTest, TempStorageCapStopsASpillingSort) {
@@ -261,7 +263,7 @@ TEST_F(SqlQueryTest, CommentsAndEmptyStatementsMayFollowTheStatement) {
     EXPECT_EQ(st.code(), Status::Code::kInvalidArgument) << sql << ": " << st.ToString();
   }
   EXPECT_NE(Run("SELECT 1; SELECT 2").message().find("only one SQL statement"), std::string::npos);
-  EXPECT_EQ(db_->sql().execAndGet("SELECT count(*) FROM runs").getInt(), 1);
+  EXPECT_EQ(SqliteOf(*db_).execAndGet("SELECT count(*) FROM runs").getInt(), 1);
 }
 
 TEST_F(SqlQueryTest, ReadOnlyPragmaFunctionsAreAllowed) {
@@ -295,7 +297,7 @@ TEST_F(SqlQueryTest, ReadOnlyPragmaFunctionsAreAllowed) {
     EXPECT_EQ(st.code(), Status::Code::kPermissionDenied) << sql << ": " << st.ToString();
   }
   EXPECT_FALSE(Run("SELECT * FROM pragma_user_version(5)").ok());
-  EXPECT_EQ(db_->sql().execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
+  EXPECT_EQ(SqliteOf(*db_).execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
 }
 
 TEST_F(SqlQueryTest, LimitsBelowMinusOneAreRefused) {

@@ -1,7 +1,7 @@
 // ValueKeyIndex: every id added is found by its key, whatever the order of lookups (id order through the
 // cursor, any other order through the sorted copy, keys added after that copy through recent_ and rebuilds),
 // for dense, sparse and negative ids; Key() separates names that differ only in where the split falls.
-#include "store/value_key_index.h"
+#include "store/write/rows/value_key_index.h"
 
 #include <gtest/gtest.h>
 

@@ -6,8 +6,9 @@
 #include <gtest/gtest.h>
 
 #include "ingest/dump_ingester.h"
-#include "store/database.h"
-#include "store/run_writer.h"
+#include "store/sqlite/sqlite_connection.h"
+#include "store/backend/database.h"
+#include "store/write/run_writer.h"
 #include "tests/store/test_dirs.h"
 
 namespace xladb {
@@ -32,8 +33,8 @@ TEST(WriterIdle, AnotherConnectionWritesBetweenRunsAndTheWriterGoesOn) {
   auto second = ingester.Ingest(tmp / "run-b", {});
   ASSERT_TRUE(second.ok()) << second.status().ToString();
   EXPECT_TRUE(second->errors.empty());
-  EXPECT_EQ(db.value()->sql().execAndGet("SELECT COUNT(*) FROM runs").getInt(), 2);
-  EXPECT_EQ(db.value()->sql().execAndGet("SELECT COUNT(*) FROM module_memory").getInt(), 6);
+  EXPECT_EQ(SqliteOf(*db.value()).execAndGet("SELECT COUNT(*) FROM runs").getInt(), 2);
+  EXPECT_EQ(SqliteOf(*db.value()).execAndGet("SELECT COUNT(*) FROM module_memory").getInt(), 6);
 }
 
 }  // namespace

@@ -1,0 +1,198 @@
+#include "store/admin/job_log.h"
+
+#include <nlohmann/json.hpp>
+
+#include "base/unix_time.h"
+
+namespace xladb::store {
+namespace {
+
+// The columns every read of ingest_jobs starts with: job_id, source, path, run_name.
+JobRecord ReadJobHead(const SqlStatement& q) {
+  JobRecord j;
+  j.job_id = q.Text(0);
+  j.source = q.Text(1);
+  j.path = q.Text(2);
+  j.run_name = q.Text(3);
+  return j;
+}
+
+}  // namespace
+Status JobLog::Insert(const JobRecord& job) {
+  try {
+    nlohmann::json labels = nlohmann::json::object();
+    for (const auto& [k, v] : job.labels) labels[k] = v;
+    auto ins = db_->connection().Prepare("INSERT INTO ingest_jobs(job_id, source, path, run_name, labels, run_time_us, state, "
+                          "message, created_at_us, append, content_digest, source_description, files_received) "
+                          "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    ins->Bind(1, job.job_id);
+    ins->Bind(2, job.source);
+    ins->Bind(3, job.path);
+    ins->Bind(4, job.run_name);
+    ins->Bind(5, labels.dump());
+    if (job.run_time_us >= 0) ins->Bind(6, job.run_time_us); else ins->BindNull(6);
+    ins->Bind(7, job.state);
+    ins->Bind(8, job.message);
+    ins->Bind(9, job.created_at_us);
+    ins->Bind(10, job.append ? 1 : 0);
+    if (job.content_digest.empty()) ins->BindNull(11); else ins->Bind(11, job.content_digest);
+    if (job.source_description.empty()) ins->BindNull(12); else ins->Bind(12, job.source_description);
+    if (job.files_received >= 0) ins->Bind(13, job.files_received); else ins->BindNull(13);
+    ins->Execute();
+    return Status::Ok();
+  } catch (const std::exception& e) {
+    return Status::IoError(std::string("recording ingest job: ") + e.what());
+  }
+}
+
+Status JobLog::SetState(const std::string& job_id, const std::string& state, const std::string& message,
+                        const std::string& run_name) {
+  try {
+    bool finished = state == "SUCCEEDED" || state == "FAILED";
+    auto up = db_->connection().Prepare(
+        "UPDATE ingest_jobs SET state = ?, message = ?, finished_at_us = ?, "
+        "run_name = CASE WHEN run_name = '' THEN ? ELSE run_name END WHERE job_id = ?");
+    up->Bind(1, state);
+    up->Bind(2, message);
+    if (finished) up->Bind(3, UnixMicrosNow()); else up->BindNull(3);
+    up->Bind(4, run_name);
+    up->Bind(5, job_id);
+    up->Execute();
+    return Status::Ok();
+  } catch (const std::exception& e) {
+    return Status::IoError(std::string("updating ingest job: ") + e.what());
+  }
+}
+
+StatusOr<std::vector<JobRecord>> JobLog::Unfinished() {
+  try {
+    std::vector<JobRecord> jobs;
+    // On PostgreSQL, jobs another daemon holds (JobClaims) are not this daemon's to resume: passed over.
+    const bool shared = db_->dialect() == SqlDialect::kPostgresql;
+    if (shared) db_->connection().Exec("BEGIN");
+    auto q = db_->connection().Prepare(
+        std::string("SELECT job_id, source, path, run_name, labels, run_time_us, state, created_at_us, append, "
+                    "       COALESCE(content_digest, ''), COALESCE(source_description, ''), "
+                    "       COALESCE(files_received, -1) "
+                    "FROM ingest_jobs WHERE state IN ('QUEUED', 'RUNNING') ORDER BY created_at_us, job_id") +
+        (shared ? " FOR UPDATE SKIP LOCKED" : ""));
+    while (q->Step()) {
+      JobRecord j = ReadJobHead(*q);
+      auto labels = nlohmann::json::parse(q->Text(4), nullptr, /*allow_exceptions=*/false);
+      if (labels.is_object()) {
+        for (auto it = labels.begin(); it != labels.end(); ++it) {
+          if (it.value().is_string()) j.labels.emplace_back(it.key(), it.value().get<std::string>());
+        }
+      }
+      j.run_time_us = q->IsNull(5) ? -1 : q->Int(5);
+      j.state = q->Text(6);
+      j.created_at_us = q->Int(7);
+      j.append = q->Int(8) != 0;
+      j.content_digest = q->Text(9);
+      j.source_description = q->Text(10);
+      j.files_received = q->Int(11);
+      jobs.push_back(std::move(j));
+    }
+    q.reset();
+    if (shared) db_->connection().Exec("ROLLBACK");  // the locks were only for telling held jobs apart
+    return jobs;
+  } catch (const std::exception& e) {
+    if (db_->dialect() == SqlDialect::kPostgresql) (void)db_->Exec("ROLLBACK");
+    return Status::IoError(std::string("reading ingest jobs: ") + e.what());
+  }
+}
+
+StatusOr<std::vector<JobRecord>> JobLog::List(const JobFilter& filter) {
+  if (!filter.state.empty() && filter.state != "QUEUED" && filter.state != "RUNNING" && filter.state != "SUCCEEDED" &&
+      filter.state != "FAILED") {
+    return Status::InvalidArgument("state '" + filter.state + "' is not QUEUED, RUNNING, SUCCEEDED or FAILED");
+  }
+  try {
+    auto q = db_->connection().Prepare(
+        "SELECT job_id, source, path, run_name, state, COALESCE(message, ''), created_at_us, "
+        "       COALESCE(finished_at_us, 0) "
+        "FROM ingest_jobs WHERE (? = '' OR run_name = ?) AND (? = '' OR state = ?) "
+        "ORDER BY created_at_us DESC, job_id DESC LIMIT ?");
+    q->Bind(1, filter.run_name);
+    q->Bind(2, filter.run_name);
+    q->Bind(3, filter.state);
+    q->Bind(4, filter.state);
+    q->Bind(5, filter.limit);
+    std::vector<JobRecord> jobs;
+    while (q->Step()) {
+      JobRecord j = ReadJobHead(*q);
+      j.state = q->Text(4);
+      j.message = q->Text(5);
+      j.created_at_us = q->Int(6);
+      j.finished_at_us = q->Int(7);
+      jobs.push_back(std::move(j));
+    }
+    return jobs;
+  } catch (const std::exception& e) {
+    return Status::IoError(std::string("listing ingest jobs: ") + e.what());
+  }
+}
+
+StatusOr<std::unique_ptr<JobClaims>> JobClaims::Open(const std::string& db_path) {
+  auto db = Database::Open(db_path);
+  if (!db.ok()) return db.status();
+  return std::unique_ptr<JobClaims>(new JobClaims(std::move(db.value())));
+}
+
+StatusOr<JobClaims::Claim> JobClaims::Take(const std::string& job_id) {
+  SqlConnection& sql = db_->connection();
+  const bool shared = db_->dialect() == SqlDialect::kPostgresql;
+  try {
+    Claim claim;
+    // `wait`: FOR UPDATE waits for another holder; without it, SKIP LOCKED passes a held row over.
+    const auto read = [&](bool wait) {
+      if (shared) sql.Exec("BEGIN");
+      auto q = sql.Prepare(std::string("SELECT state, COALESCE(message, '') FROM ingest_jobs WHERE job_id = ?") +
+                           (!shared ? "" : wait ? " FOR UPDATE" : " FOR UPDATE SKIP LOCKED"));
+      q->Bind(1, job_id);
+      const bool found = q->Step();
+      if (found) {
+        claim.state = q->Text(0);
+        claim.message = q->Text(1);
+      }
+      return found;
+    };
+    bool found = read(/*wait=*/false);
+    if (!found && shared) {  // held by another daemon (or gone): wait for it to end
+      sql.Exec("ROLLBACK");
+      found = read(/*wait=*/true);
+    }
+    claim.claimed = found && (claim.state == "QUEUED" || claim.state == "RUNNING");
+    if (shared && !claim.claimed) sql.Exec("COMMIT");
+    in_transaction_ = shared && claim.claimed;
+    if (!found) claim.state.clear();
+    return claim;
+  } catch (const std::exception& e) {
+    if (shared) {
+      try {
+        sql.Exec("ROLLBACK");
+      } catch (...) {
+      }
+    }
+    in_transaction_ = false;
+    return Status::IoError(std::string("claiming ingest job ") + job_id + ": " + e.what());
+  }
+}
+
+Status JobClaims::SetState(const std::string& job_id, const std::string& state, const std::string& message) {
+  return log_.SetState(job_id, state, message);
+}
+
+Status JobClaims::Finish(const std::string& job_id, const std::string& state, const std::string& message,
+                         const std::string& run_name) {
+  Status set = log_.SetState(job_id, state, message, run_name);
+  if (!in_transaction_) return set;
+  in_transaction_ = false;
+  if (!set.ok()) {
+    (void)db_->Exec("ROLLBACK");
+    return set;
+  }
+  return db_->Exec("COMMIT");
+}
+
+}  // namespace xladb::store

@@ -1,0 +1,94 @@
+// JobLog: the daemon's ingest jobs, persisted in the ingest_jobs table so a restart resumes unfinished ones.
+//
+// Contract: each call is its own short transaction on the given connection; errors come back as Status.
+// One thread at a time per JobLog (the daemon guards it with a mutex).
+#ifndef XLADB_STORE_ADMIN_JOB_LOG_H_
+#define XLADB_STORE_ADMIN_JOB_LOG_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "base/status.h"
+#include "store/backend/database.h"
+
+namespace xladb::store {
+
+struct JobRecord {
+  std::string job_id;
+  std::string source;      // 'path', 'upload' or 'watch'
+  std::string path;
+  std::string run_name;
+  std::vector<std::pair<std::string, std::string>> labels;
+  int64_t run_time_us = -1;
+  std::string state;       // 'QUEUED', 'RUNNING', 'SUCCEEDED', 'FAILED'
+  std::string message;
+  int64_t created_at_us = 0;
+  bool append = false;             // RunSpec::append
+  std::string content_digest;      // RunSpec::content_digest ("" = none)
+  std::string source_description;  // what the run records as its source ("" = `path`)
+  int64_t files_received = -1;     // uploads: files staged (checked against what the ingest finds); -1 = n/a
+  int64_t finished_at_us = 0;      // when it ended (0 = not yet); filled by List
+};
+
+// Which jobs JobLog::List returns: "" matches any run or state.
+struct JobFilter {
+  std::string run_name;
+  std::string state;   // 'QUEUED', 'RUNNING', 'SUCCEEDED' or 'FAILED'
+  int64_t limit = 1000;
+};
+
+class JobLog {
+ public:
+  explicit JobLog(Database* db) : db_(db) {}
+  Status Insert(const JobRecord& job);
+  // `run_name` not empty: the run the job ingested, recorded where the job was queued without one (a folder
+  // named at ingest time), so the job can be found by its run.
+  Status SetState(const std::string& job_id, const std::string& state, const std::string& message,
+                  const std::string& run_name = "");
+  // Jobs left QUEUED or RUNNING (by a crash or a shutdown), oldest first; on PostgreSQL without those another
+  // daemon holds now (JobClaims).
+  StatusOr<std::vector<JobRecord>> Unfinished();
+  // The jobs `filter` selects, newest first (created_at_us, then job_id, descending), at most filter.limit.
+  // Read-only: works on a read-only connection. kInvalidArgument for an unknown state.
+  [[nodiscard]] StatusOr<std::vector<JobRecord>> List(const JobFilter& filter);
+
+ private:
+  Database* db_;
+};
+
+// JobClaims: which daemon runs an unfinished job when several share one PostgreSQL store. The writer thread
+// takes a job before it runs it: the job's ingest_jobs row is locked (SELECT … FOR UPDATE SKIP LOCKED) in a
+// transaction of the claims' own connection, held until Finish. A second daemon (one resuming unfinished
+// jobs at its start) skips a locked job, and a crash of the holder releases it. A job another daemon holds is
+// waited for (FOR UPDATE) and its end reported, so each job is run once and its submitter still learns how it
+// ended. On SQLite (one daemon per file) Take only reads the job's state.
+//
+// Contract: Take, then (when claimed) SetState and Finish for that job; one job at a time, from one thread.
+// Errors come back as Status; a failed Finish leaves the job unfinished (it runs again at the next start).
+class JobClaims {
+ public:
+  struct Claim {
+    bool claimed = false;
+    std::string state, message;  // when not claimed: how the job ended ("" state: it is gone)
+  };
+  [[nodiscard]] static StatusOr<std::unique_ptr<JobClaims>> Open(const std::string& db_path);
+  [[nodiscard]] StatusOr<Claim> Take(const std::string& job_id);
+  // The claimed job's state while it runs (RUNNING), visible to others once it ends.
+  [[nodiscard]] Status SetState(const std::string& job_id, const std::string& state, const std::string& message);
+  // The claimed job's last state (SUCCEEDED, FAILED, or QUEUED to resume it later); the claim ends.
+  [[nodiscard]] Status Finish(const std::string& job_id, const std::string& state, const std::string& message,
+                              const std::string& run_name = "");
+
+ private:
+  explicit JobClaims(std::unique_ptr<Database> db) : db_(std::move(db)), log_(db_.get()) {}
+  std::unique_ptr<Database> db_;
+  JobLog log_;
+  bool in_transaction_ = false;
+};
+
+}  // namespace xladb::store
+
+#endif  // XLADB_STORE_ADMIN_JOB_LOG_H_

@@ -1,0 +1,62 @@
+// Bulk appends: the backend interface's way to write the tables a dump fills by the thousand (values, live
+// ranges, the schedule, instructions). A caller gathers rows (store/backend/row_batch.h) and hands them to
+// SqlConnection::AppendRows, which writes them as if each row had been inserted in order by
+//
+//   INSERT INTO <table>(<columns>) VALUES (…) <conflict clause>
+//
+// SQLite runs that statement for kBatchRows rows at a time (its cost per statement is paid once per batch);
+// PostgreSQL streams the rows with COPY into a temporary staging table and moves them with one
+// INSERT … SELECT … <conflict clause> (store/postgres/postgres_backend.cc), one round trip per batch instead of one
+// per row.
+//
+// Contract: a BulkInsert has static storage (backends key their prepared statements and staging tables by its
+// address). Its first `key_columns` columns are the conflict key: a batch may hold a key more than once
+// (later rows then update earlier ones, as separate INSERTs would), and the PostgreSQL backend splits such a
+// batch, since one INSERT may not update a row twice.
+#ifndef XLADB_STORE_BACKEND_BULK_ROWS_H_
+#define XLADB_STORE_BACKEND_BULK_ROWS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace xladb::store {
+
+class BulkInsert {
+ public:
+  // `columns`: "c1, c2, …, cN"; `conflict`: what follows the VALUES (an ON CONFLICT clause, or "").
+  BulkInsert(std::string_view table, std::string_view columns, std::string_view conflict, int key_columns);
+
+  const std::string& table() const { return table_; }
+  const std::string& column_list() const { return column_list_; }
+  const std::string& conflict() const { return conflict_; }
+  int columns() const { return columns_; }
+  int key_columns() const { return key_columns_; }
+
+ private:
+  std::string table_, column_list_, conflict_;
+  int columns_;
+  int key_columns_;
+};
+
+// One cell of a bulk row: an integer, a text (`value` indexes BulkRows::texts) or NULL.
+struct BulkCell {
+  enum class Kind : uint8_t { kInt, kText, kNull };
+  int64_t value;
+  Kind kind;
+};
+
+// Rows for SqlConnection::AppendRows: insert.columns() cells a row, in the order of insert.column_list().
+struct BulkRows {
+  const BulkInsert& insert;
+  std::span<const BulkCell> cells;
+  std::span<const std::string> texts;
+
+  size_t rows() const { return cells.size() / static_cast<size_t>(insert.columns()); }
+};
+
+}  // namespace xladb::store
+
+#endif  // XLADB_STORE_BACKEND_BULK_ROWS_H_

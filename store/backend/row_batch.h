@@ -1,0 +1,65 @@
+// RowBatch: rows of a table that a dump fills by the thousand (values, live ranges, the schedule,
+// instructions), gathered and written together by the connection's bulk append (store/backend/bulk_rows.h): a
+// multi-row INSERT on SQLite, COPY on PostgreSQL.
+//
+//   static const BulkInsert kInsert{"t", "a, b", "ON CONFLICT(a) DO UPDATE SET b = excluded.b", 1};
+//   RowBatch b(&kInsert);
+//   b.Int(1); b.Text("x"); rows += b.EndRow(sql);  // per row: exactly `columns` cells, then EndRow
+//   rows += b.Flush(sql);                          // before anything reads the table, and at the file's end
+//
+// Contract: texts are copied in, so a row may be added from a record that is gone before the batch is
+// written. EndRow writes once the connection's bulk_batch_rows() are held; EndRow and Flush return the rows
+// the database changed, and throw SqlError on database errors (the caller's transaction then rolls the file
+// back). A batch not flushed is dropped with the object. Not thread-safe.
+#ifndef XLADB_STORE_BACKEND_ROW_BATCH_H_
+#define XLADB_STORE_BACKEND_ROW_BATCH_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "store/backend/bulk_rows.h"
+#include "store/backend/sql_connection.h"
+
+namespace xladb::store {
+
+class RowBatch {
+ public:
+  static constexpr size_t kKeptTextBytes = 4096;
+
+  explicit RowBatch(const BulkInsert* insert) : insert_(insert), columns_(insert->columns()) {}
+
+  void Int(int64_t v) { cells_.push_back({v, BulkCell::Kind::kInt}); }
+  void Null() { cells_.push_back({0, BulkCell::Kind::kNull}); }
+  template <typename T>
+  void Opt(const std::optional<T>& v) {
+    if (v) Int(static_cast<int64_t>(*v)); else Null();
+  }
+  void Text(std::string_view v);
+  void OptText(const std::optional<std::string>& v) {
+    if (v) Text(*v); else Null();
+  }
+  // Call after the row's `columns` values; writes the batch once it is full. Returns the rows the database
+  // changed.
+  int64_t EndRow(SqlConnection& sql) {
+    return cells_.size() >= sql.bulk_batch_rows() * static_cast<size_t>(columns_) ? Flush(sql) : 0;
+  }
+  // Writes the rows held; returns the rows the database changed.
+  int64_t Flush(SqlConnection& sql);
+
+ private:
+  void Clear();
+
+  const BulkInsert* insert_;
+  int columns_;
+  std::vector<BulkCell> cells_;
+  std::vector<std::string> texts_;
+  size_t texts_used_ = 0;
+};
+
+}  // namespace xladb::store
+
+#endif  // XLADB_STORE_BACKEND_ROW_BATCH_H_

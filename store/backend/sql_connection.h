@@ -1,0 +1,135 @@
+// SqlConnection and SqlStatement: the store's backend interface. The queries, the gate and the diff are
+// written once against it; store/sqlite/sqlite_connection.h and store/postgres/postgres_backend.h implement it.
+//
+// SQL text is written once, in the portable subset both engines accept (docs/architecture.md, "Two
+// backends"): `?` and `?N` placeholders (PostgreSQL's implementation numbers them `$N`), ON CONFLICT,
+// RETURNING, COALESCE, CASE instead of SQLite's two-argument MAX/MIN, `IS NOT DISTINCT FROM` instead of
+// `IS ?`, glob(pattern, text) for GLOB (PostgreSQL's schema defines it), and no integer arithmetic on
+// booleans. Where a statement must differ, the caller asks dialect().
+//
+// Contract
+//   * Prepare() compiles a statement (SQLite) or keeps its text until the first Step (PostgreSQL). Bind
+//     indexes start at 1; a bound value stays bound across Reset().
+//   * Step() runs the statement on its first call and moves to the next row on the others: true while there
+//     is a row. Column getters read the current row; Int() of a NULL is 0, Text() of a NULL is "".
+//   * Errors (syntax, constraint, lost connection) throw SqlError inside store/; every public store function
+//     turns them into a Status (store/query/statement_text.h, CatchSqlErrors), so none crosses the module boundary.
+//   * AppendRows() writes rows in bulk (store/backend/bulk_rows.h): the tables a dump fills by the thousand.
+//   * A statement must not outlive its connection. One connection, one thread at a time.
+#ifndef XLADB_STORE_BACKEND_SQL_CONNECTION_H_
+#define XLADB_STORE_BACKEND_SQL_CONNECTION_H_
+
+#include <concepts>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "store/backend/sql_dialect.h"
+
+namespace xladb::store {
+
+struct BulkRows;
+
+// A failed statement: the engine's message, and PostgreSQL's SQLSTATE where there is one.
+class SqlError : public std::runtime_error {
+ public:
+  explicit SqlError(const std::string& message, std::string sqlstate = "")
+      : std::runtime_error(message), sqlstate_(std::move(sqlstate)) {}
+  const std::string& sqlstate() const { return sqlstate_; }
+
+ private:
+  std::string sqlstate_;
+};
+
+class SqlStatement {
+ public:
+  virtual ~SqlStatement() = default;
+
+  template <std::integral T>
+  void Bind(int index, T value) { BindInt(index, static_cast<int64_t>(value)); }
+  void Bind(int index, double value) { BindReal(index, value); }
+  void Bind(int index, std::string_view value) { BindText(index, value); }
+  void Bind(int index, const std::string& value) { BindText(index, value); }
+  void Bind(int index, const char* value) { BindText(index, value); }
+  virtual void BindNull(int index) = 0;
+  // Binds text without copying it where the engine allows: `value` must stay unchanged until the statement
+  // has run (the writer binds a record's fields this way, millions of times a file).
+  virtual void BindTextRef(int index, std::string_view value) { BindText(index, value); }
+
+  [[nodiscard]] virtual bool Step() = 0;
+  // Runs a statement to its end (its rows, if any, are not wanted) and resets it; returns the rows it
+  // inserted, updated or deleted.
+  virtual int64_t Execute() = 0;
+  // Runs a statement whose rows and count are not wanted. SQLite runs it now (as Execute); PostgreSQL may
+  // only send it (libpq's pipeline mode), and its error, if any, is then thrown by the next call on the same
+  // connection that waits for the server: a statement that reads, Execute, Exec, AppendRows, or an
+  // ExecuteLater that must wait (a statement's second run, when it is prepared; a full pipeline). So a writer
+  // reaches such a call (its file's RELEASE, its COMMIT) before it counts the write as done. A ROLLBACK
+  // discards an unread error with what it rolls back; a statement destroyed with errors unread drops them.
+  virtual void ExecuteLater() { Execute(); }
+  // Back to before the first Step; the bindings stay.
+  virtual void Reset() = 0;
+  // Every placeholder back to NULL.
+  virtual void ClearBindings() = 0;
+
+  virtual int ColumnCount() const = 0;
+  virtual bool IsNull(int column) const = 0;
+  virtual int64_t Int(int column) const = 0;
+  virtual double Real(int column) const = 0;
+  virtual std::string Text(int column) const = 0;
+
+  int64_t IntOr(int column, int64_t if_null) const { return IsNull(column) ? if_null : Int(column); }
+  double RealOr(int column, double if_null) const { return IsNull(column) ? if_null : Real(column); }
+
+ protected:
+  virtual void BindInt(int index, int64_t value) = 0;
+  virtual void BindReal(int index, double value) = 0;
+  virtual void BindText(int index, std::string_view value) = 0;
+};
+
+class SqlConnection {
+ public:
+  virtual ~SqlConnection() = default;
+  virtual SqlDialect dialect() const = 0;
+  [[nodiscard]] virtual std::unique_ptr<SqlStatement> Prepare(std::string_view sql) = 0;
+  // Runs one or more statements without results.
+  virtual void Exec(std::string_view sql) = 0;
+  // Starts a transaction that will write: SQLite takes the write lock now (BEGIN IMMEDIATE), so a writer
+  // never fails half-way on a lock; PostgreSQL takes row locks as it goes (BEGIN).
+  virtual void BeginWrite() = 0;
+  // Writes `rows` as their BulkInsert says (store/backend/bulk_rows.h); returns the rows the database changed
+  // (inserted or updated).
+  virtual int64_t AppendRows(const BulkRows& rows) = 0;
+  // How many rows a caller gathers before AppendRows: a few dozen on SQLite, whose statements run in-process,
+  // thousands on PostgreSQL, where each append is a round trip to the server.
+  virtual size_t bulk_batch_rows() const = 0;
+};
+
+// A write transaction (SqlConnection::BeginWrite) that is rolled back unless Commit() is reached.
+class WriteTransaction {
+ public:
+  explicit WriteTransaction(SqlConnection& connection) : connection_(connection) { connection_.BeginWrite(); }
+  ~WriteTransaction() {
+    if (committed_) return;
+    try {
+      connection_.Exec("ROLLBACK");
+    } catch (...) {
+    }
+  }
+  WriteTransaction(const WriteTransaction&) = delete;
+  WriteTransaction& operator=(const WriteTransaction&) = delete;
+  void Commit() {
+    connection_.Exec("COMMIT");
+    committed_ = true;
+  }
+
+ private:
+  SqlConnection& connection_;
+  bool committed_ = false;
+};
+
+}  // namespace xladb::store
+
+#endif  // XLADB_STORE_BACKEND_SQL_CONNECTION_H_

@@ -1,0 +1,501 @@
+#include "store/compare/change_points.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdlib>
+#include <cstddef>
+#include <map>
+#include <set>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "store/facts/module_metrics.h"
+
+namespace xladb::store {
+namespace {
+
+constexpr size_t kMetricCount = std::size(kModuleMetrics);
+
+struct RunRef {
+  int64_t run_id = 0;
+  std::string name;
+  int64_t time_us = 0;
+};
+
+// Texts that repeat on every row of a history (identity keys, signatures), stored once and named by index.
+class Interned {
+ public:
+  int32_t Id(std::string text) {
+    auto [it, added] = ids_.try_emplace(std::move(text), static_cast<int32_t>(texts_.size()));
+    if (added) texts_.push_back(&it->first);
+    return it->second;
+  }
+  const std::string& Text(int32_t id) const { return *texts_[static_cast<size_t>(id)]; }
+
+ private:
+  std::unordered_map<std::string, int32_t> ids_;
+  std::vector<const std::string*> texts_;  // keys of ids_ (node-based: stable addresses)
+};
+
+// One module_memory row, reduced to what a change point needs.
+struct Instance {
+  int32_t run = 0;                  // index into the history's runs
+  int32_t identity = 0;             // interned identity key
+  int32_t name = 0;                 // index into History::names
+  int32_t signature = 0, sharding = 0;
+  int64_t module_id = 0, xla_module_id = -1, live_peak_padded_time = -1;
+  std::array<int64_t, kMetricCount> values{};  // by kModuleMetrics index; -1 = no figure
+};
+
+// One series (an identity or a jit name) in one run: how many instances, and which holds the largest value
+// of each metric (nullptr: none has a figure).
+struct SeriesInRun {
+  int32_t run = 0;
+  int64_t compiles = 0;
+  std::array<const Instance*, kMetricCount> largest{};
+};
+using Series = std::vector<SeriesInRun>;  // in run order
+
+void Add(Series& series, const Instance& row) {
+  if (series.empty() || series.back().run != row.run) series.push_back({row.run, 0, {}});
+  SeriesInRun& in_run = series.back();
+  ++in_run.compiles;
+  for (size_t m = 0; m < kMetricCount; ++m) {
+    if (row.values[m] < 0) continue;
+    const Instance*& held = in_run.largest[m];
+    if (held == nullptr || row.values[m] > held->values[m]) held = &row;  // ties: the first (xla_module_id order)
+  }
+}
+
+class History {
+ public:
+  History(Database& db, const ChangeQuery& query) : db_(db), query_(query) {}
+
+  // The runs that carry the labels, oldest first.
+  void LoadRuns() {
+    Conditions where;
+    AddLabelMatch(&where, "r.run_id", query_.labels);
+    auto q = db_.connection().Prepare("SELECT r.run_id, r.name, r.run_time_us FROM runs r" + where.Where() +
+                                      " ORDER BY r.run_time_us, r.run_id");
+    BindArgs(*q, where.args());
+    while (q->Step()) {
+      run_index_[q->Int(0)] = static_cast<int32_t>(runs_.size());
+      runs_.push_back({q->Int(0), q->Text(1), q->Int(2)});
+    }
+  }
+
+  // The module_memory rows `where` selects, in run order, appended to `out` (only runs of the history).
+  void LoadRows(const Conditions& where, std::vector<Instance>* out) {
+    std::string columns;
+    for (const ModuleMetric& m : kModuleMetrics) columns += ", mm." + std::string(m.name);
+    auto q = db_.connection().Prepare(
+        "SELECT mm.run_id, mm.module_id, mm.identity_key, mm.module_name, mm.stage, mm.folder, mm.entry_signature, "
+        "       mm.entry_sharding, mm.xla_module_id, mm.live_peak_padded_time" + columns +
+        " FROM module_memory mm" + where.Where() +
+        " ORDER BY mm.run_time_us, mm.run_id, mm.module_name, mm.stage, mm.folder, COALESCE(mm.xla_module_id, -1), "
+        "mm.module_id");
+    BindArgs(*q, where.args());
+    while (q->Step()) {
+      auto run = run_index_.find(q->Int(0));
+      if (run == run_index_.end()) continue;
+      Instance row;
+      row.run = run->second;
+      row.module_id = q->Int(1);
+      row.identity = texts_.Id(q->Text(2));
+      row.name = NameId(q->Text(3), q->Text(4), q->Text(5));
+      row.signature = texts_.Id(q->Text(6));
+      row.sharding = texts_.Id(q->Text(7));
+      row.xla_module_id = q->IntOr(8, -1);
+      row.live_peak_padded_time = q->IntOr(9, -1);
+      constexpr int kFirstMetric = 10;
+      for (size_t m = 0; m < kMetricCount; ++m) row.values[m] = q->IntOr(kFirstMetric + static_cast<int>(m), -1);
+      out->push_back(std::move(row));
+    }
+  }
+
+  int32_t NameId(std::string name, std::string stage, std::string folder) {
+    auto key = std::make_tuple(std::move(name), std::move(stage), std::move(folder));
+    auto [it, added] = name_ids_.try_emplace(key, static_cast<int32_t>(names_.size()));
+    if (added) names_.push_back(std::move(key));
+    return it->second;
+  }
+
+  const std::vector<RunRef>& runs() const { return runs_; }
+  const Interned& texts() const { return texts_; }
+  const std::tuple<std::string, std::string, std::string>& name(int32_t id) const { return names_[static_cast<size_t>(id)]; }
+
+ private:
+  Database& db_;
+  const ChangeQuery& query_;
+  std::vector<RunRef> runs_;
+  std::unordered_map<int64_t, int32_t> run_index_;
+  Interned texts_;
+  std::map<std::tuple<std::string, std::string, std::string>, int32_t> name_ids_;
+  std::vector<std::tuple<std::string, std::string, std::string>> names_;
+};
+
+// For the series (identities, or jit names when `by_name`) in `needed`, the rows of the latest run before run
+// `before` that has each. One indexed read per 256 keys; `column` holds the key (identity_key or module_name).
+std::vector<Instance> EarlierRows(History& history, const ChangeQuery& query, std::string_view column,
+                                  const std::vector<std::string>& keys, int32_t before, bool by_name,
+                                  const std::unordered_set<int32_t>& needed) {
+  constexpr size_t kKeysAQuery = 256;
+  std::vector<Instance> found;
+  for (size_t at = 0; at < keys.size(); at += kKeysAQuery) {
+    const std::vector<std::string> batch(keys.begin() + static_cast<std::ptrdiff_t>(at),
+                                         keys.begin() + static_cast<std::ptrdiff_t>(std::min(keys.size(), at + kKeysAQuery)));
+    Conditions where;
+    where.AddIn("mm." + std::string(column), batch);
+    AddLabelMatch(&where, "mm.run_id", query.labels);
+    where.Add("mm.run_time_us <= ?", history.runs()[static_cast<size_t>(before)].time_us);
+    history.LoadRows(where, &found);
+  }
+  auto series_of = [by_name](const Instance& r) { return by_name ? r.name : r.identity; };
+  std::unordered_map<int32_t, int32_t> latest;  // series -> its latest run before `before`
+  for (const Instance& r : found) {
+    if (r.run >= before || needed.count(series_of(r)) == 0) continue;
+    int32_t& run = latest.try_emplace(series_of(r), r.run).first->second;
+    run = std::max(run, r.run);
+  }
+  std::vector<Instance> rows;
+  for (Instance& r : found) {
+    auto it = latest.find(series_of(r));
+    if (it != latest.end() && it->second == r.run) rows.push_back(std::move(r));
+  }
+  return rows;  // still in run order
+}
+
+// A change point before it is written out: the two sides' instances that hold the values.
+struct Found {
+  ChangePoint::Level level = ChangePoint::Level::kIdentity;
+  const SeriesInRun* before = nullptr;
+  const SeriesInRun* after = nullptr;
+  size_t metric = 0;      // kModuleMetrics index
+  size_t metric_rank = 0; // its place in the query's metrics
+  int64_t delta() const { return after->largest[metric]->values[metric] - before->largest[metric]->values[metric]; }
+};
+
+bool Passes(const ChangeQuery& query, int64_t before, int64_t after) {
+  const int64_t change = std::llabs(after - before);
+  if (change == 0 || change < query.min_bytes) return false;
+  return before <= 0 || static_cast<double>(change) * 100.0 >= query.min_percent * static_cast<double>(before);
+}
+
+std::string LabelsText(const Labels& labels) {
+  std::string text;
+  for (const auto& [k, v] : labels) text += (text.empty() ? "" : ", ") + k + "=" + v;
+  return text;
+}
+
+}  // namespace
+
+StatusOr<ChangeHistory> ListChanges(Database& db, const ChangeQuery& query) {
+  if (!query.since_run.empty() && query.last_n >= 0) {
+    return Status::InvalidArgument("since_run and last_n both bound the window: give one of them");
+  }
+  if (query.last_n == 0 || query.last_n < -1) return Status::InvalidArgument("last_n must be at least 1");
+  if (query.min_bytes < 0 || !std::isfinite(query.min_percent) || query.min_percent < 0) {
+    return Status::InvalidArgument("min_bytes and min_percent must not be negative");
+  }
+  if (query.attribute < -1 || query.max_attribution < -1 || query.limit < -1 || query.first_above_bytes < 0) {
+    return Status::InvalidArgument("attribute, max_attribution, limit and first_above_bytes must not be negative");
+  }
+  ChangeHistory result;
+  std::vector<size_t> metrics;  // kModuleMetrics indexes, in the order asked
+  {
+    std::vector<std::string> names = query.metrics;
+    if (names.empty()) names.assign(std::begin(kDefaultGateMetrics), std::end(kDefaultGateMetrics));
+    for (const std::string& name : names) {
+      const ModuleMetric* m = FindModuleMetric(name);
+      if (m == nullptr) {
+        return Status::InvalidArgument("'" + name + "' is not a metric (" + ModuleMetricNames() + ")");
+      }
+      const size_t index = static_cast<size_t>(m - kModuleMetrics);
+      if (std::find(metrics.begin(), metrics.end(), index) != metrics.end()) continue;
+      metrics.push_back(index);
+      result.metrics.push_back(name);
+    }
+  }
+  {
+    Conditions check;
+    if (Status st = AddNameMatch(&check, "m.name", query.module, "module"); !st.ok()) return st;
+  }
+  return CatchSqlErrors("changes", [&]() -> StatusOr<ChangeHistory> {
+    History history(db, query);
+    history.LoadRuns();
+    const std::vector<RunRef>& runs = history.runs();
+    const int32_t run_count = static_cast<int32_t>(runs.size());
+    if (runs.empty()) {
+      result.notes.push_back(query.labels.empty() ? "the store has no runs"
+                                                  : "no run carries the labels " + LabelsText(query.labels));
+      return result;
+    }
+
+    // The window: the runs where changes are reported.
+    int32_t window = 0;
+    if (!query.since_run.empty()) {
+      auto id = FindRunId(db.connection(), query.since_run);
+      if (!id.ok()) return Status::InvalidArgument("no run named '" + query.since_run + "' (since)");
+      auto q = db.connection().Prepare("SELECT run_time_us FROM runs WHERE run_id = ?");
+      q->Bind(1, *id);
+      q->Step();
+      const std::pair<int64_t, int64_t> since{q->Int(0), *id};
+      while (window < run_count && std::make_pair(runs[window].time_us, runs[window].run_id) <= since) ++window;
+      if (window == run_count) {
+        result.notes.push_back("no run after '" + query.since_run + "'" +
+                               (query.labels.empty() ? "" : " carries the labels " + LabelsText(query.labels)));
+        return result;
+      }
+    } else if (query.last_n > 0) {
+      window = static_cast<int32_t>(std::max<int64_t>(0, run_count - query.last_n));
+    }
+    result.runs = run_count - window;
+    result.first_run = runs[static_cast<size_t>(window)].name;
+    result.last_run = runs.back().name;
+    {
+      int64_t ties = 0;
+      for (int32_t i = std::max(window, 1); i < run_count; ++i) {
+        if (runs[i].time_us != runs[i - 1].time_us) continue;
+        if (++ties <= 3) {
+          result.notes.push_back("runs '" + runs[i - 1].name + "' and '" + runs[i].name +
+                                 "' have the same run time: ordered as they were stored");
+        }
+      }
+      if (ties > 3) result.notes.push_back(std::to_string(ties - 3) + " more pairs of runs with equal run times");
+    }
+
+    // The rows of the window and of the run before it.
+    const int32_t first_loaded = std::max(window - 1, 0);
+    std::vector<Instance> rows;
+    {
+      Conditions where;
+      (void)AddNameMatch(&where, "mm.module_name", query.module, "module");  // checked above
+      AddLabelMatch(&where, "mm.run_id", query.labels);
+      if (window > 0) where.Add("mm.run_time_us >= ?", runs[static_cast<size_t>(first_loaded)].time_us);
+      history.LoadRows(where, &rows);
+      rows.erase(std::remove_if(rows.begin(), rows.end(), [&](const Instance& r) { return r.run < first_loaded; }),
+                 rows.end());
+    }
+    const bool any_in_window = std::any_of(rows.begin(), rows.end(), [&](const Instance& r) { return r.run >= window; });
+    if (!any_in_window) {
+      if (!query.module.empty()) {
+        Conditions exists;
+        (void)AddNameMatch(&exists, "m.name", query.module, "module");
+        auto q = db.connection().Prepare("SELECT COUNT(*) FROM modules m" + exists.Where());
+        BindArgs(*q, exists.args());
+        q->Step();
+        if (q->Int(0) == 0) return Status::NotFound("module '" + query.module + "' not found in any run");
+        result.notes.push_back("module '" + query.module + "' has no buffer assignment in the " +
+                               std::to_string(result.runs) + (result.runs == 1 ? " run" : " runs") + " considered");
+      } else {
+        result.notes.push_back("no module with a buffer assignment in the runs considered");
+      }
+      return result;
+    }
+
+    // Series that the window has and the run before it lacks: their latest earlier run.
+    std::vector<Instance> earlier_identities, earlier_names;
+    if (window > 0) {
+      std::unordered_set<int32_t> identities_before, names_before, identities_needed, names_needed;
+      for (const Instance& r : rows) {
+        if (r.run != first_loaded) continue;
+        identities_before.insert(r.identity);
+        names_before.insert(r.name);
+      }
+      std::vector<std::string> identity_keys, module_names;
+      std::set<std::string> names_asked;
+      for (const Instance& r : rows) {
+        if (identities_before.count(r.identity) == 0 && identities_needed.insert(r.identity).second) {
+          identity_keys.push_back(history.texts().Text(r.identity));
+        }
+        if (names_before.count(r.name) == 0 && names_needed.insert(r.name).second &&
+            names_asked.insert(std::get<0>(history.name(r.name))).second) {
+          module_names.push_back(std::get<0>(history.name(r.name)));
+        }
+      }
+      earlier_identities = EarlierRows(history, query, "identity_key", identity_keys, first_loaded, false,
+                                       identities_needed);
+      earlier_names = EarlierRows(history, query, "module_name", module_names, first_loaded, true, names_needed);
+    }
+
+    // Series by identity and by jit name, oldest run first.
+    std::unordered_map<int32_t, Series> by_identity, by_name;
+    for (const Instance& r : earlier_identities) Add(by_identity[r.identity], r);
+    for (const Instance& r : earlier_names) Add(by_name[r.name], r);
+    for (const Instance& r : rows) {
+      Add(by_identity[r.identity], r);
+      Add(by_name[r.name], r);
+    }
+
+    std::vector<Found> found;
+    std::set<std::tuple<int32_t, int32_t, size_t>> identity_changed;  // (run, name, metric)
+    auto collect = [&](const std::unordered_map<int32_t, Series>& all, ChangePoint::Level level) {
+      for (const auto& [key, series] : all) {
+        for (size_t j = 1; j < series.size(); ++j) {
+          const SeriesInRun& a = series[j - 1];
+          const SeriesInRun& b = series[j];
+          if (b.run < window) continue;
+          for (size_t rank = 0; rank < metrics.size(); ++rank) {
+            const size_t m = metrics[rank];
+            if (a.largest[m] == nullptr || b.largest[m] == nullptr) continue;
+            if (!Passes(query, a.largest[m]->values[m], b.largest[m]->values[m])) continue;
+            if (level == ChangePoint::Level::kIdentity) {
+              identity_changed.insert({b.run, b.largest[m]->name, m});
+            } else if (identity_changed.count({b.run, key, m}) != 0) {
+              continue;  // an identity of this name shows the change
+            }
+            found.push_back({level, &a, &b, m, rank});
+          }
+        }
+      }
+    };
+    collect(by_identity, ChangePoint::Level::kIdentity);
+    collect(by_name, ChangePoint::Level::kName);
+
+    // Order, then the limit.
+    auto name_of = [&](const Found& f) -> const auto& { return history.name(f.after->largest[f.metric]->name); };
+    auto tie_break = [&](const Found& x, const Found& y) {
+      const Instance& a = *x.after->largest[x.metric];
+      const Instance& b = *y.after->largest[y.metric];
+      return std::make_tuple(x.level, std::cref(name_of(x)), x.metric_rank, a.xla_module_id, a.module_id) <
+             std::make_tuple(y.level, std::cref(name_of(y)), y.metric_rank, b.xla_module_id, b.module_id);
+    };
+    if (!query.module.empty()) {
+      std::sort(found.begin(), found.end(), [&](const Found& x, const Found& y) {
+        if (x.after->run != y.after->run) return x.after->run < y.after->run;
+        if (std::llabs(x.delta()) != std::llabs(y.delta())) return std::llabs(x.delta()) > std::llabs(y.delta());
+        return tie_break(x, y);
+      });
+    } else {
+      std::sort(found.begin(), found.end(), [&](const Found& x, const Found& y) {
+        if (std::llabs(x.delta()) != std::llabs(y.delta())) return std::llabs(x.delta()) > std::llabs(y.delta());
+        if (x.after->run != y.after->run) return x.after->run > y.after->run;
+        return tie_break(x, y);
+      });
+    }
+    result.change_count = static_cast<int64_t>(found.size());
+    if (query.limit >= 0 && found.size() > static_cast<size_t>(query.limit)) found.resize(static_cast<size_t>(query.limit));
+
+    for (const Found& f : found) {
+      const Instance& was = *f.before->largest[f.metric];
+      const Instance& now = *f.after->largest[f.metric];
+      ChangePoint p;
+      p.level = f.level;
+      p.run = runs[static_cast<size_t>(now.run)].name;
+      p.run_time_us = runs[static_cast<size_t>(now.run)].time_us;
+      p.previous_run = runs[static_cast<size_t>(was.run)].name;
+      p.previous_run_time_us = runs[static_cast<size_t>(was.run)].time_us;
+      std::tie(p.module, p.stage, p.folder) = history.name(now.name);
+      p.entry_signature = history.texts().Text(now.signature);
+      p.previous_entry_signature = history.texts().Text(was.signature);
+      p.entry_sharding = history.texts().Text(now.sharding);
+      p.previous_entry_sharding = history.texts().Text(was.sharding);
+      p.xla_module_id = now.xla_module_id;
+      p.previous_xla_module_id = was.xla_module_id;
+      p.module_id = now.module_id;
+      p.previous_module_id = was.module_id;
+      p.compiles = f.after->compiles;
+      p.previous_compiles = f.before->compiles;
+      p.metric = std::string(kModuleMetrics[f.metric].name);
+      p.before = was.values[f.metric];
+      p.after = now.values[f.metric];
+      result.changes.push_back(std::move(p));
+    }
+
+    // The largest changes, explained.
+    std::vector<size_t> by_size(result.changes.size());
+    for (size_t i = 0; i < by_size.size(); ++i) by_size[i] = i;
+    std::stable_sort(by_size.begin(), by_size.end(), [&](size_t x, size_t y) {
+      return std::llabs(result.changes[x].delta()) > std::llabs(result.changes[y].delta());
+    });
+    if (query.attribute >= 0 && by_size.size() > static_cast<size_t>(query.attribute)) {
+      by_size.resize(static_cast<size_t>(query.attribute));
+    }
+    for (size_t i : by_size) {
+      ChangePoint& p = result.changes[i];
+      const Found& f = found[i];
+      const bool peak = IsPeakMetric(p.metric);
+      auto attribution = AttributeChange(db, p.previous_module_id, p.module_id,
+                                         peak ? AttributionScope::kPeakBuffers : AttributionScope::kValues,
+                                         query.max_attribution);
+      if (!attribution.ok()) return attribution.status();
+      p.attribution = std::move(*attribution);
+      if (p.metric == "live_peak_padded_bytes") {
+        p.peak_metric = p.metric;
+        p.attribution->baseline_peak_time = f.before->largest[f.metric]->live_peak_padded_time;
+        p.attribution->current_peak_time = f.after->largest[f.metric]->live_peak_padded_time;
+      } else {
+        p.peak_metric = "peak_bytes";
+      }
+    }
+
+    // Since when each jit name has exceeded the size asked about (in the window).
+    if (query.first_above_bytes > 0) {
+      for (const auto& [key, series] : by_name) {
+        for (size_t rank = 0; rank < metrics.size(); ++rank) {
+          const size_t m = metrics[rank];
+          FirstAbove above;
+          bool ever = false, streak = false;
+          for (const SeriesInRun& s : series) {
+            if (s.run < window || s.largest[m] == nullptr) continue;
+            const int64_t value = s.largest[m]->values[m];
+            const std::string& run = runs[static_cast<size_t>(s.run)].name;
+            const bool over = value > query.first_above_bytes;
+            if (over && !ever) {
+              ever = true;
+              above.first_run = run;
+              above.first_value = value;
+            }
+            if (over && !streak) {
+              above.since_run = run;
+              above.since_value = value;
+            }
+            streak = over;
+            above.latest_run = run;
+            above.latest_value = value;
+          }
+          if (!ever) continue;
+          if (!streak) {
+            above.since_run.clear();
+            above.since_value = 0;
+          }
+          std::tie(above.module, above.stage, above.folder) = history.name(key);
+          above.metric = std::string(kModuleMetrics[m].name);
+          above.bytes = query.first_above_bytes;
+          result.first_above.push_back(std::move(above));
+        }
+      }
+      std::sort(result.first_above.begin(), result.first_above.end(), [&](const FirstAbove& x, const FirstAbove& y) {
+        auto rank = [&](const std::string& metric) {
+          return std::find(result.metrics.begin(), result.metrics.end(), metric) - result.metrics.begin();
+        };
+        return std::make_tuple(std::cref(x.module), std::cref(x.stage), std::cref(x.folder), rank(x.metric)) <
+               std::make_tuple(std::cref(y.module), std::cref(y.stage), std::cref(y.folder), rank(y.metric));
+      });
+      if (result.first_above.empty()) {
+        result.notes.push_back("no jit name exceeded " + std::to_string(query.first_above_bytes) +
+                               " bytes in the runs considered");
+      }
+    }
+
+    // Histories too short to change.
+    if (run_count == 1) {
+      result.notes.push_back("one run ('" + runs.front().name + "'): no earlier run to compare with");
+    } else if (!query.module.empty() && result.change_count == 0) {
+      std::set<int32_t> module_runs;
+      for (const auto& [key, series] : by_name) {
+        for (const SeriesInRun& s : series) module_runs.insert(s.run);
+      }
+      if (module_runs.size() == 1) {
+        result.notes.push_back("module '" + query.module + "' is in one run only ('" +
+                               runs[static_cast<size_t>(*module_runs.begin())].name + "'): nothing to compare");
+      }
+    }
+    return result;
+  });
+}
+
+}  // namespace xladb::store

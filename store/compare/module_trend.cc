@@ -1,0 +1,233 @@
+#include "store/compare/module_trend.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+
+#include "store/compare/module_match.h"
+#include "store/facts/module_metrics.h"
+
+namespace xladb::store {
+namespace {
+
+// Why nothing matched, in words: the module does not exist, exists only without a buffer assignment (at
+// that stage), or exists but no run passes the filters.
+Status NoPointsStatus(Database& db, const TrendQuery& query) {
+  Conditions any;
+  Status st = AddNameMatch(&any, "m.name", query.module, "module");
+  if (!st.ok()) return st;
+  std::string what = "module '" + query.module + "'";
+  auto exists = db.connection().Prepare("SELECT COUNT(*), SUM(CASE WHEN EXISTS (SELECT 1 FROM module_memory mm "
+                                     "WHERE mm.module_id = m.module_id) THEN 1 ELSE 0 END) FROM modules m" + any.Where());
+  BindArgs(*exists, any.args());
+  exists->Step();
+  if (exists->Int(0) == 0) return Status::NotFound(what + " not found in any run");
+  if (!query.stage.empty()) {
+    Conditions at_stage = any;
+    at_stage.Add("m.stage = ?", query.stage);
+    auto staged = db.connection().Prepare("SELECT COUNT(*), SUM(CASE WHEN EXISTS (SELECT 1 FROM module_memory mm "
+                                       "WHERE mm.module_id = m.module_id) THEN 1 ELSE 0 END) FROM modules m" + at_stage.Where());
+    BindArgs(*staged, at_stage.args());
+    staged->Step();
+    if (staged->Int(0) == 0) {
+      return Status::NotFound(what + " has no stage '" + query.stage + "' in any run (`xladb modules RUN` lists stages)");
+    }
+    if (staged->Int(1) == 0) {
+      return Status::NotFound(what + " at stage '" + query.stage +
+                              "' has no buffer assignment in any run, so no memory figures: XLA writes buffer "
+                              "assignments after optimizations only");
+    }
+  } else if (exists->Int(1) == 0) {
+    return Status::NotFound(what + " has no buffer assignment in any run, so no memory figures");
+  }
+  return Status::NotFound(what + ": no run passes the filters (labels, time, folder, xla id, fingerprint)");
+}
+
+// The modules of each run that carry an identity key (with a buffer assignment): how many, and the smallest id.
+struct InstancesInRun {
+  int64_t count = 0;
+  int64_t module_id = 0;
+};
+using InstancesByRun = std::unordered_map<int64_t, InstancesInRun>;
+
+// For every identity key of `rows`, in one query per kKeysAQuery keys (a trend over many runs often has a
+// series per run, and each query is a round trip on PostgreSQL).
+std::unordered_map<std::string, InstancesByRun> InstancesByIdentity(Database& db, const std::vector<ModuleRow>& rows) {
+  constexpr size_t kKeysAQuery = 256;
+  std::vector<std::string> keys;
+  for (const ModuleRow& r : rows) keys.push_back(r.identity_key);
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  std::unordered_map<std::string, InstancesByRun> by_key;
+  for (size_t at = 0; at < keys.size(); at += kKeysAQuery) {
+    const size_t n = std::min(kKeysAQuery, keys.size() - at);
+    Conditions where;
+    where.AddIn("identity_key", std::vector<std::string>(keys.begin() + static_cast<std::ptrdiff_t>(at),
+                                                         keys.begin() + static_cast<std::ptrdiff_t>(at + n)));
+    auto q = db.connection().Prepare("SELECT identity_key, run_id, COUNT(*), MIN(module_id) FROM module_memory" +
+                                     where.Where() + " GROUP BY identity_key, run_id");
+    BindArgs(*q, where.args());
+    while (q->Step()) by_key[q->Text(0)][q->Int(1)] = {q->Int(2), q->Int(3)};
+  }
+  return by_key;
+}
+
+}  // namespace
+
+StatusOr<std::vector<TrendPoint>> PeakMemoryTrend(Database& db, const TrendQuery& query) {
+  if (query.module.empty()) return Status::InvalidArgument("a trend needs a module name or pattern");
+  const ModuleMetric* metric = FindModuleMetric(query.metric);
+  if (metric == nullptr) return Status::InvalidArgument("'" + query.metric + "' is not a metric");
+  return CatchSqlErrors("trend of '" + query.module + "'", [&]() -> StatusOr<std::vector<TrendPoint>> {
+    Conditions where;
+    Status st = AddNameMatch(&where, "mm.module_name", query.module, "module");
+    if (!st.ok()) return st;
+    if (!query.stage.empty()) where.Add("mm.stage = ?", query.stage);
+    if (query.folder) where.Add("mm.folder = ?", *query.folder);
+    if (query.xla_module_id >= 0) where.Add("mm.xla_module_id = ?", query.xla_module_id);
+    if (!query.identity_key.empty()) where.Add("mm.identity_key = ?", query.identity_key);
+    if (!query.fingerprint.empty()) where.Add("mo.fingerprint = ?", query.fingerprint);
+    if (query.since_us >= 0) where.Add("mm.run_time_us >= ?", query.since_us);
+    if (query.until_us >= 0) where.Add("mm.run_time_us < ?", query.until_us);
+    where.Add("mm." + std::string(metric->name) + " IS NOT NULL");
+    AddLabelMatch(&where, "mm.run_id", query.labels);
+    auto rows = LoadModuleRows(db, where);
+    if (!rows.ok()) return rows.status();
+    if (query.last_n >= 0) {
+      // The newest N runs that have a point.
+      std::vector<std::pair<int64_t, int64_t>> runs;  // (time, id), newest first after sorting
+      for (const ModuleRow& r : *rows) runs.emplace_back(r.run_time_us, r.run_id);
+      std::sort(runs.begin(), runs.end(), std::greater<>());
+      runs.erase(std::unique(runs.begin(), runs.end()), runs.end());
+      if (static_cast<int64_t>(runs.size()) > query.last_n) {
+        runs.resize(static_cast<size_t>(query.last_n));
+        std::vector<ModuleRow> kept;
+        for (ModuleRow& r : *rows) {
+          if (std::find(runs.begin(), runs.end(), std::make_pair(r.run_time_us, r.run_id)) != runs.end()) {
+            kept.push_back(std::move(r));
+          }
+        }
+        *rows = std::move(kept);
+      }
+    }
+    if (rows->empty()) return NoPointsStatus(db, query);
+
+    // Series by identity; LoadModuleRows returned them by run time already.
+    std::map<std::tuple<std::string, std::string, std::string, std::string, std::string>,
+             std::vector<const ModuleRow*>>
+        series;
+    for (const ModuleRow& r : *rows) {
+      series[{r.name, r.stage, r.folder, r.entry_signature, r.entry_sharding}].push_back(&r);
+    }
+    std::unordered_map<int64_t, const ModuleRow*> by_id;
+    for (const ModuleRow& r : *rows) by_id[r.module_id] = &r;
+
+    const auto instances_by_identity = InstancesByIdentity(db, *rows);
+    std::vector<TrendPoint> points;
+    for (const auto& [key, members] : series) {
+      // The change of each instance: against the instance of the previous run (of this series) it matches.
+      // Where both runs hold one module of the identity, module_matches pairs them by 'identity' and nothing
+      // else (schema.sql): that needs no query. Runs with more instances (retraces) are matched by the view.
+      static const InstancesByRun kNone;
+      const auto found = instances_by_identity.find(members.front()->identity_key);
+      const InstancesByRun& instances = found != instances_by_identity.end() ? found->second : kNone;
+      auto only_instance = [&](int64_t run) -> int64_t {
+        auto it = instances.find(run);
+        return it != instances.end() && it->second.count == 1 ? it->second.module_id : 0;
+      };
+      std::unordered_map<int64_t, std::pair<int64_t, std::string>> previous;  // module -> (previous module, how)
+      int64_t prev_run = -1;
+      for (size_t i = 0; i < members.size();) {
+        const int64_t run = members[i]->run_id;
+        const int64_t alone = prev_run >= 0 ? only_instance(run) : 0;
+        const int64_t alone_before = prev_run >= 0 ? only_instance(prev_run) : 0;
+        if (alone != 0 && alone_before != 0) {
+          previous[alone] = {alone_before, "identity"};
+        } else if (prev_run >= 0) {
+          auto pairs = MatchModules(db, prev_run, run, members[i]->identity_key);
+          if (!pairs.ok()) return pairs.status();
+          for (const ModulePair& p : *pairs) {
+            if (p.baseline_module_id != 0 && p.current_module_id != 0) {
+              previous[p.current_module_id] = {p.baseline_module_id, p.matched_by};
+            }
+          }
+        }
+        prev_run = run;
+        while (i < members.size() && members[i]->run_id == run) ++i;
+      }
+      for (const ModuleRow* r : members) {
+        TrendPoint p;
+        p.run_name = r->run_name;
+        p.run_time_us = r->run_time_us;
+        p.module_name = r->name;
+        p.xla_module_id = r->xla_module_id;
+        p.stage = r->stage;
+        p.folder = r->folder;
+        p.entry_signature = r->entry_signature;
+        p.entry_sharding = r->entry_sharding;
+        p.identity_key = r->identity_key;
+        p.fingerprint = r->fingerprint;
+        p.value = r->metric(metric->name);
+        p.peak_bytes = r->metric("peak_bytes");
+        p.total_bytes = r->metric("total_bytes");
+        p.temp_bytes = r->metric("temp_bytes");
+        p.live_peak_padded_bytes = r->metric("live_peak_padded_bytes");
+        if (auto it = previous.find(r->module_id); it != previous.end()) {
+          p.matched_by = it->second.second;
+          if (auto prev = by_id.find(it->second.first); prev != by_id.end()) {
+            p.has_change = true;
+            p.change = p.value - prev->second->metric(metric->name);
+          }
+        }
+        points.push_back(std::move(p));
+      }
+    }
+    return points;
+  });
+}
+
+StatusOr<RecentValues> RecentIdentityValues(Database& db, const std::string& run_name, const std::string& metric,
+                                            int64_t runs) {
+  const ModuleMetric* m = FindModuleMetric(metric);
+  if (m == nullptr) return Status::InvalidArgument("'" + metric + "' is not a metric");
+  if (runs < 1) return Status::InvalidArgument("recent values need at least one run");
+  return CatchSqlErrors("recent values of run '" + run_name + "'", [&]() -> StatusOr<RecentValues> {
+    auto run = db.connection().Prepare("SELECT run_id, run_time_us FROM runs WHERE name = ?");
+    run->Bind(1, run_name);
+    if (!run->Step()) return Status::NotFound("run '" + run_name + "' not found");
+    const int64_t run_id = run->Int(0), time_us = run->Int(1);
+    auto before = db.connection().Prepare(
+        "SELECT run_id, name FROM runs WHERE run_time_us < ? OR (run_time_us = ? AND run_id <= ?) "
+        "ORDER BY run_time_us DESC, run_id DESC LIMIT ?");
+    before->Bind(1, time_us);
+    before->Bind(2, time_us);
+    before->Bind(3, run_id);
+    before->Bind(4, runs);
+    std::vector<int64_t> ids;
+    RecentValues out;
+    while (before->Step()) {
+      ids.push_back(before->Int(0));
+      out.runs.push_back(before->Text(1));
+    }
+    std::reverse(ids.begin(), ids.end());
+    std::reverse(out.runs.begin(), out.runs.end());
+    std::unordered_map<int64_t, size_t> index;
+    for (size_t i = 0; i < ids.size(); ++i) index[ids[i]] = i;
+    Conditions where;
+    where.AddIn("mm.run_id", ids);
+    where.Add("mm.identity_key IN (SELECT identity_key FROM modules WHERE run_id = ?)", run_id);
+    auto values = db.connection().Prepare("SELECT mm.identity_key, mm.run_id, MAX(mm." + std::string(m->name) +
+                                          ") FROM module_memory mm" + where.Where() +
+                                          " GROUP BY mm.identity_key, mm.run_id");
+    BindArgs(*values, where.args());
+    while (values->Step()) {
+      auto& series = out.by_identity.try_emplace(values->Text(0), std::vector<int64_t>(ids.size(), -1)).first->second;
+      series[index[values->Int(1)]] = values->IntOr(2, -1);
+    }
+    return out;
+  });
+}
+
+}  // namespace xladb::store

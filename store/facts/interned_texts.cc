@@ -1,0 +1,211 @@
+#include "store/facts/interned_texts.h"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "store/backend/bulk_rows.h"
+
+namespace xladb::store {
+
+namespace {
+
+// The bulk insert of (hash, text) into `table`, one for the program's life (backends key statements by its
+// address).
+const BulkInsert* HashedTextInsert(const std::string& table, const std::string& text_column) {
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<BulkInsert>> inserts;
+  std::lock_guard lock(mutex);
+  std::unique_ptr<BulkInsert>& insert = inserts[table];
+  if (!insert) insert = std::make_unique<BulkInsert>(table, "hash, " + text_column, "ON CONFLICT DO NOTHING", 1);
+  return insert.get();
+}
+
+}  // namespace
+
+int64_t TextHash(std::string_view text) { return static_cast<int64_t>(XXH3_64bits(text.data(), text.size())); }
+
+InternedTexts::InternedTexts(const char* table, const char* id_column, const char* text_column, Key key)
+    : key_(key), table_(table), id_column_(id_column), text_column_(text_column),
+      find_sql_(key == Key::kText ? std::string("SELECT ") + id_column + " FROM " + table + " WHERE " +
+                                        text_column + " = ?"
+                                  : std::string("SELECT ") + id_column + ", " + text_column + " FROM " + table +
+                                        " WHERE hash = ?"),
+      insert_sql_(key == Key::kText
+                      ? std::string("INSERT INTO ") + table + "(" + text_column +
+                            ") VALUES (?) ON CONFLICT DO NOTHING RETURNING " + id_column
+                      : std::string("INSERT INTO ") + table + "(hash, " + text_column +
+                            ") VALUES (?, ?) ON CONFLICT DO NOTHING RETURNING " + id_column) {}
+
+int64_t InternedTexts::Find(SqlConnection& sql, const std::string& text, int64_t hash) {
+  if (!find_) find_ = sql.Prepare(find_sql_);
+  int64_t id = 0;
+  if (key_ == Key::kText) {
+    find_->Bind(1, text);
+    if (find_->Step()) id = find_->Int(0);
+  } else {
+    find_->Bind(1, hash);
+    while (id == 0 && find_->Step()) {
+      if (find_->Text(1) == text) {
+        id = find_->Int(0);
+      }
+    }
+  }
+  find_->Reset();
+  return id;
+}
+
+int64_t InternedTexts::Id(SqlConnection& sql, const std::string& text) {
+  if (key_ == Key::kUniqueHash) throw SqlError("InternedTexts::Id on " + table_ + ": its texts are interned by Ids");
+  auto it = ids_.find(text);
+  if (it != ids_.end()) return it->second;
+  const int64_t hash = key_ == Key::kText ? 0 : TextHash(text);
+  int64_t id = Find(sql, text, hash);
+  if (id == 0) {
+    if (!insert_) insert_ = sql.Prepare(insert_sql_);
+    if (key_ == Key::kText) {
+      insert_->Bind(1, text);
+    } else {
+      insert_->Bind(1, hash);
+      insert_->BindTextRef(2, text);
+    }
+    const bool stored = insert_->Step();
+    id = stored ? insert_->Int(0) : 0;
+    insert_->Reset();
+    if (stored) {
+      added_in_file_ = true;
+    } else {
+      id = Find(sql, text, hash);  // stored by another writer (committed now)
+      if (id == 0) throw SqlError(std::string("a text could not be stored: ") + insert_sql_);
+    }
+  }
+  if (ids_.size() >= kMaxCachedTexts) ids_.clear();  // a cache only: the table answers what it forgot
+  ids_.emplace(text, id);
+  return id;
+}
+
+int64_t InternedTexts::Ids(SqlConnection& sql, std::span<const std::string> texts, std::span<int64_t> ids) {
+  if (key_ != Key::kUniqueHash) throw SqlError("InternedTexts::Ids on " + table_ + ": its texts are interned by Id");
+  if (texts.empty()) return 0;
+  if (bulk_ == nullptr) bulk_ = HashedTextInsert(table_, text_column_);
+  // A text is stored up to its first NUL, on both backends (PostgreSQL's text holds none).
+  std::vector<std::string> cut;
+  if (std::any_of(texts.begin(), texts.end(), [](const std::string& t) { return t.find('\0') != std::string::npos; })) {
+    for (const std::string& t : texts) cut.emplace_back(t.substr(0, t.find('\0')));
+    texts = cut;
+  }
+  // Insert every text (one that is stored already, or twice in the batch, is left alone) ...
+  std::vector<BulkCell> cells;
+  cells.reserve(texts.size() * 2);
+  std::vector<int64_t> hashes(texts.size());
+  for (size_t i = 0; i < texts.size(); ++i) {
+    hashes[i] = TextHash(texts[i]);
+    cells.push_back({hashes[i], BulkCell::Kind::kInt});
+    cells.push_back({static_cast<int64_t>(i), BulkCell::Kind::kText});
+  }
+  const int64_t inserted = sql.AppendRows(BulkRows{*bulk_, cells, texts});
+  if (inserted > 0) added_in_file_ = true;
+  // ... then read the ids back by hash: an IN list whose length is the next power of two (so a few statements
+  // serve every batch), padded with the last hash.
+  size_t width = 8;
+  while (width < texts.size()) width *= 2;
+  std::unique_ptr<SqlStatement>& find = find_hashes_[width];
+  if (!find) {
+    std::string sql_text = "SELECT hash, " + id_column_ + ", " + text_column_ + " FROM " + table_ + " WHERE hash IN (?";
+    for (size_t i = 1; i < width; ++i) sql_text += ",?";
+    find = sql.Prepare(sql_text + ")");
+  }
+  for (size_t i = 0; i < width; ++i) find->Bind(static_cast<int>(i) + 1, hashes[std::min(i, texts.size() - 1)]);
+  std::unordered_map<int64_t, std::pair<int64_t, std::string>> stored;
+  while (find->Step()) stored.emplace(find->Int(0), std::pair(find->Int(1), find->Text(2)));
+  find->Reset();
+  for (size_t i = 0; i < texts.size(); ++i) {
+    auto it = stored.find(hashes[i]);
+    if (it == stored.end() || it->second.second != texts[i]) {
+      throw SqlError("a text could not be stored in " + table_ + ": its hash " + std::to_string(hashes[i]) +
+                     (it == stored.end() ? " is not found after its insert" : " is another text's (a collision)"));
+    }
+    ids[i] = it->second.first;
+  }
+  return inserted;
+}
+
+void InternedTexts::FileDone() {
+  added_in_group_ = added_in_group_ || added_in_file_;
+  added_in_file_ = false;
+}
+
+void InternedTexts::FileAborted() {
+  if (added_in_file_) ids_.clear();
+  added_in_file_ = false;
+}
+
+void InternedTexts::GroupCommitted() { added_in_group_ = false; }
+
+void InternedTexts::GroupAborted() {
+  if (added_in_file_ || added_in_group_) ids_.clear();
+  added_in_file_ = added_in_group_ = false;
+}
+
+void InternedTextCaches::FileDone() {
+  ForEach(&InternedTexts::FileDone);
+  replaced_in_group_.insert(replaced_in_group_.end(), replaced_in_file_.begin(), replaced_in_file_.end());
+  replaced_in_file_.clear();
+}
+
+void InternedTextCaches::FileAborted() {
+  ForEach(&InternedTexts::FileAborted);
+  replaced_in_file_.clear();
+}
+
+void InternedTextCaches::GroupCommitted() {
+  ForEach(&InternedTexts::GroupCommitted);
+  replaced_in_run_.insert(replaced_in_run_.end(), replaced_in_group_.begin(), replaced_in_group_.end());
+  replaced_in_group_.clear();
+}
+
+void InternedTextCaches::SweepReplacedTexts() {
+  std::vector<int64_t> replaced;
+  replaced.swap(replaced_in_run_);
+  std::sort(replaced.begin(), replaced.end());
+  replaced.erase(std::unique(replaced.begin(), replaced.end()), replaced.end());
+  if (replaced.empty()) return;
+  WriteTransaction tx(*connection);  // one commit for them all
+  auto drop = connection->Prepare(
+      "DELETE FROM long_texts WHERE text_id = ? AND NOT EXISTS (SELECT 1 FROM instructions WHERE text_id = ?)");
+  for (int64_t id : replaced) {
+    drop->Bind(1, id);
+    drop->Bind(2, id);
+    drop->Execute();
+  }
+  drop.reset();
+  tx.Commit();
+}
+
+void InternedTextCaches::GroupAborted() {
+  ForEach(&InternedTexts::GroupAborted);
+  replaced_in_file_.clear();
+  replaced_in_group_.clear();
+}
+
+void HashAllNames(SqlConnection& sql) {
+  std::vector<std::pair<int64_t, std::string>> names;
+  {
+    auto q = sql.Prepare("SELECT name_id, text FROM names");
+    while (q->Step()) names.emplace_back(q->Int(0), q->Text(1));
+  }
+  auto update = sql.Prepare("UPDATE names SET hash = ? WHERE name_id = ?");
+  for (const auto& [id, text] : names) {
+    update->Bind(1, TextHash(text));
+    update->Bind(2, id);
+    update->Execute();
+  }
+}
+
+}  // namespace xladb::store

@@ -1,0 +1,123 @@
+// Interned texts: strings that rows refer to by a small integer id, stored once for all runs. The writer
+// (store/write/run_writer.h, InternedTextCaches below) uses one InternedTexts per table:
+//   * shapes(shape_id, text UNIQUE) and source_files(source_file_id, path UNIQUE): few, short texts, found
+//     through their UNIQUE index;
+//   * names(name_id, hash, text), op_names and computation names: many, and in generated or very large
+//     programs mostly distinct, so the lookup index holds a 64-bit hash (TextHash) instead of a second copy of
+//     the text. Rows of equal hash are compared by text, so a hash collision only costs a comparison;
+//   * long_texts(text_id, hash UNIQUE, text): whole instruction texts, nearly all distinct, interned a batch
+//     at a time (Ids): the batch is inserted in bulk (store/backend/bulk_rows.h, ON CONFLICT DO NOTHING), then its ids
+//     are read back by hash in one query, and each stored text is compared with the one asked for (a
+//     different text under the same hash is an error, the hash being unique). Not cached.
+//
+// Contract: runs statements on the caller's read-write connection inside its transaction, and throws
+// SqlError on database errors, like the writer's own statements. Ids are cached for the object's
+// life (up to kMaxCachedTexts, then the cache starts afresh); when a file or group that added texts is rolled
+// back (FileAborted, GroupAborted) the whole cache is forgotten, so a rolled-back id is never handed out.
+// Rollbacks are rare, and forgetting is cheaper than remembering what each file added. Not thread-safe.
+#ifndef XLADB_STORE_FACTS_INTERNED_TEXTS_H_
+#define XLADB_STORE_FACTS_INTERNED_TEXTS_H_
+
+#include "store/backend/sql_connection.h"
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace xladb::store {
+
+class BulkInsert;
+
+// XXH3-64 of `text` as a signed 64-bit integer (how names.hash and long_texts.hash store it).
+int64_t TextHash(std::string_view text);
+
+class InternedTexts {
+ public:
+  // kText: found by the text (a UNIQUE column); kHash: by TextHash, several rows may share one (both through
+  // Id); kUniqueHash: by a UNIQUE hash, for texts that are mostly new, a batch at a time (through Ids).
+  enum class Key { kText, kHash, kUniqueHash };
+  static constexpr size_t kMaxCachedTexts = 4096;  // a real run has a few hundred op_names; a 1 GiB program ~600k
+
+  InternedTexts(const char* table, const char* id_column, const char* text_column, Key key);
+
+  // The id of `text`, inserting it when it is new. A text another writer inserts at the same moment is found
+  // after its insert commits. Key kText or kHash.
+  int64_t Id(SqlConnection& sql, const std::string& text);
+
+  // Key kUniqueHash: sets ids[i] to the id of texts[i] (up to its first NUL), inserting the new ones, and
+  // returns how many were new. At most sql.bulk_batch_rows() texts a call. Throws SqlError when a text cannot
+  // be stored (its hash is taken by another text).
+  int64_t Ids(SqlConnection& sql, std::span<const std::string> texts, std::span<int64_t> ids);
+
+  // Where the enclosing file (savepoint) and group (transaction) end: a commit keeps the cache, a rollback
+  // of anything that added a text forgets it.
+  void FileDone();
+  void FileAborted();
+  void GroupCommitted();
+  void GroupAborted();
+
+ private:
+  int64_t Find(SqlConnection& sql, const std::string& text, int64_t hash);  // 0 when absent
+
+  const Key key_;
+  const std::string table_, id_column_, text_column_;
+  std::string find_sql_, insert_sql_;
+  std::unique_ptr<SqlStatement> find_, insert_;
+  // Ids(): the bulk insert, and the lookups by hash, one per IN-list length (a power of two).
+  const BulkInsert* bulk_ = nullptr;
+  std::unordered_map<size_t, std::unique_ptr<SqlStatement>> find_hashes_;
+  std::unordered_map<std::string, int64_t> ids_;
+  bool added_in_file_ = false, added_in_group_ = false;
+};
+
+// The writer's interned texts (shapes, source file paths, instruction and computation names, whole
+// instruction texts), stepped together at every file and group end (FileDone … GroupAborted below).
+// `connection` is where they are written: the writer's own on SQLite; on PostgreSQL a second connection of the
+// writer's, outside its transaction, so each text is committed at once and two writers sharing a store never
+// wait on (or deadlock over) each other's open transaction for a text both need. A text whose file is rolled
+// back then stays, unreferenced.
+struct InternedTextCaches {
+  InternedTexts shapes{"shapes", "shape_id", "text", InternedTexts::Key::kText};
+  InternedTexts source_files{"source_files", "source_file_id", "path", InternedTexts::Key::kText};
+  InternedTexts names{"names", "name_id", "text", InternedTexts::Key::kHash};
+  InternedTexts long_texts{"long_texts", "text_id", "text", InternedTexts::Key::kUniqueHash};
+  SqlConnection* connection = nullptr;
+
+  // A merge gave an instruction another whole text, or a replaced file's rows went: `text_id` may now be
+  // referred to by nothing. A file or group rolled back forgets what it noted; the texts noted by committed
+  // groups are deleted by SweepReplacedTexts, unless an instruction still refers to them (another module or
+  // run may share a text).
+  void TextReplaced(int64_t text_id) { replaced_in_file_.push_back(text_id); }
+
+  // At the end of a run, after its last commit: deletes the replaced texts no instruction refers to. Once
+  // per run, not per group, so that what a file writes does not depend on where groups end (a text swept
+  // mid-run would be new again to the next file that prints it). On `connection` outside any transaction,
+  // so it waits on nobody's (on PostgreSQL a delete inside the writer's transaction would hold the text's
+  // row while the texts' own connection may insert the same hash: a wait on itself). Throws SqlError.
+  void SweepReplacedTexts();
+
+  void FileDone();
+  void FileAborted();
+  void GroupCommitted();
+  void GroupAborted();
+
+ private:
+  void ForEach(void (InternedTexts::*step)()) {
+    for (InternedTexts* cache : {&shapes, &source_files, &names, &long_texts}) (cache->*step)();
+  }
+
+  std::vector<int64_t> replaced_in_file_, replaced_in_group_, replaced_in_run_;
+};
+
+// Fills names.hash for every row (the schema migration to version 6 inserts names in SQL, which has no
+// XXH3).
+void HashAllNames(SqlConnection& sql);
+
+}  // namespace xladb::store
+
+#endif  // XLADB_STORE_FACTS_INTERNED_TEXTS_H_

@@ -1,0 +1,335 @@
+#include "store/facts/module_facts.h"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "store/facts/live_bytes.h"
+#include "store/facts/shape_text.h"
+
+namespace xladb::store {
+
+struct DerivedModuleFacts::Statements {
+  explicit Statements(SqlConnection& sql)
+      : names(sql.Prepare(
+            "SELECT m.name, m.stage, m.folder, m.hlo_entry_signature, "
+            // The shardings of the module's before_optimizations text (the same name, number and folder; the
+            // module itself at that stage; numbers repeat in a run, so the name counts), which
+            // keeps the program's own in/out shardings, else its own text's: ingest/text/entry_sharding.h.
+            "       COALESCE((SELECT b.hlo_entry_sharding FROM modules b WHERE b.run_id = m.run_id "
+            "                   AND b.name = m.name AND b.xla_module_id = m.xla_module_id AND b.folder = m.folder "
+            "                   AND b.stage = 'before_optimizations' AND b.hlo_entry_sharding IS NOT NULL "
+            "                 ORDER BY b.module_id LIMIT 1), m.hlo_entry_sharding, '') "
+            "FROM modules m WHERE m.module_id = ?")),
+        params(sql.Prepare("SELECT parameter_number, parameter_shape FROM allocations "
+               "WHERE module_id = ? AND is_parameter = 1 AND parameter_number IS NOT NULL "
+               "ORDER BY parameter_number, parameter_shape_index, allocation_index")),
+        output(sql.Prepare("SELECT (SELECT output_shape FROM allocations WHERE module_id = ?1 AND output_shape IS NOT NULL "
+               "        ORDER BY allocation_index LIMIT 1), "
+               "       (SELECT COUNT(*) FROM allocations WHERE module_id = ?1)")),
+        identity(sql.Prepare("UPDATE modules SET entry_signature = ?, identity_key = ?, entry_signature_confirmed = ?, "
+                 "entry_sharding = ? WHERE module_id = ?")),
+        siblings(sql.Prepare("SELECT s.module_id FROM modules m JOIN modules s ON s.run_id = m.run_id "
+                 "AND s.name = m.name AND s.xla_module_id = m.xla_module_id AND s.folder = m.folder "
+                 "AND s.module_id <> m.module_id WHERE m.module_id = ? ORDER BY s.module_id")),
+        live(sql.Prepare(kLiveSlicesSql)),
+        live_count(sql.Prepare("SELECT COUNT(*) FROM buffer_live_ranges WHERE module_id = ?")),
+        summary(sql.Prepare("UPDATE module_summary SET live_peak_padded_bytes = ?, live_peak_padded_time = ?, "
+                "color0_total_bytes = (SELECT SUM(size_bytes) FROM allocations "
+                "                      WHERE module_id = ?3 AND color = 0) "
+                "WHERE module_id = ?3")),
+        clear_spaces(sql.Prepare("DELETE FROM module_memory_spaces WHERE module_id = ?")),
+        spaces(sql.Prepare("SELECT color, COUNT(*), SUM(size_bytes) FROM allocations WHERE module_id = ? "
+               "GROUP BY color ORDER BY color")),
+        insert_space(sql.Prepare("INSERT INTO module_memory_spaces(module_id, color, allocation_count, total_bytes, "
+                     "live_peak_padded_bytes) VALUES (?, ?, ?, ?, ?)")),
+        clear_spills(sql.Prepare("DELETE FROM kernel_spill_summary WHERE module_id = ?")),
+        spills(sql.Prepare(kSpillSummarySql)),
+        printed(sql.Prepare("UPDATE module_summary SET total_bytes = COALESCE(?, total_bytes), "
+                "schedule_length = COALESCE(?, schedule_length), peak_time = COALESCE(?, peak_time), "
+                "stack_trace_peak_bytes = COALESCE(?, stack_trace_peak_bytes) WHERE module_id = ?")),
+        aggregates(sql.Prepare(kAggregatesSql)),
+        hlo_fingerprint(sql.Prepare("UPDATE modules SET fingerprint = ?, fingerprint_source = 'hlo_text' WHERE module_id = ?")),
+        value_fingerprint(sql.Prepare("UPDATE modules SET fingerprint = ?, fingerprint_source = 'buffer_assignment' "
+                          "WHERE module_id = ? AND (fingerprint_source IS NULL "
+                          "                         OR fingerprint_source = 'buffer_assignment')")) {}
+
+  // A module's kernel_spill_summary rows from its counter lines (all of its reports).
+  static constexpr const char* kSpillSummarySql = R"sql(
+      INSERT INTO kernel_spill_summary(module_id, kernel, run_id, vmem_spills, vmem_fills, smem_spills, smem_fills,
+                                       bundles, vmem_spill_rate, vmem_fill_rate, smem_spill_rate, smem_fill_rate)
+      SELECT ?1, kernel, ?2, vs, vf, ss, sf, vs_den,
+             COALESCE(1.0 * vs / NULLIF(vs_den, 0), 0), COALESCE(1.0 * vf / NULLIF(vf_den, 0), 0),
+             COALESCE(1.0 * ss / NULLIF(ss_den, 0), 0), COALESCE(1.0 * sf / NULLIF(sf_den, 0), 0)
+      FROM (SELECT kernel,
+                   SUM(CASE WHEN counter = 'VMEM_SPILL_COUNT' THEN numerator ELSE 0 END) AS vs,
+                   SUM(CASE WHEN counter = 'VMEM_FILL_COUNT' THEN numerator ELSE 0 END) AS vf,
+                   SUM(CASE WHEN counter = 'SMEM_SPILL_COUNT' THEN numerator ELSE 0 END) AS ss,
+                   SUM(CASE WHEN counter = 'SMEM_FILL_COUNT' THEN numerator ELSE 0 END) AS sf,
+                   SUM(CASE WHEN counter = 'VMEM_SPILL_COUNT' THEN denominator ELSE 0 END) AS vs_den,
+                   SUM(CASE WHEN counter = 'VMEM_FILL_COUNT' THEN denominator ELSE 0 END) AS vf_den,
+                   SUM(CASE WHEN counter = 'SMEM_SPILL_COUNT' THEN denominator ELSE 0 END) AS ss_den,
+                   SUM(CASE WHEN counter = 'SMEM_FILL_COUNT' THEN denominator ELSE 0 END) AS sf_den
+            FROM utilization_counters
+            WHERE module_id = ?1
+              AND counter IN ('VMEM_SPILL_COUNT', 'VMEM_FILL_COUNT', 'SMEM_SPILL_COUNT', 'SMEM_FILL_COUNT')
+            GROUP BY kernel) AS per_kernel)sql";
+
+  // module_summary's aggregates, recomputed from the module's rows (a module can span several files). Each
+  // table is read once (row-value assignments: SQLite 3.15+, PostgreSQL).
+  static constexpr const char* kAggregatesSql = R"sql(
+      UPDATE module_summary SET
+        (allocation_bytes, parameter_bytes, output_bytes, temp_bytes, constant_bytes, thread_local_bytes,
+         allocation_count) = (
+          SELECT SUM(size_bytes),
+                 COALESCE(SUM(CASE WHEN is_parameter = 1 THEN size_bytes END), 0),
+                 COALESCE(SUM(CASE WHEN is_maybe_live_out = 1 THEN size_bytes END), 0),
+                 COALESCE(SUM(CASE WHEN is_preallocated_temp = 1 THEN size_bytes END), 0),
+                 COALESCE(SUM(CASE WHEN is_constant = 1 THEN size_bytes END), 0),
+                 COALESCE(SUM(CASE WHEN is_thread_local = 1 THEN size_bytes END), 0),
+                 COUNT(*)
+          FROM allocations WHERE module_id = ?1),
+        value_count        = (SELECT COUNT(*) FROM buffer_values WHERE module_id = ?1),
+        live_range_count   = (SELECT COUNT(*) FROM buffer_live_ranges WHERE module_id = ?1),
+        (peak_bytes, peak_buffer_count) = (
+          SELECT COALESCE(MAX(cumulative_bytes), SUM(logical_bytes)), COUNT(*) FROM peak_buffers WHERE module_id = ?1),
+        instruction_count  = (SELECT COUNT(*) FROM instructions WHERE module_id = ?1)
+      WHERE module_id = ?1)sql";
+
+  std::unique_ptr<SqlStatement> names, params, output, identity, siblings, live, live_count, summary, clear_spaces, spaces,
+      insert_space, clear_spills, spills, printed, aggregates, hlo_fingerprint, value_fingerprint;
+};
+
+namespace {
+
+// Resets a cached statement for its next use.
+SqlStatement& Fresh(const std::unique_ptr<SqlStatement>& q) {
+  q->Reset();
+  q->ClearBindings();
+  return *q;
+}
+
+// Binds `v`, or leaves the parameter NULL (Fresh cleared it).
+void BindIfSet(SqlStatement& q, int index, const std::optional<int64_t>& v) {
+  if (v) q.Bind(index, *v);
+}
+
+std::string HexU64(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::string EntrySignature(DerivedModuleFacts::Statements& st, int64_t module_id) {
+  SqlStatement& params = Fresh(st.params);
+  params.Bind(1, module_id);
+  // Per parameter number, its distinct shapes in shape-index order.
+  std::vector<std::pair<int64_t, std::vector<std::string>>> by_number;
+  while (params.Step()) {
+    const int64_t number = params.Int(0);
+    std::string shape = params.IsNull(1) ? std::string("?") : ShapeWithoutComments(params.Text(1));
+    if (by_number.empty() || by_number.back().first != number) by_number.push_back({number, {}});
+    auto& shapes = by_number.back().second;
+    if (std::find(shapes.begin(), shapes.end(), shape) == shapes.end()) shapes.push_back(std::move(shape));
+  }
+  SqlStatement& output = Fresh(st.output);
+  output.Bind(1, module_id);
+  const bool has_allocations = output.Step() && output.Int(1) > 0;
+  const std::string out =
+      !has_allocations || output.IsNull(0) ? std::string("?") : ShapeWithoutComments(output.Text(0));
+  output.Reset();  // a statement left on a row would hold a read transaction open after the file's COMMIT
+  if (!has_allocations) return {};
+
+  std::string sig = "(";
+  for (size_t i = 0; i < by_number.size(); ++i) {
+    if (i > 0) sig += ", ";
+    const auto& shapes = by_number[i].second;
+    if (shapes.size() == 1) {
+      sig += shapes[0];
+    } else {
+      sig += "(";
+      for (size_t j = 0; j < shapes.size(); ++j) sig += (j > 0 ? ", " : "") + shapes[j];
+      sig += ")";
+    }
+  }
+  sig += ") -> " + out;
+  return sig;
+}
+
+// The padded live peak, over all colors and per color.
+struct LivePeaks {
+  bool any = false;  // the module has live ranges
+  LivePeak all;
+  std::map<int64_t, LivePeak> by_color;
+};
+
+LivePeaks ComputeLivePeaks(DerivedModuleFacts::Statements& st, int64_t module_id) {
+  SqlStatement& q = Fresh(st.live);
+  q.Bind(1, module_id);
+  LivePeaks peaks;
+  std::vector<SliceUse> uses;
+  SqlStatement& count = Fresh(st.live_count);
+  count.Bind(1, module_id);
+  if (count.Step()) uses.reserve(static_cast<size_t>(count.Int(0)));  // no regrowth
+  count.Reset();
+  const int32_t last_time = ReadLiveSlices(q, &uses, [](const SqlStatement&, const SliceUse&) {});
+  if (uses.empty()) return peaks;
+  peaks.any = true;
+  LiveBytes all(last_time);
+  std::map<int64_t, LiveBytes> by_color;
+  ForEachLiveSlice(uses, [&](int32_t start, int32_t end, int64_t size, int32_t color) {
+    all.Add(start, end, size);
+    by_color.try_emplace(color, last_time).first->second.Add(start, end, size);
+  });
+  std::vector<SliceUse>().swap(uses);
+  peaks.all = all.Peak();
+  for (const auto& [color, bytes] : by_color) peaks.by_color[color] = bytes.Peak();
+  return peaks;
+}
+
+}  // namespace
+
+std::string ModuleIdentityKey(const std::string& name, const std::string& stage, const std::string& entry_signature,
+                              const std::string& folder, const std::string& entry_sharding) {
+  std::string joined;
+  for (const std::string* part : {&name, &stage, &entry_signature, &folder}) {
+    joined += *part;
+    joined.push_back('\0');  // no part holds a NUL: the parts cannot run into each other
+  }
+  // Only when there is one: the keys of unsharded modules are those of version 6 and before.
+  if (!entry_sharding.empty()) joined += entry_sharding + '\0';
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx",
+                static_cast<unsigned long long>(XXH3_64bits(joined.data(), joined.size())));
+  return hex;
+}
+
+DerivedModuleFacts::DerivedModuleFacts(SqlConnection& sql) : sql_(sql) {}
+DerivedModuleFacts::~DerivedModuleFacts() = default;
+
+void DerivedModuleFacts::UpdateAfterFile(int64_t run_id, int64_t module_id, bool module_is_new,
+                                         const FileFacts& facts) {
+  if (module_id == 0) return;
+  if (!st_) st_ = std::make_unique<Statements>(sql_);
+  Statements& st = *st_;
+  if (facts.counters_changed) {
+    SqlStatement& clear = Fresh(st.clear_spills);
+    clear.Bind(1, module_id);
+    clear.ExecuteLater();
+    SqlStatement& spills = Fresh(st.spills);
+    spills.Bind(1, module_id);
+    spills.Bind(2, run_id);
+    spills.ExecuteLater();
+  }
+  SqlStatement& printed = Fresh(st.printed);
+  BindIfSet(printed, 1, facts.total_bytes);
+  BindIfSet(printed, 2, facts.schedule_length);
+  BindIfSet(printed, 3, facts.peak_time);
+  BindIfSet(printed, 4, facts.stack_peak);
+  printed.Bind(5, module_id);
+  printed.ExecuteLater();
+  SqlStatement& aggregates = Fresh(st.aggregates);
+  aggregates.Bind(1, module_id);
+  aggregates.ExecuteLater();
+  if (facts.hlo_fingerprint) {
+    SqlStatement& fp = Fresh(st.hlo_fingerprint);
+    fp.Bind(1, HexU64(*facts.hlo_fingerprint));
+    fp.Bind(2, module_id);
+    fp.ExecuteLater();
+  } else if (facts.saw_allocated_values) {
+    SqlStatement& fp = Fresh(st.value_fingerprint);
+    fp.Bind(1, HexU64(facts.value_fingerprint));
+    fp.Bind(2, module_id);
+    fp.ExecuteLater();
+  }
+  std::string stage;
+  if (facts.rows_changed || facts.saw_allocated_values || module_is_new) stage = Update(module_id);
+  if (facts.entry_sharding_changed && stage == "before_optimizations") {
+    // A before_optimizations text gives its module's other stages their sharding (UpdateIdentity).
+    SqlStatement& siblings = Fresh(st.siblings);
+    siblings.Bind(1, module_id);
+    std::vector<int64_t> ids;
+    while (siblings.Step()) ids.push_back(siblings.Int(0));
+    siblings.Reset();
+    for (const int64_t id : ids) UpdateIdentity(id);
+  }
+}
+
+std::string DerivedModuleFacts::UpdateIdentity(int64_t module_id) {
+  if (!st_) st_ = std::make_unique<Statements>(sql_);
+  Statements& st = *st_;
+  SqlStatement& names = Fresh(st.names);
+  names.Bind(1, module_id);
+  if (!names.Step()) return {};
+  const std::string name = names.Text(0), stage = names.Text(1),
+                    folder = names.Text(2);
+  const std::string hlo_signature = names.IsNull(3) ? std::string() : names.Text(3);
+  const std::string sharding = names.Text(4);
+  names.Reset();  // see EntrySignature
+  std::string signature = EntrySignature(st, module_id);
+  SqlStatement& identity = Fresh(st.identity);
+  // A buffer assignment that prints no parameter or output shape (the 2019-2020 format) gives '?' for it.
+  const bool partial = signature.find('?') != std::string::npos;
+  if (!signature.empty() && !hlo_signature.empty() && !partial) {
+    identity.Bind(3, CompactSignature(signature) == CompactSignature(hlo_signature) ? 1 : 0);
+  }
+  // No buffer assignment, or one with shapes missing: the HLO text's, when there is one.
+  if (signature.empty() || (partial && !hlo_signature.empty())) signature = hlo_signature;
+  identity.Bind(1, signature);
+  identity.Bind(2, ModuleIdentityKey(name, stage, signature, folder, sharding));
+  identity.Bind(4, sharding);
+  identity.Bind(5, module_id);
+  identity.ExecuteLater();
+  return stage;
+}
+
+std::string DerivedModuleFacts::Update(int64_t module_id) {
+  std::string stage = UpdateIdentity(module_id);
+  Statements& st = *st_;
+  const LivePeaks peaks = ComputeLivePeaks(st, module_id);
+  SqlStatement& summary = Fresh(st.summary);
+  if (peaks.any) {
+    summary.Bind(1, peaks.all.bytes);
+    summary.Bind(2, peaks.all.time);
+  }
+  summary.Bind(3, module_id);
+  summary.ExecuteLater();
+
+  SqlStatement& clear = Fresh(st.clear_spaces);
+  clear.Bind(1, module_id);
+  clear.ExecuteLater();
+  SqlStatement& spaces = Fresh(st.spaces);
+  spaces.Bind(1, module_id);
+  while (spaces.Step()) {
+    const int64_t color = spaces.Int(0);
+    SqlStatement& insert = Fresh(st.insert_space);
+    insert.Bind(1, module_id);
+    insert.Bind(2, color);
+    insert.Bind(3, spaces.Int(1));
+    insert.Bind(4, spaces.Int(2));
+    if (auto it = peaks.by_color.find(color); it != peaks.by_color.end()) insert.Bind(5, it->second.bytes);
+    insert.ExecuteLater();
+  }
+  return stage;
+}
+
+void UpdateDerivedFactsOfAllModules(SqlConnection& sql) {
+  std::vector<int64_t> ids;
+  {
+    auto q = sql.Prepare("SELECT module_id FROM modules ORDER BY module_id");
+    while (q->Step()) ids.push_back(q->Int(0));
+  }
+  DerivedModuleFacts facts(sql);
+  for (int64_t id : ids) facts.Update(id);
+}
+
+}  // namespace xladb::store

@@ -1,0 +1,516 @@
+#include "store/query/queries.h"
+
+#include "store/query/statement_text.h"
+#include "store/facts/module_metrics.h"
+#include "store/facts/shape_text.h"
+
+
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <string_view>
+#include <tuple>
+#include <variant>
+
+namespace xladb::store {
+namespace {
+
+// ---------------------------------------------------------------------------------------------------
+// Runs
+
+constexpr int64_t kDefaultPageSize = 100;
+constexpr int64_t kMaxPageSize = 1000;
+constexpr std::string_view kRunPageTokenPrefix = "runs1.";
+
+// The run's row, its summary included (store/facts/run_summary.h: counted by the writer, not here).
+constexpr const char* kRunColumns =
+    "r.run_id, r.name, r.source_path, r.run_time_us, r.run_time_source, r.created_at_us, r.updated_at_us, "
+    "r.file_count, r.ingested_file_count, r.error_file_count, r.module_count";
+
+RunInfo ReadRunColumns(SqlStatement& q) {
+  RunInfo run;
+  run.run_id = q.Int(0);
+  run.name = q.Text(1);
+  run.source_path = q.Text(2);
+  run.run_time_us = q.Int(3);
+  run.run_time_source = q.Text(4);
+  run.created_at_us = q.Int(5);
+  run.updated_at_us = q.Int(6);
+  run.file_count = q.Int(7);
+  run.ingested_file_count = q.Int(8);
+  run.error_file_count = q.Int(9);
+  run.module_count = q.Int(10);
+  return run;
+}
+
+// Fills a run's labels; prepared once, used for every run of a page.
+class RunLabelsReader {
+ public:
+  explicit RunLabelsReader(SqlConnection& db)
+      : labels_(db.Prepare("SELECT key, value FROM run_labels WHERE run_id = ? ORDER BY key")) {}
+
+  void Fill(RunInfo* run) {
+    labels_->Reset();
+    labels_->Bind(1, run->run_id);
+    while (labels_->Step()) run->labels.emplace_back(labels_->Text(0), labels_->Text(1));
+  }
+
+ private:
+  std::unique_ptr<SqlStatement> labels_;
+};
+
+// The page token is the (run_time_us, run_id) of the last run returned: pages are keyset ranges of the
+// newest-first order, so runs ingested between two calls neither repeat nor shift the next page.
+std::string MakeRunPageToken(const RunInfo& last) {
+  return std::string(kRunPageTokenPrefix) + std::to_string(last.run_time_us) + "." + std::to_string(last.run_id);
+}
+
+bool ParseRunPageToken(const std::string& token, int64_t* run_time_us, int64_t* run_id) {
+  std::string_view s(token);
+  if (s.substr(0, kRunPageTokenPrefix.size()) != kRunPageTokenPrefix) return false;
+  s.remove_prefix(kRunPageTokenPrefix.size());
+  size_t dot = s.find('.');
+  if (dot == std::string_view::npos) return false;
+  auto parse = [](std::string_view part, int64_t* out) {
+    auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), *out);
+    return ec == std::errc() && end == part.data() + part.size() && !part.empty();
+  };
+  return parse(s.substr(0, dot), run_time_us) && parse(s.substr(dot + 1), run_id);
+}
+
+// SpillRates: the columns of one SpillRateRow, from kernel_spill_summary k with its run r and module m.
+constexpr const char* kSpillColumns =
+    "SELECT r.name, r.run_time_us, m.name, k.kernel, k.vmem_spills, k.vmem_fills, k.smem_spills, k.smem_fills, "
+    "       k.bundles, k.vmem_spill_rate, k.vmem_fill_rate, k.smem_spill_rate, k.smem_fill_rate ";
+constexpr const char* kSpillRunAndModule =
+    " JOIN runs r ON r.run_id = k.run_id JOIN modules m ON m.module_id = k.module_id";
+// The rows in rate order (read through the rate index or one run's rows).
+const std::string kSpillRowsByRate = std::string(kSpillColumns) + "FROM kernel_spill_summary k" + kSpillRunAndModule;
+constexpr const char* kRateIndexOrder = " ORDER BY k.vmem_spill_rate DESC, k.vmem_fill_rate DESC";
+constexpr const char* kSpillRateOrder =
+    " ORDER BY k.vmem_spill_rate DESC, k.vmem_fill_rate DESC, r.run_time_us DESC, k.kernel, k.run_id, k.module_id";
+// The rows run by run, newest run first (CROSS JOIN keeps runs as SQLite's outer loop).
+const std::string kSpillRowsByRunTime = std::string(kSpillColumns) +
+                                        "FROM runs r CROSS JOIN kernel_spill_summary k "
+                                        "JOIN modules m ON m.module_id = k.module_id WHERE k.run_id = r.run_id";
+
+// Appends the rows of `sql` (its placeholders `args`, then LIMIT `limit` unless it is negative) to `rows`.
+void ReadSpillRows(SqlConnection& db, const std::string& sql, const std::vector<SqlArg>& args, int64_t limit,
+                   std::vector<SpillRateRow>* rows) {
+  auto q = db.Prepare(limit >= 0 ? sql + " LIMIT ?" : sql);
+  const int next = BindArgs(*q, args);
+  if (limit >= 0) q->Bind(next, limit);
+  while (q->Step()) {
+    SpillRateRow row;
+    row.run_name = q->Text(0);
+    row.run_time_us = q->Int(1);
+    row.module_name = q->Text(2);
+    row.kernel = q->Text(3);
+    row.vmem_spills = q->IntOr(4, 0);
+    row.vmem_fills = q->IntOr(5, 0);
+    row.smem_spills = q->IntOr(6, 0);
+    row.smem_fills = q->IntOr(7, 0);
+    row.bundles = q->IntOr(8, 0);
+    row.vmem_spill_rate = q->RealOr(9, 0);
+    row.vmem_fill_rate = q->RealOr(10, 0);
+    row.smem_spill_rate = q->RealOr(11, 0);
+    row.smem_fill_rate = q->RealOr(12, 0);
+    rows->push_back(std::move(row));
+  }
+}
+
+
+// A TopBuffer's columns, in this order, after the caller's first column.
+constexpr const char* kBufferColumns =
+    "instruction, shape_index, value_id, allocation_index, size_bytes, shape, opcode, op_name, source_file, "
+    "source_line, live_start, live_end";
+
+// Reads kBufferColumns starting at column `first` into `b` (and its shape's logical size).
+void ReadBufferColumns(const SqlStatement& q, int first, TopBuffer* b) {
+  b->instruction = q.Text(first);
+  b->shape_index = q.Text(first + 1);
+  b->value_id = q.IntOr(first + 2, -1);
+  b->allocation_index = q.IntOr(first + 3, -1);
+  b->size_bytes = q.IntOr(first + 4, -1);
+  b->shape = q.Text(first + 5);
+  b->opcode = q.Text(first + 6);
+  b->op_name = q.Text(first + 7);
+  b->source_file = q.Text(first + 8);
+  b->source_line = q.IntOr(first + 9, -1);
+  b->live_start = q.IntOr(first + 10, -1);
+  b->live_end = q.IntOr(first + 11, -1);
+  b->shape_bytes = LogicalByteSize(b->shape).value_or(-1);
+}
+
+// XLA's printed peak list of a module, largest first.
+std::vector<TopBuffer> ReadPeakList(SqlConnection& db, int64_t module_id) {
+  auto q = db.Prepare(std::string("SELECT ordinal, logical_bytes, ") + kBufferColumns +
+                      " FROM peak_buffer_details WHERE module_id = ? ORDER BY logical_bytes DESC, ordinal");
+  q->Bind(1, module_id);
+  std::vector<TopBuffer> buffers;
+  while (q->Step()) {
+    TopBuffer b;
+    b.ordinal = q->Int(0);
+    b.logical_bytes = q->Int(1);
+    ReadBufferColumns(*q, 2, &b);
+    buffers.push_back(std::move(b));
+  }
+  return buffers;
+}
+
+// The values live at `time` from their live ranges, one per allocation slice (the one with the largest
+// logical size where values share it, as the padded live peak counts the slice once), largest slice first.
+std::vector<TopBuffer> ReadBuffersLiveAt(SqlConnection& db, int64_t module_id, int64_t time) {
+  auto q = db.Prepare(
+      "SELECT COALESCE(v.offset_bytes, -1), COALESCE(a.color, 0), "
+      "       v.instruction, v.shape_index, v.value_id, v.allocation_index, v.size_bytes, sh.text, i.opcode, "
+      "       opn.text, sf.path, i.source_line, l.live_start, l.live_end "
+      "FROM buffer_live_ranges l "
+      "JOIN buffer_values v ON v.module_id = l.module_id AND v.value_id = l.value_id "
+      "LEFT JOIN allocations a ON a.module_id = v.module_id AND a.allocation_index = v.allocation_index "
+      "LEFT JOIN shapes sh ON sh.shape_id = v.shape_id "
+      "LEFT JOIN instructions i ON i.module_id = v.module_id AND i.name = v.instruction "
+      "LEFT JOIN names opn ON opn.name_id = i.op_name_id "
+      "LEFT JOIN source_files sf ON sf.source_file_id = i.source_file_id "
+      "WHERE l.module_id = ?1 AND l.live_start <= ?2 AND ?2 <= l.live_end AND v.size_bytes IS NOT NULL");
+  q->Bind(1, module_id);
+  q->Bind(2, time);
+  // (allocation or -1 - value_id, offset, size, color) -> the slice's value
+  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, TopBuffer> by_slice;
+  while (q->Step()) {
+    TopBuffer b;
+    ReadBufferColumns(*q, 2, &b);
+    b.logical_bytes = b.shape_bytes;
+    const int64_t allocation = b.allocation_index >= 0 ? b.allocation_index : -1 - b.value_id;
+    auto [it, added] = by_slice.try_emplace({allocation, q->Int(0), b.size_bytes, q->Int(1)}, b);
+    if (!added && std::tie(b.logical_bytes, it->second.value_id) > std::tie(it->second.logical_bytes, b.value_id)) {
+      it->second = std::move(b);
+    }
+  }
+  std::vector<TopBuffer> buffers;
+  for (auto& [slice, b] : by_slice) buffers.push_back(std::move(b));
+  std::sort(buffers.begin(), buffers.end(), [](const TopBuffer& a, const TopBuffer& b) {
+    return std::tie(b.size_bytes, a.instruction, a.shape_index) < std::tie(a.size_bytes, b.instruction, b.shape_index);
+  });
+  for (size_t i = 0; i < buffers.size(); ++i) buffers[i].ordinal = static_cast<int64_t>(i);
+  return buffers;
+}
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------
+
+StatusOr<RunPage> ListRuns(Database& db, const RunFilter& filter) {
+  if (filter.page_size < 0) {
+    return Status::InvalidArgument("page_size must be 0 (default) to " + std::to_string(kMaxPageSize) + ", not " +
+                                   std::to_string(filter.page_size));
+  }
+  const int64_t page_size = filter.page_size == 0 ? kDefaultPageSize : std::min(filter.page_size, kMaxPageSize);
+  Conditions where;
+  AddLabelMatch(&where, "r.run_id", filter.labels);
+  if (filter.since_us >= 0) where.Add("r.run_time_us >= ?", filter.since_us);
+  if (filter.until_us >= 0) where.Add("r.run_time_us < ?", filter.until_us);
+  Status st = AddNameMatch(&where, "r.name", filter.name_pattern, "run name");
+  if (!st.ok()) return st;
+  if (!filter.page_token.empty()) {
+    int64_t after_time = 0, after_id = 0;
+    if (!ParseRunPageToken(filter.page_token, &after_time, &after_id)) {
+      return Status::InvalidArgument("page token '" + filter.page_token +
+                                     "' is not one this server returned; pass \"\" for the first page");
+    }
+    where.Add("(r.run_time_us < ? OR (r.run_time_us = ? AND r.run_id < ?))", after_time, after_time, after_id);
+  }
+  return CatchSqlErrors("listing runs", [&]() -> StatusOr<RunPage> {
+    auto q = db.connection().Prepare(std::string("SELECT ") + kRunColumns + " FROM runs r" + where.Where() +
+                                      " ORDER BY r.run_time_us DESC, r.run_id DESC LIMIT ?");
+    int next = BindArgs(*q, where.args());
+    q->Bind(next, page_size + 1);  // one more than the page, to know whether another page follows
+    RunPage page;
+    while (q->Step()) page.runs.push_back(ReadRunColumns(*q));
+    if (static_cast<int64_t>(page.runs.size()) > page_size) {
+      page.runs.resize(static_cast<size_t>(page_size));
+      page.next_page_token = MakeRunPageToken(page.runs.back());
+    }
+    RunLabelsReader labels(db.connection());
+    for (RunInfo& run : page.runs) labels.Fill(&run);
+    return page;
+  });
+}
+
+StatusOr<RunInfo> GetRun(Database& db, const std::string& run_name) {
+  return CatchSqlErrors("reading run '" + run_name + "'", [&]() -> StatusOr<RunInfo> {
+    auto q = db.connection().Prepare(std::string("SELECT ") + kRunColumns + " FROM runs r WHERE r.name = ?");
+    q->Bind(1, run_name);
+    if (!q->Step()) return Status::NotFound("run '" + run_name + "' not found");
+    RunInfo run = ReadRunColumns(*q);
+    RunLabelsReader(db.connection()).Fill(&run);
+    return run;
+  });
+}
+
+int64_t ModuleMemoryInfo::metric(std::string_view name) const {
+  if (name == "peak_bytes") return peak_bytes;
+  if (name == "live_peak_padded_bytes") return live_peak_padded_bytes;
+  if (name == "total_bytes") return total_bytes;
+  if (name == "color0_total_bytes") return color0_total_bytes;
+  if (name == "temp_bytes") return temp_bytes;
+  if (name == "parameter_bytes") return parameter_bytes;
+  if (name == "output_bytes") return output_bytes;
+  return -1;
+}
+
+StatusOr<std::vector<ModuleMemoryInfo>> ListModules(Database& db, const std::string& run_name,
+                                                    const std::string& name_pattern) {
+  ModuleListOptions options;
+  options.name_pattern = name_pattern;
+  return ListModules(db, run_name, options);
+}
+
+StatusOr<std::vector<ModuleMemoryInfo>> ListModules(Database& db, const std::string& run_name,
+                                                    const ModuleListOptions& options) {
+  const std::string& name_pattern = options.name_pattern;
+  std::string order = " ORDER BY m.name, m.stage, COALESCE(m.xla_module_id, -1), m.folder, m.module_id";
+  if (!options.sort_metric.empty()) {
+    const ModuleMetric* metric = FindModuleMetric(options.sort_metric);
+    if (metric == nullptr) {
+      return Status::InvalidArgument("cannot sort by '" + options.sort_metric + "': the metrics are " +
+                                     ModuleMetricNames());
+    }
+    order = " ORDER BY COALESCE(s." + std::string(metric->name) + ", -1) DESC, " + order.substr(10);
+  }
+  if (options.limit >= 0) order += " LIMIT " + std::to_string(options.limit);
+  return CatchSqlErrors("listing modules of run '" + run_name + "'",
+                        [&]() -> StatusOr<std::vector<ModuleMemoryInfo>> {
+    StatusOr<int64_t> run_id = FindRunId(db.connection(), run_name);
+    if (!run_id.ok()) return run_id.status();
+    Conditions where;
+    where.Add("m.run_id = ?", *run_id);
+    Status st = AddNameMatch(&where, "m.name", name_pattern, "module name");
+    if (!st.ok()) return st;
+    if (!options.stage.empty()) where.Add("m.stage = ?", options.stage);
+    if (options.memory_only) {  // an OOM report is a module's memory too (all it has, often)
+      where.Add("(s.allocation_count > 0 OR s.total_bytes IS NOT NULL OR m.module_id IN "
+                "(SELECT f.module_id FROM dump_files f WHERE f.run_id = ? AND f.kind = 'oom_report'))",
+                *run_id);
+    }
+    auto q = db.connection().Prepare(
+        "SELECT m.module_id, m.name, m.xla_module_id, m.stage, m.backend, m.fingerprint, "
+        "       EXISTS (SELECT 1 FROM module_memory mm WHERE mm.module_id = m.module_id), "
+        "       s.peak_bytes, s.peak_time, s.total_bytes, s.parameter_bytes, s.output_bytes, s.temp_bytes, "
+        "       s.allocation_count, s.value_count, s.instruction_count, m.folder, m.entry_signature, "
+        "       m.identity_key, s.live_peak_padded_bytes, s.live_peak_padded_time, s.color0_total_bytes, "
+        "       m.entry_sharding "
+        "FROM modules m LEFT JOIN module_summary s ON s.module_id = m.module_id" +
+            where.Where() + order);
+    BindArgs(*q, where.args());
+    std::vector<ModuleMemoryInfo> modules;
+    while (q->Step()) {
+      ModuleMemoryInfo m;
+      m.module_id = q->Int(0);
+      m.name = q->Text(1);
+      m.xla_module_id = q->IntOr(2, -1);
+      m.stage = q->Text(3);
+      m.backend = q->Text(4);
+      m.fingerprint = q->Text(5);
+      m.has_buffer_assignment = q->Int(6) != 0;
+      m.peak_bytes = q->IntOr(7, -1);
+      m.peak_time = q->IntOr(8, -1);
+      m.total_bytes = q->IntOr(9, -1);
+      m.parameter_bytes = q->IntOr(10, -1);
+      m.output_bytes = q->IntOr(11, -1);
+      m.temp_bytes = q->IntOr(12, -1);
+      m.allocation_count = q->IntOr(13, 0);
+      m.value_count = q->IntOr(14, 0);
+      m.instruction_count = q->IntOr(15, 0);
+      m.folder = q->Text(16);
+      m.entry_signature = q->Text(17);
+      m.identity_key = q->Text(18);
+      m.live_peak_padded_bytes = q->IntOr(19, -1);
+      m.live_peak_padded_time = q->IntOr(20, -1);
+      m.color0_total_bytes = q->IntOr(21, -1);
+      m.entry_sharding = q->Text(22);
+      modules.push_back(std::move(m));
+    }
+    return modules;
+  });
+}
+
+StatusOr<std::vector<SpillRateRow>> SpillRates(Database& db, const SpillQuery& query) {
+  return CatchSqlErrors("spill rates", [&]() -> StatusOr<std::vector<SpillRateRow>> {
+    Conditions where;
+    if (!query.run.empty()) {
+      StatusOr<int64_t> run_id = FindRunId(db.connection(), query.run);
+      if (!run_id.ok()) return run_id.status();
+      where.Add("k.run_id = ?", *run_id);
+    }
+    Status st = AddNameMatch(&where, "k.kernel", query.kernel_pattern, "kernel");
+    if (!st.ok()) return st;
+    std::vector<SpillRateRow> rows;
+    if (query.limit == 0) return rows;
+    // kernel_spill_summary is computed at ingest. One run's kernels are few: read them whole, in order.
+    // The top N over every run is read in two parts around the N-th rate pair (the cut), read off the rate
+    // index: the rows above the cut (fewer than N), then the rows at the cut, which can be thousands (every
+    // kernel that spills on every bundle ties at 1.0/1.0) and are ordered by run time: they are read run by
+    // run, newest first, through the (run_id, rates) index, and reading stops at the N-th. Sorting every
+    // tied row of every run made the top 20 over 1,000 runs take 300 ms.
+    std::optional<std::pair<double, double>> cut;
+    if (query.run.empty() && query.limit > 0) {
+      auto q = db.connection().Prepare("SELECT k.vmem_spill_rate, k.vmem_fill_rate FROM kernel_spill_summary k" +
+                                        where.Where() + kRateIndexOrder + " LIMIT 1 OFFSET ?");
+      q->Bind(BindArgs(*q, where.args()), query.limit - 1);
+      if (q->Step()) cut.emplace(q->Real(0), q->Real(1));
+    }
+    if (!cut) {
+      ReadSpillRows(db.connection(), kSpillRowsByRate + where.Where() + kSpillRateOrder, where.args(), query.limit, &rows);
+      return rows;
+    }
+    // Above the cut: among the first N rows of the rate index (a range condition on the descending index
+    // would walk all of it), those with a higher rate pair.
+    std::vector<SqlArg> above = where.args();
+    above.emplace_back(query.limit);
+    above.emplace_back(cut->first);
+    above.emplace_back(cut->second);
+    ReadSpillRows(db.connection(),
+                  std::string(kSpillColumns) + "FROM (SELECT * FROM kernel_spill_summary k" + where.Where() +
+                      kRateIndexOrder + " LIMIT ?) k" + kSpillRunAndModule +
+                      " WHERE (k.vmem_spill_rate, k.vmem_fill_rate) > (?, ?)" + kSpillRateOrder,
+                  above, -1, &rows);
+    Conditions at = where;
+    at.Add("k.vmem_spill_rate = ? AND k.vmem_fill_rate = ?", cut->first, cut->second);
+    ReadSpillRows(db.connection(), kSpillRowsByRunTime + at.And() + " ORDER BY r.run_time_us DESC, k.kernel, k.run_id, k.module_id",
+                  at.args(), query.limit - static_cast<int64_t>(rows.size()), &rows);
+    return rows;
+  });
+}
+
+StatusOr<std::vector<ModuleSpaceInfo>> ListModuleSpaces(Database& db, const std::string& run_name) {
+  return CatchSqlErrors("memory spaces of run '" + run_name + "'", [&]() -> StatusOr<std::vector<ModuleSpaceInfo>> {
+    StatusOr<int64_t> run_id = FindRunId(db.connection(), run_name);
+    if (!run_id.ok()) return run_id.status();
+    auto q = db.connection().Prepare(
+                        "SELECT s.module_id, s.color, s.allocation_count, s.total_bytes, s.live_peak_padded_bytes "
+                        "FROM module_memory_spaces s JOIN modules m ON m.module_id = s.module_id "
+                        "WHERE m.run_id = ? ORDER BY s.total_bytes DESC, s.module_id, s.color");
+    q->Bind(1, *run_id);
+    std::vector<ModuleSpaceInfo> spaces;
+    while (q->Step()) {
+      ModuleSpaceInfo m;
+      m.module_id = q->Int(0);
+      m.color = q->Int(1);
+      m.allocation_count = q->Int(2);
+      m.total_bytes = q->Int(3);
+      m.live_peak_padded_bytes = q->IntOr(4, -1);
+      spaces.push_back(m);
+    }
+    return spaces;
+  });
+}
+
+StatusOr<TopBuffersAnswer> TopBuffers(Database& db, const std::string& run_name, const std::string& module,
+                                      int64_t n, const std::string& stage, int64_t xla_module_id,
+                                      const std::optional<std::string>& folder, PeakList list) {
+  return CatchSqlErrors("top buffers of '" + module + "' in run '" + run_name + "'",
+                        [&]() -> StatusOr<TopBuffersAnswer> {
+    StatusOr<int64_t> run_id = FindRunId(db.connection(), run_name);
+    if (!run_id.ok()) return run_id.status();
+    Conditions where;
+    where.Add("m.run_id = ?", *run_id);
+    where.Add("m.name = ?", module);
+    if (!stage.empty()) where.Add("m.stage = ?", stage);
+    if (folder) where.Add("m.folder = ?", *folder);
+    constexpr const char* kHasMemory = "(s.allocation_count > 0 OR s.total_bytes IS NOT NULL)";
+    auto count = db.connection().Prepare(std::string("SELECT COUNT(*) FROM modules m JOIN module_summary s ON "
+                                                     "s.module_id = m.module_id") +
+                                         where.Where() + " AND " + kHasMemory);
+    BindArgs(*count, where.args());
+    const int64_t compiles = count->Step() ? count->Int(0) : 0;
+    if (xla_module_id >= 0) where.Add("m.xla_module_id = ?", xla_module_id);
+    auto pick = db.connection().Prepare(
+        std::string("SELECT m.module_id, m.name, m.stage, m.folder, m.xla_module_id, s.peak_bytes, s.peak_time, "
+                    "       m.identity_key, s.total_bytes, s.live_peak_padded_bytes, s.live_peak_padded_time, ") +
+        "CASE WHEN " + kHasMemory + " THEN 1 ELSE 0 END " +
+        "FROM modules m LEFT JOIN module_summary s ON s.module_id = m.module_id" + where.Where() +
+        " ORDER BY 12 DESC, COALESCE(s.total_bytes, -1) DESC, COALESCE(s.peak_bytes, -1) DESC, m.module_id LIMIT 1");
+    BindArgs(*pick, where.args());
+    if (!pick->Step()) {
+      std::string what = "module '" + module + "'";
+      if (!stage.empty()) what += " at stage '" + stage + "'";
+      if (xla_module_id >= 0) what += " with xla_module_id " + std::to_string(xla_module_id);
+      if (folder) what += " in folder '" + *folder + "'";
+      return Status::NotFound(what + " not found in run '" + run_name + "'");
+    }
+    TopBuffersAnswer answer;
+    answer.module_id = pick->Int(0);
+    answer.identity_key = pick->Text(7);
+    answer.module = pick->Text(1);
+    answer.stage = pick->Text(2);
+    answer.folder = pick->Text(3);
+    answer.xla_module_id = pick->IntOr(4, -1);
+    answer.peak_bytes = pick->IntOr(5, -1);
+    answer.peak_time = pick->IntOr(6, -1);
+    answer.total_bytes = pick->IntOr(8, -1);
+    answer.live_peak_padded_bytes = pick->IntOr(9, -1);
+    answer.live_peak_padded_time = pick->IntOr(10, -1);
+    answer.has_memory = pick->Int(11) != 0;
+    answer.compiles = compiles;
+    answer.picked_largest = xla_module_id < 0 && compiles > 1;
+    answer.list = list;
+    // XLA's whole list: its largest buffer counted at pointer size is named wherever the peaks differ.
+    std::vector<TopBuffer> xla_list = ReadPeakList(db.connection(), answer.module_id);
+    std::optional<TopBuffer>& largest = answer.largest_counted_at_pointer_size;
+    for (const TopBuffer& b : xla_list) {
+      if (b.counted_at_pointer_size() && (!largest || b.shape_bytes > largest->shape_bytes)) largest = b;
+    }
+    if (list == PeakList::kXla) {
+      answer.list_time = answer.peak_time;
+      answer.buffers = std::move(xla_list);
+    } else {
+      answer.list_time = answer.live_peak_padded_time;
+      if (answer.list_time >= 0) {
+        answer.buffers = ReadBuffersLiveAt(db.connection(), answer.module_id, answer.list_time);
+      }
+    }
+    if (n >= 0 && static_cast<int64_t>(answer.buffers.size()) > n) answer.buffers.resize(static_cast<size_t>(n));
+    return answer;
+  });
+}
+
+StatusOr<std::vector<RetraceGroup>> ListRetraces(Database& db, const std::string& run_name, int64_t min_compiles) {
+  if (min_compiles < 2) return Status::InvalidArgument("a retrace group has at least 2 compiles");
+  return CatchSqlErrors("retraces of run '" + run_name + "'", [&]() -> StatusOr<std::vector<RetraceGroup>> {
+    StatusOr<int64_t> run_id = FindRunId(db.connection(), run_name);
+    if (!run_id.ok()) return run_id.status();
+    auto q = db.connection().Prepare(
+                        "SELECT module_name, stage, folder, compiles, distinct_signatures, distinct_fingerprints "
+                        "FROM retrace_groups WHERE run_id = ? AND compiles >= ? "
+                        "ORDER BY compiles DESC, module_name, stage, folder");
+    q->Bind(1, *run_id);
+    q->Bind(2, min_compiles);
+    std::vector<RetraceGroup> groups;
+    while (q->Step()) {
+      RetraceGroup g;
+      g.module = q->Text(0);
+      g.stage = q->Text(1);
+      g.folder = q->Text(2);
+      g.compiles = q->Int(3);
+      g.distinct_signatures = q->Int(4);
+      g.distinct_fingerprints = q->Int(5);
+      groups.push_back(std::move(g));
+    }
+    auto ids = db.connection().Prepare(
+                          "SELECT COALESCE(xla_module_id, -1) FROM module_memory "
+                          "WHERE run_id = ? AND module_name = ? AND stage = ? AND folder = ? ORDER BY 1");
+    for (RetraceGroup& g : groups) {
+      ids->Reset();
+      ids->Bind(1, *run_id);
+      ids->Bind(2, g.module);
+      ids->Bind(3, g.stage);
+      ids->Bind(4, g.folder);
+      while (ids->Step()) g.xla_module_ids.push_back(ids->Int(0));
+    }
+    return groups;
+  });
+}
+
+}  // namespace xladb::store

@@ -1,0 +1,57 @@
+// SqliteConnection: the store's backend interface (store/backend/sql_connection.h) over one SQLiteCpp connection.
+//
+// Bulk appends (store/backend/bulk_rows.h) run INSERT … VALUES with kBatchRows rows a statement, and the rest one
+// row at a time; both statements are prepared once per BulkInsert and kept for the connection's life.
+//
+// Contract: wraps, does not own, `db`, which must outlive it and its statements. Errors throw SqlError with
+// SQLite's message. One thread at a time, as the connection.
+#ifndef XLADB_STORE_SQLITE_SQLITE_CONNECTION_H_
+#define XLADB_STORE_SQLITE_SQLITE_CONNECTION_H_
+
+#include <SQLiteCpp/Database.h>
+
+#include <memory>
+#include <unordered_map>
+#include <utility>
+
+#include "store/backend/database.h"
+#include "store/backend/sql_connection.h"
+
+namespace xladb::store {
+
+class BulkInsert;
+
+class SqliteConnection final : public SqlConnection {
+ public:
+  // Borrows `db`, which must outlive the connection.
+  explicit SqliteConnection(SQLite::Database& db) : db_(db) {}
+  // Owns `db` (an open store: store/sqlite/sqlite_open.h).
+  explicit SqliteConnection(std::unique_ptr<SQLite::Database> db) : owned_(std::move(db)), db_(*owned_) {}
+  SqlDialect dialect() const override { return SqlDialect::kSqlite; }
+  std::unique_ptr<SqlStatement> Prepare(std::string_view sql) override;
+  void Exec(std::string_view sql) override;
+  void BeginWrite() override { Exec("BEGIN IMMEDIATE"); }
+  int64_t AppendRows(const BulkRows& rows) override;
+  size_t bulk_batch_rows() const override { return kBatchRows; }
+
+  // The SQLite handle, for the SQLite-only parts (the SQL endpoint's authorizer, tests).
+  SQLite::Database& database() { return db_; }
+
+  static constexpr size_t kBatchRows = 64;
+
+ private:
+  struct BulkStatements {
+    std::unique_ptr<SqlStatement> one_row, full_batch;
+  };
+
+  std::unique_ptr<SQLite::Database> owned_;  // null when borrowed
+  SQLite::Database& db_;
+  std::unordered_map<const BulkInsert*, BulkStatements> bulk_;
+};
+
+// The SQLite handle of an SQLite store's Database (db.is_sqlite() must hold).
+inline SQLite::Database& SqliteOf(Database& db) { return static_cast<SqliteConnection&>(db.connection()).database(); }
+
+}  // namespace xladb::store
+
+#endif  // XLADB_STORE_SQLITE_SQLITE_CONNECTION_H_

@@ -1,0 +1,103 @@
+// FileRows: what the row mappers of one dump file share while its records arrive: where rows go (the
+// writer's statements and interned texts), which run, file and module they belong to, how many were written,
+// the issues seen, and the facts the module's derived rows are computed from (store/facts/module_facts.h).
+//
+// The mappers, one per record family, each with a header that maps records to tables:
+//   store/write/rows/buffer_assignment_rows.h  allocations, buffer_values
+//   store/write/rows/live_range_rows.h         schedule, buffer_live_ranges, peak_buffers, stack_trace_nodes
+//   store/write/rows/hlo_module_rows.h         instructions, computations, modules.hlo_entry_signature, long_texts
+//   store/write/rows/report_rows.h             memory_report_*, utilization_counters, oom_*
+//
+// Contract: owned by the file's FileWriter and dies with it. Database errors inside a record callback are
+// caught by Guard() and remembered as the first `error` (records after it are dropped); the writer returns it
+// at commit and rolls the file back. Not thread-safe: one file, one thread.
+#ifndef XLADB_STORE_WRITE_ROWS_FILE_ROWS_H_
+#define XLADB_STORE_WRITE_ROWS_FILE_ROWS_H_
+
+#include "store/backend/sql_connection.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ingest/records/records.h"
+#include "base/status.h"
+#include "store/facts/interned_texts.h"
+#include "store/facts/module_facts.h"
+#include "store/backend/statement_cache.h"
+
+namespace xladb::store {
+
+using ingest::IssueRecord;
+
+// The issues of one file: the first kMaxStored are kept for ingest_issues, all are counted.
+struct FileIssues {
+  static constexpr size_t kMaxStored = 1000;
+  std::vector<IssueRecord> stored;
+  int64_t total = 0;
+
+  void Add(IssueRecord&& issue) {
+    ++total;
+    if (stored.size() < kMaxStored) stored.push_back(std::move(issue));
+  }
+  void Add(IssueRecord::Severity severity, int64_t line, std::string reason) {
+    IssueRecord r;
+    r.severity = severity;
+    r.line = line;
+    r.reason = std::move(reason);
+    Add(std::move(r));
+  }
+};
+
+struct FileRows {
+  FileRows(StatementCache* statements, InternedTextCaches* interned, int64_t run, int64_t file, int64_t module,
+           bool new_module)
+      : run_id(run), file_id(file), module_id(module), module_is_new(new_module), statements_(statements),
+        interned_(interned) {}
+
+  SqlConnection& sql() { return statements_->sql(); }
+  // A cached statement (store/backend/statement_cache.h): `text` must have static storage.
+  SqlStatement& Statement(const char* text) { return statements_->Get(text); }
+  StatementCache& statements() { return *statements_; }
+  int64_t ShapeId(const std::string& text) { return interned_->shapes.Id(*interned_->connection, text); }
+  int64_t SourceFileId(const std::string& path) { return interned_->source_files.Id(*interned_->connection, path); }
+  int64_t NameId(const std::string& name) { return interned_->names.Id(*interned_->connection, name); }
+  // The ids of whole instruction texts, a batch at a time (InternedTexts::Ids); returns how many were new.
+  int64_t LongTextIds(std::span<const std::string> texts, std::span<int64_t> ids) {
+    return interned_->long_texts.Ids(*interned_->connection, texts, ids);
+  }
+  // A merge replaced an instruction's whole text `text_id` (InternedTextCaches::TextReplaced).
+  void LongTextReplaced(int64_t text_id) { interned_->TextReplaced(text_id); }
+
+  // Runs `fn` unless an error was seen, turning a database exception into the remembered error.
+  template <typename Fn>
+  void Guard(Fn&& fn) {
+    if (!error.ok()) return;
+    try {
+      fn();
+    } catch (const std::exception& e) {
+      error = Status::IoError(std::string("database write failed: ") + e.what());
+    }
+  }
+
+  const int64_t run_id;
+  const int64_t file_id;
+  const int64_t module_id;   // 0: the file's rows belong to no module
+  const bool module_is_new;  // created by this file: no rows of it are stored yet
+  int64_t rows = 0;          // rows written
+  FileIssues issues;
+  FileFacts facts;
+  Status error;              // the first database error
+
+ private:
+  StatementCache* statements_;
+  InternedTextCaches* interned_;
+};
+
+}  // namespace xladb::store
+
+#endif  // XLADB_STORE_WRITE_ROWS_FILE_ROWS_H_

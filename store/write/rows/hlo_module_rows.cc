@@ -1,0 +1,171 @@
+#include "store/write/rows/hlo_module_rows.h"
+
+#include <optional>
+#include <utility>
+
+#include "store/facts/interned_texts.h"
+#include "store/backend/row_binding.h"
+#include "store/facts/shape_text.h"
+
+namespace xladb::store {
+namespace {
+
+// A field a file does not print leaves what another file wrote.
+const BulkInsert kInstructionInsert{
+    "instructions",
+    "module_id, name, computation_id, opcode, shape_id, op_type, op_name_id, source_file_id, source_line, "
+    "fusion_kind, custom_call_target, is_root, sequence_index, text_id, file_id",
+    "ON CONFLICT(module_id, name) DO UPDATE SET "
+    "computation_id = COALESCE(excluded.computation_id, instructions.computation_id), "
+    "opcode = COALESCE(excluded.opcode, instructions.opcode), "
+    "shape_id = COALESCE(excluded.shape_id, instructions.shape_id), "
+    "op_type = COALESCE(excluded.op_type, instructions.op_type), "
+    "op_name_id = COALESCE(excluded.op_name_id, instructions.op_name_id), "
+    "source_file_id = COALESCE(excluded.source_file_id, instructions.source_file_id), "
+    "source_line = COALESCE(excluded.source_line, instructions.source_line), "
+    "fusion_kind = COALESCE(excluded.fusion_kind, instructions.fusion_kind), "
+    "custom_call_target = COALESCE(excluded.custom_call_target, instructions.custom_call_target), "
+    "is_root = COALESCE(excluded.is_root, instructions.is_root), "
+    "sequence_index = COALESCE(excluded.sequence_index, instructions.sequence_index), "
+    "text_id = COALESCE(excluded.text_id, instructions.text_id)",
+    2};
+
+}  // namespace
+
+HloModuleRows::HloModuleRows(FileRows* file) : file_(file), instructions_(&kInstructionInsert) {}
+
+void HloModuleRows::Flush() {
+  FileRows& f = *file_;
+  if (pending_.empty()) return;
+  // The batch's whole texts are interned together (one insert, one lookup), then its rows written.
+  std::vector<int64_t> text_ids(texts_.size());
+  f.rows += f.LongTextIds(texts_, text_ids);
+  NoteReplacedTexts(text_ids);
+  RowBatch& b = instructions_;
+  for (const PendingInstruction& p : pending_) {
+    const InstructionRow& in = p.row;
+    b.Int(f.module_id);
+    b.Text(p.name);
+    b.Opt(in.computation_id);
+    b.OptText(in.opcode);
+    b.Opt(in.shape_id);
+    b.OptText(in.op_type);
+    b.Opt(in.op_name_id);
+    b.Opt(in.source_file_id);
+    b.Opt(in.source_line);
+    b.OptText(in.fusion_kind);
+    b.OptText(in.custom_call_target);
+    b.Opt(in.is_root);
+    b.Opt(in.sequence_index);
+    if (p.text < 0) b.Null(); else b.Int(text_ids[static_cast<size_t>(p.text)]);
+    b.Int(f.file_id);
+  }
+  f.rows += b.Flush(f.sql());
+  pending_.clear();
+  texts_.clear();
+}
+
+void HloModuleRows::NoteReplacedTexts(const std::vector<int64_t>& text_ids) {
+  FileRows& f = *file_;
+  if (!stored_texts_read_) {
+    stored_texts_read_ = true;
+    if (!f.module_is_new) {
+      auto& stored = f.Statement("SELECT name, text_id FROM instructions WHERE module_id = ? AND text_id IS NOT NULL");
+      stored.Bind(1, f.module_id);
+      while (stored.Step()) stored_texts_[TextHash(stored.Text(0))] = stored.Int(1);
+      stored.Reset();
+    }
+  }
+  for (const PendingInstruction& p : pending_) {
+    if (p.text < 0) continue;  // a row without a text keeps the one it has (COALESCE)
+    const int64_t text_id = text_ids[static_cast<size_t>(p.text)];
+    auto [it, first] = stored_texts_.try_emplace(TextHash(p.name), text_id);
+    if (!first && it->second != text_id) {
+      f.LongTextReplaced(it->second);
+      it->second = text_id;
+    }
+  }
+}
+
+void HloModuleRows::Add(ingest::InstructionRecord&& r) {
+  FileRows& f = *file_;
+  if (f.module_id == 0) return;
+  f.Guard([&] {
+    PendingInstruction& p = pending_.emplace_back();
+    InstructionRow& in = p.row;
+    p.name = std::move(r.name);
+    const bool from_module_text = !r.computation.empty();  // HLO text knows ROOT; other sources do not
+    if (from_module_text) in.is_root = r.is_root;
+    if (!r.computation.empty()) in.computation_id = f.NameId(r.computation);
+    Merge(in.opcode, NonEmpty(std::move(r.opcode)));
+    if (!r.shape.empty()) in.shape_id = f.ShapeId(r.shape);
+    Merge(in.op_type, NonEmpty(std::move(r.op_type)));
+    if (!r.op_name.empty()) in.op_name_id = f.NameId(r.op_name);
+    if (!r.source_file.empty()) in.source_file_id = f.SourceFileId(r.source_file);
+    Merge(in.source_line, NonNegative(r.source_line));
+    Merge(in.fusion_kind, NonEmpty(std::move(r.fusion_kind)));
+    Merge(in.custom_call_target, NonEmpty(std::move(r.custom_call_target)));
+    Merge(in.sequence_index, NonNegative(r.sequence_index));
+    if (!r.text.empty()) {
+      p.text = static_cast<int64_t>(texts_.size());
+      texts_.push_back(std::move(r.text));
+    }
+    if (pending_.size() >= f.sql().bulk_batch_rows()) Flush();
+  });
+}
+
+void HloModuleRows::Add(ingest::ComputationRecord&& r) {
+  FileRows& f = *file_;
+  if (f.module_id == 0) return;
+  f.Guard([&] {
+    auto& st = f.Statement("INSERT INTO computations(module_id, name, is_entry, instruction_count, "
+                           "execution_thread, file_id) VALUES (?,?,?,?,?,?) ON CONFLICT(module_id, name) DO UPDATE "
+                           "SET is_entry = excluded.is_entry, instruction_count = excluded.instruction_count, "
+                           "execution_thread = excluded.execution_thread");
+    st.Bind(1, f.module_id);
+    st.Bind(2, r.name);
+    st.Bind(3, r.is_entry ? 1 : 0);
+    st.Bind(4, r.instruction_count);
+    BindOpt(st, 5, NonEmpty(std::move(r.execution_thread)));
+    st.Bind(6, f.file_id);
+    st.ExecuteLater();
+    st.Reset();
+    ++f.rows;
+  });
+}
+
+void HloModuleRows::Add(ingest::HloModuleRecord&& r) {
+  FileRows& f = *file_;
+  if (f.module_id == 0) return;
+  if (r.program_fingerprint != 0) f.facts.hlo_fingerprint = r.program_fingerprint;
+  // The entry signature as the HLO text prints it, without layouts: '(f32[8], s32[]) -> f32[8]': the header's
+  // entry_computation_layout, else (old dumps print none) the ENTRY computation's line.
+  const std::string& printed =
+      !r.entry_computation_layout.empty() ? r.entry_computation_layout : r.entry_signature;
+  const std::string signature = printed.empty() ? std::string() : StoredEntrySignature(printed);
+  // One statement for what the module's row takes from its HLO text:
+  //   * name: a module named by the `module_<ID>` placeholder (a file name without the module's name: 2020-era
+  //     TensorFlow dumps, docs/formats.md) takes its HloModule line's name, unless a row of its run already
+  //     has that key. run_writer.cc finds such a module by its number, whatever its name;
+  //   * hlo_entry_sharding ('' when none): the identity's, through DerivedModuleFacts (module_facts.h);
+  //   * hlo_entry_signature, when the text prints one.
+  f.Guard([&] {
+    SqlStatement& up = f.Statement(
+        "UPDATE modules SET "
+        "name = CASE WHEN ?1 <> '' AND name = 'module_' || xla_module_id "
+        "  AND NOT EXISTS (SELECT 1 FROM modules o WHERE o.run_id = modules.run_id AND o.name = ?1 "
+        "  AND o.stage = modules.stage AND o.xla_module_id = modules.xla_module_id AND o.folder = modules.folder) "
+        "  THEN ?1 ELSE name END, "
+        "hlo_entry_sharding = ?3, hlo_entry_signature = COALESCE(?4, hlo_entry_signature) "
+        "WHERE module_id = ?2");
+    up.Bind(1, r.name);
+    up.Bind(2, f.module_id);
+    up.Bind(3, r.entry_sharding);
+    if (signature.empty()) up.BindNull(4); else up.Bind(4, signature);
+    up.ExecuteLater();
+  });
+  f.facts.rows_changed = true;
+  f.facts.entry_sharding_changed = true;
+}
+
+}  // namespace xladb::store

@@ -1,0 +1,73 @@
+// HloModuleRows: instructions, computations and the module header, from every format that prints them (the HLO
+// module text, docs/formats.md §7, and the instruction lines other dumps carry), as rows of one module.
+//
+//   InstructionRecord  → instructions(name, computation_id, opcode, shape_id, op_type, op_name_id,
+//                        source_file_id, source_line, fusion_kind, custom_call_target, is_root, sequence_index,
+//                        text_id). Names, shapes and source paths are interned (store/facts/interned_texts.h); the
+//                        instruction's full text goes to long_texts, stored once by its hash. A field a format
+//                        does not print is NULL and leaves what another file wrote (COALESCE); is_root is known
+//                        only from module text (a record with a computation). Rows are held and written a
+//                        batch at a time (store/backend/row_batch.h), their texts interned together first; Flush()
+//                        writes the rest, and the file's end calls it before anything reads them. A text
+//                        that a later file's text for the same instruction replaces is noted for the run's
+//                        sweep (InternedTextCaches::TextReplaced), so no text is left unreferenced.
+//   ComputationRecord  → computations(name, is_entry, instruction_count, execution_thread)
+//   HloModuleRecord    → modules.hlo_entry_signature (the entry computation layout without layouts,
+//                        '(f32[8], s32[]) -> f32[8]'), and FileFacts.hlo_fingerprint
+//
+// Contract: owned by one file's FileWriter; statement errors go to FileRows::Guard. Not thread-safe.
+#ifndef XLADB_STORE_WRITE_ROWS_HLO_MODULE_ROWS_H_
+#define XLADB_STORE_WRITE_ROWS_HLO_MODULE_ROWS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ingest/records/records.h"
+#include "store/write/rows/file_rows.h"
+#include "store/backend/row_batch.h"
+
+namespace xladb::store {
+
+class HloModuleRows {
+ public:
+  explicit HloModuleRows(FileRows* file);
+
+  void Add(ingest::InstructionRecord&& r);
+  void Add(ingest::ComputationRecord&& r);
+  void Add(ingest::HloModuleRecord&& r);
+  // Writes the instructions held (at the file's end, before the module's derived facts read them).
+  void Flush();
+
+ private:
+  // The columns of one instructions row; unset fields leave what another file wrote.
+  struct InstructionRow {
+    std::optional<std::string> opcode, op_type, fusion_kind, custom_call_target;
+    std::optional<int64_t> computation_id, shape_id, op_name_id, source_file_id, source_line, sequence_index;
+    std::optional<bool> is_root;
+  };
+  struct PendingInstruction {
+    std::string name;
+    InstructionRow row;
+    int64_t text = -1;  // its whole text's index in texts_, or -1
+  };
+
+  // Records the whole texts the batch about to be written replaces (FileRows::LongTextReplaced).
+  void NoteReplacedTexts(const std::vector<int64_t>& text_ids);
+
+  FileRows* file_;
+  // Each instruction's text as stored, by TextHash of its name: the module's rows from earlier files (read
+  // at the first batch of a file whose module was stored before), then this file's. A hash collision can
+  // only name a text still in use, which the sweep keeps.
+  std::unordered_map<int64_t, int64_t> stored_texts_;
+  bool stored_texts_read_ = false;
+  std::vector<PendingInstruction> pending_;
+  std::vector<std::string> texts_;
+  RowBatch instructions_;
+};
+
+}  // namespace xladb::store
+
+#endif  // XLADB_STORE_WRITE_ROWS_HLO_MODULE_ROWS_H_

@@ -1,0 +1,123 @@
+#include "store/write/rows/live_range_rows.h"
+
+#include <optional>
+#include <utility>
+
+#include "store/backend/row_binding.h"
+
+namespace xladb::store {
+namespace {
+
+const BulkInsert kLiveRangeInsert{
+    "buffer_live_ranges", "module_id, value_id, live_start, live_end, file_id",
+    "ON CONFLICT(module_id, value_id) DO UPDATE SET live_start = excluded.live_start, "
+    "live_end = excluded.live_end, file_id = excluded.file_id",
+    2};
+const BulkInsert kScheduleInsert{
+    "schedule", "module_id, time, instruction, file_id",
+    "ON CONFLICT(module_id, time) DO UPDATE SET instruction = excluded.instruction, file_id = excluded.file_id", 2};
+
+}  // namespace
+
+LiveRangeRows::LiveRangeRows(FileRows* file, BufferAssignmentRows* values)
+    : file_(file), values_(values), live_ranges_(&kLiveRangeInsert), schedule_(&kScheduleInsert) {}
+
+void LiveRangeRows::Add(ingest::ScheduleEntryRecord&& r) {
+  FileRows& f = *file_;
+  if (f.module_id == 0) return;
+  f.Guard([&] {
+    schedule_.Int(f.module_id);
+    schedule_.Int(r.time);
+    schedule_.Text(r.instruction);
+    schedule_.Int(f.file_id);
+    f.rows += schedule_.EndRow(f.sql());
+  });
+}
+
+void LiveRangeRows::Add(ingest::LiveRangeRecord&& r) {
+  FileRows& f = *file_;
+  if (f.module_id == 0) return;
+  f.facts.rows_changed = true;
+  if (auto id = values_->FindValueInFile(r.instruction, r.shape_index)) {
+    f.Guard([&] { WriteLiveRange(*id, r.start, r.end); });
+    return;
+  }
+  unmatched_.push_back(std::move(r));  // a value of an earlier file, or of none (WriteUnmatched)
+}
+
+void LiveRangeRows::Add(ingest::PeakBufferRecord&& r) {
+  if (file_->module_id == 0) return;
+  peak_buffers_.push_back(std::move(r));
+}
+
+void LiveRangeRows::Add(ingest::StackTraceNodeRecord&& r) {
+  FileRows& f = *file_;
+  if (f.module_id == 0) return;
+  f.Guard([&] {
+    auto& st = f.Statement("INSERT INTO stack_trace_nodes(module_id, ordinal, depth, name, percent, total_bytes, "
+                           "current_bytes, remaining_bytes, file_id) VALUES (?,?,?,?,?,?,?,?,?) "
+                           "ON CONFLICT(module_id, ordinal) DO NOTHING");
+    st.Bind(1, f.module_id);
+    st.Bind(2, r.ordinal);
+    st.Bind(3, r.depth);
+    st.Bind(4, r.name);
+    st.Bind(5, r.percent);
+    st.Bind(6, r.total_bytes);
+    st.Bind(7, r.current_bytes);
+    st.Bind(8, r.remaining_bytes);
+    st.Bind(9, f.file_id);
+    f.rows += st.Execute();
+    st.Reset();
+  });
+}
+
+void LiveRangeRows::WriteLiveRange(int64_t value_id, int64_t start, int64_t end) {
+  FileRows& f = *file_;
+  live_ranges_.Int(f.module_id);
+  live_ranges_.Int(value_id);
+  live_ranges_.Int(start);
+  live_ranges_.Int(end);
+  live_ranges_.Int(f.file_id);
+  f.rows += live_ranges_.EndRow(f.sql());
+}
+
+void LiveRangeRows::WriteUnmatched() {
+  for (const auto& lr : unmatched_) {
+    auto id = values_->FindValue(lr.instruction, lr.shape_index);
+    if (!id) {
+      file_->issues.Add(IssueRecord::Severity::kWarning, 0,
+                        "live range for " + lr.instruction + lr.shape_index + " matches no buffer value of the module");
+      continue;
+    }
+    WriteLiveRange(*id, lr.start, lr.end);
+  }
+}
+
+void LiveRangeRows::Flush() {
+  file_->rows += live_ranges_.Flush(file_->sql());
+  file_->rows += schedule_.Flush(file_->sql());
+}
+
+void LiveRangeRows::WritePeakBuffers() {
+  FileRows& f = *file_;
+  auto& st = f.Statement("INSERT INTO peak_buffers(module_id, ordinal, instruction, shape_index, logical_bytes, "
+                         "cumulative_bytes, value_id, file_id) VALUES (?,?,?,?,?,?,?,?) "
+                         "ON CONFLICT(module_id, ordinal) DO UPDATE SET instruction = excluded.instruction, "
+                         "shape_index = excluded.shape_index, logical_bytes = excluded.logical_bytes, "
+                         "cumulative_bytes = excluded.cumulative_bytes, value_id = excluded.value_id, "
+                         "file_id = excluded.file_id");
+  for (const auto& p : peak_buffers_) {
+    st.Bind(1, f.module_id);
+    st.Bind(2, p.ordinal);
+    st.Bind(3, p.instruction);
+    st.Bind(4, p.shape_index);
+    st.Bind(5, p.logical_bytes);
+    if (p.cumulative_bytes >= 0) st.Bind(6, p.cumulative_bytes); else st.BindNull(6);
+    BindOpt(st, 7, values_->FindValue(p.instruction, p.shape_index));
+    st.Bind(8, f.file_id);
+    st.ExecuteLater();
+    ++f.rows;
+  }
+}
+
+}  // namespace xladb::store

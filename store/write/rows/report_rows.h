@@ -1,0 +1,50 @@
+// ReportRows: the reports XLA and libtpu print about a compile as a whole: the memory-usage report
+// (docs/formats.md §5), libtpu's utilization counters (§8) and the OOM report (§9). Their rows are keyed by
+// the file that printed them (file_id, …), with the module as a column (NULL when the file names none).
+//
+//   MemoryReportTotalRecord     → memory_report_totals(memory_space, total_bytes); a space printed twice is a
+//                                 warning, the first kept
+//   MemoryReportRowRecord       → memory_report_rows(ordinal, section, allocation_index, memory_space, …, shapes)
+//   MemoryReportOmittedRecord   → a warning in ingest_issues: XLA's own truncation of the report
+//   UtilizationBlockRecord      → nothing: the block's kernel is on each of its counters
+//   UtilizationCounterRecord    → utilization_counters(block_ordinal, counter, kernel, numerator, denominator,
+//                                 ratio, ratio_text), and FileFacts.counters_changed (the module's
+//                                 kernel_spill_summary is recomputed); a counter printed twice in a block is a
+//                                 warning, the first kept
+//   OomStatRecord               → oom_stats(label, bytes_approx, bytes_text, percent)
+//   OomBufferRecord             → oom_buffers(buffer_number, size, op_name, source, xla_label, shape, …)
+//
+// Contract: owned by one file's FileWriter; statement errors go to FileRows::Guard. Not thread-safe.
+#ifndef XLADB_STORE_WRITE_ROWS_REPORT_ROWS_H_
+#define XLADB_STORE_WRITE_ROWS_REPORT_ROWS_H_
+
+#include "ingest/records/records.h"
+#include "store/write/rows/file_rows.h"
+
+namespace xladb::store {
+
+class ReportRows {
+ public:
+  explicit ReportRows(FileRows* file) : file_(file) {}
+
+  void Add(ingest::MemoryReportTotalRecord&& r);
+  void Add(ingest::MemoryReportRowRecord&& r);
+  void Add(ingest::MemoryReportOmittedRecord&& r);
+  void Add(ingest::UtilizationBlockRecord&&) {}
+  void Add(ingest::UtilizationCounterRecord&& r);
+  void Add(ingest::OomStatRecord&& r);
+  void Add(ingest::OomBufferRecord&& r);
+
+ private:
+  // Binds the file's module, or NULL when the file names none.
+  void BindModule(SqlStatement& st, int index) const;
+  // Steps an INSERT … ON CONFLICT DO NOTHING. A row the file printed before is the issue warning() says.
+  template <typename Warning>
+  void InsertOnce(SqlStatement& st, Warning&& warning);
+
+  FileRows* file_;
+};
+
+}  // namespace xladb::store
+
+#endif  // XLADB_STORE_WRITE_ROWS_REPORT_ROWS_H_

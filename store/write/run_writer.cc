@@ -1,0 +1,598 @@
+#include "store/write/run_writer.h"
+
+
+#include <chrono>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "ingest/source/run_name.h"
+#include "store/write/file_replacement.h"
+#include "store/write/rows/file_rows.h"
+#include "store/write/file_writer.h"
+#include "store/facts/interned_texts.h"
+#include "store/facts/module_facts.h"
+#include "store/facts/run_summary.h"
+#include "store/backend/statement_cache.h"
+#include "base/unix_time.h"
+
+namespace xladb::store {
+
+namespace {
+
+const char* SeverityName(IssueRecord::Severity s) {
+  switch (s) {
+    case IssueRecord::Severity::kUnknownLine: return "unknown_line";
+    case IssueRecord::Severity::kInvariant: return "invariant";
+    case IssueRecord::Severity::kWarning: return "warning";
+    case IssueRecord::Severity::kError: return "error";
+  }
+  return "warning";
+}
+
+}  // namespace
+
+struct RunWriter::Impl {
+  explicit Impl(Database* database)
+      : db(database), sql(database->connection()), statements(database->connection()),
+        derived_facts(database->connection()) {}
+
+  Database* db;
+  SqlConnection& sql;
+  std::unique_ptr<Database> texts_db;  // PostgreSQL: the interned texts' own connection (InternedTextCaches)
+  StatementCache statements;         // outlives files: statements are prepared once per writer
+  InternedTextCaches interned;       // outlives files; entries added inside a rolled-back file or group go
+  DerivedModuleFacts derived_facts;  // recomputed when a file changed what they are computed from
+  FileReplacement replacement{&statements, &interned};  // a changed file's old rows, and the modules they shared
+
+  SqlStatement& Cached(const char* text) { return statements.Get(text); }
+
+  // The open file: its writer lives from BeginFile to CommitFile or AbortFile, inside SAVEPOINT file.
+  std::unique_ptr<FileWriter> file;
+  FileSpec spec;  // of the file begun last (AbortFile records it, also after a failed BeginFile)
+
+  // Rolls the open file's savepoint back (its rows go) and drops its writer; the issues it saw are returned.
+  FileIssues RollBackFile() {
+    FileIssues issues;
+    if (file) {
+      issues = std::move(file->issues());
+      file.reset();
+      try {
+        sql.Exec("ROLLBACK TO file; RELEASE file");
+      } catch (...) {
+      }
+    }
+    return issues;
+  }
+
+  // Group commit: files share one transaction until kGroupSeconds or kGroupBytes of files have gone by, each
+  // file inside a savepoint of its own (rolled back alone when it fails). A crash loses the open group only,
+  // whole files all of them, and a rerun ingests them again.
+  GroupCommit group;
+  bool in_group = false;
+  std::chrono::steady_clock::time_point group_started;
+  int64_t group_bytes = 0, group_files = 0;
+  std::string group_failure;  // set when a group's COMMIT failed: its files are gone; the run must stop
+  std::set<int64_t> group_runs;  // runs with files in the open group: their summaries are recounted at COMMIT
+
+  void OpenGroup() {
+    if (in_group) return;
+    sql.BeginWrite();
+    in_group = true;
+    group_started = std::chrono::steady_clock::now();
+    group_bytes = group_files = 0;
+  }
+  // Commits the open group; on failure rolls it back and remembers why (group_failure).
+  Status CloseGroup() {
+    if (!in_group) return Status::Ok();
+    in_group = false;
+    try {
+      for (int64_t run_id : group_runs) UpdateRunSummary(sql, run_id);
+      group_runs.clear();
+      sql.Exec("COMMIT");
+      interned.GroupCommitted();
+      return Status::Ok();
+    } catch (const std::exception& e) {
+      RollBackGroup();
+      group_failure = "committing the last " + std::to_string(group_files) +
+                      " files failed, so they are not stored (a rerun ingests them): " + e.what();
+      return Status::IoError(group_failure);
+    }
+  }
+  // Abandons the open group: its files are gone, and with them the run summaries and interned ids it held.
+  void RollBackGroup() {
+    try {
+      sql.Exec("ROLLBACK");
+    } catch (...) {
+    }
+    in_group = false;
+    group_runs.clear();
+    interned.GroupAborted();
+  }
+  Status CloseGroupIfDue(int64_t file_bytes) {
+    group_bytes += file_bytes;
+    ++group_files;
+    const double open_for =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - group_started).count();
+    return open_for >= group.max_seconds || group_bytes >= group.max_bytes ? CloseGroup() : Status::Ok();
+  }
+
+  // The module of `s`, created (with its empty summary row) when it is new: (module_id, created). A module
+  // another writer creates at the same moment is found after its insert commits (the unique modules_by_key).
+  std::pair<int64_t, bool> FindOrCreateModule(const FileSpec& s) {
+    const ModuleKey& key = s.module;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      // A placeholder name (ingest_target.h) finds the module by number: its HLO text may have renamed it.
+      SqlStatement& find =
+          key.name_is_placeholder
+              ? Cached("SELECT module_id, backend FROM modules WHERE run_id = ? AND stage = ? "
+                       "AND xla_module_id IS NOT DISTINCT FROM ? AND folder = ? ORDER BY module_id LIMIT 1")
+              : Cached("SELECT module_id, backend FROM modules WHERE run_id = ? AND stage = ? "
+                       "AND xla_module_id IS NOT DISTINCT FROM ? AND folder = ? AND name = ?");
+      find.Bind(1, s.run_id);
+      find.Bind(2, key.stage);
+      if (key.xla_module_id >= 0) find.Bind(3, key.xla_module_id); else find.BindNull(3);
+      find.Bind(4, key.folder);
+      if (!key.name_is_placeholder) find.Bind(5, key.name);
+      if (find.Step()) {
+        const int64_t module_id = find.Int(0);
+        const bool backend_unknown = find.Text(1).empty();
+        find.Reset();
+        if (backend_unknown && !key.backend.empty()) {
+          SqlStatement& up = Cached("UPDATE modules SET backend = ? WHERE module_id = ?");
+          up.Bind(1, key.backend);
+          up.Bind(2, module_id);
+          up.Execute();
+        }
+        return {module_id, false};
+      }
+      find.Reset();
+      // A placeholder takes the name another stage's HLO text gave the same module number, if any.
+      SqlStatement& ins =
+          key.name_is_placeholder
+              ? Cached("INSERT INTO modules(run_id, xla_module_id, name, stage, backend, folder) "
+                       "SELECT ?1, ?2, COALESCE((SELECT name FROM modules WHERE run_id = ?1 AND xla_module_id = ?2 "
+                       "  AND folder = ?6 AND name <> ?3 ORDER BY module_id LIMIT 1), ?3), ?4, ?5, ?6 "
+                       "WHERE 1 = 1 ON CONFLICT DO NOTHING RETURNING module_id")  // WHERE: SQLite's upsert parse
+              : Cached("INSERT INTO modules(run_id, xla_module_id, name, stage, backend, folder) "
+                       "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING module_id");
+      ins.Bind(1, s.run_id);
+      if (key.xla_module_id >= 0) ins.Bind(2, key.xla_module_id); else ins.BindNull(2);
+      ins.Bind(3, key.name);
+      ins.Bind(4, key.stage);
+      ins.Bind(5, key.backend);
+      ins.Bind(6, key.folder);
+      if (!ins.Step()) {  // another writer's module: find it
+        ins.Reset();
+        continue;
+      }
+      const int64_t module_id = ins.Int(0);
+      ins.Reset();
+      SqlStatement& summary = Cached("INSERT INTO module_summary(module_id) VALUES (?)");
+      summary.Bind(1, module_id);
+      summary.ExecuteLater();
+      return {module_id, true};
+    }
+    throw SqlError("module " + key.name + " was neither found nor created");
+  }
+
+  // The file's dump_files row; nullopt when another writer has stored a row for this path since CheckFile.
+  std::optional<int64_t> InsertFileRow(const FileSpec& s, const FileOutcome& outcome, std::optional<int64_t> module,
+                                       int64_t issue_count) {
+    SqlStatement& ins =
+        Cached("INSERT INTO dump_files(run_id, path, kind, verdict, reason, size_bytes, content_hash, "
+               "mtime_us, module_id, line_count, unknown_lines, issue_count, rows_written, "
+               "ingested_at_us) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+               "ON CONFLICT(run_id, path) DO NOTHING RETURNING file_id");
+    ins.Bind(1, s.run_id);
+    ins.Bind(2, s.path);
+    ins.Bind(3, s.kind);
+    ins.Bind(4, outcome.verdict);
+    if (outcome.reason.empty()) ins.BindNull(5); else ins.Bind(5, outcome.reason);
+    ins.Bind(6, s.size_bytes);
+    ins.Bind(7, s.content_hash);
+    if (s.mtime_us >= 0) ins.Bind(8, s.mtime_us); else ins.BindNull(8);
+    if (module) ins.Bind(9, *module); else ins.BindNull(9);
+    ins.Bind(10, outcome.line_count);
+    ins.Bind(11, outcome.unknown_lines);
+    ins.Bind(12, issue_count);
+    ins.Bind(13, 0);
+    ins.Bind(14, UnixMicrosNow());
+    std::optional<int64_t> file_id;
+    if (ins.Step()) file_id = ins.Int(0);
+    ins.Reset();
+    return file_id;
+  }
+
+  // After InsertFileRow found another writer's row: throws unless that row holds this content.
+  void CheckOtherWritersFile(const FileSpec& s) {
+    SqlStatement& q = Cached("SELECT content_hash FROM dump_files WHERE run_id = ? AND path = ?");
+    q.Bind(1, s.run_id);
+    q.Bind(2, s.path);
+    const std::string stored = q.Step() ? q.Text(0) : std::string();
+    q.Reset();
+    if (stored != s.content_hash) {
+      throw SqlError("another writer stored another version of " + s.path + " at the same time; ingest again");
+    }
+  }
+
+  void WriteIssues(int64_t fid, const FileIssues& issues) {
+    auto& st = Cached("INSERT INTO ingest_issues(file_id, line, severity, reason) VALUES (?,?,?,?)");
+    for (const auto& issue : issues.stored) {
+      st.Bind(1, fid);
+      st.Bind(2, issue.line);
+      st.Bind(3, SeverityName(issue.severity));
+      st.Bind(4, issue.reason);
+      st.ExecuteLater();
+      st.Reset();
+    }
+  }
+};
+
+RunWriter::RunWriter(Database* db, GroupCommit group) : impl_(std::make_unique<Impl>(db)) {
+  impl_->group = group;
+  // The WAL is checkpointed when a run is finished (FinishRun), not in the middle of one.
+  if (db->is_sqlite()) {
+    try {
+      impl_->sql.Exec("PRAGMA wal_autocheckpoint = 0");
+    } catch (...) {
+    }
+  }
+}
+RunWriter::~RunWriter() {
+  Impl& d = *impl_;
+  try {
+    (void)d.RollBackFile();
+    (void)d.CloseGroup();  // the group's whole files were acknowledged: keep them
+    if (d.db->is_sqlite()) d.sql.Exec("PRAGMA wal_autocheckpoint = 1000");
+  } catch (...) {
+  }
+}
+
+namespace {
+
+// Why `spec` may not add to the existing run whose source and content digest are given, or "" when it may:
+// runs do not merge by accident. The same source again (a re-ingest, a watched folder that grew) is fine;
+// another source path, or an upload of other content, needs RunSpec::append.
+// Whether two recorded sources are the same one: equal, the same folder spelled another way (a run recorded
+// before sources were made canonical: `./x`, a symlink), or an upload into a run that a version before 3
+// recorded as plain "upload" (its content decides then, and it recorded none).
+bool SameSource(const std::string& recorded, const std::string& incoming) {
+  if (recorded == incoming) return true;
+  if (recorded == "upload") return incoming.rfind("upload:", 0) == 0;
+  if (recorded.empty() || recorded.front() != '/' || incoming.empty() || incoming.front() != '/') return false;
+  return ingest::CanonicalSourcePath(recorded) == ingest::CanonicalSourcePath(incoming);
+}
+
+std::string RefuseMerge(const RunSpec& spec, const std::string& source, const std::string& digest) {
+  if (spec.append) return "";
+  if (!SameSource(source, spec.source_path)) {
+    return "run '" + spec.name + "' already holds " + source + "; adding " + spec.source_path +
+           " to it needs --append (or name another run with --run)";
+  }
+  if (!digest.empty() && !spec.content_digest.empty() && digest != spec.content_digest) {
+    return "run '" + spec.name + "' was uploaded from " + source +
+           " before, with other content; adding this upload to it needs --append (or name another run with --run)";
+  }
+  return "";
+}
+
+}  // namespace
+
+StatusOr<int64_t> RunWriter::BeginRun(const RunSpec& spec) {
+  auto& sql = impl_->sql;
+  if (Status closed = impl_->CloseGroup(); !closed.ok()) return closed;
+  impl_->group_failure.clear();  // a failed group ended its own run; this one starts afresh
+  impl_->replacement.Forget();
+  if (impl_->interned.connection == nullptr) {
+    if (!impl_->db->is_sqlite()) {
+      auto texts = Database::Open(impl_->db->path());
+      if (!texts.ok()) return texts.status();
+      impl_->texts_db = std::move(texts.value());
+    }
+    impl_->interned.connection = impl_->texts_db ? &impl_->texts_db->connection() : &impl_->sql;
+  }
+  // Twice at most: a run another writer creates between the find and the insert is found the second time.
+  for (int attempt = 0;; ++attempt) try {
+    sql.BeginWrite();
+    int64_t run_id = 0;
+    int64_t now = UnixMicrosNow();
+    // A time label (time=, date=, commit_time=…) sets the run time when --time was not given.
+    int64_t time_us = spec.time_us;
+    std::string time_source = time_us >= 0 ? "flag" : "";
+    {
+      auto find = sql.Prepare("SELECT run_id, COALESCE(source_path, ''), COALESCE(content_digest, ''), "
+                                  "detail_pruned_at_us FROM runs WHERE name = ?");
+      find->Bind(1, spec.name);
+      if (find->Step()) {
+        run_id = find->Int(0);
+        if (!find->IsNull(3)) {  // its modules lack the rows new files would merge with
+          find->Reset();
+          sql.Exec("ROLLBACK");
+          return Status::FailedPrecondition("run '" + spec.name + "' was pruned (xladb prune kept only its "
+                                            "summaries); `xladb delete` it to ingest it again");
+        }
+        std::string refused = RefuseMerge(spec, find->Text(1), find->Text(2));
+        if (!refused.empty()) {
+          find->Reset();
+          sql.Exec("ROLLBACK");
+          return Status::FailedPrecondition(refused);
+        }
+      }
+    }
+    if (run_id == 0) {
+      auto ins = sql.Prepare("INSERT INTO runs(name, source_path, run_time_us, run_time_source, created_at_us, "
+                            "updated_at_us, content_digest) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                             "ON CONFLICT(name) DO NOTHING RETURNING run_id");
+      ins->Bind(1, spec.name);
+      ins->Bind(2, spec.source_path);
+      ins->Bind(3, time_us >= 0 ? time_us : now);
+      ins->Bind(4, time_us >= 0 ? time_source : std::string("ingest_time"));
+      ins->Bind(5, now);
+      ins->Bind(6, now);
+      if (spec.content_digest.empty()) ins->BindNull(7); else ins->Bind(7, spec.content_digest);
+      if (!ins->Step()) {
+        if (attempt > 0) throw SqlError("run '" + spec.name + "' was neither found nor created");
+        ins.reset();
+        sql.Exec("ROLLBACK");
+        continue;
+      }
+      run_id = ins->Int(0);
+      ins->Reset();
+    } else if (time_us >= 0) {
+      auto up = sql.Prepare("UPDATE runs SET run_time_us = ?, run_time_source = 'flag' WHERE run_id = ?");
+      up->Bind(1, time_us);
+      up->Bind(2, run_id);
+      up->Execute();
+    }
+    for (const auto& [key, value] : spec.labels) {
+      auto lab = sql.Prepare("INSERT INTO run_labels(run_id, key, value) VALUES (?, ?, ?) "
+                            "ON CONFLICT(run_id, key) DO UPDATE SET value = excluded.value");
+      lab->Bind(1, run_id);
+      lab->Bind(2, key);
+      lab->Bind(3, value);
+      lab->Execute();
+    }
+    sql.Exec("COMMIT");
+    return run_id;
+  } catch (const std::exception& e) {
+    try {
+      sql.Exec("ROLLBACK");
+    } catch (...) {
+    }
+    return Status::IoError(std::string("recording run: ") + e.what());
+  }
+}
+
+StatusOr<RunWriter::FileState> RunWriter::CheckFile(int64_t run_id, const std::string& path,
+                                                    const std::string& content_hash) {
+  try {
+    SqlStatement& q =
+        impl_->Cached("SELECT content_hash, verdict FROM dump_files WHERE run_id = ? AND path = ?");
+    q.Bind(1, run_id);
+    q.Bind(2, path);
+    FileState state = FileState::kNew;
+    if (q.Step()) {
+      const std::string stored = q.Text(0);
+      state = stored == content_hash                         ? FileState::kUnchanged
+              : stored == kRereadHashPrefix + content_hash ? FileState::kReread
+                                                             : FileState::kChanged;
+    }
+    q.Reset();  // no snapshot held between files
+    return state;
+  } catch (const std::exception& e) {
+    return Status::IoError(std::string("checking file: ") + e.what());
+  }
+}
+
+StatusOr<ingest::RecordSink*> RunWriter::BeginFile(const FileSpec& spec) {
+  Impl& d = *impl_;
+  if (d.file) return Status::Internal("BeginFile called twice without CommitFile/AbortFile");
+  d.spec = spec;
+  if (!d.group_failure.empty()) return Status::IoError(d.group_failure);
+  bool in_savepoint = false;
+  try {
+    d.OpenGroup();
+    d.group_runs.insert(spec.run_id);
+    d.sql.Exec("SAVEPOINT file");
+    in_savepoint = true;
+    // The new version writes into the module again, so a module the old one wrote alone stays.
+    const FileFacts replaced =
+        d.replacement.RemoveStoredVersion(spec, /*drop_lone_module=*/false).value_or(FileFacts{});
+    int64_t module_id = 0;
+    bool module_is_new = false;
+    if (spec.has_module) std::tie(module_id, module_is_new) = d.FindOrCreateModule(spec);
+    // Reserve the file id now so rows can reference it; the row is completed at commit.
+    const std::optional<int64_t> file_id =
+        d.InsertFileRow(spec, FileOutcome{"ingesting", "", 0, 0},
+                        spec.has_module ? std::optional<int64_t>(module_id) : std::nullopt, 0);
+    if (!file_id) {  // another writer stored the file since CheckFile
+      d.CheckOtherWritersFile(spec);
+      d.sql.Exec("ROLLBACK TO file; RELEASE file");
+      return static_cast<ingest::RecordSink*>(nullptr);
+    }
+    d.file = std::make_unique<FileWriter>(&d.statements, &d.interned, spec.run_id, *file_id, module_id,
+                                          module_is_new, replaced);
+    return d.file.get();
+  } catch (const std::exception& e) {
+    if (in_savepoint) {
+      try {
+        d.sql.Exec("ROLLBACK TO file; RELEASE file");
+      } catch (...) {
+      }
+    }
+    return Status::IoError(std::string("starting file ") + spec.path + ": " + e.what());
+  }
+}
+
+StatusOr<FileWriteStats> RunWriter::CommitFile(const FileOutcome& outcome) {
+  Impl& d = *impl_;
+  if (!d.file) return Status::Internal("CommitFile without BeginFile");
+  FileWriter& file = *d.file;
+  Status written = file.Finish(&d.derived_facts);
+  if (written.ok()) {
+    try {
+      d.WriteIssues(file.file_id(), file.issues());
+      SqlStatement& up =
+          d.Cached("UPDATE dump_files SET verdict = ?, reason = ?, line_count = ?, unknown_lines = ?, "
+                   "issue_count = ?, rows_written = ? WHERE file_id = ?");
+      up.Bind(1, outcome.verdict);
+      if (outcome.reason.empty()) up.BindNull(2); else up.Bind(2, outcome.reason);
+      up.Bind(3, outcome.line_count);
+      up.Bind(4, outcome.unknown_lines);
+      up.Bind(5, file.issues().total);
+      up.Bind(6, file.rows());
+      up.Bind(7, file.file_id());
+      up.ExecuteLater();
+      SqlStatement& run = d.Cached("UPDATE runs SET updated_at_us = ? WHERE run_id = ?");
+      run.Bind(1, UnixMicrosNow());
+      run.Bind(2, d.spec.run_id);
+      run.ExecuteLater();
+      d.sql.Exec("RELEASE file");  // PostgreSQL: waits for the answers of every statement sent before
+    } catch (const std::exception& e) {
+      written = Status::IoError(std::string("database write failed: ") + e.what());
+    }
+  }
+  if (!written.ok()) {
+    // Roll back this file's rows only, keeping the writer (and the issues it saw) for AbortFile, which
+    // records the error verdict.
+    try {
+      d.sql.Exec("ROLLBACK TO file");
+    } catch (...) {
+    }
+    return written;
+  }
+  FileWriteStats stats{file.rows(), file.issues().total};
+  d.file.reset();
+  d.interned.FileDone();
+  if (Status closed = d.CloseGroupIfDue(d.spec.size_bytes); !closed.ok()) return closed;
+  return stats;
+}
+
+Status RunWriter::AbortFile(const FileOutcome& outcome) {
+  Impl& d = *impl_;
+  // Keep the issues seen (they explain the error), drop the rows.
+  FileIssues issues = d.RollBackFile();
+  if (!d.group_failure.empty()) return Status::IoError(d.group_failure);  // nothing can be recorded now
+  d.interned.FileAborted();
+  return RecordFile(d.spec, outcome, issues);
+}
+
+Status RunWriter::RecordFileWithoutRows(const FileSpec& spec, const FileOutcome& outcome) {
+  return RecordFile(spec, outcome, FileIssues{});
+}
+
+Status RunWriter::RecordFile(const FileSpec& spec, const FileOutcome& outcome, const FileIssues& issues) {
+  Impl& d = *impl_;
+  if (!d.group_failure.empty()) return Status::IoError(d.group_failure);
+  bool in_savepoint = false;
+  try {
+    d.OpenGroup();
+    d.group_runs.insert(spec.run_id);
+    d.sql.Exec("SAVEPOINT file");
+    in_savepoint = true;
+    // When the stored version was its module's only file (a dump replaced by an unreadable one), the module
+    // goes too, so no summary outlives its rows.
+    (void)d.replacement.RemoveStoredVersion(spec, /*drop_lone_module=*/true);
+    const std::optional<int64_t> fid = d.InsertFileRow(spec, outcome, std::nullopt, issues.total);
+    if (fid) {
+      d.WriteIssues(*fid, issues);
+      d.sql.Exec("RELEASE file");
+    } else {  // another writer recorded this file meanwhile: its verdict stands
+      d.sql.Exec("ROLLBACK TO file; RELEASE file");
+    }
+    in_savepoint = false;
+  } catch (const std::exception& e) {
+    if (in_savepoint) {
+      try {
+        d.sql.Exec("ROLLBACK TO file; RELEASE file");
+      } catch (...) {
+      }
+    }
+    return Status::IoError(std::string("recording file ") + spec.path + ": " + e.what());
+  }
+  d.interned.FileDone();
+  return d.CloseGroupIfDue(0);
+}
+
+Status RunWriter::FinishRun(int64_t run_id, int64_t newest_mtime_us) {
+  Status closed = impl_->CloseGroup();
+  if (closed.ok() && !impl_->group_failure.empty()) closed = Status::IoError(impl_->group_failure);
+  try {
+    // Also after a group that failed: the files stored before it are the run, which keeps the time it would
+    // have had, not its ingest time until a rerun. A statement of its own, outside the rolled-back group
+    // (on a full disk the space that group took is free again).
+    auto up = impl_->sql.Prepare("UPDATE runs SET run_time_us = ?, run_time_source = 'newest_file_mtime' "
+                                 "WHERE run_id = ? AND run_time_source IN ('ingest_time', 'newest_file_mtime')");
+    up->Bind(1, newest_mtime_us);
+    up->Bind(2, run_id);
+    if (newest_mtime_us >= 0) up->Execute();
+    // The texts the run's merges and replaced files left unreferenced (what its committed groups noted).
+    impl_->interned.SweepReplacedTexts();
+    if (!closed.ok()) return closed;
+    // The WAL's pages go to the database now, once per run (wal_autocheckpoint is off while writing).
+    // PASSIVE: readers are not waited for; what they still use is copied at the next run's end.
+    if (impl_->db->is_sqlite()) impl_->sql.Exec("PRAGMA wal_checkpoint(PASSIVE)");
+    return Status::Ok();
+  } catch (const std::exception& e) {
+    return closed.ok() ? Status::IoError(std::string("finishing run: ") + e.what()) : closed;
+  }
+}
+
+bool RunWriter::TakeRereadRequest() {
+  Impl& d = *impl_;
+  if (!d.replacement.any_rebuilt() || !d.group_failure.empty()) return false;
+  try {
+    d.OpenGroup();
+    return d.replacement.ScheduleSecondPass();
+  } catch (const std::exception& e) {
+    // Like a failed group commit: the open group is rolled back, and the run ends saying why (FinishRun).
+    d.RollBackGroup();
+    d.group_failure = std::string("rebuilding a module whose file was replaced failed, so the last ") +
+                      std::to_string(d.group_files) + " files are not stored (a rerun ingests them): " + e.what();
+    return false;
+  }
+}
+
+Status RunWriter::ApplyRunMetadata(int64_t run_id, const std::vector<std::pair<std::string, std::string>>& labels,
+                                   int64_t time_us) {
+  Impl& d = *impl_;
+  if (!d.group_failure.empty()) return Status::IoError(d.group_failure);
+  bool in_savepoint = false;
+  try {
+    d.OpenGroup();
+    d.sql.Exec("SAVEPOINT meta");
+    in_savepoint = true;
+    auto put = d.sql.Prepare("INSERT INTO run_labels(run_id, key, value) VALUES (?, ?, ?) "
+                          "ON CONFLICT(run_id, key) DO UPDATE SET value = excluded.value");
+    for (const auto& [key, value] : labels) {
+      put->Bind(1, run_id);
+      put->Bind(2, key);
+      put->Bind(3, value);
+      put->Execute();
+      put->Reset();
+    }
+    if (time_us >= 0) {
+      auto up = d.sql.Prepare("UPDATE runs SET run_time_us = ?, run_time_source = 'run_file' "
+                           "WHERE run_id = ? AND run_time_source <> 'flag'");
+      up->Bind(1, time_us);
+      up->Bind(2, run_id);
+      up->Execute();
+    }
+    d.sql.Exec("RELEASE meta");
+    return Status::Ok();
+  } catch (const std::exception& e) {
+    if (in_savepoint) {
+      try {
+        d.sql.Exec("ROLLBACK TO meta; RELEASE meta");
+      } catch (...) {
+      }
+    }
+    return Status::IoError(std::string("applying the run metadata file: ") + e.what());
+  }
+}
+
+}  // namespace xladb::store
