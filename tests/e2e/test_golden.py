@@ -13,13 +13,19 @@ runs are ingested there by `xladb ingest --db postgresql://…`, and the queries
 for the fixtures case, the CLI's query commands with --db postgresql://… must print what they print on a
 SQLite file of the same runs) on the PostgreSQL test server that ctest starts (XLADB_TEST_POSTGRES_DIR; without it
 those tests skip and say why). The queries are written in SQL both accept, and print no floating-point text:
-ratios and percentages are integers in billionths."""
+ratios and percentages are integers in billionths.
+
+The expected CSVs are checked against the dumps themselves too: GoldenCasesAgreeWithTheirDumps reads each
+per-format case's dump files with this file's own small parsers (docs/formats.md) and finds their figures in the
+case's CSVs; GoldenAgreesWithTheDumps does so for the fixtures case's buffer-assignment totals."""
 import difflib
 import os
 import shutil
 import subprocess
 import tempfile
 import unittest
+
+from dump_figures import DumpFigures, dump_kind
 
 SOURCE_DIR = os.environ.get("XLADB_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 XLADB = os.environ.get("XLADB", os.path.join(SOURCE_DIR, "build", "test", "cli", "xladb"))
@@ -321,6 +327,100 @@ class GoldenAgreesWithTheDumps(unittest.TestCase):
             self.assertEqual(row["entry_sharding"], before, (run, module, number, stage))
         self.assertGreater(checked, 1900)
         self.assertGreater(sharded, 900)  # the corpus runs are SPMD programs on 4 GPUs
+
+
+class GoldenCasesAgreeWithTheirDumps(unittest.TestCase):
+    """Each per-format case's expected CSVs against the figures its own dump files print (DumpFigures): byte
+    counts, allocation and value lines, live ranges, the peak list and the stack-trace tree, schedules,
+    instructions and computations, memory-report rows and totals, OOM statistics and buffers, TPU counters, and
+    how numbered-only files are named (docs/formats.md §1.1). The cases that need the corpus, and `fixtures`
+    (whose truncated and invariant-breaking files say on purpose less than they print; GoldenAgreesWithTheDumps
+    checks its buffer assignments' totals), are left to their own tests."""
+
+    def check(self, name):
+        import csv
+        import re
+        case = Case(name)
+        if case.needs_corpus:
+            self.skipTest(f"golden case {name} reads the corpus: its own tests check it")
+        expected = {}
+        for f in sorted(os.listdir(case.folder)):
+            if f.endswith(".csv"):
+                with open(os.path.join(case.folder, f), newline="") as fh:
+                    expected[f[:-4]] = list(csv.DictReader(fh))
+        self.assertIn("files", expected, f"case {name}: runs no files query, so its files cannot be told apart")
+        figures, names = [], {}
+        dumps = []
+        for run, _, paths in case.runs:
+            root = paths[0]
+            if os.path.isdir(root):
+                for folder, _, files in os.walk(root):
+                    dumps += [(run, os.path.join(folder, f), os.path.relpath(os.path.join(folder, f), root))
+                              for f in sorted(files)]
+            else:
+                dumps.append((run, root, os.path.basename(root)))
+        for run, full, path in dumps:
+            with open(full, encoding="utf-8") as fh:
+                text = fh.read()
+            number = re.match(r"module_(\d{4,})\.((?:before|after)_optimizations)\.txt$", os.path.basename(path))
+            if number and text.startswith("HloModule "):
+                names[(run, number.group(1))] = re.match(r"HloModule ([^\s,]+)", text).group(1)
+        for run, full, path in dumps:
+            with open(full, encoding="utf-8") as fh:
+                text = fh.read()
+            kind = dump_kind(text)
+            self.assertIsNotNone(kind, f"{name}/{path}: this test cannot tell what the file is")
+            where = f"{name}: {run}/{path}"
+            figures.append(DumpFigures(where))
+            rows = [r for r in expected["files"] if (r["run"], r["path"]) == (run, path)]
+            self.assertEqual(len(rows), 1, f"{where}: files.csv has {len(rows)} rows for it")
+            figures[-1].claim("files", dict(run=run, path=path), kind=kind, verdict="ingested",
+                              size_bytes=os.path.getsize(full), line_count=text.count("\n"))
+            # §1.1: a numbered-only file names its module by the HLO text of its number, else `module_<ID>`.
+            numbered = re.match(r"module_(\d{4,})\.((?:before|after)_optimizations)[.-]", os.path.basename(path))
+            if numbered:
+                figures[-1].claim("files", dict(run=run, path=path), stage=numbered.group(2),
+                                  module=names.get((run, numbered.group(1)), f"module_{int(numbered.group(1))}"))
+            xla_id = re.match(r"module_(\d{4,})\.", os.path.basename(path))
+            module = dict(run=run, module=rows[0]["module"], stage=rows[0]["stage"], folder="",
+                          xla_module_id=str(int(xla_id.group(1))) if xla_id else "")
+            if kind in ("buffer_assignment", "buffer_assignment_values", "live_range"):
+                figures[-1].buffer_assignment(text, module)
+            elif kind == "hlo_module":
+                figures[-1].hlo_module(text, module)
+            else:
+                getattr(figures[-1], kind)(text, dict(run=run, path=path))
+        failures, checked = [], {q: 0 for q in expected}
+        match = lambda rows, key: [r for r in rows if all(r[k] == str(v) for k, v in key.items())]
+        for f in figures:
+            for query, key, want, where in f.claims:
+                if query not in expected:
+                    continue  # the case does not run that query
+                rows = match(expected[query], key)
+                if len(rows) != 1:
+                    failures.append(f"{where}: {query}.csv has {len(rows)} rows where {key}, not 1")
+                    continue
+                got = {k: rows[0][k] for k in want}
+                if got != want:
+                    failures.append(f"{where}: {query}.csv row {key}:\n  dump says {want}\n  csv says  {got}")
+                checked[query] += 1
+            for query, key, n, where in f.counts:
+                if query in expected and len(match(expected[query], key)) != n:
+                    failures.append(f"{where}: {query}.csv has {len(match(expected[query], key))} rows where {key}; "
+                                    f"the dump prints {n}")
+        if failures:
+            self.fail(f"case {name}: the expected CSVs disagree with the dump files:\n" + "\n".join(failures))
+        unchecked = sorted(q for q, n in checked.items() if n == 0)
+        self.assertEqual(unchecked, [], f"case {name}: expected CSVs that no figure of the dumps checks")
+
+
+def add_dump_figure_tests():
+    for name in sorted(os.listdir(os.path.join(GOLDEN_DIR, "cases"))):
+        if name != "fixtures":
+            setattr(GoldenCasesAgreeWithTheirDumps, "test_" + name.replace("-", "_"), lambda self, n=name: self.check(n))
+
+
+add_dump_figure_tests()
 
 
 def add_case_tests():
