@@ -25,6 +25,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "store/backend/sql_dialect.h"
 
@@ -128,6 +129,49 @@ class WriteTransaction {
  private:
   SqlConnection& connection_;
   bool committed_ = false;
+};
+
+// A named savepoint inside the open transaction: SAVEPOINT at construction, and rolled back (ROLLBACK TO, then
+// RELEASE) at destruction unless Release() or RollBack() ended it first, so work that throws half-way leaves
+// none of its statements behind while the transaction around it goes on.
+// Contract
+//   * The constructor, Release() and RollBack() throw SqlError like any statement; a Release() that throws
+//     leaves the savepoint open, so its destruction still rolls it back. The destructor never throws (a
+//     rollback that fails there is the transaction's to report, at its COMMIT or ROLLBACK).
+//   * Movable, not copyable: a savepoint may outlive the call that opened it (a file's rows, BeginFile to
+//     CommitFile). A moved-from savepoint is ended. `name` is SQL text, never a caller's value.
+class Savepoint {
+ public:
+  Savepoint(SqlConnection& connection, std::string name) : connection_(&connection), name_(std::move(name)) {
+    connection_->Exec("SAVEPOINT " + name_);
+  }
+  ~Savepoint() {
+    if (connection_ == nullptr) return;
+    try {
+      RollBack();
+    } catch (...) {
+    }
+  }
+  Savepoint(Savepoint&& other) noexcept
+      : connection_(std::exchange(other.connection_, nullptr)), name_(std::move(other.name_)) {}
+  Savepoint& operator=(Savepoint&&) = delete;
+  Savepoint(const Savepoint&) = delete;
+  Savepoint& operator=(const Savepoint&) = delete;
+
+  // Keeps the work done since the savepoint.
+  void Release() {
+    connection_->Exec("RELEASE " + name_);
+    connection_ = nullptr;
+  }
+  // Drops the work done since the savepoint, and the savepoint.
+  void RollBack() {
+    SqlConnection* connection = std::exchange(connection_, nullptr);
+    connection->Exec("ROLLBACK TO " + name_ + "; RELEASE " + name_);
+  }
+
+ private:
+  SqlConnection* connection_;  // nullptr once ended
+  std::string name_;
 };
 
 }  // namespace xladb::store

@@ -50,8 +50,10 @@ struct RunWriter::Impl {
 
   SqlStatement& Cached(const char* text) { return statements.Get(text); }
 
-  // The open file: its writer lives from BeginFile to CommitFile or AbortFile, inside SAVEPOINT file.
+  // The open file: its writer lives from BeginFile to CommitFile or AbortFile, inside its savepoint (ended
+  // already when a CommitFile failed: AbortFile follows).
   std::unique_ptr<FileWriter> file;
+  std::optional<Savepoint> file_savepoint;
   FileSpec spec;  // of the file begun last (AbortFile records it, also after a failed BeginFile)
 
   // Rolls the open file's savepoint back (its rows go) and drops its writer; the issues it saw are returned.
@@ -60,10 +62,7 @@ struct RunWriter::Impl {
     if (file) {
       issues = std::move(file->issues());
       file.reset();
-      try {
-        sql.Exec("ROLLBACK TO file; RELEASE file");
-      } catch (...) {
-      }
+      file_savepoint.reset();
     }
     return issues;
   }
@@ -393,12 +392,10 @@ StatusOr<ingest::RecordSink*> RunWriter::BeginFile(const FileSpec& spec) {
   if (d.file) return Status::Internal("BeginFile called twice without CommitFile/AbortFile");
   d.spec = spec;
   if (!d.group_failure.empty()) return Status::IoError(d.group_failure);
-  bool in_savepoint = false;
   try {
     d.OpenGroup();
     d.group_runs.insert(spec.run_id);
-    d.sql.Exec("SAVEPOINT file");
-    in_savepoint = true;
+    Savepoint savepoint(d.sql, "file");
     // The new version writes into the module again, so a module the old one wrote alone stays.
     const FileFacts replaced =
         d.replacement.RemoveStoredVersion(spec, /*drop_lone_module=*/false).value_or(FileFacts{});
@@ -411,19 +408,14 @@ StatusOr<ingest::RecordSink*> RunWriter::BeginFile(const FileSpec& spec) {
                         spec.has_module ? std::optional<int64_t>(module_id) : std::nullopt, 0);
     if (!file_id) {  // another writer stored the file since CheckFile
       d.CheckOtherWritersFile(spec);
-      d.sql.Exec("ROLLBACK TO file; RELEASE file");
+      savepoint.RollBack();
       return static_cast<ingest::RecordSink*>(nullptr);
     }
     d.file = std::make_unique<FileWriter>(&d.statements, &d.interned, spec.run_id, *file_id, module_id,
                                           module_is_new, replaced);
+    d.file_savepoint.emplace(std::move(savepoint));
     return d.file.get();
   } catch (const std::exception& e) {
-    if (in_savepoint) {
-      try {
-        d.sql.Exec("ROLLBACK TO file; RELEASE file");
-      } catch (...) {
-      }
-    }
     return Status::IoError(std::string("starting file ") + spec.path + ": " + e.what());
   }
 }
@@ -451,7 +443,7 @@ StatusOr<FileWriteStats> RunWriter::CommitFile(const FileOutcome& outcome) {
       run.Bind(1, UnixMicrosNow());
       run.Bind(2, d.spec.run_id);
       run.ExecuteLater();
-      d.sql.Exec("RELEASE file");  // PostgreSQL: waits for the answers of every statement sent before
+      d.file_savepoint->Release();  // PostgreSQL: waits for the answers of every statement sent before
     } catch (const std::exception& e) {
       written = Status::IoError(std::string("database write failed: ") + e.what());
     }
@@ -459,14 +451,12 @@ StatusOr<FileWriteStats> RunWriter::CommitFile(const FileOutcome& outcome) {
   if (!written.ok()) {
     // Roll back this file's rows only, keeping the writer (and the issues it saw) for AbortFile, which
     // records the error verdict.
-    try {
-      d.sql.Exec("ROLLBACK TO file");
-    } catch (...) {
-    }
+    d.file_savepoint.reset();
     return written;
   }
   FileWriteStats stats{file.rows(), file.issues().total};
   d.file.reset();
+  d.file_savepoint.reset();
   d.interned.FileDone();
   if (Status closed = d.CloseGroupIfDue(d.spec.size_bytes); !closed.ok()) return closed;
   return stats;
@@ -488,30 +478,21 @@ Status RunWriter::RecordFileWithoutRows(const FileSpec& spec, const FileOutcome&
 Status RunWriter::RecordFile(const FileSpec& spec, const FileOutcome& outcome, const FileIssues& issues) {
   Impl& d = *impl_;
   if (!d.group_failure.empty()) return Status::IoError(d.group_failure);
-  bool in_savepoint = false;
   try {
     d.OpenGroup();
     d.group_runs.insert(spec.run_id);
-    d.sql.Exec("SAVEPOINT file");
-    in_savepoint = true;
+    Savepoint savepoint(d.sql, "file");
     // When the stored version was its module's only file (a dump replaced by an unreadable one), the module
     // goes too, so no summary outlives its rows.
     (void)d.replacement.RemoveStoredVersion(spec, /*drop_lone_module=*/true);
     const std::optional<int64_t> fid = d.InsertFileRow(spec, outcome, std::nullopt, issues.total);
     if (fid) {
       d.WriteIssues(*fid, issues);
-      d.sql.Exec("RELEASE file");
+      savepoint.Release();
     } else {  // another writer recorded this file meanwhile: its verdict stands
-      d.sql.Exec("ROLLBACK TO file; RELEASE file");
+      savepoint.RollBack();
     }
-    in_savepoint = false;
   } catch (const std::exception& e) {
-    if (in_savepoint) {
-      try {
-        d.sql.Exec("ROLLBACK TO file; RELEASE file");
-      } catch (...) {
-      }
-    }
     return Status::IoError(std::string("recording file ") + spec.path + ": " + e.what());
   }
   d.interned.FileDone();
@@ -561,11 +542,9 @@ Status RunWriter::ApplyRunMetadata(int64_t run_id, const std::vector<std::pair<s
                                    int64_t time_us) {
   Impl& d = *impl_;
   if (!d.group_failure.empty()) return Status::IoError(d.group_failure);
-  bool in_savepoint = false;
   try {
     d.OpenGroup();
-    d.sql.Exec("SAVEPOINT meta");
-    in_savepoint = true;
+    Savepoint savepoint(d.sql, "meta");
     auto put = d.sql.Prepare("INSERT INTO run_labels(run_id, key, value) VALUES (?, ?, ?) "
                           "ON CONFLICT(run_id, key) DO UPDATE SET value = excluded.value");
     for (const auto& [key, value] : labels) {
@@ -582,15 +561,9 @@ Status RunWriter::ApplyRunMetadata(int64_t run_id, const std::vector<std::pair<s
       up->Bind(2, run_id);
       up->Execute();
     }
-    d.sql.Exec("RELEASE meta");
+    savepoint.Release();
     return Status::Ok();
   } catch (const std::exception& e) {
-    if (in_savepoint) {
-      try {
-        d.sql.Exec("ROLLBACK TO meta; RELEASE meta");
-      } catch (...) {
-      }
-    }
     return Status::IoError(std::string("applying the run metadata file: ") + e.what());
   }
 }
