@@ -16,6 +16,7 @@
 
 #include "cli/call_watchdog.h"
 #include "cli/remote_commands.h"
+#include "ingest/records/file_verdict.h"
 #include "ingest/source/dump_source.h"
 #include "ingest/source/run_name.h"
 #include "ingest/text/visible_text.h"
@@ -35,10 +36,11 @@ int Silent(const ClientOptions& o, const char* what) {
 
 void PrintJob(const v1::IngestJob& job) {
   std::string verdicts;
-  for (const char* v : {"ingested", "unchanged", "not_ingested", "error"}) {
-    auto it = job.files_by_verdict().find(v);
+  for (ingest::FileVerdict verdict : ingest::kFileVerdicts) {
+    const std::string name(ingest::FileVerdictName(verdict));
+    auto it = job.files_by_verdict().find(name);
     if (!verdicts.empty()) verdicts += ", ";
-    verdicts += std::to_string(it == job.files_by_verdict().end() ? 0 : it->second) + " " + v;
+    verdicts += std::to_string(it == job.files_by_verdict().end() ? 0 : it->second) + " " + name;
   }
   std::string received;
   if (job.files_received() > 0) received = " of " + std::to_string(job.files_received()) + " received";

@@ -241,8 +241,8 @@ StatusOr<IngestSummary> DumpIngester::Ingest(DumpSource& source, const std::stri
   auto record_verdict = [&](const FileSpec& fs, const FileOutcome& outcome) {
     Status st = target_->RecordFileWithoutRows(fs, outcome);
     if (!st.ok()) fatal = st;
-    ++summary.files_by_verdict[outcome.verdict];
-    if (outcome.verdict == "error") summary.errors.push_back({fs.path, outcome.reason});
+    summary.Count(outcome.verdict);
+    if (outcome.verdict == FileVerdict::kError) summary.errors.push_back({fs.path, outcome.reason});
   };
 
   bool reread = false;  // the second pass: siblings of replaced files, read again
@@ -278,10 +278,10 @@ StatusOr<IngestSummary> DumpIngester::Ingest(DumpSource& source, const std::stri
       fs.content_hash = "unreadable:" + h.HexDigest();
       auto state = target_->CheckFile(fs.run_id, fs.path, fs.content_hash);
       if (state.ok() && *state == IngestTarget::FileState::kUnchanged) {
-        ++summary.files_by_verdict["unchanged"];
+        summary.Count(FileVerdict::kUnchanged);
         return;
       }
-      record_verdict(fs, {"error", first.status().message(), 0, 0});
+      record_verdict(fs, {FileVerdict::kError, first.status().message(), 0, 0});
       return;
     }
     fs.size_bytes = first->bytes;
@@ -295,7 +295,7 @@ StatusOr<IngestSummary> DumpIngester::Ingest(DumpSource& source, const std::stri
       return;
     }
     if (*state == IngestTarget::FileState::kUnchanged) {
-      if (!reread) ++summary.files_by_verdict["unchanged"];
+      if (!reread) summary.Count(FileVerdict::kUnchanged);
       return;
     }
     // A file read again to rebuild its module is counted as such, not under its verdict.
@@ -319,7 +319,7 @@ StatusOr<IngestSummary> DumpIngester::Ingest(DumpSource& source, const std::stri
                                        : StatusOr<RunMetadata>(Status::DataLoss(
                                              "larger than " + std::to_string(kMaxRunMetadataBytes) + " bytes"));
       if (!meta.ok()) {
-        record_verdict(fs, {"error", "run metadata file: " + meta.status().message(), 0, 0});
+        record_verdict(fs, {FileVerdict::kError, "run metadata file: " + meta.status().message(), 0, 0});
         return;
       }
       std::vector<std::pair<std::string, std::string>> labels;
@@ -337,18 +337,18 @@ StatusOr<IngestSummary> DumpIngester::Ingest(DumpSource& source, const std::stri
       const std::string applied_text = std::to_string(labels.size()) + " labels" +
                                        (time_from_metadata ? " and the run time" : "") + " applied";
       if (meta->refused_labels.empty()) {
-        record_verdict(fs, {"not_ingested", "run metadata: " + applied_text, 0, 0});
+        record_verdict(fs, {FileVerdict::kNotIngested, "run metadata: " + applied_text, 0, 0});
         return;
       }
       // Refused labels are the file's error, so they are seen; the run keeps what the file got right.
       std::string refused;
       for (const auto& why : meta->refused_labels) refused += why + "; ";
-      record_verdict(fs, {"error", "run metadata file: labels left out: " + refused + applied_text, 0, 0});
+      record_verdict(fs, {FileVerdict::kError, "run metadata file: labels left out: " + refused + applied_text, 0, 0});
       return;
     }
     if (!IsIngestedKind(sniff.kind)) {
       bool is_error = sniff.kind == FileKind::kUnknown && sniff.name_claims_ingested_kind;
-      record_verdict(fs, {is_error ? "error" : "not_ingested", sniff.reason, 0, 0});
+      record_verdict(fs, {is_error ? FileVerdict::kError : FileVerdict::kNotIngested, sniff.reason, 0, 0});
       return;
     }
 
@@ -359,13 +359,13 @@ StatusOr<IngestSummary> DumpIngester::Ingest(DumpSource& source, const std::stri
     // rows are rolled back, its verdict recorded, and the run goes on. Only a verdict that cannot be recorded
     // either (the database itself is failing) ends the run.
     auto file_failed = [&](const std::string& reason, int64_t line_count, int64_t unknown_lines) {
-      FileOutcome failed{"error", reason, line_count, unknown_lines};
+      FileOutcome failed{FileVerdict::kError, reason, line_count, unknown_lines};
       Status aborted = target_->AbortFile(failed);
       if (!aborted.ok()) {
         fatal = aborted;
         return;
       }
-      ++summary.files_by_verdict["error"];
+      summary.Count(FileVerdict::kError);
       summary.errors.push_back({fs.path, reason});
     };
     StatusOr<RecordSink*> sink = target_->BeginFile(fs);
@@ -375,7 +375,7 @@ StatusOr<IngestSummary> DumpIngester::Ingest(DumpSource& source, const std::stri
     }
     if (*sink == nullptr) {  // another writer stored this content meanwhile (a shared store)
       --summary.files_by_kind[fs.kind];
-      if (!reread) ++summary.files_by_verdict["unchanged"];
+      if (!reread) summary.Count(FileVerdict::kUnchanged);
       return;
     }
     FileOutcome outcome;
@@ -407,12 +407,12 @@ StatusOr<IngestSummary> DumpIngester::Ingest(DumpSource& source, const std::stri
       }
       file_failed(reason, outcome.line_count, outcome.unknown_lines);
     } else {
-      outcome.verdict = "ingested";
+      outcome.verdict = FileVerdict::kIngested;
       auto stats = target_->CommitFile(outcome);
       if (stats.ok()) {
         summary.rows += stats->rows;
         summary.issues += stats->issues;
-        ++summary.files_by_verdict["ingested"];
+        summary.Count(FileVerdict::kIngested);
       } else {
         file_failed("cannot store this file: " + stats.status().message(), outcome.line_count,
                     outcome.unknown_lines);
@@ -440,7 +440,7 @@ StatusOr<IngestSummary> DumpIngester::Ingest(DumpSource& source, const std::stri
   if (!walk.ok()) {
     // The walk stopped early (corrupt archive, unreadable folder): what was visited is stored; say so.
     summary.errors.push_back({path, walk.message()});
-    ++summary.files_by_verdict["error"];
+    summary.Count(FileVerdict::kError);
   }
   return summary;
 }

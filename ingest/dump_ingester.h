@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "ingest/source/dump_source.h"
+#include "ingest/records/file_verdict.h"
 #include "ingest/records/ingest_target.h"
 #include "base/status.h"
 
@@ -45,7 +46,8 @@ struct IngestOptions {
 struct IngestSummary {
   std::string run_name;
   int64_t run_id = 0;
-  std::map<std::string, int64_t> files_by_verdict;  // ingested, not_ingested, error, unchanged
+  // Files by FileVerdictName: the names are what the CLI and the IngestJob message print; Count() adds one.
+  std::map<std::string, int64_t> files_by_verdict;
   std::map<std::string, int64_t> files_by_kind;     // per FileKindName, for files read this time
   int64_t files = 0;
   int64_t bytes_read = 0;     // content bytes of files parsed this time
@@ -56,10 +58,12 @@ struct IngestSummary {
     std::string path;
     std::string reason;
   };
-  std::vector<FileError> errors;  // every file with verdict "error"
+  std::vector<FileError> errors;  // every file with verdict kError
   bool interrupted = false;       // should_stop() ended the ingest before every file was visited
   int64_t files_reread = 0;       // unchanged files read again because a file of their module was replaced
                                   // (the module is rebuilt from all its files; not in files_by_verdict)
+
+  void Count(FileVerdict verdict) { ++files_by_verdict[std::string(FileVerdictName(verdict))]; }
 };
 
 struct IngestProgress {

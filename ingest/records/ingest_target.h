@@ -30,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "ingest/records/file_verdict.h"
 #include "ingest/records/record_sink.h"
 #include "base/status.h"
 
@@ -73,7 +74,7 @@ struct FileSpec {
 };
 
 struct FileOutcome {
-  std::string verdict;         // "ingested", "not_ingested" or "error"
+  FileVerdict verdict = FileVerdict::kError;  // kIngested, kNotIngested or kError (kUnchanged is never recorded)
   std::string reason;          // why not ingested, or the error
   int64_t line_count = 0;
   int64_t unknown_lines = 0;

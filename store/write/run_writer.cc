@@ -33,6 +33,10 @@ const char* SeverityName(IssueRecord::Severity s) {
   return "warning";
 }
 
+// The dump_files.verdict of a file whose rows are being written (BeginFile): CommitFile sets its verdict in
+// the same savepoint, so no reader ever sees it.
+constexpr std::string_view kVerdictWhileWriting = "ingesting";
+
 }  // namespace
 
 struct RunWriter::Impl {
@@ -178,9 +182,10 @@ struct RunWriter::Impl {
     throw SqlError("module " + key.name + " was neither found nor created");
   }
 
-  // The file's dump_files row; nullopt when another writer has stored a row for this path since CheckFile.
-  std::optional<int64_t> InsertFileRow(const FileSpec& s, const FileOutcome& outcome, std::optional<int64_t> module,
-                                       int64_t issue_count) {
+  // The file's dump_files row, with `verdict` (FileVerdictName, or kVerdictWhileWriting) and the rest of
+  // `outcome`; nullopt when another writer has stored a row for this path since CheckFile.
+  std::optional<int64_t> InsertFileRow(const FileSpec& s, std::string_view verdict, const FileOutcome& outcome,
+                                       std::optional<int64_t> module, int64_t issue_count) {
     SqlStatement& ins =
         Cached("INSERT INTO dump_files(run_id, path, kind, verdict, reason, size_bytes, content_hash, "
                "mtime_us, module_id, line_count, unknown_lines, issue_count, rows_written, "
@@ -189,7 +194,7 @@ struct RunWriter::Impl {
     ins.Bind(1, s.run_id);
     ins.Bind(2, s.path);
     ins.Bind(3, s.kind);
-    ins.Bind(4, outcome.verdict);
+    ins.Bind(4, verdict);
     if (outcome.reason.empty()) ins.BindNull(5); else ins.Bind(5, outcome.reason);
     ins.Bind(6, s.size_bytes);
     ins.Bind(7, s.content_hash);
@@ -404,7 +409,7 @@ StatusOr<ingest::RecordSink*> RunWriter::BeginFile(const FileSpec& spec) {
     if (spec.has_module) std::tie(module_id, module_is_new) = d.FindOrCreateModule(spec);
     // Reserve the file id now so rows can reference it; the row is completed at commit.
     const std::optional<int64_t> file_id =
-        d.InsertFileRow(spec, FileOutcome{"ingesting", "", 0, 0},
+        d.InsertFileRow(spec, kVerdictWhileWriting, FileOutcome{},
                         spec.has_module ? std::optional<int64_t>(module_id) : std::nullopt, 0);
     if (!file_id) {  // another writer stored the file since CheckFile
       d.CheckOtherWritersFile(spec);
@@ -431,7 +436,7 @@ StatusOr<FileWriteStats> RunWriter::CommitFile(const FileOutcome& outcome) {
       SqlStatement& up =
           d.Cached("UPDATE dump_files SET verdict = ?, reason = ?, line_count = ?, unknown_lines = ?, "
                    "issue_count = ?, rows_written = ? WHERE file_id = ?");
-      up.Bind(1, outcome.verdict);
+      up.Bind(1, ingest::FileVerdictName(outcome.verdict));
       if (outcome.reason.empty()) up.BindNull(2); else up.Bind(2, outcome.reason);
       up.Bind(3, outcome.line_count);
       up.Bind(4, outcome.unknown_lines);
@@ -485,7 +490,8 @@ Status RunWriter::RecordFile(const FileSpec& spec, const FileOutcome& outcome, c
     // When the stored version was its module's only file (a dump replaced by an unreadable one), the module
     // goes too, so no summary outlives its rows.
     (void)d.replacement.RemoveStoredVersion(spec, /*drop_lone_module=*/true);
-    const std::optional<int64_t> fid = d.InsertFileRow(spec, outcome, std::nullopt, issues.total);
+    const std::optional<int64_t> fid =
+        d.InsertFileRow(spec, ingest::FileVerdictName(outcome.verdict), outcome, std::nullopt, issues.total);
     if (fid) {
       d.WriteIssues(*fid, issues);
       savepoint.Release();

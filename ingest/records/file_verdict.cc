@@ -1,0 +1,22 @@
+#include "ingest/records/file_verdict.h"
+
+namespace xladb::ingest {
+
+std::string_view FileVerdictName(FileVerdict verdict) {
+  switch (verdict) {
+    case FileVerdict::kIngested: return "ingested";
+    case FileVerdict::kUnchanged: return "unchanged";
+    case FileVerdict::kNotIngested: return "not_ingested";
+    case FileVerdict::kError: return "error";
+  }
+  return "error";
+}
+
+std::optional<FileVerdict> ParseFileVerdict(std::string_view name) {
+  for (FileVerdict verdict : kFileVerdicts) {
+    if (name == FileVerdictName(verdict)) return verdict;
+  }
+  return std::nullopt;
+}
+
+}  // namespace xladb::ingest
