@@ -6,6 +6,7 @@
 
 #include "cli/remote_commands.h"
 #include "ingest/text/visible_text.h"
+#include "store/admin/job_log.h"
 
 namespace xladb::cli {
 namespace {
@@ -95,10 +96,13 @@ int CmdWait(QueryBackend& b, const WaitArgs& a) {
       return kExitWaitCannotAsk;
     }
     bool pending = resp.jobs().empty();
-    for (const v1::JobRecord& j : resp.jobs()) pending = pending || j.state() == "QUEUED" || j.state() == "RUNNING";
+    for (const v1::JobRecord& j : resp.jobs()) {
+      const std::optional<store::JobState> state = store::ParseJobState(j.state());
+      pending = pending || (state && !store::IsFinal(*state));
+    }
     if (!pending) {
       const v1::JobRecord& newest = resp.jobs(0);  // newest first
-      if (newest.state() == "SUCCEEDED") {
+      if (store::ParseJobState(newest.state()) == store::JobState::kSucceeded) {
         std::fprintf(stderr, "run %s: job %s succeeded\n", Visible(a.run).c_str(), Visible(newest.job_id()).c_str());
         return kExitOk;
       }

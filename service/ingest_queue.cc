@@ -110,7 +110,7 @@ StatusOr<std::string> IngestQueue::Submit(IngestRequest request) {
   rec.content_digest = request.content_digest;
   rec.source_description = request.source_description;
   rec.files_received = request.files_received;
-  rec.state = "QUEUED";
+  rec.state = store::JobState::kQueued;
   rec.created_at_us = UnixMicrosNow();
   {
     // Not under mu_: the insert may wait for the writer's transaction, and readers of job states must not.
@@ -258,11 +258,13 @@ void IngestQueue::Run() {
     // Several daemons may share a PostgreSQL store: run the job only once it is ours (store/admin/job_log.h).
     auto claim = claims.ok() ? (*claims)->Take(job_id) : StatusOr<store::JobClaims::Claim>(claims.status());
     if (!claim.ok() || !claim->claimed) {
-      const bool ended_elsewhere = claim.ok() && !claim->state.empty();
+      const bool ended_elsewhere = claim.ok() && claim->state.has_value();
       Update(job_id, [&](JobStatus& js) {
-        js.state = ended_elsewhere && claim->state == "SUCCEEDED" ? JobStatus::State::kSucceeded : JobStatus::State::kFailed;
+        js.state = ended_elsewhere && claim->state == store::JobState::kSucceeded ? store::JobState::kSucceeded
+                                                                                   : store::JobState::kFailed;
         js.message = !claim.ok()          ? claim.status().message()
-                     : ended_elsewhere ? "run by another daemon sharing the store: " + claim->state +
+                     : ended_elsewhere ? "run by another daemon sharing the store: " +
+                                             std::string(store::JobStateName(*claim->state)) +
                                              (claim->message.empty() ? "" : " (" + claim->message + ")")
                                        : "the job is no longer in the store";
       });
@@ -273,7 +275,7 @@ void IngestQueue::Run() {
       Ended(job_id);
       continue;
     }
-    (void)(*claims)->SetState(job_id, "RUNNING", "");
+    (void)(*claims)->SetState(job_id, store::JobState::kRunning, "");
     Update(job_id, [](JobStatus& js) { js.state = JobStatus::State::kRunning; });
 
     ingest::DumpIngester ingester(writer_holder.get());
@@ -316,30 +318,31 @@ void IngestQueue::Run() {
     } catch (const std::exception& e) {
       summary = Status::Internal(std::string("ingest failed: ") + e.what());
     }
-    std::string state = "SUCCEEDED", message;
+    store::JobState state = store::JobState::kSucceeded;
+    std::string message;
     if (!summary.ok()) {
-      state = "FAILED";
+      state = store::JobState::kFailed;
       message = summary.status().message();
     } else if (summary->interrupted) {
-      state = "QUEUED";  // resumed on the next start
+      state = store::JobState::kQueued;  // resumed on the next start
       message = "interrupted by shutdown after " + std::to_string(summary->files) + " files";
     } else if (summary->files == 0 && !summary->errors.empty()) {
       // Nothing was read: the folder or archive itself could not be opened (a corrupt archive).
-      state = "FAILED";
+      state = store::JobState::kFailed;
       message = summary->errors.front().path + ": " + summary->errors.front().reason;
     } else if (request.files_received >= 0 && summary->files != request.files_received) {
-      state = "FAILED";
+      state = store::JobState::kFailed;
       message = "received " + std::to_string(request.files_received) + " files but the ingest found " +
                 std::to_string(summary->files) + " of them";
     }
     const std::string ran_as = summary.ok() ? summary->run_name : options.run_name;
     (void)(*claims)->Finish(job_id, state, message, ran_as);
     int64_t modules = -1;
-    if (summary.ok() && state == "SUCCEEDED") {
+    if (summary.ok() && state == store::JobState::kSucceeded) {
       auto run = store::GetRun(*db.value(), summary->run_name);
       if (run.ok()) modules = run->module_count;
     }
-    if (state != "QUEUED" && request.source == "upload") {
+    if (state != store::JobState::kQueued && request.source == "upload") {
       std::error_code ec;  // staged uploads are ours to remove once the job has ended, either way
       std::filesystem::remove_all(request.path, ec);
     }
@@ -365,9 +368,7 @@ void IngestQueue::Run() {
       js.message = message;
       js.modules = modules;
       if (js.run_name.empty()) js.run_name = ran_as;
-      js.state = state == "SUCCEEDED" ? JobStatus::State::kSucceeded
-                 : state == "FAILED"  ? JobStatus::State::kFailed
-                                      : JobStatus::State::kQueued;
+      js.state = state;
     });
     Ended(job_id);
   }

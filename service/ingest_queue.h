@@ -56,7 +56,7 @@ struct IngestRequest {
 };
 
 struct JobStatus {
-  enum class State { kQueued, kRunning, kSucceeded, kFailed };
+  using State = store::JobState;
   std::string job_id;
   State state = State::kQueued;
   std::string run_name;
@@ -73,7 +73,7 @@ struct JobStatus {
   int64_t files_received = 0;  // uploads: files received and staged
   int64_t modules = -1;    // modules with a buffer assignment in the run once the job ended (-1 = unknown)
   uint64_t version = 0;    // increases on every change
-  bool finished() const { return state == State::kSucceeded || state == State::kFailed; }
+  bool finished() const { return store::IsFinal(state); }
 };
 
 // One line for a log saying how a finished job ended: the run, its files by verdict, modules and seconds,

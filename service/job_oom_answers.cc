@@ -13,7 +13,12 @@ Status AnswerListJobs(store::Database& db, const v1::ListJobsRequest& request, v
   }
   store::JobFilter filter;
   filter.run_name = request.run_name();
-  filter.state = request.state();
+  if (!request.state().empty()) {
+    filter.state = store::ParseJobState(request.state());
+    if (!filter.state) {
+      return Status::InvalidArgument("state '" + request.state() + "' is not QUEUED, RUNNING, SUCCEEDED or FAILED");
+    }
+  }
   filter.limit = request.limit() > 0 ? request.limit() : 1000;
   store::JobLog log(&db);
   auto jobs = log.List(filter);
@@ -24,7 +29,7 @@ Status AnswerListJobs(store::Database& db, const v1::ListJobsRequest& request, v
     out->set_source(j.source);
     out->set_path(j.path);
     out->set_run_name(j.run_name);
-    out->set_state(j.state);
+    out->set_state(std::string(store::JobStateName(j.state)));
     out->set_message(j.message);
     out->set_created_at_us(j.created_at_us);
     out->set_finished_at_us(j.finished_at_us);

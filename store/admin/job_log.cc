@@ -5,7 +5,32 @@
 #include "base/unix_time.h"
 
 namespace xladb::store {
+
+std::string_view JobStateName(JobState state) {
+  switch (state) {
+    case JobState::kQueued: return "QUEUED";
+    case JobState::kRunning: return "RUNNING";
+    case JobState::kSucceeded: return "SUCCEEDED";
+    case JobState::kFailed: return "FAILED";
+  }
+  return "FAILED";
+}
+
+std::optional<JobState> ParseJobState(std::string_view name) {
+  for (JobState state : kJobStates) {
+    if (name == JobStateName(state)) return state;
+  }
+  return std::nullopt;
+}
+
 namespace {
+
+// A state read from ingest_jobs; throws SqlError for text no writer stores.
+JobState StoredJobState(const std::string& text) {
+  std::optional<JobState> state = ParseJobState(text);
+  if (!state) throw SqlError("ingest_jobs holds the state '" + text + "', which is not a job state");
+  return *state;
+}
 
 // The columns every read of ingest_jobs starts with: job_id, source, path, run_name.
 JobRecord ReadJobHead(const SqlStatement& q) {
@@ -31,7 +56,7 @@ Status JobLog::Insert(const JobRecord& job) {
     ins->Bind(4, job.run_name);
     ins->Bind(5, labels.dump());
     if (job.run_time_us >= 0) ins->Bind(6, job.run_time_us); else ins->BindNull(6);
-    ins->Bind(7, job.state);
+    ins->Bind(7, JobStateName(job.state));
     ins->Bind(8, job.message);
     ins->Bind(9, job.created_at_us);
     ins->Bind(10, job.append ? 1 : 0);
@@ -45,16 +70,15 @@ Status JobLog::Insert(const JobRecord& job) {
   }
 }
 
-Status JobLog::SetState(const std::string& job_id, const std::string& state, const std::string& message,
+Status JobLog::SetState(const std::string& job_id, JobState state, const std::string& message,
                         const std::string& run_name) {
   try {
-    bool finished = state == "SUCCEEDED" || state == "FAILED";
     auto up = db_->connection().Prepare(
         "UPDATE ingest_jobs SET state = ?, message = ?, finished_at_us = ?, "
         "run_name = CASE WHEN run_name = '' THEN ? ELSE run_name END WHERE job_id = ?");
-    up->Bind(1, state);
+    up->Bind(1, JobStateName(state));
     up->Bind(2, message);
-    if (finished) up->Bind(3, UnixMicrosNow()); else up->BindNull(3);
+    if (IsFinal(state)) up->Bind(3, UnixMicrosNow()); else up->BindNull(3);
     up->Bind(4, run_name);
     up->Bind(5, job_id);
     up->Execute();
@@ -74,8 +98,10 @@ StatusOr<std::vector<JobRecord>> JobLog::Unfinished() {
         std::string("SELECT job_id, source, path, run_name, labels, run_time_us, state, created_at_us, append, "
                     "       COALESCE(content_digest, ''), COALESCE(source_description, ''), "
                     "       COALESCE(files_received, -1) "
-                    "FROM ingest_jobs WHERE state IN ('QUEUED', 'RUNNING') ORDER BY created_at_us, job_id") +
+                    "FROM ingest_jobs WHERE state IN (?, ?) ORDER BY created_at_us, job_id") +
         (shared ? " FOR UPDATE SKIP LOCKED" : ""));
+    q->Bind(1, JobStateName(JobState::kQueued));
+    q->Bind(2, JobStateName(JobState::kRunning));
     while (q->Step()) {
       JobRecord j = ReadJobHead(*q);
       auto labels = nlohmann::json::parse(q->Text(4), nullptr, /*allow_exceptions=*/false);
@@ -85,7 +111,7 @@ StatusOr<std::vector<JobRecord>> JobLog::Unfinished() {
         }
       }
       j.run_time_us = q->IsNull(5) ? -1 : q->Int(5);
-      j.state = q->Text(6);
+      j.state = StoredJobState(q->Text(6));
       j.created_at_us = q->Int(7);
       j.append = q->Int(8) != 0;
       j.content_digest = q->Text(9);
@@ -103,10 +129,6 @@ StatusOr<std::vector<JobRecord>> JobLog::Unfinished() {
 }
 
 StatusOr<std::vector<JobRecord>> JobLog::List(const JobFilter& filter) {
-  if (!filter.state.empty() && filter.state != "QUEUED" && filter.state != "RUNNING" && filter.state != "SUCCEEDED" &&
-      filter.state != "FAILED") {
-    return Status::InvalidArgument("state '" + filter.state + "' is not QUEUED, RUNNING, SUCCEEDED or FAILED");
-  }
   try {
     auto q = db_->connection().Prepare(
         "SELECT job_id, source, path, run_name, state, COALESCE(message, ''), created_at_us, "
@@ -115,13 +137,14 @@ StatusOr<std::vector<JobRecord>> JobLog::List(const JobFilter& filter) {
         "ORDER BY created_at_us DESC, job_id DESC LIMIT ?");
     q->Bind(1, filter.run_name);
     q->Bind(2, filter.run_name);
-    q->Bind(3, filter.state);
-    q->Bind(4, filter.state);
+    const std::string state(filter.state ? JobStateName(*filter.state) : "");  // "" matches any
+    q->Bind(3, state);
+    q->Bind(4, state);
     q->Bind(5, filter.limit);
     std::vector<JobRecord> jobs;
     while (q->Step()) {
       JobRecord j = ReadJobHead(*q);
-      j.state = q->Text(4);
+      j.state = StoredJobState(q->Text(4));
       j.message = q->Text(5);
       j.created_at_us = q->Int(6);
       j.finished_at_us = q->Int(7);
@@ -152,7 +175,7 @@ StatusOr<JobClaims::Claim> JobClaims::Take(const std::string& job_id) {
       q->Bind(1, job_id);
       const bool found = q->Step();
       if (found) {
-        claim.state = q->Text(0);
+        claim.state = StoredJobState(q->Text(0));
         claim.message = q->Text(1);
       }
       return found;
@@ -162,10 +185,10 @@ StatusOr<JobClaims::Claim> JobClaims::Take(const std::string& job_id) {
       sql.Exec("ROLLBACK");
       found = read(/*wait=*/true);
     }
-    claim.claimed = found && (claim.state == "QUEUED" || claim.state == "RUNNING");
+    claim.claimed = found && !IsFinal(*claim.state);
     if (shared && !claim.claimed) sql.Exec("COMMIT");
     in_transaction_ = shared && claim.claimed;
-    if (!found) claim.state.clear();
+    if (!found) claim.state.reset();
     return claim;
   } catch (const std::exception& e) {
     if (shared) {
@@ -179,11 +202,11 @@ StatusOr<JobClaims::Claim> JobClaims::Take(const std::string& job_id) {
   }
 }
 
-Status JobClaims::SetState(const std::string& job_id, const std::string& state, const std::string& message) {
+Status JobClaims::SetState(const std::string& job_id, JobState state, const std::string& message) {
   return log_.SetState(job_id, state, message);
 }
 
-Status JobClaims::Finish(const std::string& job_id, const std::string& state, const std::string& message,
+Status JobClaims::Finish(const std::string& job_id, JobState state, const std::string& message,
                          const std::string& run_name) {
   Status set = log_.SetState(job_id, state, message, run_name);
   if (!in_transaction_) return set;

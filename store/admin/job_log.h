@@ -7,7 +7,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -16,6 +18,23 @@
 
 namespace xladb::store {
 
+// Where an ingest job is. The names (JobStateName) are the schema's ingest_jobs.state values and the state of
+// the ListJobs answer's JobRecord (`xladb jobs --state`): spelled here only; code compares the enum.
+enum class JobState {
+  kQueued,     // waiting for the writer thread (also a job a shutdown interrupted: it resumes at the next start)
+  kRunning,    // being ingested (left so by a crash: resumed at the next start)
+  kSucceeded,  // every file has a verdict
+  kFailed,     // the source could not be read, or the job could not run
+};
+inline constexpr JobState kJobStates[] = {JobState::kQueued, JobState::kRunning, JobState::kSucceeded,
+                                          JobState::kFailed};
+// "QUEUED", "RUNNING", "SUCCEEDED" or "FAILED".
+std::string_view JobStateName(JobState state);
+// The state `name` names (JobStateName, exactly); nullopt for any other text.
+std::optional<JobState> ParseJobState(std::string_view name);
+// SUCCEEDED or FAILED: the job has ended and will not run again.
+inline bool IsFinal(JobState state) { return state == JobState::kSucceeded || state == JobState::kFailed; }
+
 struct JobRecord {
   std::string job_id;
   std::string source;      // 'path', 'upload' or 'watch'
@@ -23,7 +42,7 @@ struct JobRecord {
   std::string run_name;
   std::vector<std::pair<std::string, std::string>> labels;
   int64_t run_time_us = -1;
-  std::string state;       // 'QUEUED', 'RUNNING', 'SUCCEEDED', 'FAILED'
+  JobState state = JobState::kQueued;
   std::string message;
   int64_t created_at_us = 0;
   bool append = false;             // RunSpec::append
@@ -33,26 +52,27 @@ struct JobRecord {
   int64_t finished_at_us = 0;      // when it ended (0 = not yet); filled by List
 };
 
-// Which jobs JobLog::List returns: "" matches any run or state.
+// Which jobs JobLog::List returns.
 struct JobFilter {
-  std::string run_name;
-  std::string state;   // 'QUEUED', 'RUNNING', 'SUCCEEDED' or 'FAILED'
+  std::string run_name;            // "" matches any run
+  std::optional<JobState> state;   // nullopt matches any state
   int64_t limit = 1000;
 };
 
+// Contract (JobLog and JobClaims): a stored state that is not a JobStateName is a kIoError naming it.
 class JobLog {
  public:
   explicit JobLog(Database* db) : db_(db) {}
   Status Insert(const JobRecord& job);
   // `run_name` not empty: the run the job ingested, recorded where the job was queued without one (a folder
-  // named at ingest time), so the job can be found by its run.
-  Status SetState(const std::string& job_id, const std::string& state, const std::string& message,
+  // named at ingest time), so the job can be found by its run. A final state (IsFinal) records the time too.
+  Status SetState(const std::string& job_id, JobState state, const std::string& message,
                   const std::string& run_name = "");
   // Jobs left QUEUED or RUNNING (by a crash or a shutdown), oldest first; on PostgreSQL without those another
   // daemon holds now (JobClaims).
   StatusOr<std::vector<JobRecord>> Unfinished();
   // The jobs `filter` selects, newest first (created_at_us, then job_id, descending), at most filter.limit.
-  // Read-only: works on a read-only connection. kInvalidArgument for an unknown state.
+  // Read-only: works on a read-only connection.
   [[nodiscard]] StatusOr<std::vector<JobRecord>> List(const JobFilter& filter);
 
  private:
@@ -72,14 +92,15 @@ class JobClaims {
  public:
   struct Claim {
     bool claimed = false;
-    std::string state, message;  // when not claimed: how the job ended ("" state: it is gone)
+    std::optional<JobState> state;  // when not claimed: how the job ended (nullopt: it is gone)
+    std::string message;
   };
   [[nodiscard]] static StatusOr<std::unique_ptr<JobClaims>> Open(const std::string& db_path);
   [[nodiscard]] StatusOr<Claim> Take(const std::string& job_id);
   // The claimed job's state while it runs (RUNNING), visible to others once it ends.
-  [[nodiscard]] Status SetState(const std::string& job_id, const std::string& state, const std::string& message);
+  [[nodiscard]] Status SetState(const std::string& job_id, JobState state, const std::string& message);
   // The claimed job's last state (SUCCEEDED, FAILED, or QUEUED to resume it later); the claim ends.
-  [[nodiscard]] Status Finish(const std::string& job_id, const std::string& state, const std::string& message,
+  [[nodiscard]] Status Finish(const std::string& job_id, JobState state, const std::string& message,
                               const std::string& run_name = "");
 
  private:
