@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "ingest/text/dump_name.h"
+#include "store/compare/baseline_selector.h"
 #include "store/compare/module_match.h"
 #include "store/facts/module_metrics.h"
 #include "store/query/queries.h"
@@ -13,92 +14,6 @@
 
 namespace xladb::store {
 namespace {
-
-struct Baseline {
-  int64_t run_id = 0;       // 0: none found
-  std::string name;
-  std::string selected_by;
-  std::string missing;      // why none was found
-};
-
-struct RunRef {
-  int64_t run_id = 0;
-  int64_t run_time_us = 0;
-};
-
-StatusOr<Baseline> ResolveBaseline(SqlConnection& sql, const std::string& selector, const RunRef& run) {
-  Baseline b;
-  auto pick = [&](SqlStatement& q) {
-    if (q.Step()) {
-      b.run_id = q.Int(0);
-      b.name = q.Text(1);
-    }
-  };
-  if (selector.rfind("label:", 0) == 0) {
-    const std::string kv = selector.substr(6);
-    const size_t eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      return Status::InvalidArgument("baseline '" + selector + "': a label selector is label:KEY=VALUE");
-    }
-    b.selected_by = selector;
-    auto q = sql.Prepare(
-                        "SELECT r.run_id, r.name FROM runs r JOIN run_labels l ON l.run_id = r.run_id "
-                        "WHERE l.key = ? AND l.value = ? AND r.run_time_us <= ? AND r.run_id <> ? "
-                        "ORDER BY r.run_time_us DESC, r.run_id DESC LIMIT 1");
-    q->Bind(1, kv.substr(0, eq));
-    q->Bind(2, kv.substr(eq + 1));
-    q->Bind(3, run.run_time_us);
-    q->Bind(4, run.run_id);
-    pick(*q);
-    if (!b.run_id) b.missing = "no run labelled " + kv + " at or before the checked run's time";
-    return b;
-  }
-  if (selector.rfind("commit:", 0) == 0) {
-    const std::string sha = selector.substr(7);
-    if (sha.empty() || sha.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) {
-      return Status::InvalidArgument("baseline '" + selector + "': commit:SHA takes a hex commit sha");
-    }
-    b.selected_by = selector;
-    auto exact = sql.Prepare(
-                            "SELECT r.run_id, r.name FROM runs r JOIN run_labels l ON l.run_id = r.run_id "
-                            "WHERE l.key = 'commit' AND l.value = ? AND r.run_id <> ? "
-                            "ORDER BY r.run_time_us DESC, r.run_id DESC LIMIT 1");
-    exact->Bind(1, sha);
-    exact->Bind(2, run.run_id);
-    pick(*exact);
-    if (b.run_id) return b;
-    if (sha.size() >= 7) {
-      auto commits = sql.Prepare(
-                                "SELECT COUNT(DISTINCT l.value) FROM run_labels l "
-                                "WHERE l.key = 'commit' AND substr(l.value, 1, ?) = ? AND l.run_id <> ?");
-      commits->Bind(1, static_cast<int64_t>(sha.size()));
-      commits->Bind(2, sha);
-      commits->Bind(3, run.run_id);
-      const int64_t n = commits->Step() ? commits->Int(0) : 0;
-      if (n > 1) {
-        b.missing = "commit prefix " + sha + " matches " + std::to_string(n) + " commits; give more of the sha";
-        return b;
-      }
-      auto prefix = sql.Prepare(
-                               "SELECT r.run_id, r.name FROM runs r JOIN run_labels l ON l.run_id = r.run_id "
-                               "WHERE l.key = 'commit' AND substr(l.value, 1, ?) = ? AND r.run_id <> ? "
-                               "ORDER BY r.run_time_us DESC, r.run_id DESC LIMIT 1");
-      prefix->Bind(1, static_cast<int64_t>(sha.size()));
-      prefix->Bind(2, sha);
-      prefix->Bind(3, run.run_id);
-      pick(*prefix);
-      if (b.run_id) return b;
-    }
-    b.missing = "no run labelled commit=" + sha;
-    return b;
-  }
-  b.selected_by = "name";
-  auto q = sql.Prepare("SELECT run_id, name FROM runs WHERE name = ?");
-  q->Bind(1, selector);
-  pick(*q);
-  if (!b.run_id) return Status::NotFound("no run named '" + selector + "' (the baseline)");
-  return b;
-}
 
 const GrowthLimit& LimitFor(const CheckOptions& o, const std::string& module) {
   for (const ModuleLimit& m : o.module_limits) {
@@ -217,10 +132,17 @@ void Count(CheckedModule::Status status, CheckResult* r) {
   }
 }
 
-// One pair (or lone module) of the two runs, judged: its metrics, status and attribution.
-StatusOr<CheckedModule> CheckPair(Database& db, const CheckOptions& options, const std::vector<std::string>& metrics,
-                                  const ModuleRow* base, const ModuleRow* cur, const std::string& matched_by) {
-  using S = CheckedModule::Status;
+// What a pair's metrics add up to (CompareMetrics).
+struct MetricChanges {
+  bool regressed = false;            // a metric grew past its limit
+  bool all_accepted = true;          // every metric that regressed is an accepted regression
+  bool shrank = false, differs = false;
+  bool totals_regressed = false, totals_differ = false;  // of the totals (not the peaks)
+  bool xla_peak_regressed = false, padded_peak_regressed = false;
+};
+
+// The pair's figures as they stand: names and ids from either side, without metrics or a status yet.
+CheckedModule DescribePair(const ModuleRow* base, const ModuleRow* cur, const std::string& matched_by) {
   const ModuleRow& any = cur ? *cur : *base;
   CheckedModule m;
   m.module = any.name;
@@ -242,11 +164,15 @@ StatusOr<CheckedModule> CheckPair(Database& db, const CheckOptions& options, con
     m.baseline_entry_signature = base->entry_signature;
     m.baseline_entry_sharding = base->entry_sharding;
   }
-  const bool judged = base && cur && (!m.reshaped || options.on_reshaped == UnmatchedPolicy::kJudge);
-  const GrowthLimit& limit = LimitFor(options, m.module);
-  bool regressed = false, shrank = false, differs = false, all_accepted = true;
-  bool totals_regressed = false, totals_differ = false;
-  bool xla_peak_regressed = false, padded_peak_regressed = false;
+  return m;
+}
+
+// Compares: each metric's delta into m->metrics, regressed where `judged` and past the module's limit (and
+// m->accepted_reason from the first acceptance that covers one).
+MetricChanges CompareMetrics(const CheckOptions& options, const std::vector<std::string>& metrics,
+                             const ModuleRow* base, const ModuleRow* cur, bool judged, CheckedModule* m) {
+  const GrowthLimit& limit = LimitFor(options, m->module);
+  MetricChanges changes;
   for (const std::string& name : metrics) {
     MetricDelta d;
     d.metric = name;
@@ -255,63 +181,82 @@ StatusOr<CheckedModule> CheckPair(Database& db, const CheckOptions& options, con
     if (d.baseline >= 0 && d.current >= 0) d.delta = d.current - d.baseline;
     d.regressed = judged && Exceeds(limit, d.baseline, d.delta);
     if (d.regressed) {
-      regressed = true;
-      xla_peak_regressed |= name == "peak_bytes";
-      padded_peak_regressed |= name == "live_peak_padded_bytes";
-      if (const AcceptedRegression* a = AcceptanceFor(options, m.module, d)) {
-        if (m.accepted_reason.empty()) m.accepted_reason = a->reason;
+      changes.regressed = true;
+      changes.xla_peak_regressed |= name == "peak_bytes";
+      changes.padded_peak_regressed |= name == "live_peak_padded_bytes";
+      if (const AcceptedRegression* a = AcceptanceFor(options, m->module, d)) {
+        if (m->accepted_reason.empty()) m->accepted_reason = a->reason;
       } else {
-        all_accepted = false;
+        changes.all_accepted = false;
       }
     }
-    totals_regressed |= d.regressed && !IsPeakMetric(name);
-    totals_differ |= d.delta != 0 && !IsPeakMetric(name);
-    shrank |= d.delta < 0;
-    differs |= d.delta != 0;
-    m.metrics.push_back(std::move(d));
+    changes.totals_regressed |= d.regressed && !IsPeakMetric(name);
+    changes.totals_differ |= d.delta != 0 && !IsPeakMetric(name);
+    changes.shrank |= d.delta < 0;
+    changes.differs |= d.delta != 0;
+    m->metrics.push_back(std::move(d));
   }
-  if (IsIgnored(options, m.module)) {
-    m.status = S::kIgnored;
-  } else if (!base || !cur) {
-    m.status = base ? S::kRemoved : S::kAdded;
-  } else if (!judged) {
-    m.status = S::kReshaped;
-  } else if (matched_by == "order" && differs) {
-    m.status = S::kAmbiguous;
-  } else if (regressed) {
-    m.status = all_accepted ? S::kAccepted : S::kRegressed;
+  return changes;
+}
+
+// The module's status from its pairing and its metrics (budgets come after).
+CheckedModule::Status StatusOf(const CheckOptions& options, const CheckedModule& m, const ModuleRow* base,
+                               const ModuleRow* cur, bool judged, const MetricChanges& changes) {
+  using S = CheckedModule::Status;
+  if (IsIgnored(options, m.module)) return S::kIgnored;
+  if (!base || !cur) return base ? S::kRemoved : S::kAdded;
+  if (!judged) return S::kReshaped;
+  if (m.matched_by == "order" && changes.differs) return S::kAmbiguous;
+  if (changes.regressed) return changes.all_accepted ? S::kAccepted : S::kRegressed;
+  return changes.shrank ? S::kImproved : S::kUnchanged;
+}
+
+// Attributes the change of a pair to buffers and source lines: buffers at the peak explain a peak, every
+// value explains totals. The peak named is the peak of the metric that regressed: the padded live peak's
+// time when only it did.
+Status Attribute(Database& db, const CheckOptions& options, const ModuleRow& base, const ModuleRow& cur,
+                 const MetricChanges& changes, CheckedModule* m) {
+  const bool totals = changes.regressed ? changes.totals_regressed : changes.totals_differ;
+  auto attribution = AttributeChange(db, base.module_id, cur.module_id,
+                                     totals ? AttributionScope::kValues : AttributionScope::kPeakBuffers,
+                                     options.max_attribution);
+  if (!attribution.ok()) return attribution.status();
+  m->attribution = std::move(*attribution);
+  if (changes.padded_peak_regressed && !changes.xla_peak_regressed) {
+    m->peak_metric = "live_peak_padded_bytes";
+    m->attribution->baseline_peak_time = base.live_peak_padded_time;
+    m->attribution->current_peak_time = cur.live_peak_padded_time;
   } else {
-    m.status = shrank ? S::kImproved : S::kUnchanged;
+    m->peak_metric = "peak_bytes";
   }
+  return Status::Ok();
+}
+
+// One pair (or lone module) of the two runs, judged: compared, given a status and a budget, attributed.
+StatusOr<CheckedModule> CheckPair(Database& db, const CheckOptions& options, const std::vector<std::string>& metrics,
+                                  const ModuleRow* base, const ModuleRow* cur, const std::string& matched_by) {
+  using S = CheckedModule::Status;
+  CheckedModule m = DescribePair(base, cur, matched_by);
+  const bool paired = base && cur;
+  const bool judged = paired && (!m.reshaped || options.on_reshaped == UnmatchedPolicy::kJudge);
+  const MetricChanges changes = CompareMetrics(options, metrics, base, cur, judged, &m);
+  m.status = StatusOf(options, m, base, cur, judged, changes);
   if (m.status != S::kAccepted) m.accepted_reason.clear();
   // Regressed and accepted modules are explained; so is a reshaped pair whose figures differ, whatever its
   // status: the buffers say what its new shapes cost. Then the budget, which may override the status.
-  const bool explain = m.status == S::kRegressed || m.status == S::kAccepted || (m.reshaped && base && cur && differs);
+  const bool explain =
+      m.status == S::kRegressed || m.status == S::kAccepted || (m.reshaped && paired && changes.differs);
   if (cur && m.status != S::kIgnored) {
     m.budget = MeasureBudget(options.budgets, options.warn_percent, *cur);
     if (m.budget && m.budget->over) m.status = S::kOverBudget;
   }
   if (!explain) return m;
-  // Buffers at the peak explain a peak; every value explains totals.
-  const bool totals = regressed ? totals_regressed : totals_differ;
-  auto attribution = AttributeChange(db, base->module_id, cur->module_id,
-                                     totals ? AttributionScope::kValues : AttributionScope::kPeakBuffers,
-                                     options.max_attribution);
-  if (!attribution.ok()) return attribution.status();
-  m.attribution = std::move(*attribution);
-  // The peak named is the peak of the metric that regressed: the padded live peak's time when only it did.
-  if (padded_peak_regressed && !xla_peak_regressed) {
-    m.peak_metric = "live_peak_padded_bytes";
-    m.attribution->baseline_peak_time = base->live_peak_padded_time;
-    m.attribution->current_peak_time = cur->live_peak_padded_time;
-  } else {
-    m.peak_metric = "peak_bytes";
-  }
+  if (Status attributed = Attribute(db, options, *base, *cur, changes, &m); !attributed.ok()) return attributed;
   return m;
 }
 
 // Every file with an error verdict in either run; judged when the compared metrics come from its kind.
-StatusOr<std::vector<ErrorFile>> ErrorFiles(SqlConnection& sql, int64_t baseline_run_id, int64_t run_id) {
+std::vector<ErrorFile> ErrorFiles(SqlConnection& sql, int64_t baseline_run_id, int64_t run_id) {
   static constexpr std::string_view kGateKinds[] = {"buffer_assignment", "buffer_assignment_values", "live_range",
                                                     "memory_usage_report"};
   static constexpr std::string_view kGateArtifacts[] = {"-buffer-assignment.txt", "-buffer-assignment-values.txt",
@@ -464,6 +409,105 @@ StatusOr<CheckResult> CheckBudgetsOnly(Database& db, const CheckOptions& options
   return result;
 }
 
+// The run a check is about; kNotFound when there is none.
+StatusOr<CheckedRun> FindCheckedRun(SqlConnection& sql, const std::string& name) {
+  auto q = sql.Prepare("SELECT run_id, run_time_us FROM runs WHERE name = ?");
+  q->Bind(1, name);
+  if (!q->Step()) return Status::NotFound("run '" + name + "' not found");
+  return CheckedRun{q->Int(0), q->Int(1)};
+}
+
+std::string JoinBackends(const std::set<std::string>& backends) {
+  std::string out;
+  for (const auto& b : backends) out += (out.empty() ? "" : "+") + b;
+  return out;
+}
+
+// Why the matched runs' figures do not compare (either has no module with a buffer assignment, or they share
+// no backend), or "" when they do.
+std::string WhyNotComparable(const MatchedRuns& runs, const std::string& run, const std::string& baseline) {
+  std::set<std::string> backends_base, backends_cur;
+  for (const ModuleRow& r : runs.baseline) {
+    if (!r.backend.empty()) backends_base.insert(r.backend);
+  }
+  for (const ModuleRow& r : runs.current) {
+    if (!r.backend.empty()) backends_cur.insert(r.backend);
+  }
+  std::string why;
+  if (runs.current.empty()) why = "run '" + run + "' has no module with a buffer assignment";
+  if (runs.baseline.empty()) why = "baseline '" + baseline + "' has no module with a buffer assignment";
+  bool shared_backend = false;
+  for (const std::string& b : backends_cur) shared_backend |= backends_base.count(b) > 0;
+  if (!backends_base.empty() && !backends_cur.empty() && !shared_backend) {
+    why = "the runs come from different backends (" + JoinBackends(backends_base) + " in '" + baseline + "', " +
+          JoinBackends(backends_cur) + " in '" + run + "'): their figures do not compare";
+  }
+  return why;
+}
+
+// Compares and attributes every pair (CheckPair) into result->modules, counted, in the module list's order.
+Status CheckPairs(Database& db, const CheckOptions& options, const MatchedRuns& runs, CheckResult* result) {
+  for (const ModulePair& p : runs.pairs) {
+    auto checked = CheckPair(db, options, result->metrics, runs.Row(p.baseline_module_id),
+                             runs.Row(p.current_module_id), p.matched_by);
+    if (!checked.ok()) return checked.status();
+    Count(checked->status, result);
+    result->modules.push_back(std::move(*checked));
+  }
+  std::stable_sort(result->modules.begin(), result->modules.end(), [](const CheckedModule& x, const CheckedModule& y) {
+    if (StatusRank(x.status) != StatusRank(y.status)) return StatusRank(x.status) < StatusRank(y.status);
+    if (ChangeSize(x) != ChangeSize(y)) return ChangeSize(x) > ChangeSize(y);
+    return KeyLess(x, y);
+  });
+  return Status::Ok();
+}
+
+// The jit names whose compile count changed (retraces; failed where that fails the gate), and the roll-up
+// by name (the names that changed, or all of them with by_name_all).
+void RollUpNames(const MatchedRuns& runs, const CheckOptions& options, CheckResult* result) {
+  std::vector<NameRollup> by_name = RollUpByName(runs, result->metrics, true);
+  for (const NameRollup& n : by_name) {
+    // A name new or gone is an added or removed module, not a compile count that changed.
+    if (n.baseline_compiles == n.current_compiles || n.baseline_compiles == 0 || n.current_compiles == 0) continue;
+    RetraceChange c{n.module, n.stage, n.folder, n.baseline_compiles, n.current_compiles, false};
+    c.failed = options.fail_on_retrace_growth && !IsIgnored(options, c.module) &&
+               c.current_compiles > c.baseline_compiles;
+    result->retraces.push_back(std::move(c));
+  }
+  std::sort(result->retraces.begin(), result->retraces.end(), [](const RetraceChange& a, const RetraceChange& b) {
+    return std::tie(a.module, a.stage, a.folder) < std::tie(b.module, b.stage, b.folder);
+  });
+  for (NameRollup& n : by_name) {
+    if (n.changed || options.by_name_all) result->by_name.push_back(std::move(n));
+  }
+}
+
+// The gate, once its options are valid: find the runs, match their modules, compare and attribute them,
+// conclude. SqlError escapes (CheckRun turns it into a Status).
+StatusOr<CheckResult> Gate(Database& db, const CheckOptions& options, CheckResult result) {
+  StatusOr<CheckedRun> run = FindCheckedRun(db.connection(), options.run);
+  if (!run.ok()) return run.status();
+  if (options.baseline.empty()) return CheckBudgetsOnly(db, options, run->run_id, std::move(result));
+  auto baseline = ResolveBaseline(db.connection(), options.baseline, *run);
+  if (!baseline.ok()) return baseline.status();
+  result.baseline = baseline->name;
+  result.baseline_selected_by = baseline->selected_by;
+  if (!baseline->run_id) {
+    result.verdict = CheckResult::Verdict::kInconclusive;
+    result.reason = "no baseline: " + baseline->missing;
+    result.summary_line.clear();
+    return result;
+  }
+  auto runs = LoadMatchedRuns(db, baseline->run_id, run->run_id);
+  if (!runs.ok()) return runs.status();
+  if (Status checked = CheckPairs(db, options, *runs, &result); !checked.ok()) return checked;
+  RollUpNames(*runs, options, &result);
+  result.error_files = ErrorFiles(db.connection(), baseline->run_id, run->run_id);
+  result.budget_warnings = UnmatchedBudgets(options.budgets, runs->current, options.run);
+  Conclude(&result, options, WhyNotComparable(*runs, options.run, baseline->name));
+  return result;
+}
+
 }  // namespace
 
 const char* UnmatchedPolicyName(UnmatchedPolicy policy) {
@@ -502,84 +546,7 @@ StatusOr<CheckResult> CheckRun(Database& db, const CheckOptions& options) {
     result.metrics = options.metrics;
   }
   if (Status st = CheckOptionsValid(options, result.metrics); !st.ok()) return st;
-  return CatchSqlErrors("checking run '" + options.run + "'", [&]() -> StatusOr<CheckResult> {
-    auto run_q = db.connection().Prepare("SELECT run_id, run_time_us FROM runs WHERE name = ?");
-    run_q->Bind(1, options.run);
-    if (!run_q->Step()) return Status::NotFound("run '" + options.run + "' not found");
-    const RunRef run{run_q->Int(0), run_q->Int(1)};
-    if (options.baseline.empty()) return CheckBudgetsOnly(db, options, run.run_id, std::move(result));
-    auto baseline = ResolveBaseline(db.connection(), options.baseline, run);
-    if (!baseline.ok()) return baseline.status();
-    result.baseline = baseline->name;
-    result.baseline_selected_by = baseline->selected_by;
-    if (!baseline->run_id) {
-      result.verdict = CheckResult::Verdict::kInconclusive;
-      result.reason = "no baseline: " + baseline->missing;
-      result.summary_line.clear();
-      return result;
-    }
-
-    auto runs = LoadMatchedRuns(db, baseline->run_id, run.run_id);
-    if (!runs.ok()) return runs.status();
-    std::set<std::string> backends_base, backends_cur;
-    for (const ModuleRow& r : runs->baseline) {
-      if (!r.backend.empty()) backends_base.insert(r.backend);
-    }
-    for (const ModuleRow& r : runs->current) {
-      if (!r.backend.empty()) backends_cur.insert(r.backend);
-    }
-    std::string inconclusive;
-    if (runs->current.empty()) inconclusive = "run '" + options.run + "' has no module with a buffer assignment";
-    if (runs->baseline.empty()) {
-      inconclusive = "baseline '" + baseline->name + "' has no module with a buffer assignment";
-    }
-    bool shared_backend = false;
-    for (const std::string& b : backends_cur) shared_backend |= backends_base.count(b) > 0;
-    if (!backends_base.empty() && !backends_cur.empty() && !shared_backend) {
-      auto join = [](const std::set<std::string>& s) {
-        std::string out;
-        for (const auto& b : s) out += (out.empty() ? "" : "+") + b;
-        return out;
-      };
-      inconclusive = "the runs come from different backends (" + join(backends_base) + " in '" + baseline->name +
-                     "', " + join(backends_cur) + " in '" + options.run + "'): their figures do not compare";
-    }
-
-    for (const ModulePair& p : runs->pairs) {
-      auto checked = CheckPair(db, options, result.metrics, runs->Row(p.baseline_module_id),
-                               runs->Row(p.current_module_id), p.matched_by);
-      if (!checked.ok()) return checked.status();
-      Count(checked->status, &result);
-      result.modules.push_back(std::move(*checked));
-    }
-    std::stable_sort(result.modules.begin(), result.modules.end(), [](const CheckedModule& x, const CheckedModule& y) {
-      if (StatusRank(x.status) != StatusRank(y.status)) return StatusRank(x.status) < StatusRank(y.status);
-      if (ChangeSize(x) != ChangeSize(y)) return ChangeSize(x) > ChangeSize(y);
-      return KeyLess(x, y);
-    });
-
-    std::vector<NameRollup> by_name = RollUpByName(*runs, result.metrics, true);
-    for (const NameRollup& n : by_name) {
-      // A name new or gone is an added or removed module, not a compile count that changed.
-      if (n.baseline_compiles == n.current_compiles || n.baseline_compiles == 0 || n.current_compiles == 0) continue;
-      RetraceChange c{n.module, n.stage, n.folder, n.baseline_compiles, n.current_compiles, false};
-      c.failed = options.fail_on_retrace_growth && !IsIgnored(options, c.module) &&
-                 c.current_compiles > c.baseline_compiles;
-      result.retraces.push_back(std::move(c));
-    }
-    std::sort(result.retraces.begin(), result.retraces.end(), [](const RetraceChange& a, const RetraceChange& b) {
-      return std::tie(a.module, a.stage, a.folder) < std::tie(b.module, b.stage, b.folder);
-    });
-    for (NameRollup& n : by_name) {
-      if (n.changed || options.by_name_all) result.by_name.push_back(std::move(n));
-    }
-    auto errors = ErrorFiles(db.connection(), baseline->run_id, run.run_id);
-    if (!errors.ok()) return errors.status();
-    result.error_files = std::move(*errors);
-    result.budget_warnings = UnmatchedBudgets(options.budgets, runs->current, options.run);
-    Conclude(&result, options, inconclusive);
-    return result;
-  });
+  return CatchSqlErrors("checking run '" + options.run + "'", [&] { return Gate(db, options, std::move(result)); });
 }
 
 }  // namespace xladb::store
