@@ -190,9 +190,8 @@ std::string LabelsText(const Labels& labels) {
   return text;
 }
 
-}  // namespace
-
-StatusOr<ChangeHistory> ListChanges(Database& db, const ChangeQuery& query) {
+// The bounds a query must keep: kInvalidArgument naming the one it breaks.
+Status CheckBounds(const ChangeQuery& query) {
   if (!query.since_run.empty() && query.last_n >= 0) {
     return Status::InvalidArgument("since_run and last_n both bound the window: give one of them");
   }
@@ -203,196 +202,266 @@ StatusOr<ChangeHistory> ListChanges(Database& db, const ChangeQuery& query) {
   if (query.attribute < -1 || query.max_attribution < -1 || query.limit < -1 || query.first_above_bytes < 0) {
     return Status::InvalidArgument("attribute, max_attribution, limit and first_above_bytes must not be negative");
   }
-  ChangeHistory result;
-  std::vector<size_t> metrics;  // kModuleMetrics indexes, in the order asked
-  {
-    std::vector<std::string> names = query.metrics;
-    if (names.empty()) names.assign(std::begin(kDefaultGateMetrics), std::end(kDefaultGateMetrics));
-    for (const std::string& name : names) {
-      const ModuleMetric* m = FindModuleMetric(name);
-      if (m == nullptr) {
-        return Status::InvalidArgument("'" + name + "' is not a metric (" + ModuleMetricNames() + ")");
-      }
-      const size_t index = static_cast<size_t>(m - kModuleMetrics);
-      if (std::find(metrics.begin(), metrics.end(), index) != metrics.end()) continue;
-      metrics.push_back(index);
-      result.metrics.push_back(name);
-    }
-  }
-  {
-    Conditions check;
-    if (Status st = AddNameMatch(&check, "m.name", query.module, "module"); !st.ok()) return st;
-  }
-  return CatchSqlErrors("changes", [&]() -> StatusOr<ChangeHistory> {
-    History history(db, query);
-    history.LoadRuns();
-    const std::vector<RunRef>& runs = history.runs();
-    const int32_t run_count = static_cast<int32_t>(runs.size());
-    if (runs.empty()) {
-      result.notes.push_back(query.labels.empty() ? "the store has no runs"
-                                                  : "no run carries the labels " + LabelsText(query.labels));
-      return result;
-    }
+  return Status::Ok();
+}
 
-    // The window: the runs where changes are reported.
-    int32_t window = 0;
-    if (!query.since_run.empty()) {
-      auto id = FindRunId(db.connection(), query.since_run);
-      if (!id.ok()) return Status::InvalidArgument("no run named '" + query.since_run + "' (since)");
-      auto q = db.connection().Prepare("SELECT run_time_us FROM runs WHERE run_id = ?");
+// The kModuleMetrics indexes of the metrics asked (the gate's by default), in the order asked, each once;
+// their names go to `names`. kInvalidArgument for a name that is not a metric.
+StatusOr<std::vector<size_t>> MetricsAsked(const ChangeQuery& query, std::vector<std::string>* names) {
+  std::vector<std::string> asked = query.metrics;
+  if (asked.empty()) asked.assign(std::begin(kDefaultGateMetrics), std::end(kDefaultGateMetrics));
+  std::vector<size_t> metrics;
+  for (const std::string& name : asked) {
+    const ModuleMetric* m = FindModuleMetric(name);
+    if (m == nullptr) return Status::InvalidArgument("'" + name + "' is not a metric (" + ModuleMetricNames() + ")");
+    const size_t index = static_cast<size_t>(m - kModuleMetrics);
+    if (std::find(metrics.begin(), metrics.end(), index) != metrics.end()) continue;
+    metrics.push_back(index);
+    names->push_back(name);
+  }
+  return metrics;
+}
+
+// Since when one jit name's metric `m` has exceeded query.first_above_bytes in the window (its module, stage,
+// folder and metric left for the caller); nullopt when it never did.
+std::optional<FirstAbove> FirstAboveOf(const Series& series, size_t m, int32_t window, const std::vector<RunRef>& runs,
+                                       int64_t bytes) {
+  FirstAbove above;
+  bool ever = false, streak = false;
+  for (const SeriesInRun& s : series) {
+    if (s.run < window || s.largest[m] == nullptr) continue;
+    const int64_t value = s.largest[m]->values[m];
+    const std::string& run = runs[static_cast<size_t>(s.run)].name;
+    const bool over = value > bytes;
+    if (over && !ever) {
+      ever = true;
+      above.first_run = run;
+      above.first_value = value;
+    }
+    if (over && !streak) {
+      above.since_run = run;
+      above.since_value = value;
+    }
+    streak = over;
+    above.latest_run = run;
+    above.latest_value = value;
+  }
+  if (!ever) return std::nullopt;
+  if (!streak) {
+    above.since_run.clear();
+    above.since_value = 0;
+  }
+  above.bytes = bytes;
+  return above;
+}
+
+// One ListChanges query, answered step by step into its ChangeHistory: the runs and the window, the rows,
+// the series, the change points found, ordered and explained, and the notes. The steps throw SqlError
+// (ListChanges turns it into a Status). Used once; not copyable (the series point into the rows).
+class ChangeSearch {
+ public:
+  ChangeSearch(Database& db, const ChangeQuery& query, std::vector<size_t> metrics, ChangeHistory result)
+      : db_(db), query_(query), metrics_(std::move(metrics)), result_(std::move(result)), history_(db, query) {}
+  ChangeSearch(const ChangeSearch&) = delete;
+  ChangeSearch& operator=(const ChangeSearch&) = delete;
+
+  StatusOr<ChangeHistory> Run() {
+    history_.LoadRuns();
+    if (history_.runs().empty()) {
+      result_.notes.push_back(query_.labels.empty() ? "the store has no runs"
+                                                    : "no run carries the labels " + LabelsText(query_.labels));
+      return std::move(result_);
+    }
+    StatusOr<bool> window_has_runs = FindWindow();
+    if (!window_has_runs.ok()) return window_has_runs.status();
+    if (!*window_has_runs) return std::move(result_);
+    NoteEqualRunTimes();
+    StatusOr<bool> window_has_rows = LoadWindowRows();
+    if (!window_has_rows.ok()) return window_has_rows.status();
+    if (!*window_has_rows) return std::move(result_);
+    LoadEarlierRows();
+    BuildSeries();
+    FindChanges(by_identity_, ChangePoint::Level::kIdentity);
+    FindChanges(by_name_, ChangePoint::Level::kName);
+    OrderAndLimit();
+    WriteChangePoints();
+    if (Status explained = ExplainLargest(); !explained.ok()) return explained;
+    if (query_.first_above_bytes > 0) FindFirstAbove();
+    NoteShortHistory();
+    return std::move(result_);
+  }
+
+ private:
+  const std::vector<RunRef>& runs() const { return history_.runs(); }
+  int32_t run_count() const { return static_cast<int32_t>(runs().size()); }
+
+  // The window: the runs where changes are reported, from window_ on. False when it is empty (noted);
+  // kInvalidArgument for a since_run that names no run.
+  StatusOr<bool> FindWindow() {
+    if (!query_.since_run.empty()) {
+      auto id = FindRunId(db_.connection(), query_.since_run);
+      if (!id.ok()) return Status::InvalidArgument("no run named '" + query_.since_run + "' (since)");
+      auto q = db_.connection().Prepare("SELECT run_time_us FROM runs WHERE run_id = ?");
       q->Bind(1, *id);
       q->Step();
       const std::pair<int64_t, int64_t> since{q->Int(0), *id};
-      while (window < run_count && std::make_pair(runs[window].time_us, runs[window].run_id) <= since) ++window;
-      if (window == run_count) {
-        result.notes.push_back("no run after '" + query.since_run + "'" +
-                               (query.labels.empty() ? "" : " carries the labels " + LabelsText(query.labels)));
-        return result;
+      while (window_ < run_count() && std::make_pair(runs()[window_].time_us, runs()[window_].run_id) <= since) {
+        ++window_;
       }
-    } else if (query.last_n > 0) {
-      window = static_cast<int32_t>(std::max<int64_t>(0, run_count - query.last_n));
-    }
-    result.runs = run_count - window;
-    result.first_run = runs[static_cast<size_t>(window)].name;
-    result.last_run = runs.back().name;
-    {
-      int64_t ties = 0;
-      for (int32_t i = std::max(window, 1); i < run_count; ++i) {
-        if (runs[i].time_us != runs[i - 1].time_us) continue;
-        if (++ties <= 3) {
-          result.notes.push_back("runs '" + runs[i - 1].name + "' and '" + runs[i].name +
-                                 "' have the same run time: ordered as they were stored");
-        }
+      if (window_ == run_count()) {
+        result_.notes.push_back("no run after '" + query_.since_run + "'" +
+                                (query_.labels.empty() ? "" : " carries the labels " + LabelsText(query_.labels)));
+        return false;
       }
-      if (ties > 3) result.notes.push_back(std::to_string(ties - 3) + " more pairs of runs with equal run times");
+    } else if (query_.last_n > 0) {
+      window_ = static_cast<int32_t>(std::max<int64_t>(0, run_count() - query_.last_n));
     }
+    result_.runs = run_count() - window_;
+    result_.first_run = runs()[static_cast<size_t>(window_)].name;
+    result_.last_run = runs().back().name;
+    return true;
+  }
 
-    // The rows of the window and of the run before it.
-    const int32_t first_loaded = std::max(window - 1, 0);
-    std::vector<Instance> rows;
-    {
-      Conditions where;
-      (void)AddNameMatch(&where, "mm.module_name", query.module, "module");  // checked above
-      AddLabelMatch(&where, "mm.run_id", query.labels);
-      if (window > 0) where.Add("mm.run_time_us >= ?", runs[static_cast<size_t>(first_loaded)].time_us);
-      history.LoadRows(where, &rows);
-      rows.erase(std::remove_if(rows.begin(), rows.end(), [&](const Instance& r) { return r.run < first_loaded; }),
-                 rows.end());
-    }
-    const bool any_in_window = std::any_of(rows.begin(), rows.end(), [&](const Instance& r) { return r.run >= window; });
-    if (!any_in_window) {
-      if (!query.module.empty()) {
-        Conditions exists;
-        (void)AddNameMatch(&exists, "m.name", query.module, "module");
-        auto q = db.connection().Prepare("SELECT COUNT(*) FROM modules m" + exists.Where());
-        BindArgs(*q, exists.args());
-        q->Step();
-        if (q->Int(0) == 0) return Status::NotFound("module '" + query.module + "' not found in any run");
-        result.notes.push_back("module '" + query.module + "' has no buffer assignment in the " +
-                               std::to_string(result.runs) + (result.runs == 1 ? " run" : " runs") + " considered");
-      } else {
-        result.notes.push_back("no module with a buffer assignment in the runs considered");
+  void NoteEqualRunTimes() {
+    int64_t ties = 0;
+    for (int32_t i = std::max(window_, 1); i < run_count(); ++i) {
+      if (runs()[i].time_us != runs()[i - 1].time_us) continue;
+      if (++ties <= 3) {
+        result_.notes.push_back("runs '" + runs()[i - 1].name + "' and '" + runs()[i].name +
+                                "' have the same run time: ordered as they were stored");
       }
-      return result;
     }
+    if (ties > 3) result_.notes.push_back(std::to_string(ties - 3) + " more pairs of runs with equal run times");
+  }
 
-    // Series that the window has and the run before it lacks: their latest earlier run.
-    std::vector<Instance> earlier_identities, earlier_names;
-    if (window > 0) {
-      std::unordered_set<int32_t> identities_before, names_before, identities_needed, names_needed;
-      for (const Instance& r : rows) {
-        if (r.run != first_loaded) continue;
-        identities_before.insert(r.identity);
-        names_before.insert(r.name);
+  // The rows of the window and of the run before it. False when the window has none (noted); kNotFound
+  // when `module` names no module of any run.
+  StatusOr<bool> LoadWindowRows() {
+    first_loaded_ = std::max(window_ - 1, 0);
+    Conditions where;
+    (void)AddNameMatch(&where, "mm.module_name", query_.module, "module");  // checked by ListChanges
+    AddLabelMatch(&where, "mm.run_id", query_.labels);
+    if (window_ > 0) where.Add("mm.run_time_us >= ?", runs()[static_cast<size_t>(first_loaded_)].time_us);
+    history_.LoadRows(where, &rows_);
+    rows_.erase(std::remove_if(rows_.begin(), rows_.end(), [&](const Instance& r) { return r.run < first_loaded_; }),
+                rows_.end());
+    if (std::any_of(rows_.begin(), rows_.end(), [&](const Instance& r) { return r.run >= window_; })) return true;
+    if (query_.module.empty()) {
+      result_.notes.push_back("no module with a buffer assignment in the runs considered");
+      return false;
+    }
+    Conditions exists;
+    (void)AddNameMatch(&exists, "m.name", query_.module, "module");
+    auto q = db_.connection().Prepare("SELECT COUNT(*) FROM modules m" + exists.Where());
+    BindArgs(*q, exists.args());
+    q->Step();
+    if (q->Int(0) == 0) return Status::NotFound("module '" + query_.module + "' not found in any run");
+    result_.notes.push_back("module '" + query_.module + "' has no buffer assignment in the " +
+                            std::to_string(result_.runs) + (result_.runs == 1 ? " run" : " runs") + " considered");
+    return false;
+  }
+
+  // Series that the window has and the run before it lacks: their latest earlier run.
+  void LoadEarlierRows() {
+    if (window_ == 0) return;
+    std::unordered_set<int32_t> identities_before, names_before, identities_needed, names_needed;
+    for (const Instance& r : rows_) {
+      if (r.run != first_loaded_) continue;
+      identities_before.insert(r.identity);
+      names_before.insert(r.name);
+    }
+    std::vector<std::string> identity_keys, module_names;
+    std::set<std::string> names_asked;
+    for (const Instance& r : rows_) {
+      if (identities_before.count(r.identity) == 0 && identities_needed.insert(r.identity).second) {
+        identity_keys.push_back(history_.texts().Text(r.identity));
       }
-      std::vector<std::string> identity_keys, module_names;
-      std::set<std::string> names_asked;
-      for (const Instance& r : rows) {
-        if (identities_before.count(r.identity) == 0 && identities_needed.insert(r.identity).second) {
-          identity_keys.push_back(history.texts().Text(r.identity));
-        }
-        if (names_before.count(r.name) == 0 && names_needed.insert(r.name).second &&
-            names_asked.insert(std::get<0>(history.name(r.name))).second) {
-          module_names.push_back(std::get<0>(history.name(r.name)));
-        }
+      if (names_before.count(r.name) == 0 && names_needed.insert(r.name).second &&
+          names_asked.insert(std::get<0>(history_.name(r.name))).second) {
+        module_names.push_back(std::get<0>(history_.name(r.name)));
       }
-      earlier_identities = EarlierRows(history, query, "identity_key", identity_keys, first_loaded, false,
-                                       identities_needed);
-      earlier_names = EarlierRows(history, query, "module_name", module_names, first_loaded, true, names_needed);
     }
+    earlier_identities_ = EarlierRows(history_, query_, "identity_key", identity_keys, first_loaded_, false,
+                                      identities_needed);
+    earlier_names_ = EarlierRows(history_, query_, "module_name", module_names, first_loaded_, true, names_needed);
+  }
 
-    // Series by identity and by jit name, oldest run first.
-    std::unordered_map<int32_t, Series> by_identity, by_name;
-    for (const Instance& r : earlier_identities) Add(by_identity[r.identity], r);
-    for (const Instance& r : earlier_names) Add(by_name[r.name], r);
-    for (const Instance& r : rows) {
-      Add(by_identity[r.identity], r);
-      Add(by_name[r.name], r);
+  // Series by identity and by jit name, oldest run first.
+  void BuildSeries() {
+    for (const Instance& r : earlier_identities_) Add(by_identity_[r.identity], r);
+    for (const Instance& r : earlier_names_) Add(by_name_[r.name], r);
+    for (const Instance& r : rows_) {
+      Add(by_identity_[r.identity], r);
+      Add(by_name_[r.name], r);
     }
+  }
 
-    std::vector<Found> found;
-    std::set<std::tuple<int32_t, int32_t, size_t>> identity_changed;  // (run, name, metric)
-    auto collect = [&](const std::unordered_map<int32_t, Series>& all, ChangePoint::Level level) {
-      for (const auto& [key, series] : all) {
-        for (size_t j = 1; j < series.size(); ++j) {
-          const SeriesInRun& a = series[j - 1];
-          const SeriesInRun& b = series[j];
-          if (b.run < window) continue;
-          for (size_t rank = 0; rank < metrics.size(); ++rank) {
-            const size_t m = metrics[rank];
-            if (a.largest[m] == nullptr || b.largest[m] == nullptr) continue;
-            if (!Passes(query, a.largest[m]->values[m], b.largest[m]->values[m])) continue;
-            if (level == ChangePoint::Level::kIdentity) {
-              identity_changed.insert({b.run, b.largest[m]->name, m});
-            } else if (identity_changed.count({b.run, key, m}) != 0) {
-              continue;  // an identity of this name shows the change
-            }
-            found.push_back({level, &a, &b, m, rank});
+  // The changes of each series at the window's runs that pass the query's sizes. Identities first: a name's
+  // change is passed over where an identity of that name shows it.
+  void FindChanges(const std::unordered_map<int32_t, Series>& all, ChangePoint::Level level) {
+    for (const auto& [key, series] : all) {
+      for (size_t j = 1; j < series.size(); ++j) {
+        const SeriesInRun& a = series[j - 1];
+        const SeriesInRun& b = series[j];
+        if (b.run < window_) continue;
+        for (size_t rank = 0; rank < metrics_.size(); ++rank) {
+          const size_t m = metrics_[rank];
+          if (a.largest[m] == nullptr || b.largest[m] == nullptr) continue;
+          if (!Passes(query_, a.largest[m]->values[m], b.largest[m]->values[m])) continue;
+          if (level == ChangePoint::Level::kIdentity) {
+            identity_changed_.insert({b.run, b.largest[m]->name, m});
+          } else if (identity_changed_.count({b.run, key, m}) != 0) {
+            continue;  // an identity of this name shows the change
           }
+          found_.push_back({level, &a, &b, m, rank});
         }
       }
-    };
-    collect(by_identity, ChangePoint::Level::kIdentity);
-    collect(by_name, ChangePoint::Level::kName);
+    }
+  }
 
-    // Order, then the limit.
-    auto name_of = [&](const Found& f) -> const auto& { return history.name(f.after->largest[f.metric]->name); };
+  // Order (ChangeHistory::changes), then the limit.
+  void OrderAndLimit() {
+    auto name_of = [&](const Found& f) -> const auto& { return history_.name(f.after->largest[f.metric]->name); };
     auto tie_break = [&](const Found& x, const Found& y) {
       const Instance& a = *x.after->largest[x.metric];
       const Instance& b = *y.after->largest[y.metric];
       return std::make_tuple(x.level, std::cref(name_of(x)), x.metric_rank, a.xla_module_id, a.module_id) <
              std::make_tuple(y.level, std::cref(name_of(y)), y.metric_rank, b.xla_module_id, b.module_id);
     };
-    if (!query.module.empty()) {
-      std::sort(found.begin(), found.end(), [&](const Found& x, const Found& y) {
+    if (!query_.module.empty()) {
+      std::sort(found_.begin(), found_.end(), [&](const Found& x, const Found& y) {
         if (x.after->run != y.after->run) return x.after->run < y.after->run;
         if (std::llabs(x.delta()) != std::llabs(y.delta())) return std::llabs(x.delta()) > std::llabs(y.delta());
         return tie_break(x, y);
       });
     } else {
-      std::sort(found.begin(), found.end(), [&](const Found& x, const Found& y) {
+      std::sort(found_.begin(), found_.end(), [&](const Found& x, const Found& y) {
         if (std::llabs(x.delta()) != std::llabs(y.delta())) return std::llabs(x.delta()) > std::llabs(y.delta());
         if (x.after->run != y.after->run) return x.after->run > y.after->run;
         return tie_break(x, y);
       });
     }
-    result.change_count = static_cast<int64_t>(found.size());
-    if (query.limit >= 0 && found.size() > static_cast<size_t>(query.limit)) found.resize(static_cast<size_t>(query.limit));
+    result_.change_count = static_cast<int64_t>(found_.size());
+    if (query_.limit >= 0 && found_.size() > static_cast<size_t>(query_.limit)) {
+      found_.resize(static_cast<size_t>(query_.limit));
+    }
+  }
 
-    for (const Found& f : found) {
+  void WriteChangePoints() {
+    for (const Found& f : found_) {
       const Instance& was = *f.before->largest[f.metric];
       const Instance& now = *f.after->largest[f.metric];
       ChangePoint p;
       p.level = f.level;
-      p.run = runs[static_cast<size_t>(now.run)].name;
-      p.run_time_us = runs[static_cast<size_t>(now.run)].time_us;
-      p.previous_run = runs[static_cast<size_t>(was.run)].name;
-      p.previous_run_time_us = runs[static_cast<size_t>(was.run)].time_us;
-      std::tie(p.module, p.stage, p.folder) = history.name(now.name);
-      p.entry_signature = history.texts().Text(now.signature);
-      p.previous_entry_signature = history.texts().Text(was.signature);
-      p.entry_sharding = history.texts().Text(now.sharding);
-      p.previous_entry_sharding = history.texts().Text(was.sharding);
+      p.run = runs()[static_cast<size_t>(now.run)].name;
+      p.run_time_us = runs()[static_cast<size_t>(now.run)].time_us;
+      p.previous_run = runs()[static_cast<size_t>(was.run)].name;
+      p.previous_run_time_us = runs()[static_cast<size_t>(was.run)].time_us;
+      std::tie(p.module, p.stage, p.folder) = history_.name(now.name);
+      p.entry_signature = history_.texts().Text(now.signature);
+      p.previous_entry_signature = history_.texts().Text(was.signature);
+      p.entry_sharding = history_.texts().Text(now.sharding);
+      p.previous_entry_sharding = history_.texts().Text(was.sharding);
       p.xla_module_id = now.xla_module_id;
       p.previous_xla_module_id = was.xla_module_id;
       p.module_id = now.module_id;
@@ -402,25 +471,27 @@ StatusOr<ChangeHistory> ListChanges(Database& db, const ChangeQuery& query) {
       p.metric = std::string(kModuleMetrics[f.metric].name);
       p.before = was.values[f.metric];
       p.after = now.values[f.metric];
-      result.changes.push_back(std::move(p));
+      result_.changes.push_back(std::move(p));
     }
+  }
 
-    // The largest changes, explained.
-    std::vector<size_t> by_size(result.changes.size());
+  // The largest changes (query.attribute of them), explained by the gate's attribution.
+  Status ExplainLargest() {
+    std::vector<size_t> by_size(result_.changes.size());
     for (size_t i = 0; i < by_size.size(); ++i) by_size[i] = i;
     std::stable_sort(by_size.begin(), by_size.end(), [&](size_t x, size_t y) {
-      return std::llabs(result.changes[x].delta()) > std::llabs(result.changes[y].delta());
+      return std::llabs(result_.changes[x].delta()) > std::llabs(result_.changes[y].delta());
     });
-    if (query.attribute >= 0 && by_size.size() > static_cast<size_t>(query.attribute)) {
-      by_size.resize(static_cast<size_t>(query.attribute));
+    if (query_.attribute >= 0 && by_size.size() > static_cast<size_t>(query_.attribute)) {
+      by_size.resize(static_cast<size_t>(query_.attribute));
     }
     for (size_t i : by_size) {
-      ChangePoint& p = result.changes[i];
-      const Found& f = found[i];
+      ChangePoint& p = result_.changes[i];
+      const Found& f = found_[i];
       const bool peak = IsPeakMetric(p.metric);
-      auto attribution = AttributeChange(db, p.previous_module_id, p.module_id,
+      auto attribution = AttributeChange(db_, p.previous_module_id, p.module_id,
                                          peak ? AttributionScope::kPeakBuffers : AttributionScope::kValues,
-                                         query.max_attribution);
+                                         query_.max_attribution);
       if (!attribution.ok()) return attribution.status();
       p.attribution = std::move(*attribution);
       if (p.metric == "live_peak_padded_bytes") {
@@ -431,70 +502,76 @@ StatusOr<ChangeHistory> ListChanges(Database& db, const ChangeQuery& query) {
         p.peak_metric = "peak_bytes";
       }
     }
+    return Status::Ok();
+  }
 
-    // Since when each jit name has exceeded the size asked about (in the window).
-    if (query.first_above_bytes > 0) {
-      for (const auto& [key, series] : by_name) {
-        for (size_t rank = 0; rank < metrics.size(); ++rank) {
-          const size_t m = metrics[rank];
-          FirstAbove above;
-          bool ever = false, streak = false;
-          for (const SeriesInRun& s : series) {
-            if (s.run < window || s.largest[m] == nullptr) continue;
-            const int64_t value = s.largest[m]->values[m];
-            const std::string& run = runs[static_cast<size_t>(s.run)].name;
-            const bool over = value > query.first_above_bytes;
-            if (over && !ever) {
-              ever = true;
-              above.first_run = run;
-              above.first_value = value;
-            }
-            if (over && !streak) {
-              above.since_run = run;
-              above.since_value = value;
-            }
-            streak = over;
-            above.latest_run = run;
-            above.latest_value = value;
-          }
-          if (!ever) continue;
-          if (!streak) {
-            above.since_run.clear();
-            above.since_value = 0;
-          }
-          std::tie(above.module, above.stage, above.folder) = history.name(key);
-          above.metric = std::string(kModuleMetrics[m].name);
-          above.bytes = query.first_above_bytes;
-          result.first_above.push_back(std::move(above));
-        }
-      }
-      std::sort(result.first_above.begin(), result.first_above.end(), [&](const FirstAbove& x, const FirstAbove& y) {
-        auto rank = [&](const std::string& metric) {
-          return std::find(result.metrics.begin(), result.metrics.end(), metric) - result.metrics.begin();
-        };
-        return std::make_tuple(std::cref(x.module), std::cref(x.stage), std::cref(x.folder), rank(x.metric)) <
-               std::make_tuple(std::cref(y.module), std::cref(y.stage), std::cref(y.folder), rank(y.metric));
-      });
-      if (result.first_above.empty()) {
-        result.notes.push_back("no jit name exceeded " + std::to_string(query.first_above_bytes) +
-                               " bytes in the runs considered");
+  // Since when each jit name has exceeded the size asked about (in the window).
+  void FindFirstAbove() {
+    for (const auto& [key, series] : by_name_) {
+      for (const size_t m : metrics_) {
+        std::optional<FirstAbove> above = FirstAboveOf(series, m, window_, runs(), query_.first_above_bytes);
+        if (!above) continue;
+        std::tie(above->module, above->stage, above->folder) = history_.name(key);
+        above->metric = std::string(kModuleMetrics[m].name);
+        result_.first_above.push_back(std::move(*above));
       }
     }
-
-    // Histories too short to change.
-    if (run_count == 1) {
-      result.notes.push_back("one run ('" + runs.front().name + "'): no earlier run to compare with");
-    } else if (!query.module.empty() && result.change_count == 0) {
-      std::set<int32_t> module_runs;
-      for (const auto& [key, series] : by_name) {
-        for (const SeriesInRun& s : series) module_runs.insert(s.run);
-      }
-      if (module_runs.size() == 1) {
-        result.notes.push_back("module '" + query.module + "' is in one run only ('" +
-                               runs[static_cast<size_t>(*module_runs.begin())].name + "'): nothing to compare");
-      }
+    std::sort(result_.first_above.begin(), result_.first_above.end(), [&](const FirstAbove& x, const FirstAbove& y) {
+      auto rank = [&](const std::string& metric) {
+        return std::find(result_.metrics.begin(), result_.metrics.end(), metric) - result_.metrics.begin();
+      };
+      return std::make_tuple(std::cref(x.module), std::cref(x.stage), std::cref(x.folder), rank(x.metric)) <
+             std::make_tuple(std::cref(y.module), std::cref(y.stage), std::cref(y.folder), rank(y.metric));
+    });
+    if (result_.first_above.empty()) {
+      result_.notes.push_back("no jit name exceeded " + std::to_string(query_.first_above_bytes) +
+                              " bytes in the runs considered");
     }
-    return result;
+  }
+
+  // Histories too short to change.
+  void NoteShortHistory() {
+    if (run_count() == 1) {
+      result_.notes.push_back("one run ('" + runs().front().name + "'): no earlier run to compare with");
+      return;
+    }
+    if (query_.module.empty() || result_.change_count != 0) return;
+    std::set<int32_t> module_runs;
+    for (const auto& [key, series] : by_name_) {
+      for (const SeriesInRun& s : series) module_runs.insert(s.run);
+    }
+    if (module_runs.size() == 1) {
+      result_.notes.push_back("module '" + query_.module + "' is in one run only ('" +
+                              runs()[static_cast<size_t>(*module_runs.begin())].name + "'): nothing to compare");
+    }
+  }
+
+  Database& db_;
+  const ChangeQuery& query_;
+  const std::vector<size_t> metrics_;  // kModuleMetrics indexes, in the order asked
+  ChangeHistory result_;
+  History history_;
+  int32_t window_ = 0;        // the window's first run (index into the history's runs)
+  int32_t first_loaded_ = 0;  // the run before it, whose rows are loaded too (0 when the window starts there)
+  std::vector<Instance> rows_, earlier_identities_, earlier_names_;
+  std::unordered_map<int32_t, Series> by_identity_, by_name_;
+  std::set<std::tuple<int32_t, int32_t, size_t>> identity_changed_;  // (run, name, metric)
+  std::vector<Found> found_;
+};
+
+}  // namespace
+
+StatusOr<ChangeHistory> ListChanges(Database& db, const ChangeQuery& query) {
+  if (Status bounded = CheckBounds(query); !bounded.ok()) return bounded;
+  ChangeHistory result;
+  StatusOr<std::vector<size_t>> metrics = MetricsAsked(query, &result.metrics);
+  if (!metrics.ok()) return metrics.status();
+  {
+    Conditions check;
+    if (Status st = AddNameMatch(&check, "m.name", query.module, "module"); !st.ok()) return st;
+  }
+  return CatchSqlErrors("changes", [&] {
+    return ChangeSearch(db, query, std::move(*metrics), std::move(result)).Run();
   });
 }
 
