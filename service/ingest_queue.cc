@@ -216,161 +216,201 @@ void IngestQueue::Ended(const std::string& job_id) {
 void IngestQueue::Run() {
   auto db = store::Database::Open(db_path_);
   if (!db.ok()) {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto& [id, js] : jobs_) {
-      if (!js.finished()) {
-        js.state = JobStatus::State::kFailed;
-        js.message = db.status().message();
-      }
-    }
+    FailUnfinished(db.status().message());
     return;
   }
   auto claims = store::JobClaims::Open(db_path_);
-  auto writer_holder = std::make_unique<store::RunWriter>(db.value().get());
+  auto writer = std::make_unique<store::RunWriter>(db.value().get());
   for (;;) {
-    std::pair<std::string, IngestRequest> next;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      changed_.wait(lock, [&] { return stopping_ || !queue_.empty() || !tasks_.empty(); });
-      if (stopping_) return;  // queued jobs stay QUEUED in ingest_jobs and resume on the next start
-      if (!tasks_.empty()) {  // label and delete changes, between jobs
-        WriterTask* task = tasks_.front();
-        tasks_.pop_front();
-        lock.unlock();
-        Status result;
-        try {
-          result = task->run(*db.value());
-        } catch (const std::exception& e) {
-          result = Status::Internal(std::string("writer task failed: ") + e.what());
-        }
-        writer_holder = std::make_unique<store::RunWriter>(db.value().get());  // its cached ids may be gone
-        lock.lock();
-        task->result = result;
-        changed_.notify_all();
-        continue;
-      }
-      next = std::move(queue_.front());
-      queue_.pop_front();
-      if (next.second.source == "upload") running_upload_ = next.second.path;
-    }
-    const std::string& job_id = next.first;
-    const IngestRequest& request = next.second;
-    // Several daemons may share a PostgreSQL store: run the job only once it is ours (store/admin/job_log.h).
-    auto claim = claims.ok() ? (*claims)->Take(job_id) : StatusOr<store::JobClaims::Claim>(claims.status());
-    if (!claim.ok() || !claim->claimed) {
-      const bool ended_elsewhere = claim.ok() && claim->state.has_value();
-      Update(job_id, [&](JobStatus& js) {
-        js.state = ended_elsewhere && claim->state == store::JobState::kSucceeded ? store::JobState::kSucceeded
-                                                                                   : store::JobState::kFailed;
-        js.message = !claim.ok()          ? claim.status().message()
-                     : ended_elsewhere ? "run by another daemon sharing the store: " +
-                                             std::string(store::JobStateName(*claim->state)) +
-                                             (claim->message.empty() ? "" : " (" + claim->message + ")")
-                                       : "the job is no longer in the store";
-      });
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        running_upload_.clear();
-      }
-      Ended(job_id);
+    std::unique_lock<std::mutex> lock(mu_);
+    changed_.wait(lock, [&] { return stopping_ || !queue_.empty() || !tasks_.empty(); });
+    if (stopping_) return;  // queued jobs stay QUEUED in ingest_jobs and resume on the next start
+    if (!tasks_.empty()) {  // label and delete changes, between jobs
+      WriterTask* task = tasks_.front();
+      tasks_.pop_front();
+      lock.unlock();
+      const Status result = RunWriterTask(*task, *db.value());
+      writer = std::make_unique<store::RunWriter>(db.value().get());  // its cached ids may be gone
+      lock.lock();
+      task->result = result;
+      changed_.notify_all();
       continue;
     }
-    (void)(*claims)->SetState(job_id, store::JobState::kRunning, "");
-    Update(job_id, [](JobStatus& js) { js.state = JobStatus::State::kRunning; });
+    const std::pair<std::string, IngestRequest> next = std::move(queue_.front());
+    queue_.pop_front();
+    if (next.second.source == "upload") running_upload_ = next.second.path;
+    lock.unlock();
+    RunJob(next.first, next.second, *db.value(), writer.get(), claims);
+  }
+}
 
-    ingest::DumpIngester ingester(writer_holder.get());
-    ingest::IngestOptions options;
-    options.run_name = request.run_name;
-    options.labels = request.labels;
-    options.time_us = request.run_time_us;
-    options.source_description = request.source_description;
-    options.append = request.append;
-    options.content_digest = request.content_digest;
-    options.should_stop = [this] {
-      std::lock_guard<std::mutex> lock(mu_);
-      return stopping_;
-    };
-    auto progress = [&](const ingest::IngestProgress& p) {
-      Update(job_id, [&](JobStatus& js) {
-        js.files_done = p.files_done;
-        js.bytes_done = p.bytes_done;
-      });
-    };
-    options.source_limits = source_limits_;
-    if (options.run_name.empty()) options.run_name = ingest::DefaultRunNameForPath(request.path);
-    const auto started = std::chrono::steady_clock::now();
-    StatusOr<ingest::IngestSummary> summary = Status::Internal("not run");
-    try {  // a bug that throws fails this job, not the daemon (a crash would resume and repeat it forever)
-      if (request.source == "path") {
-        // Checked when asked, and opened beneath its root now: a symlink swapped in while the job waited is refused.
-        StatusOr<std::unique_ptr<ingest::DumpSource>> source =
-            Status::PermissionDenied("IngestPath is disabled: the server has no --allow-root");
-        if (access_ != nullptr) {
-          auto allowed = access_->FindRoot(request.path);
-          source = allowed.ok() ? ingest::DumpSource::OpenBeneath(allowed->root, allowed->relative, source_limits_)
-                                : StatusOr<std::unique_ptr<ingest::DumpSource>>(allowed.status());
-        }
-        if (source.ok()) summary = ingester.Ingest(*source.value(), request.path, options, progress);
-        else summary = source.status();
-      } else {
-        summary = ingester.Ingest(request.path, options, progress);
-      }
-    } catch (const std::exception& e) {
-      summary = Status::Internal(std::string("ingest failed: ") + e.what());
+void IngestQueue::FailUnfinished(const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [id, js] : jobs_) {
+    if (!js.finished()) {
+      js.state = JobStatus::State::kFailed;
+      js.message = reason;
     }
-    store::JobState state = store::JobState::kSucceeded;
-    std::string message;
-    if (!summary.ok()) {
-      state = store::JobState::kFailed;
-      message = summary.status().message();
-    } else if (summary->interrupted) {
-      state = store::JobState::kQueued;  // resumed on the next start
-      message = "interrupted by shutdown after " + std::to_string(summary->files) + " files";
-    } else if (summary->files == 0 && !summary->errors.empty()) {
-      // Nothing was read: the folder or archive itself could not be opened (a corrupt archive).
-      state = store::JobState::kFailed;
-      message = summary->errors.front().path + ": " + summary->errors.front().reason;
-    } else if (request.files_received >= 0 && summary->files != request.files_received) {
-      state = store::JobState::kFailed;
-      message = "received " + std::to_string(request.files_received) + " files but the ingest found " +
-                std::to_string(summary->files) + " of them";
-    }
-    const std::string ran_as = summary.ok() ? summary->run_name : options.run_name;
-    (void)(*claims)->Finish(job_id, state, message, ran_as);
-    int64_t modules = -1;
-    if (summary.ok() && state == store::JobState::kSucceeded) {
-      auto run = store::GetRun(*db.value(), summary->run_name);
-      if (run.ok()) modules = run->module_count;
-    }
-    if (state != store::JobState::kQueued && request.source == "upload") {
-      std::error_code ec;  // staged uploads are ours to remove once the job has ended, either way
-      std::filesystem::remove_all(request.path, ec);
-    }
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      running_upload_.clear();
-    }
+  }
+}
+
+Status IngestQueue::RunWriterTask(WriterTask& task, store::Database& db) {
+  try {
+    return task.run(db);
+  } catch (const std::exception& e) {
+    return Status::Internal(std::string("writer task failed: ") + e.what());
+  }
+}
+
+void IngestQueue::ClearRunningUpload() {
+  std::lock_guard<std::mutex> lock(mu_);
+  running_upload_.clear();
+}
+
+namespace {
+
+// How a job ended: the state it is left in (QUEUED: resumed at the next start) and why, and, for its status,
+// the run it ingested and the modules that run has.
+struct JobEnd {
+  store::JobState state = store::JobState::kSucceeded;
+  std::string message;
+  std::string ran_as;  // the run's name
+  int64_t modules = -1;
+};
+
+// The state and message a job ends with, from its ingest (IngestQueue's contract in ingest_queue.h).
+JobEnd JobEndOf(const StatusOr<ingest::IngestSummary>& summary, const IngestRequest& request) {
+  JobEnd end;
+  if (!summary.ok()) {
+    end.state = store::JobState::kFailed;
+    end.message = summary.status().message();
+  } else if (summary->interrupted) {
+    end.state = store::JobState::kQueued;  // resumed on the next start
+    end.message = "interrupted by shutdown after " + std::to_string(summary->files) + " files";
+  } else if (summary->files == 0 && !summary->errors.empty()) {
+    // Nothing was read: the folder or archive itself could not be opened (a corrupt archive).
+    end.state = store::JobState::kFailed;
+    end.message = summary->errors.front().path + ": " + summary->errors.front().reason;
+  } else if (request.files_received >= 0 && summary->files != request.files_received) {
+    end.state = store::JobState::kFailed;
+    end.message = "received " + std::to_string(request.files_received) + " files but the ingest found " +
+                  std::to_string(summary->files) + " of them";
+  }
+  return end;
+}
+
+// Modules with a buffer assignment in the run; -1 when that cannot be read.
+int64_t ModuleCount(store::Database& db, const std::string& run_name) {
+  auto run = store::GetRun(db, run_name);
+  return run.ok() ? run->module_count : -1;
+}
+
+// The job's status once it ended: its ingest's counts (or, when it failed, the seconds since `started`),
+// and `end`.
+void RecordJobEnd(JobStatus& js, const StatusOr<ingest::IngestSummary>& summary, const JobEnd& end,
+                  std::chrono::steady_clock::time_point started) {
+  if (summary.ok()) {
+    js.run_name = summary->run_name;
+    js.files_by_verdict = summary->files_by_verdict;
+    if (summary->files_reread > 0) js.files_by_verdict["reread"] = summary->files_reread;
+    js.rows = summary->rows;
+    js.issues = summary->issues;
+    js.seconds = summary->seconds;
+    js.bytes_done = summary->bytes_read;
+    js.files_done = summary->files;
+    js.errors.clear();
+    for (const auto& e : summary->errors) js.errors.emplace_back(e.path, e.reason);
+  } else {
+    js.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  }
+  js.message = end.message;
+  js.modules = end.modules;
+  if (js.run_name.empty()) js.run_name = end.ran_as;
+  js.state = end.state;
+}
+
+}  // namespace
+
+void IngestQueue::RunJob(const std::string& job_id, const IngestRequest& request, store::Database& db,
+                         store::RunWriter* writer, StatusOr<std::unique_ptr<store::JobClaims>>& claims) {
+  // Several daemons may share a PostgreSQL store: run the job only once it is ours (store/admin/job_log.h).
+  auto claim = claims.ok() ? (*claims)->Take(job_id) : StatusOr<store::JobClaims::Claim>(claims.status());
+  if (!claim.ok() || !claim->claimed) {
+    EndUnclaimed(job_id, claim);
+    return;
+  }
+  store::JobClaims& held = *claims.value();
+  (void)held.SetState(job_id, store::JobState::kRunning, "");
+  Update(job_id, [](JobStatus& js) { js.state = JobStatus::State::kRunning; });
+
+  const ingest::IngestOptions options = OptionsFor(request);
+  const auto started = std::chrono::steady_clock::now();
+  const StatusOr<ingest::IngestSummary> summary = IngestJob(job_id, request, options, writer);
+  JobEnd end = JobEndOf(summary, request);
+  end.ran_as = summary.ok() ? summary->run_name : options.run_name;
+  (void)held.Finish(job_id, end.state, end.message, end.ran_as);
+  if (summary.ok() && end.state == store::JobState::kSucceeded) end.modules = ModuleCount(db, summary->run_name);
+  if (end.state != store::JobState::kQueued && request.source == "upload") {
+    std::error_code ec;  // staged uploads are ours to remove once the job has ended, either way
+    std::filesystem::remove_all(request.path, ec);
+  }
+  ClearRunningUpload();
+  Update(job_id, [&](JobStatus& js) { RecordJobEnd(js, summary, end, started); });
+  Ended(job_id);
+}
+
+void IngestQueue::EndUnclaimed(const std::string& job_id, const StatusOr<store::JobClaims::Claim>& claim) {
+  const bool ended_elsewhere = claim.ok() && claim->state.has_value();
+  Update(job_id, [&](JobStatus& js) {
+    js.state = ended_elsewhere && claim->state == store::JobState::kSucceeded ? store::JobState::kSucceeded
+                                                                               : store::JobState::kFailed;
+    js.message = !claim.ok()          ? claim.status().message()
+                 : ended_elsewhere ? "run by another daemon sharing the store: " +
+                                         std::string(store::JobStateName(*claim->state)) +
+                                         (claim->message.empty() ? "" : " (" + claim->message + ")")
+                                   : "the job is no longer in the store";
+  });
+  ClearRunningUpload();
+  Ended(job_id);
+}
+
+ingest::IngestOptions IngestQueue::OptionsFor(const IngestRequest& request) const {
+  ingest::IngestOptions options;
+  options.run_name = request.run_name.empty() ? ingest::DefaultRunNameForPath(request.path) : request.run_name;
+  options.labels = request.labels;
+  options.time_us = request.run_time_us;
+  options.source_description = request.source_description;
+  options.append = request.append;
+  options.content_digest = request.content_digest;
+  options.should_stop = [this] {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stopping_;
+  };
+  options.source_limits = source_limits_;
+  return options;
+}
+
+StatusOr<ingest::IngestSummary> IngestQueue::IngestJob(const std::string& job_id, const IngestRequest& request,
+                                                       const ingest::IngestOptions& options,
+                                                       store::RunWriter* writer) {
+  ingest::DumpIngester ingester(writer);
+  auto progress = [&](const ingest::IngestProgress& p) {
     Update(job_id, [&](JobStatus& js) {
-      if (summary.ok()) {
-        js.run_name = summary->run_name;
-        js.files_by_verdict = summary->files_by_verdict;
-        if (summary->files_reread > 0) js.files_by_verdict["reread"] = summary->files_reread;
-        js.rows = summary->rows;
-        js.issues = summary->issues;
-        js.seconds = summary->seconds;
-        js.bytes_done = summary->bytes_read;
-        js.files_done = summary->files;
-        js.errors.clear();
-        for (const auto& e : summary->errors) js.errors.emplace_back(e.path, e.reason);
-      } else {
-        js.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      }
-      js.message = message;
-      js.modules = modules;
-      if (js.run_name.empty()) js.run_name = ran_as;
-      js.state = state;
+      js.files_done = p.files_done;
+      js.bytes_done = p.bytes_done;
     });
-    Ended(job_id);
+  };
+  try {  // a bug that throws fails this job, not the daemon (a crash would resume and repeat it forever)
+    if (request.source != "path") return ingester.Ingest(request.path, options, progress);
+    // Checked when asked, and opened beneath its root now: a symlink swapped in while the job waited is refused.
+    if (access_ == nullptr) return Status::PermissionDenied("IngestPath is disabled: the server has no --allow-root");
+    auto allowed = access_->FindRoot(request.path);
+    if (!allowed.ok()) return allowed.status();
+    auto source = ingest::DumpSource::OpenBeneath(allowed->root, allowed->relative, source_limits_);
+    if (!source.ok()) return source.status();
+    return ingester.Ingest(*source.value(), request.path, options, progress);
+  } catch (const std::exception& e) {
+    return Status::Internal(std::string("ingest failed: ") + e.what());
   }
 }
 

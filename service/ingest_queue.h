@@ -35,11 +35,16 @@
 #include <utility>
 #include <vector>
 
+#include "ingest/dump_ingester.h"
 #include "ingest/source/dump_source.h"
 #include "base/status.h"
 #include "service/access_policy.h"
 #include "store/backend/database.h"
 #include "store/admin/job_log.h"
+
+namespace xladb::store {
+class RunWriter;
+}  // namespace xladb::store
 
 namespace xladb::service {
 
@@ -122,9 +127,28 @@ class IngestQueue {
   std::vector<std::string> PendingUploadPaths() const;
 
  private:
+  struct WriterTask;
+
   IngestQueue() = default;
+  // The writer thread: label and delete tasks and ingest jobs, one at a time, until Shutdown().
   void Run();
-  void Execute(const std::string& job_id, const IngestRequest& request);
+  // Every job not finished FAILS with `reason` (the writer's connection could not be opened).
+  void FailUnfinished(const std::string& reason);
+  // Runs a label or delete task on the writer's connection; what it throws is its failure.
+  static Status RunWriterTask(WriterTask& task, store::Database& db);
+  // One job, from its claim (JobClaims) to its end: ingested with `writer`, its end recorded in the store,
+  // in its status and through Ended().
+  void RunJob(const std::string& job_id, const IngestRequest& request, store::Database& db,
+              store::RunWriter* writer, StatusOr<std::unique_ptr<store::JobClaims>>& claims);
+  // A job this daemon could not claim: it ended as the store says another daemon ended it, or FAILED.
+  void EndUnclaimed(const std::string& job_id, const StatusOr<store::JobClaims::Claim>& claim);
+  // The ingest options of a job: its request's, the queue's source limits, and a stop at Shutdown().
+  ingest::IngestOptions OptionsFor(const IngestRequest& request) const;
+  // Ingests the job's source (a 'path' job opened beneath its allowed root now), reporting progress in its
+  // status. What the ingest throws is its failure.
+  StatusOr<ingest::IngestSummary> IngestJob(const std::string& job_id, const IngestRequest& request,
+                                            const ingest::IngestOptions& options, store::RunWriter* writer);
+  void ClearRunningUpload();
   void Update(const std::string& job_id, const std::function<void(JobStatus&)>& change);
   // Counts the job finished and tells on_job_end_ (SUCCEEDED or FAILED only).
   void Ended(const std::string& job_id);
