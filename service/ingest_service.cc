@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 #include "base/content_hash.h"
 #include "ingest/dump_ingester.h"
@@ -92,6 +93,159 @@ class StagedUpload {
 
 // Quotes a path for a message: valid UTF-8 as it is, other bytes as U+FFFD.
 std::string Quoted(const std::string& path) { return "'" + wire::ToValidUtf8(path) + "'"; }
+
+grpc::Status CannotWriteStage() {
+  return {grpc::StatusCode::RESOURCE_EXHAUSTED, "cannot write staged upload (disk full?)"};
+}
+
+// An upload's files, written chunk by chunk into its staging folder: each new path checked (UnsafeRelativePath,
+// not sent before), the upload held to its limits, each file's content hashed for the upload's digest. A
+// failed call leaves the upload unfinished: its caller gives it up (the staging folder goes with it).
+class StagedFiles {
+ public:
+  StagedFiles(fs::path dir, const UploadLimits& limits) : dir_(std::move(dir)), limits_(limits) {}
+
+  // Writes one chunk, of a new file when its path is not the previous chunk's. INVALID_ARGUMENT for a bad
+  // path or a file sent twice, RESOURCE_EXHAUSTED past a limit or when the disk is full.
+  grpc::Status Write(const v1::FileChunk& f) {
+    const std::string& path = f.raw_path().empty() ? f.path() : f.raw_path();
+    if (file_hash_ == nullptr || path != current_path_) {  // a new file (the first one too, even if named "")
+      if (grpc::Status started = StartFile(path, f.mtime_us()); !started.ok()) return started;
+    }
+    bytes_ += static_cast<int64_t>(f.data().size());
+    if (bytes_ > limits_.max_bytes) {
+      return {grpc::StatusCode::RESOURCE_EXHAUSTED,
+              "upload exceeds " + std::to_string(limits_.max_bytes) + " bytes (server --max-upload-bytes)"};
+    }
+    file_hash_->Update(f.data());
+    out_.write(f.data().data(), static_cast<std::streamsize>(f.data().size()));
+    if (!out_) return CannotWriteStage();
+    return grpc::Status::OK;
+  }
+  // Closes the last file; RESOURCE_EXHAUSTED when it could not be written.
+  grpc::Status Close() { return CloseFile() ? grpc::Status::OK : CannotWriteStage(); }
+  // Gives the staged files the modification times the client sent.
+  void SetModificationTimes() const {
+    for (const auto& [path, us] : mtimes_) {
+      struct timespec times[2];
+      times[0].tv_sec = times[1].tv_sec = us / 1000000;
+      times[0].tv_nsec = times[1].tv_nsec = (us % 1000000) * 1000;
+      ::utimensat(AT_FDCWD, path.c_str(), times, 0);
+    }
+  }
+  int64_t files() const { return files_; }
+  int64_t bytes() const { return bytes_; }
+  const std::string& last_path() const { return current_path_; }  // "" before the first file
+  // (path, content hash) of each file, in the order received: what SetDigest takes.
+  std::vector<std::pair<std::string, std::string>> TakeContentHashes() { return std::move(file_hashes_); }
+
+ private:
+  grpc::Status StartFile(const std::string& path, int64_t mtime_us) {
+    if (std::string why = UnsafeRelativePath(path); !why.empty()) {
+      return {grpc::StatusCode::INVALID_ARGUMENT,
+              "upload path " + Quoted(path) + " " + why + " (paths are relative, '/'-separated, without '..')"};
+    }
+    if (++files_ > limits_.max_files) {
+      return {grpc::StatusCode::RESOURCE_EXHAUSTED,
+              "upload has more than " + std::to_string(limits_.max_files) + " files (server --max-upload-files)"};
+    }
+    if (!CloseFile()) return CannotWriteStage();
+    current_path_ = path;
+    file_hash_ = std::make_unique<ContentHasher>();
+    const fs::path target = dir_ / current_path_;
+    std::error_code ec;
+    fs::create_directories(target.parent_path(), ec);
+    if (ec) {
+      return {grpc::StatusCode::INVALID_ARGUMENT,
+              "cannot stage " + Quoted(path) + ": " + ec.message() + " (a file and a folder of the same name?)"};
+    }
+    if (fs::symlink_status(target, ec).type() != fs::file_type::not_found) {
+      return {grpc::StatusCode::INVALID_ARGUMENT,
+              "file " + Quoted(path) + " sent twice (send its chunks together), or also a folder"};
+    }
+    out_.open(target, std::ios::binary);
+    if (!out_) return {grpc::StatusCode::INTERNAL, "cannot stage " + Quoted(path) + ": " + std::strerror(errno)};
+    if (mtime_us > 0) mtimes_.emplace_back(target, mtime_us);
+    return grpc::Status::OK;
+  }
+  // False when the file in hand could not be written.
+  bool CloseFile() {
+    if (current_path_.empty()) return true;
+    out_.close();
+    file_hashes_.emplace_back(current_path_, file_hash_->HexDigest());
+    return !out_.fail();
+  }
+
+  const fs::path dir_;
+  const UploadLimits limits_;
+  int64_t files_ = 0, bytes_ = 0;
+  std::string current_path_;
+  std::ofstream out_;
+  std::unique_ptr<ContentHasher> file_hash_;
+  std::vector<std::pair<std::string, std::string>> file_hashes_;
+  std::vector<std::pair<fs::path, int64_t>> mtimes_;
+};
+
+// An upload's header, checked as IngestPath checks its request.
+grpc::Status CheckUploadHeader(const v1::UploadHeader& header) {
+  if (header.run_name().empty()) return {grpc::StatusCode::INVALID_ARGUMENT, "UploadHeader.run_name is required"};
+  if (Status valid = ingest::ValidateRunName(header.run_name()); !valid.ok()) return ToGrpc(valid);
+  if (Status valid = CheckRunLabelsAndTime(header.labels(), header.run_time_us()); !valid.ok()) return ToGrpc(valid);
+  return grpc::Status::OK;
+}
+
+// The chunks after the header: files into `files`, then the trailer, which must come last.
+grpc::Status ReceiveChunks(grpc::ServerReader<v1::UploadChunk>* reader, StagedFiles* files,
+                           std::optional<v1::UploadTrailer>* trailer) {
+  v1::UploadChunk chunk;
+  while (reader->Read(&chunk)) {
+    if (trailer->has_value()) {
+      return {grpc::StatusCode::INVALID_ARGUMENT, "chunks after the UploadTrailer (it must come last)"};
+    }
+    if (chunk.has_trailer()) {
+      *trailer = chunk.trailer();
+      continue;
+    }
+    if (!chunk.has_file()) return {grpc::StatusCode::INVALID_ARGUMENT, "only one UploadHeader per upload"};
+    if (grpc::Status written = files->Write(chunk.file()); !written.ok()) return written;
+  }
+  return files->Close();
+}
+
+// All or nothing: a chunk the server could not read (e.g. a file name that is not UTF-8 in `path`) ends the
+// stream as if the client had finished; only the trailer tells the two apart.
+grpc::Status CheckComplete(const std::optional<v1::UploadTrailer>& trailer, const StagedFiles& files) {
+  if (!trailer) {
+    return {grpc::StatusCode::INVALID_ARGUMENT,
+            "the upload ended without its UploadTrailer after " + std::to_string(files.files()) + " files" +
+                (files.last_path().empty() ? std::string()
+                                           : " (the last one received: " + Quoted(files.last_path()) + ")") +
+                ": a chunk could not be read, or the client stopped early. Nothing was ingested. File names that "
+                "are not valid UTF-8 go in FileChunk.raw_path"};
+  }
+  if (trailer->files() != files.files() || trailer->bytes() != files.bytes()) {
+    return {grpc::StatusCode::INVALID_ARGUMENT,
+            "the client sent " + std::to_string(trailer->files()) + " files and " + std::to_string(trailer->bytes()) +
+                " bytes, the server received " + std::to_string(files.files()) + " files and " +
+                std::to_string(files.bytes()) + " bytes. Nothing was ingested"};
+  }
+  return grpc::Status::OK;
+}
+
+// The job of an upload staged in `dir`.
+IngestRequest UploadRequest(const v1::UploadHeader& header, const fs::path& dir, StagedFiles& files) {
+  IngestRequest r;
+  r.source = "upload";
+  r.path = dir.string();
+  r.run_name = header.run_name();
+  r.labels = FromProto(header.labels());
+  r.run_time_us = header.run_time_us() > 0 ? header.run_time_us() : -1;
+  r.append = header.append();
+  r.content_digest = SetDigest(files.TakeContentHashes());
+  r.source_description = "upload:" + (header.source().empty() ? header.run_name() : header.source());
+  r.files_received = files.files();
+  return r;
+}
 
 }  // namespace
 
@@ -199,9 +353,7 @@ grpc::Status IngestServiceImpl::ReceiveUpload(grpc::ServerContext* ctx, grpc::Se
     return {grpc::StatusCode::INVALID_ARGUMENT, "an upload starts with an UploadHeader"};
   }
   const v1::UploadHeader header = chunk.header();
-  if (header.run_name().empty()) return {grpc::StatusCode::INVALID_ARGUMENT, "UploadHeader.run_name is required"};
-  if (Status valid = ingest::ValidateRunName(header.run_name()); !valid.ok()) return ToGrpc(valid);
-  if (Status valid = CheckRunLabelsAndTime(header.labels(), header.run_time_us()); !valid.ok()) return ToGrpc(valid);
+  if (grpc::Status valid = CheckUploadHeader(header); !valid.ok()) return valid;
 
   std::error_code ec;
   fs::create_directories(spool_dir_, ec);
@@ -210,102 +362,13 @@ grpc::Status IngestServiceImpl::ReceiveUpload(grpc::ServerContext* ctx, grpc::Se
     return {grpc::StatusCode::INTERNAL, "cannot create upload staging folder " + stage.dir().string() + ": " +
                                             std::strerror(errno)};
   }
-
-  int64_t total_bytes = 0, files = 0;
-  std::string current_path;
-  std::ofstream out;
-  std::unique_ptr<ContentHasher> file_hash;
-  std::vector<std::pair<std::string, std::string>> file_hashes;  // (path, content hash): the upload's digest
-  std::vector<std::pair<fs::path, int64_t>> mtimes;
-  auto finish_file = [&]() -> bool {
-    if (current_path.empty()) return true;
-    out.close();
-    file_hashes.emplace_back(current_path, file_hash->HexDigest());
-    return !out.fail();
-  };
-  bool trailer_seen = false;
-  v1::UploadTrailer trailer;
-  while (reader->Read(&chunk)) {
-    if (trailer_seen) {
-      return {grpc::StatusCode::INVALID_ARGUMENT, "chunks after the UploadTrailer (it must come last)"};
-    }
-    if (chunk.has_trailer()) {
-      trailer_seen = true;
-      trailer = chunk.trailer();
-      continue;
-    }
-    if (!chunk.has_file()) return {grpc::StatusCode::INVALID_ARGUMENT, "only one UploadHeader per upload"};
-    const v1::FileChunk& f = chunk.file();
-    const std::string& path = f.raw_path().empty() ? f.path() : f.raw_path();
-    if (file_hash == nullptr || path != current_path) {  // a new file (the first one too, even if named "")
-      if (std::string why = UnsafeRelativePath(path); !why.empty()) {
-        return {grpc::StatusCode::INVALID_ARGUMENT,
-                "upload path " + Quoted(path) + " " + why + " (paths are relative, '/'-separated, without '..')"};
-      }
-      if (++files > limits_.max_files) {
-        return {grpc::StatusCode::RESOURCE_EXHAUSTED,
-                "upload has more than " + std::to_string(limits_.max_files) + " files (server --max-upload-files)"};
-      }
-      if (!finish_file()) return {grpc::StatusCode::RESOURCE_EXHAUSTED, "cannot write staged upload (disk full?)"};
-      current_path = path;
-      file_hash = std::make_unique<ContentHasher>();
-      fs::path target = stage.dir() / current_path;
-      fs::create_directories(target.parent_path(), ec);
-      if (ec) {
-        return {grpc::StatusCode::INVALID_ARGUMENT,
-                "cannot stage " + Quoted(path) + ": " + ec.message() + " (a file and a folder of the same name?)"};
-      }
-      if (fs::symlink_status(target, ec).type() != fs::file_type::not_found) {
-        return {grpc::StatusCode::INVALID_ARGUMENT,
-                "file " + Quoted(path) + " sent twice (send its chunks together), or also a folder"};
-      }
-      out.open(target, std::ios::binary);
-      if (!out) return {grpc::StatusCode::INTERNAL, "cannot stage " + Quoted(path) + ": " + std::strerror(errno)};
-      if (f.mtime_us() > 0) mtimes.emplace_back(target, f.mtime_us());
-    }
-    total_bytes += static_cast<int64_t>(f.data().size());
-    if (total_bytes > limits_.max_bytes) {
-      return {grpc::StatusCode::RESOURCE_EXHAUSTED,
-              "upload exceeds " + std::to_string(limits_.max_bytes) + " bytes (server --max-upload-bytes)"};
-    }
-    file_hash->Update(f.data());
-    out.write(f.data().data(), static_cast<std::streamsize>(f.data().size()));
-    if (!out) return {grpc::StatusCode::RESOURCE_EXHAUSTED, "cannot write staged upload (disk full?)"};
-  }
-  if (!finish_file()) return {grpc::StatusCode::RESOURCE_EXHAUSTED, "cannot write staged upload (disk full?)"};
+  StagedFiles files(stage.dir(), limits_);
+  std::optional<v1::UploadTrailer> trailer;
+  if (grpc::Status received = ReceiveChunks(reader, &files, &trailer); !received.ok()) return received;
   if (ctx->IsCancelled()) return {grpc::StatusCode::CANCELLED, "upload cancelled"};
-  // All or nothing: a chunk the server could not read (e.g. a file name that is not UTF-8 in `path`) ends
-  // the stream as if the client had finished; only the trailer tells the two apart.
-  if (!trailer_seen) {
-    return {grpc::StatusCode::INVALID_ARGUMENT,
-            "the upload ended without its UploadTrailer after " + std::to_string(files) + " files" +
-                (current_path.empty() ? std::string() : " (the last one received: " + Quoted(current_path) + ")") +
-                ": a chunk could not be read, or the client stopped early. Nothing was ingested. File names that "
-                "are not valid UTF-8 go in FileChunk.raw_path"};
-  }
-  if (trailer.files() != files || trailer.bytes() != total_bytes) {
-    return {grpc::StatusCode::INVALID_ARGUMENT,
-            "the client sent " + std::to_string(trailer.files()) + " files and " + std::to_string(trailer.bytes()) +
-                " bytes, the server received " + std::to_string(files) + " files and " +
-                std::to_string(total_bytes) + " bytes. Nothing was ingested"};
-  }
-  for (const auto& [path, us] : mtimes) {
-    struct timespec times[2];
-    times[0].tv_sec = times[1].tv_sec = us / 1000000;
-    times[0].tv_nsec = times[1].tv_nsec = (us % 1000000) * 1000;
-    ::utimensat(AT_FDCWD, path.c_str(), times, 0);
-  }
-  IngestRequest r;
-  r.source = "upload";
-  r.path = stage.dir().string();
-  r.run_name = header.run_name();
-  r.labels = FromProto(header.labels());
-  r.run_time_us = header.run_time_us() > 0 ? header.run_time_us() : -1;
-  r.append = header.append();
-  r.content_digest = SetDigest(std::move(file_hashes));
-  r.source_description = "upload:" + (header.source().empty() ? header.run_name() : header.source());
-  r.files_received = files;
-  auto id = queue_->Submit(std::move(r));
+  if (grpc::Status complete = CheckComplete(trailer, files); !complete.ok()) return complete;
+  files.SetModificationTimes();
+  auto id = queue_->Submit(UploadRequest(header, stage.dir(), files));
   if (!id.ok()) return {grpc::StatusCode::UNAVAILABLE, id.status().message()};
   stage.Release();  // the queue owns the staged folder now
   if (header.wait()) return WaitAndReport(ctx, id.value(), resp);
