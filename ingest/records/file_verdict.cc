@@ -1,5 +1,7 @@
 #include "ingest/records/file_verdict.h"
 
+#include "base/enum_names.h"
+
 namespace xladb::ingest {
 
 std::string_view FileVerdictName(FileVerdict verdict) {
@@ -13,10 +15,7 @@ std::string_view FileVerdictName(FileVerdict verdict) {
 }
 
 std::optional<FileVerdict> ParseFileVerdict(std::string_view name) {
-  for (FileVerdict verdict : kFileVerdicts) {
-    if (name == FileVerdictName(verdict)) return verdict;
-  }
-  return std::nullopt;
+  return ValueNamed(name, kFileVerdicts, FileVerdictName);
 }
 
 }  // namespace xladb::ingest

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/enum_names.h"
 #include "base/unix_time.h"
 
 namespace xladb::store {
@@ -16,12 +17,7 @@ std::string_view JobStateName(JobState state) {
   return "FAILED";
 }
 
-std::optional<JobState> ParseJobState(std::string_view name) {
-  for (JobState state : kJobStates) {
-    if (name == JobStateName(state)) return state;
-  }
-  return std::nullopt;
-}
+std::optional<JobState> ParseJobState(std::string_view name) { return ValueNamed(name, kJobStates, JobStateName); }
 
 namespace {
 
