@@ -19,6 +19,7 @@
 #include "cli/call_watchdog.h"
 #include "cli/ingest_command.h"
 #include "ingest/dump_ingester.h"
+#include "ingest/records/file_verdict.h"
 #include "ingest/source/dump_source.h"
 #include "ingest/source/run_name.h"
 #include "ingest/text/visible_text.h"
@@ -211,26 +212,17 @@ int CmdRemoteIngest(const ClientOptions& o, const IngestArgs& a) {
   return exit_code;
 }
 
-namespace {
-
-std::map<std::string, int64_t> WithRereads(const ingest::IngestSummary& s) {
-  auto verdicts = s.files_by_verdict;
-  if (s.files_reread > 0) verdicts["reread"] = s.files_reread;
-  return verdicts;
-}
-
-}  // namespace
-
 std::string FormatVerdicts(const std::map<std::string, int64_t>& by_verdict) {
   std::string s;
-  for (const char* v : {"ingested", "unchanged", "not_ingested", "error"}) {
-    auto it = by_verdict.find(v);
+  for (ingest::FileVerdict verdict : ingest::kFileVerdicts) {
+    const std::string name(ingest::FileVerdictName(verdict));
+    auto it = by_verdict.find(name);
     int64_t n = it == by_verdict.end() ? 0 : it->second;
     if (!s.empty()) s += ", ";
-    s += std::to_string(n) + " " + v;
+    s += std::to_string(n) + " " + name;
   }
   // Files of a module one of whose files was replaced, read again to rebuild it (store/write/run_writer.h).
-  if (auto it = by_verdict.find("reread"); it != by_verdict.end() && it->second > 0) {
+  if (auto it = by_verdict.find(std::string(ingest::kFilesRereadKey)); it != by_verdict.end() && it->second > 0) {
     s += ", " + std::to_string(it->second) + " read again";
   }
   return s;
@@ -273,11 +265,10 @@ int CmdOfflineIngest(const std::string& db_path, const IngestArgs& a) {
     double mb = static_cast<double>(s.bytes_read) / 1e6;
     std::printf("run %s: %lld files (%s); %lld rows, %.1f MB in %.2f s (%.1f MB/s), %lld issues\n",
                 ingest::EscapeControlCharacters(s.run_name).c_str(), static_cast<long long>(s.files),
-                FormatVerdicts(WithRereads(s)).c_str(),
+                FormatVerdicts(s.FilesByVerdictWithRereads()).c_str(),
                 static_cast<long long>(s.rows), mb, s.seconds, s.seconds > 0 ? mb / s.seconds : 0.0,
                 static_cast<long long>(s.issues));
-    if (s.files > 0 && s.files_by_verdict.count("unchanged") &&
-        s.files_by_verdict.at("unchanged") == s.files) {
+    if (s.files > 0 && s.Counted(ingest::FileVerdict::kUnchanged) == s.files) {
       std::printf("run %s: unchanged\n", ingest::EscapeControlCharacters(s.run_name).c_str());
     }
     for (size_t i = 0; i < s.errors.size() && i < 20; ++i) {

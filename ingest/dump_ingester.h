@@ -20,6 +20,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -43,6 +44,10 @@ struct IngestOptions {
   SourceLimits source_limits;      // expansion caps and spool folder for Ingest(path, …)
 };
 
+// The key under which counts by verdict name (IngestSummary::FilesByVerdictWithRereads, the IngestJob message's
+// files_by_verdict) carry the files read again to rebuild their module; not a verdict.
+inline constexpr std::string_view kFilesRereadKey = "reread";
+
 struct IngestSummary {
   std::string run_name;
   int64_t run_id = 0;
@@ -64,6 +69,18 @@ struct IngestSummary {
                                   // (the module is rebuilt from all its files; not in files_by_verdict)
 
   void Count(FileVerdict verdict) { ++files_by_verdict[std::string(FileVerdictName(verdict))]; }
+  // The files counted with `verdict`.
+  int64_t Counted(FileVerdict verdict) const {
+    auto it = files_by_verdict.find(std::string(FileVerdictName(verdict)));
+    return it == files_by_verdict.end() ? 0 : it->second;
+  }
+  // files_by_verdict, and files_reread (when any) under kFilesRereadKey: the counts the IngestJob message
+  // carries and the CLI prints.
+  std::map<std::string, int64_t> FilesByVerdictWithRereads() const {
+    std::map<std::string, int64_t> counts = files_by_verdict;
+    if (files_reread > 0) counts[std::string(kFilesRereadKey)] = files_reread;
+    return counts;
+  }
 };
 
 struct IngestProgress {

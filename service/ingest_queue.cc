@@ -34,7 +34,7 @@ std::string JobEndLine(const JobStatus& job) {
   std::string verdicts;
   for (const auto& [verdict, n] : job.files_by_verdict) {
     if (n == 0) continue;
-    if (verdict != kFilesRereadKey) files += n;
+    if (verdict != ingest::kFilesRereadKey) files += n;
     verdicts += (verdicts.empty() ? "" : ", ") + std::to_string(n) + " " + verdict;
   }
   line += std::string(" SUCCEEDED in ") + seconds + " s: " + std::to_string(files) + (files == 1 ? " file" : " files") +
@@ -311,8 +311,7 @@ void RecordJobEnd(JobStatus& js, const StatusOr<ingest::IngestSummary>& summary,
                   std::chrono::steady_clock::time_point started) {
   if (summary.ok()) {
     js.run_name = summary->run_name;
-    js.files_by_verdict = summary->files_by_verdict;
-    if (summary->files_reread > 0) js.files_by_verdict[std::string(kFilesRereadKey)] = summary->files_reread;
+    js.files_by_verdict = summary->FilesByVerdictWithRereads();
     js.rows = summary->rows;
     js.issues = summary->issues;
     js.seconds = summary->seconds;

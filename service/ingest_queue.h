@@ -31,7 +31,6 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -61,10 +60,6 @@ struct IngestRequest {
   int64_t files_received = -1;      // uploads: files staged, checked against the files the ingest saw
 };
 
-// The key of JobStatus::files_by_verdict (and of the IngestJob message's) that counts files read again, not a
-// verdict.
-inline constexpr std::string_view kFilesRereadKey = "reread";
-
 struct JobStatus {
   using State = store::JobState;
   std::string job_id;
@@ -73,7 +68,7 @@ struct JobStatus {
   std::string source;
   int64_t files_done = 0;
   int64_t bytes_done = 0;
-  // Files by FileVerdictName, and under kFilesRereadKey the files read again (IngestSummary::files_reread).
+  // IngestSummary::FilesByVerdictWithRereads(): files by FileVerdictName, and the files read again.
   std::map<std::string, int64_t> files_by_verdict;
   int64_t rows = 0;
   int64_t issues = 0;
