@@ -339,7 +339,8 @@ void IngestQueue::RunJob(const std::string& job_id, const IngestRequest& request
     return;
   }
   store::JobClaims& held = *claims.value();
-  (void)held.SetState(job_id, store::JobState::kRunning, "");
+  // RUNNING is only shown to others; what matters is the end, which Finish records.
+  held.SetState(job_id, store::JobState::kRunning, "").IgnoreError();
   Update(job_id, [](JobStatus& js) { js.state = JobStatus::State::kRunning; });
 
   const ingest::IngestOptions options = OptionsFor(request);
@@ -347,7 +348,8 @@ void IngestQueue::RunJob(const std::string& job_id, const IngestRequest& request
   const StatusOr<ingest::IngestSummary> summary = IngestJob(job_id, request, options, writer);
   JobEnd end = JobEndOf(summary, request);
   end.ran_as = summary.ok() ? summary->run_name : options.run_name;
-  (void)held.Finish(job_id, end.state, end.message, end.ran_as);
+  // A job whose end cannot be recorded stays unfinished in the store and runs again at the next start.
+  held.Finish(job_id, end.state, end.message, end.ran_as).IgnoreError();
   if (summary.ok() && end.state == store::JobState::kSucceeded) end.modules = ModuleCount(db, summary->run_name);
   if (end.state != store::JobState::kQueued && request.source == "upload") {
     std::error_code ec;  // staged uploads are ours to remove once the job has ended, either way
