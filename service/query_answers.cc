@@ -2,6 +2,7 @@
 
 #include "service/pages/report_pages.h"
 
+#include <cctype>
 #include <map>
 #include <optional>
 #include <string>
@@ -84,17 +85,13 @@ v1::CheckedModule::Status ToProto(store::CheckedModule::Status s) {
   return v1::CheckedModule::STATUS_UNSPECIFIED;
 }
 
+// A TrendMetric's metric: the kModuleMetrics name its enum name spells in lower case (TOTAL_BYTES is
+// total_bytes). TREND_METRIC_UNSPECIFIED is the padded live peak, the default since 2026-11: XLA's printed peak
+// under-reports.
 std::string TrendMetricName(v1::TrendMetric metric) {
-  switch (metric) {
-    case v1::TOTAL_BYTES: return "total_bytes";
-    case v1::TEMP_BYTES: return "temp_bytes";
-    case v1::LIVE_PEAK_PADDED_BYTES: return "live_peak_padded_bytes";
-    case v1::PARAMETER_BYTES: return "parameter_bytes";
-    case v1::OUTPUT_BYTES: return "output_bytes";
-    case v1::COLOR0_TOTAL_BYTES: return "color0_total_bytes";
-    case v1::PEAK_BYTES: return "peak_bytes";
-    default: return "live_peak_padded_bytes";  // the default since 2026-11: XLA's printed peak under-reports
-  }
+  std::string name = v1::TrendMetric_Name(metric);
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return store::FindModuleMetric(name) != nullptr ? name : std::string(store::kPeakMetricsInOrder[0]);
 }
 
 // A TopBuffers question's module pick, shared by TopBuffers, the trend's run_name and the report's notes.

@@ -36,13 +36,6 @@ std::string RestrictedModuleMatchesSql(SqlDialect dialect, std::string_view rest
 
 }  // namespace
 
-int64_t ModuleRow::metric(std::string_view name) const {
-  for (size_t i = 0; i < std::size(kModuleMetrics); ++i) {
-    if (kModuleMetrics[i].name == name) return metrics[i];
-  }
-  return -1;
-}
-
 int SameProgram(const ModuleRow& a, const ModuleRow& b) {
   if (a.fingerprint.empty() || b.fingerprint.empty() || a.fingerprint_source != b.fingerprint_source) return -1;
   return a.fingerprint == b.fingerprint ? 1 : 0;
@@ -91,7 +84,7 @@ StatusOr<std::vector<ModuleRow>> LoadModuleRows(Database& db, const Conditions& 
       r.entry_sharding = q->Text(16);
       constexpr int kFirstMetric = 17;
       for (size_t i = 0; i < std::size(kModuleMetrics); ++i) {
-        r.metrics[i] = q->IntOr(kFirstMetric + static_cast<int>(i), -1);
+        r.*(kModuleMetrics[i].value) = q->IntOr(kFirstMetric + static_cast<int>(i), -1);
       }
       rows.push_back(std::move(r));
     }

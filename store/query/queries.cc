@@ -249,17 +249,6 @@ StatusOr<RunInfo> GetRun(Database& db, const std::string& run_name) {
   });
 }
 
-int64_t ModuleMemoryInfo::metric(std::string_view name) const {
-  if (name == "peak_bytes") return peak_bytes;
-  if (name == "live_peak_padded_bytes") return live_peak_padded_bytes;
-  if (name == "total_bytes") return total_bytes;
-  if (name == "color0_total_bytes") return color0_total_bytes;
-  if (name == "temp_bytes") return temp_bytes;
-  if (name == "parameter_bytes") return parameter_bytes;
-  if (name == "output_bytes") return output_bytes;
-  return -1;
-}
-
 StatusOr<std::vector<ModuleMemoryInfo>> ListModules(Database& db, const std::string& run_name,
                                                     const std::string& name_pattern) {
   ModuleListOptions options;
