@@ -4,6 +4,9 @@
 //   * A Status is either OK or carries a code and a human-readable message that names what went wrong
 //     and, where it helps, what to do about it.
 //   * Functions that can fail return Status (or StatusOr<T>); no exception crosses a module boundary.
+//   * Both types are [[nodiscard]]: a call whose Status is dropped does not compile (the build uses -Werror).
+//     Where dropping one is right (a best-effort cleanup on a path that already failed), say so with
+//     IgnoreError() and a comment why.
 //   * Status is a small value type: copy it freely. It is not thread-safe to mutate one instance from two
 //     threads, like any std::string.
 #ifndef XLADB_BASE_STATUS_H_
@@ -16,7 +19,7 @@
 
 namespace xladb {
 
-class Status {
+class [[nodiscard]] Status {
  public:
   enum class Code {
     kOk = 0,
@@ -46,6 +49,8 @@ class Status {
   const std::string& message() const { return message_; }
   // "OK" or "<code name>: <message>".
   std::string ToString() const;
+  // Drops this Status on purpose (a best-effort step whose failure changes nothing); the call site says why.
+  void IgnoreError() const {}
 
  private:
   Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}
@@ -57,7 +62,7 @@ const char* StatusCodeName(Status::Code code);
 
 // StatusOr<T>: a T or a non-OK Status. Accessing value() of an error is a bug (asserts in debug builds).
 template <typename T>
-class StatusOr {
+class [[nodiscard]] StatusOr {
  public:
   StatusOr(T value) : value_(std::move(value)) {}          // NOLINT: implicit by design
   StatusOr(Status status) : status_(std::move(status)) {}  // NOLINT: must not be OK

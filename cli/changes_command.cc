@@ -31,7 +31,7 @@ void PrintCsv(const v1::ListChangesResponse& r, std::FILE* out) {
 
 }  // namespace
 
-int CmdChanges(QueryBackend& b, const ChangesArgs& a) {
+int CmdChanges(QueryClient& b, const ChangesArgs& a) {
   std::optional<ChangesReportFormat> format;
   if (a.format == "table") format = ChangesReportFormat::kTable;
   if (a.format == "json") format = ChangesReportFormat::kJson;
@@ -80,7 +80,7 @@ int CmdChanges(QueryBackend& b, const ChangesArgs& a) {
   req.set_limit(static_cast<int32_t>(a.limit));
 
   v1::ListChangesResponse resp;
-  grpc::Status st = b.ListChanges(req, &resp);
+  grpc::Status st = b.Call(&QueryClient::Stub::ListChanges, req, &resp);
   if (!st.ok()) return FailedCall(b, st, kExitFailure);
   for (const std::string& note : resp.notes()) {
     std::fprintf(stderr, "xladb changes: %s\n", ingest::EscapeControlCharacters(note).c_str());

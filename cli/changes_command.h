@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/query_backend.h"
+#include "cli/query_client.h"
 #include "cli/remote_commands.h"
 
 namespace xladb::cli {
@@ -32,7 +32,7 @@ struct ChangesArgs {
   std::string output;                // "" = stdout
 };
 
-[[nodiscard]] int CmdChanges(QueryBackend& b, const ChangesArgs& a);
+[[nodiscard]] int CmdChanges(QueryClient& b, const ChangesArgs& a);
 
 }  // namespace xladb::cli
 

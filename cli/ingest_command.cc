@@ -7,19 +7,24 @@
 // ingest may take as long as it needs while bytes move or the job reports progress (the server reports at
 // least every few seconds).
 #include <grpcpp/grpcpp.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "cli/call_watchdog.h"
-#include "cli/remote_commands.h"
+#include "cli/ingest_command.h"
+#include "ingest/dump_ingester.h"
 #include "ingest/source/dump_source.h"
 #include "ingest/source/run_name.h"
 #include "ingest/text/visible_text.h"
 #include "proto/wire_text.h"
+#include "store/backend/database.h"
+#include "store/write/run_writer.h"
 #include "xladb/v1/xladb.grpc.pb.h"
 
 namespace xladb::cli {
@@ -34,12 +39,8 @@ int Silent(const ClientOptions& o, const char* what) {
 }
 
 void PrintJob(const v1::IngestJob& job) {
-  std::string verdicts;
-  for (const char* v : {"ingested", "unchanged", "not_ingested", "error"}) {
-    auto it = job.files_by_verdict().find(v);
-    if (!verdicts.empty()) verdicts += ", ";
-    verdicts += std::to_string(it == job.files_by_verdict().end() ? 0 : it->second) + " " + v;
-  }
+  const std::string verdicts =
+      FormatVerdicts(std::map<std::string, int64_t>(job.files_by_verdict().begin(), job.files_by_verdict().end()));
   std::string received;
   if (job.files_received() > 0) received = " of " + std::to_string(job.files_received()) + " received";
   double mb = static_cast<double>(job.bytes_done()) / 1e6;
@@ -85,7 +86,7 @@ int FollowJob(const ClientOptions& o, v1::IngestService::Stub* stub, v1::IngestJ
 }
 
 int IngestServerPath(const ClientOptions& o, v1::IngestService::Stub* stub, const std::string& path,
-                     const RemoteIngestArgs& a) {
+                     const IngestArgs& a) {
   v1::IngestPathRequest req;
   req.set_path(path);
   req.set_run_name(a.run_name);
@@ -106,7 +107,7 @@ int IngestServerPath(const ClientOptions& o, v1::IngestService::Stub* stub, cons
 }
 
 int Upload(const ClientOptions& o, v1::IngestService::Stub* stub, const std::string& path,
-           const RemoteIngestArgs& a) {
+           const IngestArgs& a) {
   auto source = ingest::DumpSource::Open(path);
   if (!source.ok()) {
     std::fprintf(stderr, "xladb: %s\n", source.status().message().c_str());
@@ -199,13 +200,92 @@ int Upload(const ClientOptions& o, v1::IngestService::Stub* stub, const std::str
 
 }  // namespace
 
-int CmdRemoteIngest(const ClientOptions& o, const RemoteIngestArgs& a) {
+int CmdRemoteIngest(const ClientOptions& o, const IngestArgs& a) {
   auto stub = v1::IngestService::NewStub(Connect(o));
   int exit_code = kExitOk;
   for (const auto& path : a.paths) {
     int rc = a.server_path ? IngestServerPath(o, stub.get(), path, a) : Upload(o, stub.get(), path, a);
     if (rc == kExitUsage) return rc;
     if (rc != kExitOk) exit_code = kExitFailure;
+  }
+  return exit_code;
+}
+
+namespace {
+
+std::map<std::string, int64_t> WithRereads(const ingest::IngestSummary& s) {
+  auto verdicts = s.files_by_verdict;
+  if (s.files_reread > 0) verdicts["reread"] = s.files_reread;
+  return verdicts;
+}
+
+}  // namespace
+
+std::string FormatVerdicts(const std::map<std::string, int64_t>& by_verdict) {
+  std::string s;
+  for (const char* v : {"ingested", "unchanged", "not_ingested", "error"}) {
+    auto it = by_verdict.find(v);
+    int64_t n = it == by_verdict.end() ? 0 : it->second;
+    if (!s.empty()) s += ", ";
+    s += std::to_string(n) + " " + v;
+  }
+  // Files of a module one of whose files was replaced, read again to rebuild it (store/write/run_writer.h).
+  if (auto it = by_verdict.find("reread"); it != by_verdict.end() && it->second > 0) {
+    s += ", " + std::to_string(it->second) + " read again";
+  }
+  return s;
+}
+
+int CmdOfflineIngest(const std::string& db_path, const IngestArgs& a) {
+  ingest::IngestOptions options;
+  options.run_name = a.run_name;
+  options.append = a.append;
+  options.labels = a.labels;
+  options.time_us = a.time_us;
+  const std::vector<std::string>& paths = a.paths;
+  if (!a.run_name.empty() && paths.size() > 1) {
+    std::fprintf(stderr, "xladb: --run names one run; give one PATH with it (or none and let folders name runs)\n");
+    return kExitUsage;
+  }
+  auto db = store::Database::Open(db_path);
+  if (!db.ok()) {
+    std::fprintf(stderr, "xladb: %s\n", db.status().message().c_str());
+    return kExitFailure;
+  }
+  store::RunWriter writer(db.value().get());
+  ingest::DumpIngester ingester(&writer);
+  const bool tty = ::isatty(STDERR_FILENO);
+  int exit_code = kExitOk;
+  for (const auto& path : paths) {
+    auto progress = [&](const ingest::IngestProgress& p) {
+      if (!tty) return;
+      std::fprintf(stderr, "\r\033[K%lld files, %.1f MB  %s", static_cast<long long>(p.files_done),
+                   static_cast<double>(p.bytes_done) / 1e6, p.current_path ? p.current_path->c_str() : "");
+      std::fflush(stderr);
+    };
+    auto summary = ingester.Ingest(path, options, progress);
+    if (tty) std::fprintf(stderr, "\r\033[K");
+    if (!summary.ok()) {
+      std::fprintf(stderr, "xladb: ingest %s failed: %s\n", path.c_str(), summary.status().message().c_str());
+      return summary.status().code() == Status::Code::kInvalidArgument ? kExitUsage : kExitFailure;
+    }
+    const auto& s = summary.value();
+    double mb = static_cast<double>(s.bytes_read) / 1e6;
+    std::printf("run %s: %lld files (%s); %lld rows, %.1f MB in %.2f s (%.1f MB/s), %lld issues\n",
+                ingest::EscapeControlCharacters(s.run_name).c_str(), static_cast<long long>(s.files),
+                FormatVerdicts(WithRereads(s)).c_str(),
+                static_cast<long long>(s.rows), mb, s.seconds, s.seconds > 0 ? mb / s.seconds : 0.0,
+                static_cast<long long>(s.issues));
+    if (s.files > 0 && s.files_by_verdict.count("unchanged") &&
+        s.files_by_verdict.at("unchanged") == s.files) {
+      std::printf("run %s: unchanged\n", ingest::EscapeControlCharacters(s.run_name).c_str());
+    }
+    for (size_t i = 0; i < s.errors.size() && i < 20; ++i) {
+      std::fprintf(stderr, "  error: %s: %s\n", ingest::EscapeControlCharacters(s.errors[i].path).c_str(),
+                   ingest::EscapeControlCharacters(s.errors[i].reason).c_str());
+    }
+    if (s.errors.size() > 20) std::fprintf(stderr, "  … and %zu more errors\n", s.errors.size() - 20);
+    if (!s.errors.empty()) exit_code = kExitFailure;
   }
   return exit_code;
 }

@@ -42,13 +42,13 @@ const std::vector<std::string> kOomColumns = {"report", "module", "xla_id", "fai
 
 }  // namespace
 
-int CmdJobs(QueryBackend& b, OutputFormat format, const std::string& run, const std::string& state, int64_t limit) {
+int CmdJobs(QueryClient& b, OutputFormat format, const std::string& run, const std::string& state, int64_t limit) {
   v1::ListJobsRequest req;
   req.set_run_name(run);
   req.set_state(state);
   req.set_limit(static_cast<int32_t>(limit));
   v1::ListJobsResponse resp;
-  grpc::Status st = b.ListJobs(req, &resp);
+  grpc::Status st = b.Call(&QueryClient::Stub::ListJobs, req, &resp);
   if (!st.ok()) return FailedCall(b, st, kExitFailure);
   ResultPrinter p(format, stdout);
   p.SetColumns({"job", "state", "run", "source", "path", "created", "finished", "message"});
@@ -74,7 +74,7 @@ std::optional<int64_t> ParseWaitTimeout(const std::string& text) {
   return std::nullopt;
 }
 
-int CmdWait(QueryBackend& b, const WaitArgs& a) {
+int CmdWait(QueryClient& b, const WaitArgs& a) {
   const std::optional<int64_t> timeout_ms = ParseWaitTimeout(a.timeout);
   if (!timeout_ms) {
     std::fprintf(stderr, "xladb: --timeout must be N, Ns, Nm or Nh (got '%s')\n", Visible(a.timeout).c_str());
@@ -89,7 +89,7 @@ int CmdWait(QueryBackend& b, const WaitArgs& a) {
     v1::ListJobsRequest req;
     req.set_run_name(a.run);
     v1::ListJobsResponse resp;
-    grpc::Status st = b.ListJobs(req, &resp);
+    grpc::Status st = b.Call(&QueryClient::Stub::ListJobs, req, &resp);
     if (!st.ok()) {
       b.Fail(st);
       return kExitWaitCannotAsk;
@@ -117,12 +117,12 @@ int CmdWait(QueryBackend& b, const WaitArgs& a) {
   }
 }
 
-int CmdOom(QueryBackend& b, OutputFormat format, const std::string& run, const std::string& module) {
+int CmdOom(QueryClient& b, OutputFormat format, const std::string& run, const std::string& module) {
   v1::OomReportsRequest req;
   req.set_run_name(run);
   req.set_module(module);
   v1::OomReportsResponse resp;
-  grpc::Status st = b.OomReports(req, &resp);
+  grpc::Status st = b.Call(&QueryClient::Stub::OomReports, req, &resp);
   if (!st.ok()) return b.Fail(st);
   ResultPrinter p(format, stdout);
   p.SetColumns(kOomColumns);
@@ -132,12 +132,12 @@ int CmdOom(QueryBackend& b, OutputFormat format, const std::string& run, const s
   return kExitOk;
 }
 
-int TopFromOomReport(QueryBackend& b, OutputFormat format, const std::string& run, const v1::TopBuffersResponse& top) {
+int TopFromOomReport(QueryClient& b, OutputFormat format, const std::string& run, const v1::TopBuffersResponse& top) {
   v1::OomReportsRequest req;
   req.set_run_name(run);
   req.set_module(top.module());
   v1::OomReportsResponse resp;
-  grpc::Status st = b.OomReports(req, &resp);
+  grpc::Status st = b.Call(&QueryClient::Stub::OomReports, req, &resp);
   if (!st.ok()) return b.Fail(st);
   for (const v1::OomReport& r : resp.reports()) {
     if (r.stage() != top.stage() || r.xla_module_id() != top.xla_module_id() || r.folder() != top.folder()) continue;

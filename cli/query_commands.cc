@@ -94,7 +94,7 @@ bool AddMetricFlags(const std::vector<std::string>& metrics, google::protobuf::R
   return true;
 }
 
-int CmdRuns(QueryBackend& b, OutputFormat format, const RunsArgs& a) {
+int CmdRuns(QueryClient& b, OutputFormat format, const RunsArgs& a) {
   bool ok = true;
   v1::ListRunsRequest req;
   AddLabels(a.labels, req.mutable_labels());
@@ -108,7 +108,7 @@ int CmdRuns(QueryBackend& b, OutputFormat format, const RunsArgs& a) {
   do {
     req.set_page_size(static_cast<int32_t>(std::min<int64_t>(1000, std::max<int64_t>(1, a.limit - shown))));
     v1::ListRunsResponse resp;
-    grpc::Status st = b.ListRuns(req, &resp);
+    grpc::Status st = b.Call(&QueryClient::Stub::ListRuns, req, &resp);
     if (!st.ok()) return b.Fail(st);
     for (const auto& r : resp.runs()) {
       if (shown >= a.limit) break;
@@ -142,7 +142,7 @@ bool AddBudgetFlags(const std::vector<std::string>& flags, google::protobuf::Rep
   return true;
 }
 
-int CmdModules(QueryBackend& b, OutputFormat format, const ModulesArgs& a) {
+int CmdModules(QueryClient& b, OutputFormat format, const ModulesArgs& a) {
   v1::ListModulesRequest req;
   req.set_run_name(a.run);
   if (!AddBudgetFlags(a.budgets, req.mutable_budgets())) return kExitUsage;
@@ -161,7 +161,7 @@ int CmdModules(QueryBackend& b, OutputFormat format, const ModulesArgs& a) {
   req.set_stage(a.stage);
   req.set_memory_only(!a.all);
   v1::ListModulesResponse resp;
-  grpc::Status st = b.ListModules(req, &resp);
+  grpc::Status st = b.Call(&QueryClient::Stub::ListModules, req, &resp);
   if (!st.ok()) return b.Fail(st);
   ResultPrinter p(format, stdout);
   std::vector<std::string> columns = {"module", "xla_id", "stage", "backend", "peak_bytes", "live_peak_padded_bytes",
@@ -187,7 +187,7 @@ int CmdModules(QueryBackend& b, OutputFormat format, const ModulesArgs& a) {
   return kExitOk;
 }
 
-int CmdTrend(QueryBackend& b, OutputFormat format, const TrendArgs& a) {
+int CmdTrend(QueryClient& b, OutputFormat format, const TrendArgs& a) {
   v1::PeakMemoryTrendRequest req;
   req.set_module(a.module);
   auto metric = a.metric.empty() ? std::make_optional(std::make_pair(std::string(), v1::TREND_METRIC_UNSPECIFIED))
@@ -214,7 +214,7 @@ int CmdTrend(QueryBackend& b, OutputFormat format, const TrendArgs& a) {
   req.set_until_us(TimeOrDie(a.until, &ok));
   if (!ok) return kExitUsage;
   v1::PeakMemoryTrendResponse resp;
-  grpc::Status st = b.PeakMemoryTrend(req, &resp);
+  grpc::Status st = b.Call(&QueryClient::Stub::PeakMemoryTrend, req, &resp);
   if (!st.ok()) return b.Fail(st);
   PrintNotes(resp.notes());
   if (!resp.metric().empty()) metric->first = resp.metric();
@@ -246,13 +246,13 @@ int CmdTrend(QueryBackend& b, OutputFormat format, const TrendArgs& a) {
   return kExitOk;
 }
 
-int CmdSpills(QueryBackend& b, OutputFormat format, const std::string& kernel, const std::string& run, int64_t limit) {
+int CmdSpills(QueryClient& b, OutputFormat format, const std::string& kernel, const std::string& run, int64_t limit) {
   v1::SpillRatesRequest req;
   req.set_kernel_pattern(kernel);
   req.set_run_name(run);
   req.set_limit(static_cast<int32_t>(limit));
   v1::SpillRatesResponse resp;
-  grpc::Status st = b.SpillRates(req, &resp);
+  grpc::Status st = b.Call(&QueryClient::Stub::SpillRates, req, &resp);
   if (!st.ok()) return b.Fail(st);
   ResultPrinter p(format, stdout);
   p.SetColumns({"run", "module", "kernel", "vmem_spills", "vmem_fills", "smem_spills", "smem_fills", "bundles",
@@ -304,7 +304,7 @@ void PrintTopHeader(const v1::TopBuffersResponse& r) {
 
 }  // namespace
 
-int CmdTop(QueryBackend& b, OutputFormat format, const TopArgs& a) {
+int CmdTop(QueryClient& b, OutputFormat format, const TopArgs& a) {
   if (a.at != "xla" && a.at != "padded") {
     std::fprintf(stderr, "xladb: --at is xla (XLA's printed peak list) or padded (live at the padded peak)\n");
     return kExitUsage;
@@ -318,7 +318,7 @@ int CmdTop(QueryBackend& b, OutputFormat format, const TopArgs& a) {
   if (a.xla_module_id) req.set_xla_module_id(*a.xla_module_id);
   req.set_at(a.at == "padded" ? v1::PEAK_LIST_PADDED : v1::PEAK_LIST_XLA);
   v1::TopBuffersResponse resp;
-  grpc::Status st = b.TopBuffers(req, &resp);
+  grpc::Status st = b.Call(&QueryClient::Stub::TopBuffers, req, &resp);
   if (!st.ok()) return b.Fail(st);
   if (!resp.has_memory()) {  // no buffer assignment: its OOM report, if it has one
     if (int oom = TopFromOomReport(b, format, a.run, resp); oom >= 0) return oom;
@@ -338,7 +338,7 @@ int CmdTop(QueryBackend& b, OutputFormat format, const TopArgs& a) {
   return kExitOk;
 }
 
-int CmdDiff(QueryBackend& b, OutputFormat format, const DiffArgs& a) {
+int CmdDiff(QueryClient& b, OutputFormat format, const DiffArgs& a) {
   v1::DiffRunsRequest req;
   req.set_run_a(a.run_a);
   req.set_run_b(a.run_b);
@@ -347,7 +347,7 @@ int CmdDiff(QueryBackend& b, OutputFormat format, const DiffArgs& a) {
   req.set_buffer_level(a.buffers);
   req.set_max_buffers(static_cast<int32_t>(a.max_buffers));
   v1::DiffRunsResponse resp;
-  grpc::Status st = b.DiffRuns(req, &resp);
+  grpc::Status st = b.Call(&QueryClient::Stub::DiffRuns, req, &resp);
   if (!st.ok()) return b.Fail(st);
   ResultPrinter p(format, stdout);
   p.SetColumns({"change", "module", "xla_ids", "stage", "buffer", "matched_by", "peak_a", "peak_b", "delta",
@@ -396,12 +396,12 @@ int CmdDiff(QueryBackend& b, OutputFormat format, const DiffArgs& a) {
 }
 
 
-int CmdRetraces(QueryBackend& b, OutputFormat format, const std::string& run, int64_t min_compiles) {
+int CmdRetraces(QueryClient& b, OutputFormat format, const std::string& run, int64_t min_compiles) {
   v1::ListRetracesRequest req;
   req.set_run_name(run);
   req.set_min_compiles(min_compiles);
   v1::ListRetracesResponse resp;
-  grpc::Status st = b.ListRetraces(req, &resp);
+  grpc::Status st = b.Call(&QueryClient::Stub::ListRetraces, req, &resp);
   if (!st.ok()) return b.Fail(st);
   ResultPrinter p(format, stdout);
   p.SetColumns({"module", "stage", "folder", "compiles", "signatures", "fingerprints", "xla_ids"});
@@ -434,7 +434,7 @@ bool WriteFileWhole(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-int CmdReport(QueryBackend& b, const ReportArgs& a) {
+int CmdReport(QueryClient& b, const ReportArgs& a) {
   if (a.output.empty()) {
     std::fprintf(stderr, "xladb: report needs -o FILE.html\n");
     return kExitUsage;
@@ -478,7 +478,7 @@ int CmdReport(QueryBackend& b, const ReportArgs& a) {
   return kExitOk;
 }
 
-int CmdCheck(QueryBackend& b, const CheckArgs& a) {
+int CmdCheck(QueryClient& b, const CheckArgs& a) {
   auto format = ParseCheckReportFormat(a.format);
   if (!format) {
     std::fprintf(stderr, "xladb: --format for check is table, json, markdown or junit\n");
@@ -524,7 +524,7 @@ int CmdCheck(QueryBackend& b, const CheckArgs& a) {
     return kExitUsage;
   }
   v1::CheckRunResponse resp;
-  grpc::Status st = b.CheckRun(req, &resp);
+  grpc::Status st = b.Call(&QueryClient::Stub::CheckRun, req, &resp);
   if (!st.ok()) return FailedCall(b, st, kExitToolFailed, /*not_found_is_usage=*/true);
   for (const std::string& warning : resp.budget_warnings()) {
     std::fprintf(stderr, "xladb check: warning: %s\n", ingest::EscapeControlCharacters(warning).c_str());

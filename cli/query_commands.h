@@ -1,5 +1,5 @@
 // The xladb query commands: runs, modules, trend, spills, top, diff, check and retraces. Each builds its
-// request, asks a QueryBackend (xladbd, or a database file with --db) and prints the answer: a result set
+// request, asks the QueryService through a QueryClient (xladbd, or a store served in process with --db) and prints the answer: a result set
 // (cli/output.h) on stdout, notes on stderr. A failed call prints the error on stderr with nothing on stdout.
 //
 // Exit codes: 0 success, 1 failure (unknown run or module, server errors), 2 usage. `check` has its own:
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "cli/output.h"
-#include "cli/query_backend.h"
+#include "cli/query_client.h"
 #include "cli/remote_commands.h"
 
 namespace xladb::cli {
@@ -31,7 +31,7 @@ struct RunsArgs {
   std::string name_pattern;
   int64_t limit = 100;
 };
-int CmdRuns(QueryBackend& b, OutputFormat format, const RunsArgs& a);
+int CmdRuns(QueryClient& b, OutputFormat format, const RunsArgs& a);
 
 struct ModulesArgs {
   std::string run, pattern;
@@ -42,7 +42,7 @@ struct ModulesArgs {
   std::vector<std::string> budgets;       // METRIC=SIZE: a `budget` column with each module's headroom
   std::optional<double> warn_percent;     // budgets: warn from this share (default 90)
 };
-int CmdModules(QueryBackend& b, OutputFormat format, const ModulesArgs& a);
+int CmdModules(QueryClient& b, OutputFormat format, const ModulesArgs& a);
 
 struct TrendArgs {
   std::string module;
@@ -57,8 +57,8 @@ struct TrendArgs {
   std::string fingerprint;
   std::string since, until;
 };
-int CmdTrend(QueryBackend& b, OutputFormat format, const TrendArgs& a);
-int CmdSpills(QueryBackend& b, OutputFormat format, const std::string& kernel, const std::string& run, int64_t limit);
+int CmdTrend(QueryClient& b, OutputFormat format, const TrendArgs& a);
+int CmdSpills(QueryClient& b, OutputFormat format, const std::string& kernel, const std::string& run, int64_t limit);
 struct TopArgs {
   std::string run, module, stage;
   int64_t n = 20;
@@ -66,7 +66,7 @@ struct TopArgs {
   std::optional<int64_t> xla_module_id;  // the compile module_<ID> (else the largest by total_bytes, said so)
   std::string at = "xla";                // xla: XLA's printed peak list; padded: live at the padded live peak
 };
-int CmdTop(QueryBackend& b, OutputFormat format, const TopArgs& a);
+int CmdTop(QueryClient& b, OutputFormat format, const TopArgs& a);
 
 struct DiffArgs {
   std::string run_a, run_b, module;
@@ -74,9 +74,9 @@ struct DiffArgs {
   bool buffers = true;
   int64_t max_buffers = 10;
 };
-int CmdDiff(QueryBackend& b, OutputFormat format, const DiffArgs& a);
+int CmdDiff(QueryClient& b, OutputFormat format, const DiffArgs& a);
 
-int CmdRetraces(QueryBackend& b, OutputFormat format, const std::string& run, int64_t min_compiles);
+int CmdRetraces(QueryClient& b, OutputFormat format, const std::string& run, int64_t min_compiles);
 
 inline constexpr int kExitInconclusive = 3;
 inline constexpr int kExitToolFailed = 4;
@@ -98,7 +98,7 @@ struct CheckArgs {
   std::vector<std::string> budgets;       // METRIC=SIZE for every module, before the config's
   std::optional<double> warn_percent;     // overrides the config's
 };
-int CmdCheck(QueryBackend& b, const CheckArgs& a);
+int CmdCheck(QueryClient& b, const CheckArgs& a);
 
 struct ReportArgs {
   std::string run;
@@ -114,7 +114,7 @@ struct ReportArgs {
   std::string home_label;
 };
 // Writes the page to a temporary file beside `output`, then renames it into place; prints the path.
-int CmdReport(QueryBackend& b, const ReportArgs& a);
+int CmdReport(QueryClient& b, const ReportArgs& a);
 
 }  // namespace xladb::cli
 

@@ -43,18 +43,6 @@ void Prepare(const ClientOptions& o, grpc::ClientContext* ctx, bool deadline = t
 // Prints what went wrong for a failed call, naming the server and what to do; returns kExitFailure.
 int Fail(const ClientOptions& o, const grpc::Status& st);
 
-int CmdRemoteSql(const ClientOptions& o, const std::string& sql, int64_t max_rows);
-
-struct RemoteIngestArgs {
-  std::vector<std::string> paths;
-  std::string run_name;
-  LabelList labels;
-  int64_t time_us = -1;
-  bool server_path = false;   // IngestPath (the server reads the path) instead of Upload
-  bool append = false;        // add to an existing run from another source
-};
-int CmdRemoteIngest(const ClientOptions& o, const RemoteIngestArgs& a);
-
 }  // namespace xladb::cli
 
 #endif  // XLADB_CLI_REMOTE_COMMANDS_H_

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "ingest/source/run_name.h"
 #include "ingest/text/visible_text.h"
 #include "store/backend/database.h"
 #include "store/query/queries.h"
@@ -122,6 +123,23 @@ int CmdPrune(const ClientOptions& o, const std::string& db_path, const PruneArgs
               static_cast<long long>(pruned.rows()), static_cast<long long>(pruned.bytes_before()),
               static_cast<long long>(pruned.bytes_after()));
   return kExitOk;
+}
+
+bool ParseLabels(const std::vector<std::string>& raw, std::vector<std::pair<std::string, std::string>>* out) {
+  for (const auto& kv : raw) {
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      std::fprintf(stderr, "xladb: label '%s' is not key=value\n", ingest::EscapeControlCharacters(kv).c_str());
+      return false;
+    }
+    // The server and the store refuse such a label too; refusing it here is a usage error, before any call.
+    if (Status valid = ingest::ValidateRunLabel(kv.substr(0, eq), kv.substr(eq + 1)); !valid.ok()) {
+      std::fprintf(stderr, "xladb: %s\n", valid.message().c_str());
+      return false;
+    }
+    out->emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  return true;
 }
 
 }  // namespace xladb::cli

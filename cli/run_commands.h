@@ -29,6 +29,9 @@ struct PruneArgs {
 // Prints the runs pruned, the rows removed and the space given back.
 int CmdPrune(const ClientOptions& o, const std::string& db_path, const PruneArgs& a);
 
+// KEY=VALUE flags as labels; false (said on stderr) for one that is not KEY=VALUE or that the store would refuse.
+[[nodiscard]] bool ParseLabels(const std::vector<std::string>& raw, std::vector<std::pair<std::string, std::string>>* out);
+
 }  // namespace xladb::cli
 
 #endif  // XLADB_CLI_RUN_COMMANDS_H_

@@ -15,240 +15,118 @@
 // a server that does not answer within --timeout), 2 usage error. `check`: 0 pass, 1 regression, 2 usage,
 // 3 inconclusive, 4 the tool itself failed. `changes`: 0 answered (changes or none), 1 unknown module, 2 usage.
 // `wait`: 0 the run's jobs succeeded, 1 one failed, 2 usage, 3 timed out, 4 the daemon cannot be asked.
-#include <unistd.h>
-
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cli/changes_command.h"
 #include "cli/copy_command.h"
+#include "cli/ingest_command.h"
 #include "cli/job_commands.h"
 #include "cli/output.h"
+#include "cli/query_client.h"
 #include "cli/query_commands.h"
 #include "cli/remote_commands.h"
 #include "cli/run_commands.h"
+#include "cli/sql_command.h"
 #include "ingest/dump_ingester.h"
 #include "ingest/source/run_name.h"
 #include "ingest/text/visible_text.h"
-#include "proto/wire_text.h"
 #include "store/backend/database.h"
 #include "store/facts/module_metrics.h"
-#include "store/postgres/postgres_connection.h"
-#include "store/postgres/postgres_sql_query.h"
-#include "store/write/run_writer.h"
-#include "store/sql_endpoint.h"
 
 namespace xladb::cli {
 namespace {
 
-bool ParseLabels(const std::vector<std::string>& raw, std::vector<std::pair<std::string, std::string>>* out) {
-  for (const auto& kv : raw) {
-    size_t eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      std::fprintf(stderr, "xladb: label '%s' is not key=value\n", ingest::EscapeControlCharacters(kv).c_str());
-      return false;
-    }
-    // The server and the store refuse such a label too; refusing it here is a usage error, before any call.
-    if (Status valid = ingest::ValidateRunLabel(kv.substr(0, eq), kv.substr(eq + 1)); !valid.ok()) {
-      std::fprintf(stderr, "xladb: %s\n", valid.message().c_str());
-      return false;
-    }
-    out->emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
-  }
-  return true;
-}
-
-std::map<std::string, int64_t> WithRereads(const ingest::IngestSummary& s) {
-  auto verdicts = s.files_by_verdict;
-  if (s.files_reread > 0) verdicts["reread"] = s.files_reread;
-  return verdicts;
-}
-
-std::string FormatVerdicts(const std::map<std::string, int64_t>& by_verdict) {
-  std::string s;
-  for (const char* v : {"ingested", "unchanged", "not_ingested", "error"}) {
-    auto it = by_verdict.find(v);
-    int64_t n = it == by_verdict.end() ? 0 : it->second;
-    if (!s.empty()) s += ", ";
-    s += std::to_string(n) + " " + v;
-  }
-  // Files of a module one of whose files was replaced, read again to rebuild it (store/write/run_writer.h).
-  if (auto it = by_verdict.find("reread"); it != by_verdict.end() && it->second > 0) {
-    s += ", " + std::to_string(it->second) + " read again";
-  }
-  return s;
-}
-
-int RunIngest(const std::vector<std::string>& paths, const std::string& db_path, const std::string& run_name,
-              const std::vector<std::string>& raw_labels, const std::string& time, bool append) {
-  ingest::IngestOptions options;
-  options.run_name = run_name;
-  options.append = append;
-  if (!ParseLabels(raw_labels, &options.labels)) return kExitUsage;
-  if (!time.empty()) {
-    auto t = ingest::ParseTimeToUs(time);
-    if (!t.ok()) {
-      std::fprintf(stderr, "xladb: --time: %s\n", t.status().message().c_str());
-      return kExitUsage;
-    }
-    options.time_us = *t;
-  }
-  if (!run_name.empty() && paths.size() > 1) {
-    std::fprintf(stderr, "xladb: --run names one run; give one PATH with it (or none and let folders name runs)\n");
-    return kExitUsage;
-  }
-  auto db = store::Database::Open(db_path);
-  if (!db.ok()) {
-    std::fprintf(stderr, "xladb: %s\n", db.status().message().c_str());
-    return kExitFailure;
-  }
-  store::RunWriter writer(db.value().get());
-  ingest::DumpIngester ingester(&writer);
-  const bool tty = ::isatty(STDERR_FILENO);
-  int exit_code = kExitOk;
-  for (const auto& path : paths) {
-    auto progress = [&](const ingest::IngestProgress& p) {
-      if (!tty) return;
-      std::fprintf(stderr, "\r\033[K%lld files, %.1f MB  %s", static_cast<long long>(p.files_done),
-                   static_cast<double>(p.bytes_done) / 1e6, p.current_path ? p.current_path->c_str() : "");
-      std::fflush(stderr);
-    };
-    auto summary = ingester.Ingest(path, options, progress);
-    if (tty) std::fprintf(stderr, "\r\033[K");
-    if (!summary.ok()) {
-      std::fprintf(stderr, "xladb: ingest %s failed: %s\n", path.c_str(), summary.status().message().c_str());
-      return summary.status().code() == Status::Code::kInvalidArgument ? kExitUsage : kExitFailure;
-    }
-    const auto& s = summary.value();
-    double mb = static_cast<double>(s.bytes_read) / 1e6;
-    std::printf("run %s: %lld files (%s); %lld rows, %.1f MB in %.2f s (%.1f MB/s), %lld issues\n",
-                ingest::EscapeControlCharacters(s.run_name).c_str(), static_cast<long long>(s.files),
-                FormatVerdicts(WithRereads(s)).c_str(),
-                static_cast<long long>(s.rows), mb, s.seconds, s.seconds > 0 ? mb / s.seconds : 0.0,
-                static_cast<long long>(s.issues));
-    if (s.files > 0 && s.files_by_verdict.count("unchanged") &&
-        s.files_by_verdict.at("unchanged") == s.files) {
-      std::printf("run %s: unchanged\n", ingest::EscapeControlCharacters(s.run_name).c_str());
-    }
-    for (size_t i = 0; i < s.errors.size() && i < 20; ++i) {
-      std::fprintf(stderr, "  error: %s: %s\n", ingest::EscapeControlCharacters(s.errors[i].path).c_str(),
-                   ingest::EscapeControlCharacters(s.errors[i].reason).c_str());
-    }
-    if (s.errors.size() > 20) std::fprintf(stderr, "  … and %zu more errors\n", s.errors.size() - 20);
-    if (!s.errors.empty()) exit_code = kExitFailure;
-  }
-  return exit_code;
-}
-
-int RunSql(const std::string& sql, const std::string& db_path, const std::string& format_name) {
-  auto format = ParseOutputFormat(format_name);
-  if (!format) {
-    std::fprintf(stderr, "xladb: --format must be table, csv or json\n");
-    return kExitUsage;
-  }
-  ResultPrinter printer(*format, stdout);
-  std::vector<Cell> cells;
-  auto on_columns = [&](const std::vector<store::SqlColumn>& cols) {
-    std::vector<std::string> names;
-    for (const auto& c : cols) names.push_back(c.name);
-    printer.SetColumns(std::move(names));
-  };
-  auto on_row = [&](const std::vector<store::SqlValue>& row) {
-    cells.resize(row.size());
-    for (size_t i = 0; i < row.size(); ++i) {
-      Cell& c = cells[i];
-      c.is_null = std::holds_alternative<std::monostate>(row[i]);
-      c.is_number = std::holds_alternative<int64_t>(row[i]) || std::holds_alternative<double>(row[i]);
-      if (auto* v = std::get_if<int64_t>(&row[i])) c.text = std::to_string(*v);
-      else if (auto* d = std::get_if<double>(&row[i])) {
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%.17g", *d);
-        c.text = buf;
-      } else if (auto* s = std::get_if<std::string>(&row[i])) {
-        c.text = wire::EscapeInvalidUtf8(*s);  // as `xladb sql` through xladbd prints it
-      } else if (auto* b = std::get_if<store::SqlBlob>(&row[i])) {
-        c.text = wire::EscapeInvalidUtf8(b->bytes);
-      } else {
-        c.text.clear();
-      }
-    }
-    printer.AddRow(cells);
-    return true;
-  };
-  Status st = Status::Ok();
-  if (store::IsPostgresUri(db_path)) {
-    // A store in PostgreSQL (e.g. filled by `xladb copy`): connect as a role that may only read it.
-    auto pg = store::PostgresConnection::Connect(db_path);
-    if (!pg.ok()) {
-      std::fprintf(stderr, "xladb: %s\n", pg.status().message().c_str());
-      return kExitFailure;
-    }
-    st = store::RunReadOnlySqlOnPostgres(*pg.value(), sql, store::SqlLimits{}, on_columns, on_row);
-  } else {
-    auto db = store::Database::Open(db_path, store::Database::Mode::kReadOnly);
-    if (!db.ok()) {
-      std::fprintf(stderr, "xladb: %s\n", db.status().message().c_str());
-      return kExitFailure;
-    }
-    st = store::RunReadOnlySql(*db.value(), sql, store::SqlLimits{}, on_columns, on_row);
-  }
-  if (!st.ok()) {
-    std::fprintf(stderr, "xladb: %s\n", st.message().c_str());
-    return kExitFailure;
-  }
-  printer.Finish();
-  return kExitOk;
-}
-
-}  // namespace
-}  // namespace xladb::cli
-
-int main(int argc, char** argv) {
-  using namespace xladb::cli;
-  CLI::App app{"xladb: XLA memory dumps across runs (a client of xladbd; --db FILE works offline)"};
-  app.require_subcommand(1);
-  app.option_defaults()->always_capture_default();
-  app.fallthrough();  // common options may follow the subcommand: `xladb runs --format csv`
-
+// The flags every command takes, before or after its name.
+struct CommonFlags {
   ClientOptions client;
   std::string format = "table", token_file, db_path;
-  app.add_option("--addr", client.addr, "xladbd address (host:port)")->envname("XLADB_ADDR");
-  app.add_option("--format", format, "table, csv or json (check: table, json, markdown or junit)")
-      ->check(CLI::IsMember({"table", "csv", "json", "markdown", "junit"}));
-  app.add_option("--db", db_path,
-                 "Work on this store directly, without a server: a SQLite file, or a PostgreSQL store "
-                 "(postgresql://user@host/db)")
-      ->envname("XLADB_DB");
-  app.add_option("--token-file", token_file, "File with the bearer token the server requires")
-      ->envname("XLADB_TOKEN_FILE");
-  app.add_option("--tls-ca", client.tls_ca, "Use TLS, trusting this CA certificate (PEM)");
-  app.add_option("--timeout", client.timeout_s,
-                 "Seconds to wait for xladbd's answer (uploads: the longest silence, not the total time)")
-      ->check(CLI::Range(int64_t{1}, int64_t{86400}))
-      ->envname("XLADB_TIMEOUT");
+};
 
-  // ingest
-  RemoteIngestArgs ingest_args;
-  std::vector<std::string> labels;
-  std::string time;
+// A command of the table: its subcommand, whose flags are bound to the command's own state, and what runs it
+// once the command line is parsed and the common flags are checked.
+struct Command {
+  CLI::App* app;
+  std::function<int(const CommonFlags&)> run;
+};
+
+// --format markdown and junit are for check (and markdown for changes) only.
+bool TableFormatOnly(const CommonFlags& c) {
+  if (c.format != "markdown" && c.format != "junit") return true;
+  std::fprintf(stderr, "xladb: --format %s is for check (and markdown for changes) only\n", c.format.c_str());
+  return false;
+}
+
+// Runs `answer` with the QueryService: xladbd's, or the store's served in process (--db). A store that cannot
+// be opened is said, and `open_failure` returned.
+int WithQueryClient(const CommonFlags& c, int open_failure, const std::function<int(QueryClient&)>& answer) {
+  if (c.db_path.empty()) return answer(*QueryClient::Remote(c.client));
+  auto offline = QueryClient::Offline(c.db_path, c.client);
+  if (!offline.ok()) {
+    std::fprintf(stderr, "xladb: %s\n", offline.status().message().c_str());
+    return open_failure;
+  }
+  return answer(*offline.value());
+}
+
+// A query command that prints a result set (--format table, csv or json).
+Command QueryCommand(CLI::App* app, std::function<int(QueryClient&, OutputFormat)> answer) {
+  return {app, [answer = std::move(answer)](const CommonFlags& c) {
+            if (!TableFormatOnly(c)) return kExitUsage;
+            return WithQueryClient(c, kExitFailure, [&](QueryClient& b) { return answer(b, c.client.format); });
+          }};
+}
+
+Command IngestCommand(CLI::App& app) {
+  struct State {
+    IngestArgs args;
+    std::vector<std::string> labels;
+    std::string time;
+  };
+  auto s = std::make_shared<State>();
   auto* ingest = app.add_subcommand("ingest", "Ingest dump folders, files or archives (uploads them to xladbd)");
-  ingest->add_option("PATH", ingest_args.paths, "Dump folder, file, .gz/.zst, or .tar[.gz|.zst]/.zip artifact")
+  ingest->add_option("PATH", s->args.paths, "Dump folder, file, .gz/.zst, or .tar[.gz|.zst]/.zip artifact")
       ->required();
-  ingest->add_option("--run", ingest_args.run_name, "Run name (default: the folder or archive name)");
-  ingest->add_option("--label", labels, "Run label key=value (repeatable)");
-  ingest->add_option("--time", time, "When the run happened: Unix seconds or YYYY-MM-DD[THH:MM:SSZ]");
-  ingest->add_flag("--server-path", ingest_args.server_path, "Let the server read PATH from its own disk (IngestPath)");
-  ingest->add_flag("--append", ingest_args.append,
+  ingest->add_option("--run", s->args.run_name, "Run name (default: the folder or archive name)");
+  ingest->add_option("--label", s->labels, "Run label key=value (repeatable)");
+  ingest->add_option("--time", s->time, "When the run happened: Unix seconds or YYYY-MM-DD[THH:MM:SSZ]");
+  ingest->add_flag("--server-path", s->args.server_path, "Let the server read PATH from its own disk (IngestPath)");
+  ingest->add_flag("--append", s->args.append,
                    "Add to an existing run that came from another folder, archive or upload");
+  return {ingest, [s](const CommonFlags& c) {
+            if (!ParseLabels(s->labels, &s->args.labels)) return kExitUsage;
+            if (!s->time.empty()) {
+              auto t = ingest::ParseTimeToUs(s->time);
+              if (!t.ok()) {
+                std::fprintf(stderr, "xladb: --time: %s\n", t.status().message().c_str());
+                return kExitUsage;
+              }
+              s->args.time_us = *t;
+            }
+            if (!c.db_path.empty()) return CmdOfflineIngest(c.db_path, s->args);
+            return CmdRemoteIngest(c.client, s->args);
+          }};
+}
 
-  // queries
-  RunsArgs runs_args;
-  std::vector<std::string> run_labels;
+// A command's arguments and its --label flags, parsed into the arguments when it runs.
+template <typename Args>
+struct ArgsWithLabels {
+  Args args;
+  std::vector<std::string> labels;
+};
+
+Command RunsCommand(CLI::App& app) {
+  auto s = std::make_shared<ArgsWithLabels<RunsArgs>>();
+  RunsArgs& runs_args = s->args;
+  std::vector<std::string>& run_labels = s->labels;
   auto* runs = app.add_subcommand("runs", "List runs, newest first");
   runs->add_option("--label", run_labels, "Only runs with this label key=value (repeatable)");
   runs->add_option("--since", runs_args.since, "Only runs at or after this time");
@@ -256,7 +134,15 @@ int main(int argc, char** argv) {
   runs->add_option("--name", runs_args.name_pattern, "Only runs whose name matches this GLOB");
   runs->add_option("--limit", runs_args.limit, "At most this many runs")->check(CLI::PositiveNumber);
 
-  ModulesArgs modules_args;
+  return QueryCommand(runs, [s](QueryClient& b, OutputFormat out) {
+    if (!ParseLabels(s->labels, &s->args.labels)) return kExitUsage;
+    return CmdRuns(b, out, s->args);
+  });
+}
+
+Command ModulesCommand(CLI::App& app) {
+  auto modules_state = std::make_shared<ModulesArgs>();
+  ModulesArgs& modules_args = *modules_state;
   auto* modules = app.add_subcommand("modules", "List the modules of a run with their memory, largest first");
   modules->add_option("RUN", modules_args.run, "Run name")->required();
   modules->add_option("--name", modules_args.pattern, "Only modules whose name matches this GLOB");
@@ -272,8 +158,21 @@ int main(int argc, char** argv) {
   modules->add_option("--warn-percent", modules_args.warn_percent, "Budgets: warn at this share (default 90)")
       ->check(CLI::NonNegativeNumber);
 
-  TrendArgs trend_args;
-  std::vector<std::string> trend_labels;
+  return QueryCommand(modules, [modules_state](QueryClient& b, OutputFormat out) {
+    return CmdModules(b, out, *modules_state);
+  });
+}
+
+Command TrendCommand(CLI::App& app) {
+  struct State {
+    TrendArgs args;
+    std::vector<std::string> labels;
+    std::string folder;
+    int64_t xla_id = -1;
+  };
+  auto s = std::make_shared<State>();
+  TrendArgs& trend_args = s->args;
+  std::vector<std::string>& trend_labels = s->labels;
   auto* trend = app.add_subcommand(
       "trend", "Padded live peak (or XLA's printed peak, total, temp) memory of a module across runs");
   trend->add_option("MODULE", trend_args.module, "Module name or GLOB pattern")->required();
@@ -284,11 +183,9 @@ int main(int argc, char** argv) {
   trend->add_option("--last", trend_args.last_n, "Only the newest N runs (0 = all)")->check(CLI::NonNegativeNumber);
   trend->add_option("--label", trend_labels, "Only runs with this label key=value (repeatable)");
   trend->add_option("--stage", trend_args.stage, "Only this dump stage");
-  std::string trend_folder;
-  auto* trend_folder_opt = trend->add_option("--folder", trend_folder, "Only modules in this folder of their run");
-  int64_t trend_xla_id = -1;
+  auto* trend_folder_opt = trend->add_option("--folder", s->folder, "Only modules in this folder of their run");
   auto* trend_xla_opt =
-      trend->add_option("--xla-id", trend_xla_id, "With --run: follow that run's compile module_<ID> across runs")
+      trend->add_option("--xla-id", s->xla_id, "With --run: follow that run's compile module_<ID> across runs")
           ->check(CLI::NonNegativeNumber);
   trend->add_option("--run", trend_args.run,
                     "Follow one compile of this run by its identity (--xla-id, else the largest by total_bytes)");
@@ -296,31 +193,65 @@ int main(int argc, char** argv) {
   trend->add_option("--since", trend_args.since, "Only runs at or after this time");
   trend->add_option("--until", trend_args.until, "Only runs before this time");
 
-  std::string kernel_pattern, spill_run;
-  int64_t spill_limit = 20;
-  auto* spills = app.add_subcommand("spills", "TPU kernels ranked by VMEM spill rate");
-  spills->add_option("--kernel", kernel_pattern, "Only kernels matching this GLOB");
-  spills->add_option("--run", spill_run, "Only this run");
-  spills->add_option("--limit", spill_limit, "At most this many rows (0 = all)")->check(CLI::NonNegativeNumber);
+  return QueryCommand(trend, [s, trend_folder_opt, trend_xla_opt](QueryClient& b, OutputFormat out) {
+    if (!ParseLabels(s->labels, &s->args.labels)) return kExitUsage;
+    if (trend_folder_opt->count() > 0) s->args.folder = s->folder;
+    if (trend_xla_opt->count() > 0) s->args.xla_module_id = s->xla_id;
+    return CmdTrend(b, out, s->args);
+  });
+}
 
-  TopArgs top_args;
+Command SpillsCommand(CLI::App& app) {
+  struct State {
+    std::string kernel_pattern, run;
+    int64_t limit = 20;
+  };
+  auto s = std::make_shared<State>();
+  auto* spills = app.add_subcommand("spills", "TPU kernels ranked by VMEM spill rate");
+  spills->add_option("--kernel", s->kernel_pattern, "Only kernels matching this GLOB");
+  spills->add_option("--run", s->run, "Only this run");
+  spills->add_option("--limit", s->limit, "At most this many rows (0 = all)")->check(CLI::NonNegativeNumber);
+  return QueryCommand(spills, [s](QueryClient& b, OutputFormat out) {
+    return CmdSpills(b, out, s->kernel_pattern, s->run, s->limit);
+  });
+}
+
+Command TopCommand(CLI::App& app) {
+  struct State {
+    TopArgs args;
+    int64_t xla_id = -1;
+    std::string folder;
+  };
+  auto s = std::make_shared<State>();
+  TopArgs& top_args = s->args;
   auto* top = app.add_subcommand("top", "The buffers live at a module's peak, largest first");
   top->add_option("RUN", top_args.run, "Run name")->required();
   top->add_option("MODULE", top_args.module, "Module name")->required();
   top->add_option("-n", top_args.n, "How many buffers")->check(CLI::PositiveNumber);
   top->add_option("--stage", top_args.stage, "Pick the module of this stage");
-  int64_t top_xla_id = -1;
-  auto* top_xla_opt = top->add_option("--xla-id", top_xla_id, "Pick the compile module_<ID> of the run")
+  auto* top_xla_opt = top->add_option("--xla-id", s->xla_id, "Pick the compile module_<ID> of the run")
                           ->check(CLI::NonNegativeNumber);
   top->add_option("--at", top_args.at,
                   "xla: XLA's printed peak list (default); padded: the buffers live at the padded live peak")
       ->check(CLI::IsMember({"xla", "padded"}));
-  std::string top_folder;
-  auto* top_folder_opt = top->add_option("--folder", top_folder,
+  auto* top_folder_opt = top->add_option("--folder", s->folder,
                                          "Pick the module in this folder of the run (host0, …; '' = the root)");
 
-  DiffArgs diff_args;
-  bool no_buffers = false;
+  return QueryCommand(top, [s, top_folder_opt, top_xla_opt](QueryClient& b, OutputFormat out) {
+    if (top_folder_opt->count() > 0) s->args.folder = s->folder;
+    if (top_xla_opt->count() > 0) s->args.xla_module_id = s->xla_id;
+    return CmdTop(b, out, s->args);
+  });
+}
+
+Command DiffCommand(CLI::App& app) {
+  struct State {
+    DiffArgs args;
+    bool no_buffers = false;
+  };
+  auto s = std::make_shared<State>();
+  DiffArgs& diff_args = s->args;
+  bool& no_buffers = s->no_buffers;
   auto* diff = app.add_subcommand("diff", "What changed between two runs");
   diff->add_option("RUN_A", diff_args.run_a, "The earlier run")->required();
   diff->add_option("RUN_B", diff_args.run_b, "The later run")->required();
@@ -330,34 +261,76 @@ int main(int argc, char** argv) {
   diff->add_option("--buffers", diff_args.max_buffers, "Buffer changes shown per module")
       ->check(CLI::NonNegativeNumber);
 
-  std::string retrace_run;
-  int64_t min_compiles = 2;
-  auto* retraces = app.add_subcommand("retraces", "Jit names compiled more than once in a run");
-  retraces->add_option("RUN", retrace_run, "Run name")->required();
-  retraces->add_option("--min", min_compiles, "Only names compiled at least this often")->check(CLI::Range(2, 1000000));
+  return QueryCommand(diff, [s](QueryClient& b, OutputFormat out) {
+    s->args.buffers = !s->no_buffers;
+    return CmdDiff(b, out, s->args);
+  });
+}
 
-  std::string jobs_run, jobs_state;
-  int64_t jobs_limit = 1000;
+Command RetracesCommand(CLI::App& app) {
+  struct State {
+    std::string run;
+    int64_t min_compiles = 2;
+  };
+  auto s = std::make_shared<State>();
+  auto* retraces = app.add_subcommand("retraces", "Jit names compiled more than once in a run");
+  retraces->add_option("RUN", s->run, "Run name")->required();
+  retraces->add_option("--min", s->min_compiles, "Only names compiled at least this often")->check(CLI::Range(2, 1000000));
+  return QueryCommand(retraces, [s](QueryClient& b, OutputFormat out) {
+    return CmdRetraces(b, out, s->run, s->min_compiles);
+  });
+}
+
+Command JobsCommand(CLI::App& app) {
+  struct State {
+    std::string run, state;
+    int64_t limit = 1000;
+  };
+  auto s = std::make_shared<State>();
   auto* jobs =
       app.add_subcommand("jobs", "The daemon's ingest jobs, newest first (QUEUED, RUNNING, SUCCEEDED, FAILED)");
-  jobs->add_option("--run", jobs_run, "Only jobs of this run");
-  jobs->add_option("--state", jobs_state, "Only jobs in this state: QUEUED, RUNNING, SUCCEEDED or FAILED");
-  jobs->add_option("--limit", jobs_limit, "The newest N jobs")->check(CLI::Range(1, 100000));
+  jobs->add_option("--run", s->run, "Only jobs of this run");
+  jobs->add_option("--state", s->state, "Only jobs in this state: QUEUED, RUNNING, SUCCEEDED or FAILED");
+  jobs->add_option("--limit", s->limit, "The newest N jobs")->check(CLI::Range(1, 100000));
+  return QueryCommand(jobs, [s](QueryClient& b, OutputFormat out) {
+    return CmdJobs(b, out, s->run, s->state, s->limit);
+  });
+}
 
-  WaitArgs wait_args;
+Command WaitCommand(CLI::App& app) {
+  auto wait_args = std::make_shared<WaitArgs>();
   auto* wait = app.add_subcommand(
       "wait", "Wait for a run's ingest jobs; exit 0 succeeded, 1 failed, 2 usage, 3 timed out, 4 cannot ask");
-  wait->add_option("RUN", wait_args.run, "Run name (a run not queued yet is waited for)")->required();
-  wait->add_option("--timeout", wait_args.timeout, "How long to wait: N seconds, or Ns, Nm, Nh (default 10m)");
+  wait->add_option("RUN", wait_args->run, "Run name (a run not queued yet is waited for)")->required();
+  wait->add_option("--timeout", wait_args->timeout, "How long to wait: N seconds, or Ns, Nm, Nh (default 10m)");
+  return {wait, [wait_args](const CommonFlags& c) {
+            if (!TableFormatOnly(c)) return kExitUsage;
+            return WithQueryClient(c, kExitToolFailed, [&](QueryClient& b) { return CmdWait(b, *wait_args); });
+          }};
+}
 
-  std::string oom_run, oom_module;
+Command OomCommand(CLI::App& app) {
+  struct State {
+    std::string run, module;
+  };
+  auto s = std::make_shared<State>();
   auto* oom = app.add_subcommand("oom", "The OOM reports of a run: failed allocation, limit, buffers by size");
-  oom->add_option("RUN", oom_run, "Run name")->required();
-  oom->add_option("--module", oom_module, "Only reports of this module name");
+  oom->add_option("RUN", s->run, "Run name")->required();
+  oom->add_option("--module", s->module, "Only reports of this module name");
+  return QueryCommand(oom, [s](QueryClient& b, OutputFormat out) { return CmdOom(b, out, s->run, s->module); });
+}
 
-  CheckArgs check_args;
-  std::optional<int64_t> max_growth_bytes;
-  std::optional<double> max_growth_percent;
+Command CheckCommand(CLI::App& app) {
+  struct State {
+    CheckArgs args;
+    std::optional<int64_t> max_growth_bytes;
+    std::optional<double> max_growth_percent;
+    std::string html;
+  };
+  auto s = std::make_shared<State>();
+  CheckArgs& check_args = s->args;
+  std::optional<int64_t>& max_growth_bytes = s->max_growth_bytes;
+  std::optional<double>& max_growth_percent = s->max_growth_percent;
   auto* check = app.add_subcommand(
       "check", "The memory gate: RUN against a baseline; exit 0 pass, 1 regression, 2 usage, 3 inconclusive, 4 failure");
   check->add_option("RUN", check_args.run, "The run to check")->required();
@@ -392,12 +365,32 @@ int main(int argc, char** argv) {
   check->add_option("--output", check_args.output, "Write the report to this file (e.g. $GITHUB_STEP_SUMMARY)");
   check->add_option("--attribution", check_args.max_attribution, "Buffer changes listed per regressed module")
       ->check(CLI::Range(1, 100000));
-  std::string check_html;
-  check->add_option("--html", check_html, "Also write the gate's HTML page (xladb report RUN --baseline …) here");
+  check->add_option("--html", s->html, "Also write the gate's HTML page (xladb report RUN --baseline …) here");
   check->add_option("--report-url", check_args.report_url, "Markdown: link to the HTML page at this URL");
 
-  ChangesArgs changes_args;
-  std::vector<std::string> changes_labels;
+  return {check, [s](const CommonFlags& c) {
+            s->args.format = c.format;
+            s->args.max_growth_bytes = s->max_growth_bytes;
+            s->args.max_growth_percent = s->max_growth_percent;
+            return WithQueryClient(c, kExitToolFailed, [&](QueryClient& b) {
+              const int verdict = CmdCheck(b, s->args);
+              if (s->html.empty() || verdict == kExitUsage || verdict == kExitToolFailed) return verdict;
+              ReportArgs page;  // the gate's page, as `xladb report RUN --baseline …` writes it
+              page.run = s->args.run;
+              page.baseline = s->args.baseline;
+              page.budgets = s->args.budgets;
+              page.config = s->args.config;
+              page.warn_percent = s->args.warn_percent;
+              page.output = s->html;
+              return CmdReport(b, page) == kExitOk ? verdict : kExitToolFailed;
+            });
+          }};
+}
+
+Command ChangesCommand(CLI::App& app) {
+  auto s = std::make_shared<ArgsWithLabels<ChangesArgs>>();
+  ChangesArgs& changes_args = s->args;
+  std::vector<std::string>& changes_labels = s->labels;
   auto* changes = app.add_subcommand(
       "changes", "Change points of the run history: where each module's memory changed, since when, and why");
   changes->add_option("MODULE", changes_args.module, "Only this module (name or GLOB pattern); default: every module");
@@ -424,7 +417,17 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(int64_t{0}, int64_t{INT32_MAX}));
   changes->add_option("--output", changes_args.output, "Write the answer to this file (e.g. $GITHUB_STEP_SUMMARY)");
 
-  ReportArgs report_args;
+  return {changes, [s](const CommonFlags& c) {
+            if (c.format == "junit" && !TableFormatOnly(c)) return kExitUsage;
+            s->args.format = c.format;
+            if (!ParseLabels(s->labels, &s->args.labels)) return kExitUsage;
+            return WithQueryClient(c, kExitFailure, [&](QueryClient& b) { return CmdChanges(b, s->args); });
+          }};
+}
+
+Command ReportCommand(CLI::App& app) {
+  auto report_state = std::make_shared<ReportArgs>();
+  ReportArgs& report_args = *report_state;
   auto* report = app.add_subcommand(
       "report", "Write a self-contained HTML page: a run, one module (--module), RUN against --baseline, or --home");
   report->add_option("RUN", report_args.run, "Run name (not with --home)");
@@ -443,166 +446,150 @@ int main(int argc, char** argv) {
                      "The gate's page: METRIC=SIZE budgets, as check takes them (repeatable; no baseline needed)");
   report->add_option("-o,--output", report_args.output, "The HTML file to write")->required();
 
-  LabelArgs label_args;
-  std::vector<std::string> label_pairs;
-  auto* label = app.add_subcommand("label", "Set (KEY=VALUE) or remove (--remove KEY) labels of a stored run");
-  label->add_option("RUN", label_args.run, "Run name")->required();
-  label->add_option("LABELS", label_pairs, "KEY=VALUE to set (repeatable)");
-  label->add_option("--remove", label_args.remove, "Label key to remove (repeatable)");
-  std::string delete_run;
-  auto* del = app.add_subcommand("delete", "Delete a stored run: every row of it, nothing of another run");
-  del->add_option("RUN", delete_run, "Run name")->required();
+  return QueryCommand(report, [report_state, report_folder_opt](QueryClient& b, OutputFormat) {
+    report_state->has_folder = report_folder_opt->count() > 0;
+    return CmdReport(b, *report_state);
+  });
+}
 
-  PruneArgs prune_args;
-  std::vector<std::string> prune_keep;
-  auto* prune = app.add_subcommand(
-      "prune", "Drop value-, live-range- and instruction-level rows of old runs (summaries, peaks, gate metrics stay)");
-  prune->add_option("--keep-detail-days", prune_args.keep_detail_days, "Runs older than this many days lose detail")
-      ->required()
-      ->check(CLI::NonNegativeNumber);
-  prune->add_option("--keep-label", prune_keep, "Runs with this KEY=VALUE label keep their detail (repeatable)");
-
-  std::string copy_source, copy_destination;
-  auto* copy = app.add_subcommand(
-      "copy", "Copy a SQLite store into PostgreSQL or back, run by run (resumable; verified by row counts)");
-  copy->add_option("SRC", copy_source, "The SQLite file, or postgresql://user@host:port/db")->required();
-  copy->add_option("DST", copy_destination, "postgresql://user@host:port/db, or the SQLite file")->required();
-  std::string copy_reader;
-  copy->add_option("--grant-reader", copy_reader, "Then let this role read the copy (SELECT only), e.g. for `xladb sql`");
-
-  std::string sql;
-  int64_t max_rows = 0;
+Command SqlCommand(CLI::App& app) {
+  struct State {
+    std::string sql;
+    int64_t max_rows = 0;
+  };
+  auto s = std::make_shared<State>();
   auto* sqlcmd =
       app.add_subcommand("sql", "Run a read-only SQL query (on xladbd, on --db FILE, or on --db postgresql://…)");
-  sqlcmd->add_option("QUERY", sql, "One SQL statement")->required();
-  sqlcmd->add_option("--max-rows", max_rows, "Stop after this many rows (0 = the server's limit)")
+  sqlcmd->add_option("QUERY", s->sql, "One SQL statement")->required();
+  sqlcmd->add_option("--max-rows", s->max_rows, "Stop after this many rows (0 = the server's limit)")
       ->check(CLI::NonNegativeNumber);
+  return QueryCommand(sqlcmd, [s](QueryClient& b, OutputFormat) { return CmdSql(b, s->sql, s->max_rows); });
+}
 
+Command LabelCommand(CLI::App& app) {
+  auto s = std::make_shared<ArgsWithLabels<LabelArgs>>();
+  auto* label = app.add_subcommand("label", "Set (KEY=VALUE) or remove (--remove KEY) labels of a stored run");
+  label->add_option("RUN", s->args.run, "Run name")->required();
+  label->add_option("LABELS", s->labels, "KEY=VALUE to set (repeatable)");
+  label->add_option("--remove", s->args.remove, "Label key to remove (repeatable)");
+  return {label, [s](const CommonFlags& c) {
+            if (!TableFormatOnly(c)) return kExitUsage;
+            if (!ParseLabels(s->labels, &s->args.set)) return kExitUsage;
+            return CmdLabel(c.client, c.db_path, s->args);
+          }};
+}
+
+Command DeleteCommand(CLI::App& app) {
+  auto run = std::make_shared<std::string>();
+  auto* del = app.add_subcommand("delete", "Delete a stored run: every row of it, nothing of another run");
+  del->add_option("RUN", *run, "Run name")->required();
+  return {del, [run](const CommonFlags& c) {
+            if (!TableFormatOnly(c)) return kExitUsage;
+            return CmdDelete(c.client, c.db_path, *run);
+          }};
+}
+
+Command PruneCommand(CLI::App& app) {
+  auto s = std::make_shared<ArgsWithLabels<PruneArgs>>();
+  auto* prune = app.add_subcommand(
+      "prune", "Drop value-, live-range- and instruction-level rows of old runs (summaries, peaks, gate metrics stay)");
+  prune->add_option("--keep-detail-days", s->args.keep_detail_days, "Runs older than this many days lose detail")
+      ->required()
+      ->check(CLI::NonNegativeNumber);
+  prune->add_option("--keep-label", s->labels, "Runs with this KEY=VALUE label keep their detail (repeatable)");
+  return {prune, [s](const CommonFlags& c) {
+            if (!TableFormatOnly(c)) return kExitUsage;
+            if (!ParseLabels(s->labels, &s->args.keep_labels)) return kExitUsage;
+            return CmdPrune(c.client, c.db_path, s->args);
+          }};
+}
+
+Command CopyCommand(CLI::App& app) {
+  struct State {
+    std::string source, destination, reader;
+  };
+  auto s = std::make_shared<State>();
+  auto* copy = app.add_subcommand(
+      "copy", "Copy a SQLite store into PostgreSQL or back, run by run (resumable; verified by row counts)");
+  copy->add_option("SRC", s->source, "The SQLite file, or postgresql://user@host:port/db")->required();
+  copy->add_option("DST", s->destination, "postgresql://user@host:port/db, or the SQLite file")->required();
+  copy->add_option("--grant-reader", s->reader, "Then let this role read the copy (SELECT only), e.g. for `xladb sql`");
+  return {copy, [s](const CommonFlags& c) {
+            if (!TableFormatOnly(c)) return kExitUsage;
+            return CmdCopy(s->source, s->destination, s->reader, c.client.format);
+          }};
+}
+
+// Every command, in the order `xladb --help` lists them.
+constexpr Command (*kCommands[])(CLI::App&) = {
+    &IngestCommand, &RunsCommand,  &ModulesCommand, &TrendCommand,   &SpillsCommand, &TopCommand,
+    &DiffCommand,   &RetracesCommand, &JobsCommand, &WaitCommand,    &OomCommand,    &CheckCommand,
+    &ChangesCommand, &ReportCommand, &LabelCommand, &DeleteCommand,  &PruneCommand,  &CopyCommand,
+    &SqlCommand};
+
+void AddCommonFlags(CLI::App& app, CommonFlags& c) {
+  app.add_option("--addr", c.client.addr, "xladbd address (host:port)")->envname("XLADB_ADDR");
+  app.add_option("--format", c.format, "table, csv or json (check: table, json, markdown or junit)")
+      ->check(CLI::IsMember({"table", "csv", "json", "markdown", "junit"}));
+  app.add_option("--db", c.db_path,
+                 "Work on this store directly, without a server: a SQLite file, or a PostgreSQL store "
+                 "(postgresql://user@host/db)")
+      ->envname("XLADB_DB");
+  app.add_option("--token-file", c.token_file, "File with the bearer token the server requires")
+      ->envname("XLADB_TOKEN_FILE");
+  app.add_option("--tls-ca", c.client.tls_ca, "Use TLS, trusting this CA certificate (PEM)");
+  app.add_option("--timeout", c.client.timeout_s,
+                 "Seconds to wait for xladbd's answer (uploads: the longest silence, not the total time)")
+      ->check(CLI::Range(int64_t{1}, int64_t{86400}))
+      ->envname("XLADB_TIMEOUT");
+}
+
+// The common flags, done: the output format, the token read from its file, a --db that can be a store. 0 when
+// the command may run, else kExitUsage.
+int CheckCommonFlags(CommonFlags& c) {
+  c.client.format = ParseOutputFormat(c.format).value_or(OutputFormat::kTable);
+  if (!c.token_file.empty()) {
+    std::ifstream in(c.token_file);
+    if (!in || !std::getline(in, c.client.token) || c.client.token.empty()) {
+      std::fprintf(stderr, "xladb: cannot read a token from %s\n", c.token_file.c_str());
+      return kExitUsage;
+    }
+    while (!c.client.token.empty() && (c.client.token.back() == '\r' || c.client.token.back() == ' ')) {
+      c.client.token.pop_back();
+    }
+  }
+  // A --db that cannot be a database (a FIFO would hang every command) is a usage error before anything runs.
+  if (!c.db_path.empty()) {
+    if (Status file = store::CheckDatabaseFile(c.db_path); !file.ok()) {
+      std::fprintf(stderr, "xladb: --db: %s\n", file.message().c_str());
+      return kExitUsage;
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace
+}  // namespace xladb::cli
+
+int main(int argc, char** argv) {
+  using namespace xladb::cli;
+  CLI::App app{"xladb: XLA memory dumps across runs (a client of xladbd; --db FILE works offline)"};
+  app.require_subcommand(1);
+  app.option_defaults()->always_capture_default();
+  app.fallthrough();  // common options may follow the subcommand: `xladb runs --format csv`
+  CommonFlags common;
+  AddCommonFlags(app, common);
+  std::vector<Command> commands;
+  for (auto make : kCommands) commands.push_back(make(app));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
     return rc == 0 ? kExitOk : kExitUsage;
   }
-  client.format = ParseOutputFormat(format).value_or(OutputFormat::kTable);
-  if (!token_file.empty()) {
-    std::ifstream in(token_file);
-    if (!in || !std::getline(in, client.token) || client.token.empty()) {
-      std::fprintf(stderr, "xladb: cannot read a token from %s\n", token_file.c_str());
-      return kExitUsage;
-    }
-    while (!client.token.empty() && (client.token.back() == '\r' || client.token.back() == ' ')) client.token.pop_back();
-  }
-  // A --db that cannot be a database (a FIFO would hang every command) is a usage error before anything runs.
-  if (!db_path.empty()) {
-    if (xladb::Status file = xladb::store::CheckDatabaseFile(db_path); !file.ok()) {
-      std::fprintf(stderr, "xladb: --db: %s\n", file.message().c_str());
-      return kExitUsage;
-    }
-  }
-  const bool query_command = runs->parsed() || modules->parsed() || trend->parsed() || spills->parsed() ||
-                             top->parsed() || diff->parsed() || retraces->parsed() || check->parsed() ||
-                             report->parsed() || jobs->parsed() || wait->parsed() || oom->parsed() ||
-                             changes->parsed();
-
-  if (ingest->parsed()) {
-    if (!db_path.empty()) {
-      return RunIngest(ingest_args.paths, db_path, ingest_args.run_name, labels, time, ingest_args.append);
-    }
-    if (!ParseLabels(labels, &ingest_args.labels)) return kExitUsage;
-    if (!time.empty()) {
-      auto t = xladb::ingest::ParseTimeToUs(time);
-      if (!t.ok()) {
-        std::fprintf(stderr, "xladb: --time: %s\n", t.status().message().c_str());
-        return kExitUsage;
-      }
-      ingest_args.time_us = *t;
-    }
-    return CmdRemoteIngest(client, ingest_args);
-  }
-  if (check->parsed()) {
-    check_args.format = format;
-    check_args.max_growth_bytes = max_growth_bytes;
-    check_args.max_growth_percent = max_growth_percent;
-  } else if (changes->parsed() && format != "junit") {
-    changes_args.format = format;
-  } else if (format == "markdown" || format == "junit") {
-    std::fprintf(stderr, "xladb: --format %s is for check (and markdown for changes) only\n", format.c_str());
-    return kExitUsage;
-  }
-  if (query_command) {
-    std::unique_ptr<QueryBackend> backend;
-    if (db_path.empty()) {
-      backend = NewRemoteBackend(client);
-    } else {
-      auto offline = NewOfflineBackend(db_path);
-      if (!offline.ok()) {
-        std::fprintf(stderr, "xladb: %s\n", offline.status().message().c_str());
-        return check->parsed() || wait->parsed() ? kExitToolFailed : kExitFailure;
-      }
-      backend = std::move(offline.value());
-    }
-    QueryBackend& b = *backend;
-    const OutputFormat out = client.format;
-    if (runs->parsed()) {
-      if (!ParseLabels(run_labels, &runs_args.labels)) return kExitUsage;
-      return CmdRuns(b, out, runs_args);
-    }
-    if (modules->parsed()) return CmdModules(b, out, modules_args);
-    if (trend->parsed()) {
-      if (!ParseLabels(trend_labels, &trend_args.labels)) return kExitUsage;
-      if (trend_folder_opt->count() > 0) trend_args.folder = trend_folder;
-      if (trend_xla_opt->count() > 0) trend_args.xla_module_id = trend_xla_id;
-      return CmdTrend(b, out, trend_args);
-    }
-    if (spills->parsed()) return CmdSpills(b, out, kernel_pattern, spill_run, spill_limit);
-    if (top->parsed()) {
-      if (top_folder_opt->count() > 0) top_args.folder = top_folder;
-      if (top_xla_opt->count() > 0) top_args.xla_module_id = top_xla_id;
-      return CmdTop(b, out, top_args);
-    }
-    if (diff->parsed()) {
-      diff_args.buffers = !no_buffers;
-      return CmdDiff(b, out, diff_args);
-    }
-    if (retraces->parsed()) return CmdRetraces(b, out, retrace_run, min_compiles);
-    if (jobs->parsed()) return CmdJobs(b, out, jobs_run, jobs_state, jobs_limit);
-    if (wait->parsed()) return CmdWait(b, wait_args);
-    if (oom->parsed()) return CmdOom(b, out, oom_run, oom_module);
-    if (changes->parsed()) {
-      if (!ParseLabels(changes_labels, &changes_args.labels)) return kExitUsage;
-      return CmdChanges(b, changes_args);
-    }
-    if (report->parsed()) {
-      report_args.has_folder = report_folder_opt->count() > 0;
-      return CmdReport(b, report_args);
-    }
-    const int verdict = CmdCheck(b, check_args);
-    if (!check_html.empty() && verdict != kExitUsage && verdict != kExitToolFailed) {
-      ReportArgs page;
-      page.run = check_args.run;
-      page.baseline = check_args.baseline;
-      page.budgets = check_args.budgets;
-      page.config = check_args.config;
-      page.warn_percent = check_args.warn_percent;
-      page.output = check_html;
-      if (CmdReport(b, page) != kExitOk) return kExitToolFailed;
-    }
-    return verdict;
-  }
-  if (label->parsed()) {
-    if (!ParseLabels(label_pairs, &label_args.set)) return kExitUsage;
-    return CmdLabel(client, db_path, label_args);
-  }
-  if (del->parsed()) return CmdDelete(client, db_path, delete_run);
-  if (prune->parsed()) {
-    if (!ParseLabels(prune_keep, &prune_args.keep_labels)) return kExitUsage;
-    return CmdPrune(client, db_path, prune_args);
-  }
-  if (copy->parsed()) return CmdCopy(copy_source, copy_destination, copy_reader, client.format);
-  if (sqlcmd->parsed()) {
-    if (!db_path.empty()) return RunSql(sql, db_path, format);
-    return CmdRemoteSql(client, sql, max_rows);
+  if (int refused = CheckCommonFlags(common); refused != kExitOk) return refused;
+  for (const Command& command : commands) {
+    if (command.app->parsed()) return command.run(common);
   }
   return kExitUsage;
 }

@@ -72,16 +72,21 @@ StatusOr<store::Database*> QueryServiceImpl::Begin(grpc::ServerContext* context,
 
 namespace {
 
-// Cancels a server call when it is still running after `after` (a Write blocked on a client that stopped
-// reading returns then). Joins on destruction.
+// Cancels a server call when it is still running a grace second after its time limit, `timeout_ms` (a Write
+// blocked on a client that stopped reading returns then); a negative limit (none: the CLI's in-process
+// service) cancels nothing. Joins on destruction.
 class CancelAfter {
  public:
-  CancelAfter(grpc::ServerContext* ctx, std::chrono::milliseconds after)
-      : thread_([this, ctx, after] {
-          std::unique_lock<std::mutex> lock(mu_);
-          if (!done_cv_.wait_for(lock, after, [&] { return done_; })) ctx->TryCancel();
-        }) {}
+  CancelAfter(grpc::ServerContext* ctx, int64_t timeout_ms) {
+    if (timeout_ms < 0) return;
+    const auto after = std::chrono::milliseconds(timeout_ms + 1000);
+    thread_ = std::thread([this, ctx, after] {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (!done_cv_.wait_for(lock, after, [&] { return done_; })) ctx->TryCancel();
+    });
+  }
   ~CancelAfter() {
+    if (!thread_.joinable()) return;
     {
       std::lock_guard<std::mutex> lock(mu_);
       done_ = true;
@@ -96,7 +101,7 @@ class CancelAfter {
   std::mutex mu_;
   std::condition_variable done_cv_;
   bool done_ = false;
-  std::thread thread_;  // last: starts after the members it uses
+  std::thread thread_;  // last: started after the members it uses are built
 };
 
 }  // namespace
@@ -175,7 +180,7 @@ grpc::Status QueryServiceImpl::Report(grpc::ServerContext* ctx, const v1::Report
   Status st = AnswerReport(**db, *req, &html, &notes);
   query_gate_.Leave();
   if (!st.ok()) return ToGrpc(st);
-  CancelAfter deadline(ctx, std::chrono::milliseconds(limits_.timeout_ms + 1000));
+  CancelAfter deadline(ctx, limits_.timeout_ms);
   v1::ReportChunk chunk;
   for (size_t at = 0; at < html.size() || at == 0; at += kReportChunkBytes) {
     chunk.set_html(html.substr(at, kReportChunkBytes));
@@ -208,7 +213,7 @@ grpc::Status QueryServiceImpl::Query(grpc::ServerContext* ctx, const v1::QueryRe
 
   store::SqlLimits limits;
   limits.max_rows = limits_.max_rows;
-  if (req->max_rows() > 0 && req->max_rows() < limits.max_rows) limits.max_rows = req->max_rows();
+  if (req->max_rows() > 0 && (limits.max_rows < 0 || req->max_rows() < limits.max_rows)) limits.max_rows = req->max_rows();
   limits.max_bytes = limits_.max_bytes;
   limits.max_value_bytes = limits_.max_value_bytes;
   limits.max_row_bytes = limits_.max_row_bytes;
@@ -216,7 +221,7 @@ grpc::Status QueryServiceImpl::Query(grpc::ServerContext* ctx, const v1::QueryRe
   limits.timeout_ms = limits_.timeout_ms;
   // The time limit stops SQLite's work; a client that stops reading blocks Write instead, which only a
   // cancelled call releases. Past the time limit (and a grace second), the call is cancelled.
-  CancelAfter deadline(ctx, std::chrono::milliseconds(limits_.timeout_ms + 1000));
+  CancelAfter deadline(ctx, limits_.timeout_ms);
 
   v1::QueryResponse batch;
   size_t batch_bytes = 0;

@@ -46,6 +46,8 @@ struct QueryLimits {
 // Query's messages are cut before they pass this many value bytes; a single larger row (at most
 // QueryLimits::max_row_bytes) goes alone.
 inline constexpr size_t kQueryMessageBytes = size_t{1} << 20;
+// The largest message xladbd (and the CLI's in-process service) receives, and the CLI receives from xladbd.
+inline constexpr int kMaxMessageBytes = 64 << 20;
 inline constexpr size_t kReportChunkBytes = size_t{1} << 20;
 
 // At most `limit` holders at once. Thread-safe.

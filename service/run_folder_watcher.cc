@@ -382,7 +382,7 @@ class RunFolderWatcher::Loop {
       if (!roots_[i].watched) continue;
       roots_[i].watched = false;
       if (!WatchRoot(i).ok()) continue;  // the root is gone: drop it
-      ScanRoot(i, Arrival::kRescan);     // only the watch limit fails here, and it is counted
+      ScanRoot(i, Arrival::kRescan).IgnoreError();  // only the watch limit fails here, and it is counted
     }
   }
 
@@ -422,7 +422,7 @@ class RunFolderWatcher::Loop {
       } else if (runs_.count(child) != 0) {
         if (!child_is_folder) MarkChanged(child);  // an archive being written or replaced
       } else {
-        AddRun(folder.root, child, Arrival::kNew);  // errors are counted in watch_failures_
+        AddRun(folder.root, child, Arrival::kNew).IgnoreError();  // errors are counted in watch_failures_
       }
       return;
     }
@@ -430,7 +430,7 @@ class RunFolderWatcher::Loop {
     auto run = runs_.find(folder.run);
     if (run == runs_.end()) return;
     if (child_is_folder) {
-      if (event.mask & kAppeared) WatchTree(child, folder.root, folder.run);
+      if (event.mask & kAppeared) WatchTree(child, folder.root, folder.run).IgnoreError();  // counted in watch_failures_
       if (event.mask & kGone) UnwatchTree(child);
     } else if (folder.path == folder.run && IsMarker(name)) {
       std::set<std::string>& markers = run->second.markers;

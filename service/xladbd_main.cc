@@ -40,6 +40,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -118,170 +119,335 @@ std::string ReadWholeFile(const std::string& path) {
   return ss.str();
 }
 
-}  // namespace
 
-int main(int argc, char** argv) {
-  using namespace xladb;
-  CLI::App app{"xladbd: the xladb daemon (gRPC over a local SQLite database)"};
-  std::string db_path, listen = "127.0.0.1:50051", token_file, tls_cert, tls_key, log_level = "info", spool_dir;
-  std::vector<std::string> watch_dirs, allow_roots;
+using namespace xladb;
+
+// Every flag of xladbd, as parsed.
+struct DaemonFlags {
+  std::string db_path, sql_db, listen = "127.0.0.1:50051", http_listen, home_label, token_file, admin_token_file;
+  std::string tls_cert, tls_key, log_level = "info", spool_dir;
+  std::vector<std::string> watch_dirs, allow_roots, prune_keep_labels;
   double quiet_seconds = 5;
   int64_t max_upload_bytes = int64_t{16} << 30, max_upload_files = 100000;
+  int64_t prune_detail_days = -1;
   bool insecure_listen = false;
   service::QueryLimits query_limits;
   int64_t query_max_temp_bytes = int64_t{1} << 30;
   ingest::SourceLimits source_limits;
+
+  // What the flags mean once checked (CheckFlags).
+  store::LabelList prune_keep;
+  std::string listen_host, listen_port;
+};
+
+void AddFlags(CLI::App& app, DaemonFlags& f) {
   app.option_defaults()->always_capture_default();
-  app.add_option("--db", db_path,
+  app.add_option("--db", f.db_path,
                  "SQLite database file (created if missing), or a PostgreSQL store: postgresql://user@host/db "
                  "(its schema is created if missing)")->required();
-  std::string sql_db;
-  app.add_option("--sql-db", sql_db,
+  app.add_option("--sql-db", f.sql_db,
                  "PostgreSQL store: the SQL endpoint (Query) connects with this URI, as a role that may only read "
                  "(granted SELECT at start, and refused if it may write); without it, the daemon's own role "
                  "runs queries in a read-only transaction");
-  app.add_option("--listen", listen, "Address to serve on (host:port; port 0 picks a free one)");
-  int64_t prune_detail_days = -1;
-  std::vector<std::string> prune_keep_labels;
-  app.add_option("--prune-detail-days", prune_detail_days,
+  app.add_option("--listen", f.listen, "Address to serve on (host:port; port 0 picks a free one)");
+  app.add_option("--prune-detail-days", f.prune_detail_days,
                  "Daily (and at start): runs older than this many days lose their value-level detail (off: -1)");
-  app.add_option("--prune-keep-label", prune_keep_labels, "KEY=VALUE: runs with this label keep their detail");
-  std::string http_listen;
-  app.add_option("--http", http_listen,
+  app.add_option("--prune-keep-label", f.prune_keep_labels, "KEY=VALUE: runs with this label keep their detail");
+  app.add_option("--http", f.http_listen,
                  "Also serve the report pages, read-only, on this host:port (HTTPS with --tls-cert; port 0 picks; "
                  "with a token, browsers log in at /login)");
-  std::string home_label;
-  app.add_option("--home-label", home_label,
+  app.add_option("--home-label", f.home_label,
                  "The front page (/ of --http) groups runs by this label's value, e.g. branch (default: every run)");
-  app.add_option("--watch", watch_dirs, "Folder whose subfolders (or archives) are runs to ingest (repeatable)");
-  app.add_option("--allow-root", allow_roots, "Folder under which IngestPath may read (repeatable)");
-  app.add_option("--quiet-seconds", quiet_seconds, "A watched run is ingested after this long without changes");
-  app.add_option("--token-file", token_file,
+  app.add_option("--watch", f.watch_dirs, "Folder whose subfolders (or archives) are runs to ingest (repeatable)");
+  app.add_option("--allow-root", f.allow_roots, "Folder under which IngestPath may read (repeatable)");
+  app.add_option("--quiet-seconds", f.quiet_seconds, "A watched run is ingested after this long without changes");
+  app.add_option("--token-file", f.token_file,
                  "Require 'authorization: Bearer <token>' with the token in this file (with --admin-token-file: "
                  "the read token, for queries, pages and SQL)");
-  std::string admin_token_file;
-  app.add_option("--admin-token-file", admin_token_file,
+  app.add_option("--admin-token-file", f.admin_token_file,
                  "The token in this file alone may upload, ingest server paths, label, delete and prune");
-  app.add_option("--tls-cert", tls_cert, "Serve TLS with this certificate (PEM); needs --tls-key");
-  app.add_option("--tls-key", tls_key, "Private key (PEM) for --tls-cert");
-  app.add_option("--spool-dir", spool_dir, "Where uploads are staged (default: <db>.uploads)");
-  app.add_option("--max-upload-bytes", max_upload_bytes, "Largest accepted upload");
-  app.add_option("--max-upload-files", max_upload_files, "Most files in one upload");
-  app.add_flag("--insecure-listen", insecure_listen,
+  app.add_option("--tls-cert", f.tls_cert, "Serve TLS with this certificate (PEM); needs --tls-key");
+  app.add_option("--tls-key", f.tls_key, "Private key (PEM) for --tls-cert");
+  app.add_option("--spool-dir", f.spool_dir, "Where uploads are staged (default: <db>.uploads)");
+  app.add_option("--max-upload-bytes", f.max_upload_bytes, "Largest accepted upload");
+  app.add_option("--max-upload-files", f.max_upload_files, "Most files in one upload");
+  app.add_flag("--insecure-listen", f.insecure_listen,
                "Allow a --listen address that is not loopback without TLS and a token (logged as a warning)");
-  app.add_option("--query-timeout-ms", query_limits.timeout_ms, "Time limit of one SQL Query");
-  app.add_option("--query-max-rows", query_limits.max_rows, "Most rows one SQL Query returns");
-  app.add_option("--query-max-bytes", query_limits.max_bytes, "Most bytes one SQL Query returns (all values)");
-  app.add_option("--query-max-value-bytes", query_limits.max_value_bytes,
+  service::QueryLimits& q = f.query_limits;
+  app.add_option("--query-timeout-ms", q.timeout_ms, "Time limit of one SQL Query");
+  app.add_option("--query-max-rows", q.max_rows, "Most rows one SQL Query returns");
+  app.add_option("--query-max-bytes", q.max_bytes, "Most bytes one SQL Query returns (all values)");
+  app.add_option("--query-max-value-bytes", q.max_value_bytes,
                  "Largest single value an SQL Query may make (refused before it is made)");
-  app.add_option("--query-max-row-bytes", query_limits.max_row_bytes,
+  app.add_option("--query-max-row-bytes", q.max_row_bytes,
                  "Most text and blob bytes in one result row (under gRPC's default 4 MiB message limit)");
-  app.add_option("--query-max-columns", query_limits.max_columns, "Most columns in one SQL Query's result");
-  app.add_option("--query-max-concurrent", query_limits.max_concurrent, "SQL Queries run at once (more wait 5 s)");
-  app.add_option("--query-max-temp-bytes", query_max_temp_bytes,
+  app.add_option("--query-max-columns", q.max_columns, "Most columns in one SQL Query's result");
+  app.add_option("--query-max-concurrent", q.max_concurrent, "SQL Queries run at once (more wait 5 s)");
+  app.add_option("--query-max-temp-bytes", f.query_max_temp_bytes,
                  "SQLite temp files (sorts, temp tables) of all queries together");
-  app.add_option("--archive-max-member-bytes", source_limits.max_member_bytes,
-                 "Largest expanded archive member or .gz/.zst file");
-  app.add_option("--archive-max-bytes", source_limits.max_archive_bytes, "Most expanded bytes of one archive");
-  app.add_option("--archive-max-ratio", source_limits.max_ratio,
-                 "Highest expanded/compressed ratio (checked past 64 MiB expanded)");
-  app.add_option("--log-level", log_level, "error, warn, info or debug")
+  ingest::SourceLimits& a = f.source_limits;
+  app.add_option("--archive-max-member-bytes", a.max_member_bytes, "Largest expanded archive member or .gz/.zst file");
+  app.add_option("--archive-max-bytes", a.max_archive_bytes, "Most expanded bytes of one archive");
+  app.add_option("--archive-max-ratio", a.max_ratio, "Highest expanded/compressed ratio (checked past 64 MiB expanded)");
+  app.add_option("--log-level", f.log_level, "error, warn, info or debug")
       ->check(CLI::IsMember({"error", "warn", "info", "debug"}));
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
+}
+
+// An address that is not loopback needs TLS and a token, unless --insecure-listen (a warning then).
+bool AddressAllowed(const DaemonFlags& f, const std::string& address, const char* flag) {
+  if (IsLoopbackHost(address.substr(0, address.rfind(':')))) return true;
+  const bool protected_listen = !f.tls_cert.empty() && !f.token_file.empty();
+  if (!protected_listen && !f.insecure_listen) {
+    std::fprintf(stderr,
+                 "xladbd: refusing %s %s without TLS and a token: anyone who can reach it could read every run%s. "
+                 "Give --tls-cert/--tls-key and --token-file, use 127.0.0.1, or pass --insecure-listen\n",
+                 flag, address.c_str(), std::string(flag) == "--listen" ? " and ingest server paths" : "");
+    return false;
   }
-  g_log_level = log_level == "error" ? LogLevel::kError
-                : log_level == "warn" ? LogLevel::kWarn
-                : log_level == "debug" ? LogLevel::kDebug
-                                       : LogLevel::kInfo;
-  store::LabelList prune_keep;
-  for (const auto& kv : prune_keep_labels) {
+  if (!protected_listen) {
+    Log(LogLevel::kWarn, "%s %s without %s (--insecure-listen): anyone who can reach it can use it", flag,
+        address.c_str(), f.tls_cert.empty() && f.token_file.empty() ? "TLS or a token" : f.tls_cert.empty() ? "TLS" : "a token");
+  }
+  return true;
+}
+
+bool LimitsArePositive(const DaemonFlags& f) {
+  const service::QueryLimits& q = f.query_limits;
+  const ingest::SourceLimits& a = f.source_limits;
+  return q.max_rows > 0 && q.max_bytes > 0 && q.max_value_bytes > 0 && q.max_row_bytes > 0 && q.max_columns > 0 &&
+         q.timeout_ms > 0 && q.max_concurrent > 0 && f.query_max_temp_bytes > 0 && f.max_upload_bytes > 0 &&
+         f.max_upload_files > 0 && a.max_member_bytes > 0 && a.max_archive_bytes > 0 && a.max_ratio >= 1 &&
+         f.quiet_seconds >= 0;
+}
+
+// Checks the flags and completes what they imply (the spool folder, the listen host and port, the labels
+// kept by pruning). 0 when the daemon may start, else its exit code (2 usage, 1 a busy port).
+int CheckFlags(DaemonFlags& f) {
+  g_log_level = f.log_level == "error" ? LogLevel::kError
+                : f.log_level == "warn" ? LogLevel::kWarn
+                : f.log_level == "debug" ? LogLevel::kDebug
+                                         : LogLevel::kInfo;
+  for (const auto& kv : f.prune_keep_labels) {
     const size_t eq = kv.find('=');
     if (eq == std::string::npos || eq == 0) {
       std::fprintf(stderr, "xladbd: --prune-keep-label %s is not KEY=VALUE\n", kv.c_str());
       return 2;
     }
-    prune_keep.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+    f.prune_keep.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
   }
-  if (tls_cert.empty() != tls_key.empty()) {
+  if (f.tls_cert.empty() != f.tls_key.empty()) {
     std::fprintf(stderr, "xladbd: --tls-cert and --tls-key go together\n");
     return 2;
   }
-  if (Status file = store::CheckDatabaseFile(db_path); !file.ok()) {  // a FIFO would hang the start
+  if (Status file = store::CheckDatabaseFile(f.db_path); !file.ok()) {  // a FIFO would hang the start
     std::fprintf(stderr, "xladbd: --db: %s\n", file.message().c_str());
     return 2;
   }
-  if (spool_dir.empty() && store::IsPostgresUri(db_path)) {
+  if (f.spool_dir.empty() && store::IsPostgresUri(f.db_path)) {
     std::fprintf(stderr, "xladbd: --db postgresql://… needs --spool-dir DIR: the folder where uploads are staged "
                          "(on this machine; a restart must find it again)\n");
     return 2;
   }
-  if (!sql_db.empty() && !(store::IsPostgresUri(db_path) && store::IsPostgresUri(sql_db))) {
+  if (!f.sql_db.empty() && !(store::IsPostgresUri(f.db_path) && store::IsPostgresUri(f.sql_db))) {
     std::fprintf(stderr, "xladbd: --sql-db is a postgresql:// URI, for a --db postgresql://… store\n");
     return 2;
   }
-  if (spool_dir.empty()) spool_dir = db_path + ".uploads";
+  if (f.spool_dir.empty()) f.spool_dir = f.db_path + ".uploads";
   {
     // Absolute, so staged paths recorded in ingest_jobs still name the same folder after a restart from
     // another working directory (a resumed upload must find its files, and cleanup must recognise them).
     std::error_code ec;
-    spool_dir = std::filesystem::absolute(spool_dir, ec).lexically_normal().string();
+    f.spool_dir = std::filesystem::absolute(f.spool_dir, ec).lexically_normal().string();
   }
-  if (query_limits.max_rows <= 0 || query_limits.max_bytes <= 0 || query_limits.max_value_bytes <= 0 ||
-      query_limits.max_row_bytes <= 0 || query_limits.max_columns <= 0 ||
-      query_limits.timeout_ms <= 0 || query_limits.max_concurrent <= 0 || query_max_temp_bytes <= 0 ||
-      max_upload_bytes <= 0 || max_upload_files <= 0 || source_limits.max_member_bytes <= 0 ||
-      source_limits.max_archive_bytes <= 0 || source_limits.max_ratio < 1 || quiet_seconds < 0) {
+  if (!LimitsArePositive(f)) {
     std::fprintf(stderr, "xladbd: limits must be positive (see xladbd --help)\n");
     return 2;
   }
-  const std::string listen_host = listen.substr(0, listen.rfind(':'));
-  const std::string listen_port = listen.rfind(':') == std::string::npos ? "" : listen.substr(listen.rfind(':') + 1);
-  // An address that is not loopback needs TLS and a token, unless --insecure-listen (a warning then).
-  const auto address_allowed = [&](const std::string& address, const char* flag) {
-    if (IsLoopbackHost(address.substr(0, address.rfind(':')))) return true;
-    const bool protected_listen = !tls_cert.empty() && !token_file.empty();
-    if (!protected_listen && !insecure_listen) {
-      std::fprintf(stderr,
-                   "xladbd: refusing %s %s without TLS and a token: anyone who can reach it could read every run%s. "
-                   "Give --tls-cert/--tls-key and --token-file, use 127.0.0.1, or pass --insecure-listen\n",
-                   flag, address.c_str(), std::string(flag) == "--listen" ? " and ingest server paths" : "");
-      return false;
-    }
-    if (!protected_listen) {
-      Log(LogLevel::kWarn, "%s %s without %s (--insecure-listen): anyone who can reach it can use it", flag,
-          address.c_str(), tls_cert.empty() && token_file.empty() ? "TLS or a token" : tls_cert.empty() ? "TLS" : "a token");
-    }
-    return true;
-  };
-  if (!address_allowed(listen, "--listen")) return 2;
+  f.listen_host = f.listen.substr(0, f.listen.rfind(':'));
+  f.listen_port = f.listen.rfind(':') == std::string::npos ? "" : f.listen.substr(f.listen.rfind(':') + 1);
+  if (!AddressAllowed(f, f.listen, "--listen")) return 2;
   // A busy port is one clear line, before anything starts: gRPC reports it only after a multi-line error dump
   // of its own. (A port taken between this check and gRPC's bind still fails below, with the dump.) Only a
   // port in use stops the start here: another failure on one of the host's addresses (::1 where IPv6 is off)
   // is gRPC's to judge, since it listens on whichever of them it can.
-  if (!listen_port.empty() && listen.rfind("unix:", 0) != 0) {
-    if (const std::string why = BindFailure(listen_host, listen_port); why == kAddressInUse) {
-      std::fprintf(stderr, "xladbd: cannot listen on %s: %s\n", listen.c_str(), why.c_str());
+  if (!f.listen_port.empty() && f.listen.rfind("unix:", 0) != 0) {
+    if (const std::string why = BindFailure(f.listen_host, f.listen_port); why == kAddressInUse) {
+      std::fprintf(stderr, "xladbd: cannot listen on %s: %s\n", f.listen.c_str(), why.c_str());
       return 1;
     }
   }
-  if (!http_listen.empty()) {
-    const std::string http_port = http_listen.substr(http_listen.rfind(':') + 1);
-    if (http_listen.rfind(':') == std::string::npos || http_port.empty() ||
+  if (!f.http_listen.empty()) {
+    const std::string http_port = f.http_listen.substr(f.http_listen.rfind(':') + 1);
+    if (f.http_listen.rfind(':') == std::string::npos || http_port.empty() ||
         http_port.find_first_not_of("0123456789") != std::string::npos || http_port.size() > 5) {
-      std::fprintf(stderr, "xladbd: --http wants host:port, not %s\n", http_listen.c_str());
+      std::fprintf(stderr, "xladbd: --http wants host:port, not %s\n", f.http_listen.c_str());
       return 2;
     }
-    if (!address_allowed(http_listen, "--http")) return 2;
+    if (!AddressAllowed(f, f.http_listen, "--http")) return 2;
   }
-  source_limits.spool_dir = spool_dir;
-  store::SetQueryTempStorageLimit(query_max_temp_bytes);
+  return 0;
+}
+
+// The access policy of the tokens' files and the allowed roots (an empty file name: no token of that kind).
+StatusOr<service::AccessPolicy> LoadAccessPolicy(const DaemonFlags& f) {
+  const auto read_token = [](const std::string& file) -> StatusOr<std::string> {
+    if (file.empty()) return std::string();
+    return service::ReadTokenFile(file);
+  };
+  auto token = read_token(f.token_file);
+  auto admin_token = token.ok() ? read_token(f.admin_token_file) : token;
+  if (!admin_token.ok()) return admin_token.status();
+  return service::AccessPolicy::Create(*token, *admin_token, f.allow_roots);
+}
+
+// The gRPC server with both services on --listen; null (and said on stderr) when it cannot listen.
+std::unique_ptr<grpc::Server> StartGrpcServer(const DaemonFlags& f, service::QueryServiceImpl& query_service,
+                                              service::IngestServiceImpl& ingest_service) {
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  std::shared_ptr<grpc::ServerCredentials> creds = grpc::InsecureServerCredentials();
+  if (!f.tls_cert.empty()) {
+    grpc::SslServerCredentialsOptions ssl;
+    ssl.pem_key_cert_pairs.push_back({ReadWholeFile(f.tls_key), ReadWholeFile(f.tls_cert)});
+    creds = grpc::SslServerCredentials(ssl);
+  }
+  int port = 0;
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);  // the port is ours or we exit
+  builder.AddListeningPort(f.listen, creds, &port);
+  builder.SetMaxReceiveMessageSize(service::kMaxMessageBytes);
+  builder.RegisterService(&query_service);
+  builder.RegisterService(&ingest_service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (!server || port == 0) {
+    std::string why = f.listen_port.empty() ? "not a host:port" : BindFailure(f.listen_host, f.listen_port);
+    std::fprintf(stderr, "xladbd: cannot listen on %s: %s\n", f.listen.c_str(), why.empty() ? "refused" : why.c_str());
+    return nullptr;
+  }
+  std::printf("xladbd listening on %s:%d (database %s)\n", f.listen_host.c_str(), port,
+              store::WithoutPassword(f.db_path).c_str());
+  return server;
+}
+
+StatusOr<std::unique_ptr<service::HttpPages>> StartPages(const DaemonFlags& f, const service::AccessPolicy* access,
+                                                         service::QueryServiceImpl& query_service) {
+  service::HttpPagesOptions ho;
+  ho.host = f.http_listen.substr(0, f.http_listen.rfind(':'));
+  if (ho.host.size() >= 2 && ho.host.front() == '[' && ho.host.back() == ']') ho.host = ho.host.substr(1, ho.host.size() - 2);
+  ho.port = std::atoi(f.http_listen.substr(f.http_listen.rfind(':') + 1).c_str());
+  ho.tls_cert_file = f.tls_cert;
+  ho.tls_key_file = f.tls_key;
+  ho.home_label = f.home_label;
+  auto pages = service::HttpPages::Start(ho, f.db_path, access, query_service.query_gate());
+  if (!pages.ok()) return pages.status();
+  std::printf("xladbd pages on %s://%s:%d/\n", f.tls_cert.empty() ? "http" : "https",
+              f.http_listen.substr(0, f.http_listen.rfind(':')).c_str(), pages.value()->port());
+  return pages;
+}
+
+StatusOr<std::unique_ptr<service::RunFolderWatcher>> StartWatcher(const DaemonFlags& f, service::IngestQueue* queue) {
+  service::WatchOptions wo;
+  wo.roots = f.watch_dirs;
+  wo.quiet_period = std::chrono::milliseconds(static_cast<int64_t>(f.quiet_seconds * 1000));
+  auto watcher = service::RunFolderWatcher::Start(wo, [queue](const std::string& path, const std::string& name) {
+    service::IngestRequest request;
+    request.source = "watch";
+    request.path = path;
+    request.run_name = name;
+    auto id = queue->Submit(request);
+    if (id.ok()) {
+      Log(LogLevel::kInfo, "run %s ready: queued %s", ingest::EscapeControlCharacters(name).c_str(),
+          id.value().c_str());
+    }
+  });
+  if (watcher.ok()) {
+    for (const auto& d : f.watch_dirs) Log(LogLevel::kInfo, "watching %s", d.c_str());
+  }
+  return watcher;
+}
+
+// Retention (--prune-detail-days): at start and daily, by the one writer between ingest jobs. Stops (and
+// joins) on destruction; a prune waiting for the writer is refused by the queue's shutdown first.
+class DailyPruner {
+ public:
+  DailyPruner(service::IngestQueue* queue, int64_t days, store::LabelList keep)
+      : thread_([this, queue, days, keep = std::move(keep)] { Run(queue, days, keep); }) {}
+  ~DailyPruner() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+  DailyPruner(const DailyPruner&) = delete;
+  DailyPruner& operator=(const DailyPruner&) = delete;
+
+ private:
+  void Run(service::IngestQueue* queue, int64_t days, const store::LabelList& keep) {
+    std::unique_lock<std::mutex> lock(mu_);
+    do {
+      lock.unlock();
+      auto pruned = service::PruneOnWriter(queue, days, keep);
+      if (pruned.ok()) {
+        Log(LogLevel::kInfo, "pruned %lld runs older than %lld days: %lld rows, database %lld -> %lld bytes",
+            static_cast<long long>(pruned->runs), static_cast<long long>(days), static_cast<long long>(pruned->rows),
+            static_cast<long long>(pruned->bytes_before), static_cast<long long>(pruned->bytes_after));
+      } else {
+        Log(LogLevel::kWarn, "pruning failed: %s", pruned.status().message().c_str());
+      }
+      lock.lock();
+    } while (!wake_.wait_for(lock, std::chrono::hours(24), [&] { return stop_; }));
+  }
+
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread thread_;  // last: started after the members it uses are built
+};
+
+// The ingest queue (the one writer), with the log lines of its start.
+StatusOr<std::unique_ptr<service::IngestQueue>> StartQueue(const DaemonFlags& f, const service::AccessPolicy* access) {
+  std::error_code spool_ec;
+  std::filesystem::create_directories(f.spool_dir, spool_ec);
+  auto queue = service::IngestQueue::Start(f.db_path, access, f.source_limits, [](const service::JobStatus& job) {
+    Log(job.state == service::JobStatus::State::kSucceeded ? LogLevel::kInfo : LogLevel::kWarn, "%s",
+        service::JobEndLine(job).c_str());
+  });
+  if (!queue.ok()) return queue.status();
+  for (const std::string& job : queue.value()->left_to_other_daemons()) {
+    Log(LogLevel::kInfo, "job %s is an upload another daemon staged: left queued for it", job.c_str());
+  }
+  if (int removed = service::RemoveAbandonedUploads(f.spool_dir, *queue.value()); removed > 0) {
+    Log(LogLevel::kInfo, "removed %d staged uploads a previous run left unfinished", removed);
+  }
+  return queue;
+}
+
+// The SQL endpoint's reader role (--sql-db), checked; or the warning that there is none on PostgreSQL.
+Status PrepareSqlEndpoint(const DaemonFlags& f) {
+  if (!f.sql_db.empty()) {
+    Status reader = store::PrepareSqlReader(f.db_path, f.sql_db);
+    if (!reader.ok()) return Status::FailedPrecondition("--sql-db " + store::WithoutPassword(f.sql_db) + ": " + reader.message());
+  } else if (store::IsPostgresUri(f.db_path)) {
+    Log(LogLevel::kWarn, "the SQL endpoint runs as the daemon's own role, in read-only transactions; give "
+                         "--sql-db with a role that may only read (docs/deploy.md)");
+  }
+  return Status::Ok();
+}
+
+int Fail(int code, const std::string& message) {
+  std::fprintf(stderr, "xladbd: %s\n", message.c_str());
+  return code;
+}
+
+// Starts every part, serves until SIGTERM or SIGINT, stops them in order.
+int Serve(DaemonFlags& f) {
+  f.source_limits.spool_dir = f.spool_dir;
+  store::SetQueryTempStorageLimit(f.query_max_temp_bytes);
   // SQLite's temp files (query sorts, within the cap above) go to the daemon's own folder, not /var/tmp. Set
   // before any connection is opened: SQLite reads it when it first needs a temp folder.
-  ::setenv("SQLITE_TMPDIR", spool_dir.c_str(), 1);
+  ::setenv("SQLITE_TMPDIR", f.spool_dir.c_str(), 1);
 
   // Signals are taken by one thread with sigwait; block them everywhere else before any thread starts.
   sigset_t signals;
@@ -290,168 +456,72 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  // An empty file name: no token of that kind.
-  const auto read_token = [](const std::string& file) -> StatusOr<std::string> {
-    if (file.empty()) return std::string();
-    return service::ReadTokenFile(file);
-  };
-  auto token = read_token(token_file);
-  auto admin_token = token.ok() ? read_token(admin_token_file) : token;
-  if (!admin_token.ok()) {
-    std::fprintf(stderr, "xladbd: %s\n", admin_token.status().message().c_str());
-    return 2;
+  auto access = LoadAccessPolicy(f);
+  if (!access.ok()) return Fail(2, access.status().message());
+  auto queue = StartQueue(f, &access.value());
+  if (!queue.ok()) return Fail(1, queue.status().message());
+  service::IngestQueue& writer = *queue.value();
+  if (Status sql = PrepareSqlEndpoint(f); !sql.ok()) {
+    writer.Shutdown();
+    return Fail(1, sql.message());
   }
-  auto access = service::AccessPolicy::Create(*token, *admin_token, allow_roots);
-  if (!access.ok()) {
-    std::fprintf(stderr, "xladbd: %s\n", access.status().message().c_str());
-    return 2;
-  }
-  std::error_code spool_ec;
-  std::filesystem::create_directories(spool_dir, spool_ec);
-  auto queue = service::IngestQueue::Start(db_path, &access.value(), source_limits, [](const service::JobStatus& job) {
-    Log(job.state == service::JobStatus::State::kSucceeded ? LogLevel::kInfo : LogLevel::kWarn, "%s",
-        service::JobEndLine(job).c_str());
-  });
-  if (!queue.ok()) {
-    std::fprintf(stderr, "xladbd: %s\n", queue.status().message().c_str());
-    return 1;
-  }
-
-  for (const std::string& job : queue.value()->left_to_other_daemons()) {
-    Log(LogLevel::kInfo, "job %s is an upload another daemon staged: left queued for it", job.c_str());
-  }
-  if (int removed = service::RemoveAbandonedUploads(spool_dir, *queue.value()); removed > 0) {
-    Log(LogLevel::kInfo, "removed %d staged uploads a previous run left unfinished", removed);
-  }
-  if (!sql_db.empty()) {
-    if (Status reader = store::PrepareSqlReader(db_path, sql_db); !reader.ok()) {
-      std::fprintf(stderr, "xladbd: --sql-db %s: %s\n", store::WithoutPassword(sql_db).c_str(),
-                   reader.message().c_str());
-      queue.value()->Shutdown();
-      return 1;
-    }
-  } else if (store::IsPostgresUri(db_path)) {
-    Log(LogLevel::kWarn, "the SQL endpoint runs as the daemon's own role, in read-only transactions; give "
-                         "--sql-db with a role that may only read (docs/deploy.md)");
-  }
-  service::QueryServiceImpl query_service(db_path, sql_db.empty() ? db_path : sql_db, &access.value(), query_limits);
-  service::IngestServiceImpl ingest_service(queue.value().get(), &access.value(), spool_dir,
-                                            service::UploadLimits{max_upload_bytes, max_upload_files});
-
-  grpc::EnableDefaultHealthCheckService(true);
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
-  grpc::ServerBuilder builder;
-  std::shared_ptr<grpc::ServerCredentials> creds = grpc::InsecureServerCredentials();
-  if (!tls_cert.empty()) {
-    grpc::SslServerCredentialsOptions ssl;
-    ssl.pem_key_cert_pairs.push_back({ReadWholeFile(tls_key), ReadWholeFile(tls_cert)});
-    creds = grpc::SslServerCredentials(ssl);
-  }
-  int port = 0;
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);  // the port is ours or we exit
-  builder.AddListeningPort(listen, creds, &port);
-  builder.SetMaxReceiveMessageSize(64 << 20);
-  builder.RegisterService(&query_service);
-  builder.RegisterService(&ingest_service);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (!server || port == 0) {
-    std::string why = listen_port.empty() ? "not a host:port" : BindFailure(listen_host, listen_port);
-    std::fprintf(stderr, "xladbd: cannot listen on %s: %s\n", listen.c_str(), why.empty() ? "refused" : why.c_str());
-    queue.value()->Shutdown();
+  service::QueryServiceImpl query_service(f.db_path, f.sql_db.empty() ? f.db_path : f.sql_db, &access.value(),
+                                          f.query_limits);
+  service::IngestServiceImpl ingest_service(&writer, &access.value(), f.spool_dir,
+                                            service::UploadLimits{f.max_upload_bytes, f.max_upload_files});
+  std::unique_ptr<grpc::Server> server = StartGrpcServer(f, query_service, ingest_service);
+  if (!server) {
+    writer.Shutdown();
     return 1;
   }
   std::unique_ptr<service::HttpPages> http;
-  if (!http_listen.empty()) {
-    service::HttpPagesOptions ho;
-    ho.host = http_listen.substr(0, http_listen.rfind(':'));
-    if (ho.host.size() >= 2 && ho.host.front() == '[' && ho.host.back() == ']') ho.host = ho.host.substr(1, ho.host.size() - 2);
-    ho.port = std::atoi(http_listen.substr(http_listen.rfind(':') + 1).c_str());
-    ho.tls_cert_file = tls_cert;
-    ho.tls_key_file = tls_key;
-    ho.home_label = home_label;
-    auto h = service::HttpPages::Start(ho, db_path, &access.value(), query_service.query_gate());
-    if (!h.ok()) {
-      std::fprintf(stderr, "xladbd: %s\n", h.status().message().c_str());
+  if (!f.http_listen.empty()) {
+    auto pages = StartPages(f, &access.value(), query_service);
+    if (!pages.ok()) {
       server->Shutdown();
-      queue.value()->Shutdown();
-      return 1;
+      writer.Shutdown();
+      return Fail(1, pages.status().message());
     }
-    http = std::move(h.value());
-  }
-  std::printf("xladbd listening on %s:%d (database %s)\n", listen_host.c_str(), port,
-              store::WithoutPassword(db_path).c_str());
-  if (http) {
-    std::printf("xladbd pages on %s://%s:%d/\n", tls_cert.empty() ? "http" : "https",
-                http_listen.substr(0, http_listen.rfind(':')).c_str(), http->port());
+    http = std::move(pages.value());
   }
   std::fflush(stdout);
-
   std::unique_ptr<service::RunFolderWatcher> watcher;
-  if (!watch_dirs.empty()) {
-    service::WatchOptions wo;
-    wo.roots = watch_dirs;
-    wo.quiet_period = std::chrono::milliseconds(static_cast<int64_t>(quiet_seconds * 1000));
-    auto* q = queue.value().get();
-    auto w = service::RunFolderWatcher::Start(wo, [q](const std::string& path, const std::string& name) {
-      service::IngestRequest request;
-      request.source = "watch";
-      request.path = path;
-      request.run_name = name;
-      auto id = q->Submit(request);
-      if (id.ok()) {
-        Log(LogLevel::kInfo, "run %s ready: queued %s", ingest::EscapeControlCharacters(name).c_str(),
-            id.value().c_str());
-      }
-    });
-    if (!w.ok()) {
-      std::fprintf(stderr, "xladbd: %s\n", w.status().message().c_str());
+  if (!f.watch_dirs.empty()) {
+    auto started = StartWatcher(f, &writer);
+    if (!started.ok()) {
       server->Shutdown();
-      queue.value()->Shutdown();
-      return 2;
+      writer.Shutdown();
+      return Fail(2, started.status().message());
     }
-    watcher = std::move(w.value());
-    for (const auto& d : watch_dirs) Log(LogLevel::kInfo, "watching %s", d.c_str());
+    watcher = std::move(started.value());
   }
-
-  // Retention, daily, by the one writer between ingest jobs.
-  std::mutex prune_mu;
-  std::condition_variable prune_wake;
-  bool prune_stop = false;
-  std::thread pruner;
-  if (prune_detail_days >= 0) {
-    auto* q = queue.value().get();
-    const store::LabelList keep = prune_keep;
-    pruner = std::thread([&, q, keep] {
-      std::unique_lock<std::mutex> lock(prune_mu);
-      do {
-        lock.unlock();
-        auto pruned = service::PruneOnWriter(q, prune_detail_days, keep);
-        if (pruned.ok()) {
-          Log(LogLevel::kInfo, "pruned %lld runs older than %lld days: %lld rows, database %lld -> %lld bytes",
-              static_cast<long long>(pruned->runs), static_cast<long long>(prune_detail_days),
-              static_cast<long long>(pruned->rows), static_cast<long long>(pruned->bytes_before),
-              static_cast<long long>(pruned->bytes_after));
-        } else {
-          Log(LogLevel::kWarn, "pruning failed: %s", pruned.status().message().c_str());
-        }
-        lock.lock();
-      } while (!prune_wake.wait_for(lock, std::chrono::hours(24), [&] { return prune_stop; }));
-    });
-  }
+  std::optional<DailyPruner> pruner;
+  if (f.prune_detail_days >= 0) pruner.emplace(&writer, f.prune_detail_days, f.prune_keep);
 
   int sig = 0;
   sigwait(&signals, &sig);
-  {
-    std::lock_guard<std::mutex> lock(prune_mu);
-    prune_stop = true;
-  }
-  prune_wake.notify_all();
   Log(LogLevel::kInfo, "signal %d: shutting down (finishing the file in hand)", sig);
   if (watcher) watcher->Stop();
   if (http) http->Stop();
-  queue.value()->Shutdown();  // the writer stops after its current file; unfinished jobs resume on restart
-  if (pruner.joinable()) pruner.join();  // a prune waiting for the writer is refused by the shutdown
+  writer.Shutdown();  // the writer stops after its current file; unfinished jobs resume on restart
+  pruner.reset();     // a prune waiting for the writer is refused by the shutdown
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   Log(LogLevel::kInfo, "stopped");
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"xladbd: the xladb daemon (gRPC over a local SQLite database)"};
+  DaemonFlags flags;
+  AddFlags(app, flags);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  if (int refused = CheckFlags(flags); refused != 0) return refused;
+  return Serve(flags);
 }

@@ -14,7 +14,7 @@
 //     is a row. Column getters read the current row; Int() of a NULL is 0, Text() of a NULL is "".
 //   * Errors (syntax, constraint, lost connection) throw SqlError inside store/; every public store function
 //     turns them into a Status (store/query/statement_text.h, CatchSqlErrors), so none crosses the module boundary.
-//   * AppendRows() writes rows in bulk (store/backend/bulk_rows.h): the tables a dump fills by the thousand.
+//   * AppendRows() writes rows in bulk (store/backend/bulk_insert.h): the tables a dump fills by the thousand.
 //   * A statement must not outlive its connection. One connection, one thread at a time.
 #ifndef XLADB_STORE_BACKEND_SQL_CONNECTION_H_
 #define XLADB_STORE_BACKEND_SQL_CONNECTION_H_
@@ -99,7 +99,7 @@ class SqlConnection {
   // Starts a transaction that will write: SQLite takes the write lock now (BEGIN IMMEDIATE), so a writer
   // never fails half-way on a lock; PostgreSQL takes row locks as it goes (BEGIN).
   virtual void BeginWrite() = 0;
-  // Writes `rows` as their BulkInsert says (store/backend/bulk_rows.h); returns the rows the database changed
+  // Writes `rows` as their BulkInsert says (store/backend/bulk_insert.h); returns the rows the database changed
   // (inserted or updated).
   virtual int64_t AppendRows(const BulkRows& rows) = 0;
   // How many rows a caller gathers before AppendRows: a few dozen on SQLite, whose statements run in-process,

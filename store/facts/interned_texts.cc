@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "store/backend/bulk_rows.h"
+#include "store/backend/bulk_insert.h"
 
 namespace xladb::store {
 

@@ -6,7 +6,7 @@
 //     programs mostly distinct, so the lookup index holds a 64-bit hash (TextHash) instead of a second copy of
 //     the text. Rows of equal hash are compared by text, so a hash collision only costs a comparison;
 //   * long_texts(text_id, hash UNIQUE, text): whole instruction texts, nearly all distinct, interned a batch
-//     at a time (Ids): the batch is inserted in bulk (store/backend/bulk_rows.h, ON CONFLICT DO NOTHING), then its ids
+//     at a time (Ids): the batch is inserted in bulk (store/backend/bulk_insert.h, ON CONFLICT DO NOTHING), then its ids
 //     are read back by hash in one query, and each stored text is compared with the one asked for (a
 //     different text under the same hash is an error, the hash being unique). Not cached.
 //

@@ -1,6 +1,6 @@
 // Which tables hold the rows a dump file writes, written once for everything that removes rows: replacing a
-// file (store/write/run_writer.cc), rebuilding a module, deleting or pruning a run (store/admin/run_lifecycle.cc). Keep
-// in step with schema.sql: tests/store/run_lifecycle_test.cc counts every table after a delete, so a table
+// file or rebuilding a module (store/write/file_replacement.cc), deleting or pruning a run
+// (store/admin/run_lifecycle.cc). Keep in step with schema.sql: tests/store/run_lifecycle_test.cc counts every table after a delete, so a table
 // missing here fails it.
 //
 // Constant data; thread-safe.

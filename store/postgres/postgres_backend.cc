@@ -13,7 +13,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "store/backend/bulk_rows.h"
+#include "store/backend/bulk_insert.h"
 
 namespace xladb::store {
 namespace {

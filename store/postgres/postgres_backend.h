@@ -5,7 +5,7 @@
 // statements are parsed and planned once): reals go as float8, text as text, integers and NULL untyped (the
 // server infers their type from where they stand), all in text format; results come back whole, in text, and the getters parse them (a boolean reads as 1 or 0).
 //
-// Bulk appends (store/backend/bulk_rows.h) send one simple query a batch: create the table's temporary staging table
+// Bulk appends (store/backend/bulk_insert.h) send one simple query a batch: create the table's temporary staging table
 // if this session lacks it, COPY the rows into it (text format), and move them with
 // `WITH moved AS (DELETE FROM staging RETURNING …) INSERT INTO table … SELECT … FROM moved <conflict clause>`,
 // so a batch of thousands of rows is one round trip and the staging table is empty again after it. Rows whose

@@ -4,7 +4,7 @@
 
 #include <cctype>
 
-#include "store/backend/bulk_rows.h"
+#include "store/backend/bulk_insert.h"
 
 namespace xladb::store {
 namespace {

@@ -1,6 +1,6 @@
 // SqliteConnection: the store's backend interface (store/backend/sql_connection.h) over one SQLiteCpp connection.
 //
-// Bulk appends (store/backend/bulk_rows.h) run INSERT … VALUES with kBatchRows rows a statement, and the rest one
+// Bulk appends (store/backend/bulk_insert.h) run INSERT … VALUES with kBatchRows rows a statement, and the rest one
 // row at a time; both statements are prepared once per BulkInsert and kept for the connection's life.
 //
 // Contract: wraps, does not own, `db`, which must outlive it and its statements. Errors throw SqlError with

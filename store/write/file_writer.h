@@ -25,7 +25,7 @@
 #include "ingest/records/record_sink.h"
 #include "base/status.h"
 #include "store/write/rows/buffer_assignment_rows.h"
-#include "store/write/rows/file_rows.h"
+#include "store/write/rows/file_context.h"
 #include "store/write/rows/hlo_module_rows.h"
 #include "store/facts/interned_texts.h"
 #include "store/write/rows/live_range_rows.h"
@@ -59,7 +59,7 @@ class FileWriter : public ingest::RecordSink {
   template <typename Record>
   void Route(Record&& r);
 
-  FileRows file_;
+  FileContext file_;
   BufferAssignmentRows buffer_assignment_;
   LiveRangeRows live_ranges_;
   HloModuleRows hlo_module_;

@@ -11,7 +11,7 @@
 
 #include "ingest/source/run_name.h"
 #include "store/write/file_replacement.h"
-#include "store/write/rows/file_rows.h"
+#include "store/write/rows/file_context.h"
 #include "store/write/file_writer.h"
 #include "store/facts/interned_texts.h"
 #include "store/facts/module_facts.h"
@@ -254,9 +254,6 @@ RunWriter::~RunWriter() {
 
 namespace {
 
-// Why `spec` may not add to the existing run whose source and content digest are given, or "" when it may:
-// runs do not merge by accident. The same source again (a re-ingest, a watched folder that grew) is fine;
-// another source path, or an upload of other content, needs RunSpec::append.
 // Whether two recorded sources are the same one: equal, the same folder spelled another way (a run recorded
 // before sources were made canonical: `./x`, a symlink), or an upload into a run that a version before 3
 // recorded as plain "upload" (its content decides then, and it recorded none).
@@ -267,6 +264,9 @@ bool SameSource(const std::string& recorded, const std::string& incoming) {
   return ingest::CanonicalSourcePath(recorded) == ingest::CanonicalSourcePath(incoming);
 }
 
+// Why `spec` may not add to the existing run whose source and content digest are given, or "" when it may:
+// runs do not merge by accident. The same source again (a re-ingest, a watched folder that grew) is fine;
+// another source path, or an upload of other content, needs RunSpec::append.
 std::string RefuseMerge(const RunSpec& spec, const std::string& source, const std::string& digest) {
   if (spec.append) return "";
   if (!SameSource(source, spec.source_path)) {

@@ -53,7 +53,7 @@
 
 namespace xladb::store {
 
-struct FileIssues;  // store/write/rows/file_rows.h
+struct FileIssues;  // store/write/rows/file_context.h
 
 using ingest::FileOutcome;
 using ingest::FileSpec;

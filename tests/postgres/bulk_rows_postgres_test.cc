@@ -1,4 +1,4 @@
-// Bulk appends (store/backend/bulk_rows.h) and the batch interning of whole texts (InternedTexts::Ids), run the same way
+// Bulk appends (store/backend/bulk_insert.h) and the batch interning of whole texts (InternedTexts::Ids), run the same way
 // on SQLite (multi-row INSERTs) and PostgreSQL (COPY through a staging table), with the same answers: a key
 // repeated within one batch updates the earlier row as separate INSERTs would, texts with the characters
 // COPY escapes come back whole, more rows than one batch all arrive, and a hash taken by another text is an
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "store/backend/bulk_rows.h"
+#include "store/backend/bulk_insert.h"
 #include "store/facts/interned_texts.h"
 #include "store/backend/sql_connection.h"
 #include "tests/postgres/both_backends.h"
@@ -27,7 +27,7 @@ const BulkInsert kPairs{"bulk_pairs", "k1, k2, v, n",
                         "ON CONFLICT(k1, k2) DO UPDATE SET v = excluded.v, n = COALESCE(excluded.n, bulk_pairs.n)",
                         2};
 
-// Rows built the way store/backend/row_batch.h builds them.
+// Rows built the way store/backend/bulk_batch.h builds them.
 struct Rows {
   std::vector<BulkCell> cells;
   std::vector<std::string> texts;

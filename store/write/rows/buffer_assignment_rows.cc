@@ -56,10 +56,10 @@ void AppendJsonString(std::string* out, std::string_view s) {
 
 }  // namespace
 
-BufferAssignmentRows::BufferAssignmentRows(FileRows* file) : file_(file), values_(&kValueInsert) {}
+BufferAssignmentRows::BufferAssignmentRows(FileContext* file) : file_(file), values_(&kValueInsert) {}
 
 void BufferAssignmentRows::Add(ingest::AllocationRecord&& r) {
-  FileRows& f = *file_;
+  FileContext& f = *file_;
   if (f.module_id == 0) return;
   f.facts.rows_changed = true;
   f.Guard([&] {
@@ -100,7 +100,7 @@ BufferAssignmentRows::ValueRow BufferAssignmentRows::RowOf(const ingest::ValueRe
 }
 
 void BufferAssignmentRows::Add(ingest::AllocatedValueRecord&& r) {
-  FileRows& f = *file_;
+  FileContext& f = *file_;
   if (f.module_id == 0) return;
   f.Guard([&] {
     f.facts.saw_allocated_values = true;
@@ -132,7 +132,7 @@ void BufferAssignmentRows::Add(ingest::AllocatedValueRecord&& r) {
 }
 
 void BufferAssignmentRows::Add(ingest::CrossColorReuseRecord&& r) {
-  FileRows& f = *file_;
+  FileContext& f = *file_;
   if (f.module_id == 0) return;
   f.Guard([&] {
     PendingValues::Slot* slot = pending_.Get(r.value.id, /*create=*/false);
@@ -150,7 +150,7 @@ void BufferAssignmentRows::Add(ingest::CrossColorReuseRecord&& r) {
 void BufferAssignmentRows::Add(ingest::TotalBytesRecord&& r) { file_->facts.total_bytes = r.total_bytes; }
 
 void BufferAssignmentRows::Add(ingest::ValueDetailRecord&& r) {
-  FileRows& f = *file_;
+  FileContext& f = *file_;
   if (f.module_id == 0) return;
   // Most values have one position, their own: it is left NULL (value_positions spells it out).
   const bool only_own_position = r.positions.size() == 1 && r.positions[0].instruction == r.value.instruction &&
@@ -211,7 +211,7 @@ std::optional<int64_t> BufferAssignmentRows::FindValueInFile(std::string_view in
 std::optional<int64_t> BufferAssignmentRows::FindValue(std::string_view instruction, std::string_view shape_index) {
   const uint64_t key = ValueKeyIndex::Key(instruction, shape_index);
   if (auto id = value_keys_.Find(key)) return id;
-  FileRows& f = *file_;
+  FileContext& f = *file_;
   if (!stored_keys_loaded_ && !f.module_is_new && f.module_id != 0) {
     stored_keys_loaded_ = true;
     auto q = f.sql().Prepare("SELECT value_id, instruction, shape_index FROM buffer_values WHERE module_id = ?");
@@ -233,8 +233,8 @@ void BufferAssignmentRows::FoldPending(const PendingValues::Slot& slot, ValueRow
 }
 
 void BufferAssignmentRows::WriteValue(int64_t id, const ValueRow& v) {
-  FileRows& f = *file_;
-  RowBatch& b = values_;
+  FileContext& f = *file_;
+  BulkBatch& b = values_;
   b.Int(f.module_id);
   b.Int(id);
   b.Text(v.instruction);

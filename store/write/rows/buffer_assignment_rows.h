@@ -19,7 +19,7 @@
 // The object is also the module's value index: FindValue() names a value id by (instruction, shape index),
 // first among this file's values, then among the module's stored ones (loaded on the first miss).
 //
-// Contract: owned by one file's FileWriter; statement errors go to FileRows::Guard. Not thread-safe.
+// Contract: owned by one file's FileWriter; statement errors go to FileContext::Guard. Not thread-safe.
 #ifndef XLADB_STORE_WRITE_ROWS_BUFFER_ASSIGNMENT_ROWS_H_
 #define XLADB_STORE_WRITE_ROWS_BUFFER_ASSIGNMENT_ROWS_H_
 
@@ -29,16 +29,16 @@
 #include <string_view>
 
 #include "ingest/records/records.h"
-#include "store/write/rows/file_rows.h"
+#include "store/write/rows/file_context.h"
 #include "store/write/rows/pending_values.h"
-#include "store/backend/row_batch.h"
+#include "store/backend/bulk_batch.h"
 #include "store/write/rows/value_key_index.h"
 
 namespace xladb::store {
 
 class BufferAssignmentRows {
  public:
-  explicit BufferAssignmentRows(FileRows* file);
+  explicit BufferAssignmentRows(FileContext* file);
 
   void Add(ingest::AllocationRecord&& r);
   void Add(ingest::AllocatedValueRecord&& r);
@@ -72,8 +72,8 @@ class BufferAssignmentRows {
   static void FoldPending(const PendingValues::Slot& slot, ValueRow* v);
   void WriteValue(int64_t id, const ValueRow& v);
 
-  FileRows* file_;
-  RowBatch values_;
+  FileContext* file_;
+  BulkBatch values_;
   PendingValues pending_;
   ValueKeyIndex value_keys_;  // this file's values (and, once needed, the module's stored ones)
   bool stored_keys_loaded_ = false;

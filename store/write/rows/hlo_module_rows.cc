@@ -32,16 +32,16 @@ const BulkInsert kInstructionInsert{
 
 }  // namespace
 
-HloModuleRows::HloModuleRows(FileRows* file) : file_(file), instructions_(&kInstructionInsert) {}
+HloModuleRows::HloModuleRows(FileContext* file) : file_(file), instructions_(&kInstructionInsert) {}
 
 void HloModuleRows::Flush() {
-  FileRows& f = *file_;
+  FileContext& f = *file_;
   if (pending_.empty()) return;
   // The batch's whole texts are interned together (one insert, one lookup), then its rows written.
   std::vector<int64_t> text_ids(texts_.size());
   f.rows += f.LongTextIds(texts_, text_ids);
   NoteReplacedTexts(text_ids);
-  RowBatch& b = instructions_;
+  BulkBatch& b = instructions_;
   for (const PendingInstruction& p : pending_) {
     const InstructionRow& in = p.row;
     b.Int(f.module_id);
@@ -66,7 +66,7 @@ void HloModuleRows::Flush() {
 }
 
 void HloModuleRows::NoteReplacedTexts(const std::vector<int64_t>& text_ids) {
-  FileRows& f = *file_;
+  FileContext& f = *file_;
   if (!stored_texts_read_) {
     stored_texts_read_ = true;
     if (!f.module_is_new) {
@@ -88,7 +88,7 @@ void HloModuleRows::NoteReplacedTexts(const std::vector<int64_t>& text_ids) {
 }
 
 void HloModuleRows::Add(ingest::InstructionRecord&& r) {
-  FileRows& f = *file_;
+  FileContext& f = *file_;
   if (f.module_id == 0) return;
   f.Guard([&] {
     PendingInstruction& p = pending_.emplace_back();
@@ -115,7 +115,7 @@ void HloModuleRows::Add(ingest::InstructionRecord&& r) {
 }
 
 void HloModuleRows::Add(ingest::ComputationRecord&& r) {
-  FileRows& f = *file_;
+  FileContext& f = *file_;
   if (f.module_id == 0) return;
   f.Guard([&] {
     auto& st = f.Statement("INSERT INTO computations(module_id, name, is_entry, instruction_count, "
@@ -135,7 +135,7 @@ void HloModuleRows::Add(ingest::ComputationRecord&& r) {
 }
 
 void HloModuleRows::Add(ingest::HloModuleRecord&& r) {
-  FileRows& f = *file_;
+  FileContext& f = *file_;
   if (f.module_id == 0) return;
   if (r.program_fingerprint != 0) f.facts.hlo_fingerprint = r.program_fingerprint;
   // The entry signature as the HLO text prints it, without layouts: '(f32[8], s32[]) -> f32[8]': the header's

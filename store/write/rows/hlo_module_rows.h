@@ -7,7 +7,7 @@
 //                        instruction's full text goes to long_texts, stored once by its hash. A field a format
 //                        does not print is NULL and leaves what another file wrote (COALESCE); is_root is known
 //                        only from module text (a record with a computation). Rows are held and written a
-//                        batch at a time (store/backend/row_batch.h), their texts interned together first; Flush()
+//                        batch at a time (store/backend/bulk_batch.h), their texts interned together first; Flush()
 //                        writes the rest, and the file's end calls it before anything reads them. A text
 //                        that a later file's text for the same instruction replaces is noted for the run's
 //                        sweep (InternedTextCaches::TextReplaced), so no text is left unreferenced.
@@ -15,7 +15,7 @@
 //   HloModuleRecord    → modules.hlo_entry_signature (the entry computation layout without layouts,
 //                        '(f32[8], s32[]) -> f32[8]'), and FileFacts.hlo_fingerprint
 //
-// Contract: owned by one file's FileWriter; statement errors go to FileRows::Guard. Not thread-safe.
+// Contract: owned by one file's FileWriter; statement errors go to FileContext::Guard. Not thread-safe.
 #ifndef XLADB_STORE_WRITE_ROWS_HLO_MODULE_ROWS_H_
 #define XLADB_STORE_WRITE_ROWS_HLO_MODULE_ROWS_H_
 
@@ -26,14 +26,14 @@
 #include <vector>
 
 #include "ingest/records/records.h"
-#include "store/write/rows/file_rows.h"
-#include "store/backend/row_batch.h"
+#include "store/write/rows/file_context.h"
+#include "store/backend/bulk_batch.h"
 
 namespace xladb::store {
 
 class HloModuleRows {
  public:
-  explicit HloModuleRows(FileRows* file);
+  explicit HloModuleRows(FileContext* file);
 
   void Add(ingest::InstructionRecord&& r);
   void Add(ingest::ComputationRecord&& r);
@@ -54,10 +54,10 @@ class HloModuleRows {
     int64_t text = -1;  // its whole text's index in texts_, or -1
   };
 
-  // Records the whole texts the batch about to be written replaces (FileRows::LongTextReplaced).
+  // Records the whole texts the batch about to be written replaces (FileContext::LongTextReplaced).
   void NoteReplacedTexts(const std::vector<int64_t>& text_ids);
 
-  FileRows* file_;
+  FileContext* file_;
   // Each instruction's text as stored, by TextHash of its name: the module's rows from earlier files (read
   // at the first batch of a file whose module was stored before), then this file's. A hash collision can
   // only name a text still in use, which the sweep keeps.
@@ -65,7 +65,7 @@ class HloModuleRows {
   bool stored_texts_read_ = false;
   std::vector<PendingInstruction> pending_;
   std::vector<std::string> texts_;
-  RowBatch instructions_;
+  BulkBatch instructions_;
 };
 
 }  // namespace xladb::store

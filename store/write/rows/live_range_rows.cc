@@ -19,11 +19,11 @@ const BulkInsert kScheduleInsert{
 
 }  // namespace
 
-LiveRangeRows::LiveRangeRows(FileRows* file, BufferAssignmentRows* values)
+LiveRangeRows::LiveRangeRows(FileContext* file, BufferAssignmentRows* values)
     : file_(file), values_(values), live_ranges_(&kLiveRangeInsert), schedule_(&kScheduleInsert) {}
 
 void LiveRangeRows::Add(ingest::ScheduleEntryRecord&& r) {
-  FileRows& f = *file_;
+  FileContext& f = *file_;
   if (f.module_id == 0) return;
   f.Guard([&] {
     schedule_.Int(f.module_id);
@@ -35,7 +35,7 @@ void LiveRangeRows::Add(ingest::ScheduleEntryRecord&& r) {
 }
 
 void LiveRangeRows::Add(ingest::LiveRangeRecord&& r) {
-  FileRows& f = *file_;
+  FileContext& f = *file_;
   if (f.module_id == 0) return;
   f.facts.rows_changed = true;
   if (auto id = values_->FindValueInFile(r.instruction, r.shape_index)) {
@@ -51,7 +51,7 @@ void LiveRangeRows::Add(ingest::PeakBufferRecord&& r) {
 }
 
 void LiveRangeRows::Add(ingest::StackTraceNodeRecord&& r) {
-  FileRows& f = *file_;
+  FileContext& f = *file_;
   if (f.module_id == 0) return;
   f.Guard([&] {
     auto& st = f.Statement("INSERT INTO stack_trace_nodes(module_id, ordinal, depth, name, percent, total_bytes, "
@@ -72,7 +72,7 @@ void LiveRangeRows::Add(ingest::StackTraceNodeRecord&& r) {
 }
 
 void LiveRangeRows::WriteLiveRange(int64_t value_id, int64_t start, int64_t end) {
-  FileRows& f = *file_;
+  FileContext& f = *file_;
   live_ranges_.Int(f.module_id);
   live_ranges_.Int(value_id);
   live_ranges_.Int(start);
@@ -99,7 +99,7 @@ void LiveRangeRows::Flush() {
 }
 
 void LiveRangeRows::WritePeakBuffers() {
-  FileRows& f = *file_;
+  FileContext& f = *file_;
   auto& st = f.Statement("INSERT INTO peak_buffers(module_id, ordinal, instruction, shape_index, logical_bytes, "
                          "cumulative_bytes, value_id, file_id) VALUES (?,?,?,?,?,?,?,?) "
                          "ON CONFLICT(module_id, ordinal) DO UPDATE SET instruction = excluded.instruction, "

@@ -16,7 +16,7 @@
 // buffers for WritePeakBuffers(), so that the values they name are all known.
 //
 // Contract: owned by one file's FileWriter, with the BufferAssignmentRows of the same file; statement errors
-// go to FileRows::Guard. Not thread-safe.
+// go to FileContext::Guard. Not thread-safe.
 #ifndef XLADB_STORE_WRITE_ROWS_LIVE_RANGE_ROWS_H_
 #define XLADB_STORE_WRITE_ROWS_LIVE_RANGE_ROWS_H_
 
@@ -25,14 +25,14 @@
 
 #include "ingest/records/records.h"
 #include "store/write/rows/buffer_assignment_rows.h"
-#include "store/write/rows/file_rows.h"
-#include "store/backend/row_batch.h"
+#include "store/write/rows/file_context.h"
+#include "store/backend/bulk_batch.h"
 
 namespace xladb::store {
 
 class LiveRangeRows {
  public:
-  LiveRangeRows(FileRows* file, BufferAssignmentRows* values);
+  LiveRangeRows(FileContext* file, BufferAssignmentRows* values);
 
   void Add(ingest::LiveRangeHeaderRecord&& r) { file_->facts.schedule_length = r.schedule_end_time; }
   void Add(ingest::ScheduleEntryRecord&& r);
@@ -51,10 +51,10 @@ class LiveRangeRows {
  private:
   void WriteLiveRange(int64_t value_id, int64_t start, int64_t end);
 
-  FileRows* file_;
+  FileContext* file_;
   BufferAssignmentRows* values_;
-  RowBatch live_ranges_;
-  RowBatch schedule_;
+  BulkBatch live_ranges_;
+  BulkBatch schedule_;
   std::vector<ingest::PeakBufferRecord> peak_buffers_;
   std::vector<ingest::LiveRangeRecord> unmatched_;
 };

@@ -32,7 +32,7 @@ void ReportRows::InsertOnce(SqlStatement& st, Warning&& warning) {
 }
 
 void ReportRows::Add(ingest::MemoryReportTotalRecord&& r) {
-  FileRows& f = *file_;
+  FileContext& f = *file_;
   f.Guard([&] {
     auto& st = f.Statement("INSERT INTO memory_report_totals(file_id, memory_space, module_id, total_bytes) "
                            "VALUES (?,?,?,?) ON CONFLICT(file_id, memory_space) DO NOTHING");
@@ -47,7 +47,7 @@ void ReportRows::Add(ingest::MemoryReportTotalRecord&& r) {
 }
 
 void ReportRows::Add(ingest::MemoryReportRowRecord&& r) {
-  FileRows& f = *file_;
+  FileContext& f = *file_;
   f.Guard([&] {
     auto& st = f.Statement("INSERT INTO memory_report_rows(file_id, ordinal, module_id, section, allocation_index, "
                            "memory_space, memory_space_name, table_ordinal, cumulative_bytes_approx, "
@@ -85,7 +85,7 @@ void ReportRows::Add(ingest::MemoryReportOmittedRecord&& r) {
 }
 
 void ReportRows::Add(ingest::UtilizationCounterRecord&& r) {
-  FileRows& f = *file_;
+  FileContext& f = *file_;
   f.facts.counters_changed = true;
   f.Guard([&] {
     auto& st = f.Statement("INSERT INTO utilization_counters(file_id, block_ordinal, counter, module_id, kernel, "
@@ -108,7 +108,7 @@ void ReportRows::Add(ingest::UtilizationCounterRecord&& r) {
 }
 
 void ReportRows::Add(ingest::OomStatRecord&& r) {
-  FileRows& f = *file_;
+  FileContext& f = *file_;
   f.Guard([&] {
     auto& st = f.Statement("INSERT INTO oom_stats(file_id, label, bytes_approx, bytes_text, percent) "
                            "VALUES (?,?,?,?,?) ON CONFLICT(file_id, label) DO NOTHING");
@@ -123,7 +123,7 @@ void ReportRows::Add(ingest::OomStatRecord&& r) {
 }
 
 void ReportRows::Add(ingest::OomBufferRecord&& r) {
-  FileRows& f = *file_;
+  FileContext& f = *file_;
   f.Guard([&] {
     auto& st = f.Statement("INSERT INTO oom_buffers(file_id, buffer_number, module_id, size_bytes_approx, "
                            "size_text, op_name, source_file, source_line, xla_label, shape, is_entry_parameter) "

@@ -14,18 +14,18 @@
 //   OomStatRecord               → oom_stats(label, bytes_approx, bytes_text, percent)
 //   OomBufferRecord             → oom_buffers(buffer_number, size, op_name, source, xla_label, shape, …)
 //
-// Contract: owned by one file's FileWriter; statement errors go to FileRows::Guard. Not thread-safe.
+// Contract: owned by one file's FileWriter; statement errors go to FileContext::Guard. Not thread-safe.
 #ifndef XLADB_STORE_WRITE_ROWS_REPORT_ROWS_H_
 #define XLADB_STORE_WRITE_ROWS_REPORT_ROWS_H_
 
 #include "ingest/records/records.h"
-#include "store/write/rows/file_rows.h"
+#include "store/write/rows/file_context.h"
 
 namespace xladb::store {
 
 class ReportRows {
  public:
-  explicit ReportRows(FileRows* file) : file_(file) {}
+  explicit ReportRows(FileContext* file) : file_(file) {}
 
   void Add(ingest::MemoryReportTotalRecord&& r);
   void Add(ingest::MemoryReportRowRecord&& r);
@@ -42,7 +42,7 @@ class ReportRows {
   template <typename Warning>
   void InsertOnce(SqlStatement& st, Warning&& warning);
 
-  FileRows* file_;
+  FileContext* file_;
 };
 
 }  // namespace xladb::store

@@ -1,23 +1,23 @@
-#include "store/backend/row_batch.h"
+#include "store/backend/bulk_batch.h"
 
 #include <span>
 
 namespace xladb::store {
 
-void RowBatch::Text(std::string_view v) {
+void BulkBatch::Text(std::string_view v) {
   if (texts_used_ == texts_.size()) texts_.emplace_back();
   texts_[texts_used_].assign(v);  // reuses the string's buffer from earlier batches
   cells_.push_back({static_cast<int64_t>(texts_used_++), BulkCell::Kind::kText});
 }
 
-int64_t RowBatch::Flush(SqlConnection& sql) {
+int64_t BulkBatch::Flush(SqlConnection& sql) {
   if (cells_.empty()) return 0;
   const int64_t changed = sql.AppendRows(BulkRows{*insert_, cells_, std::span(texts_.data(), texts_used_)});
   Clear();
   return changed;
 }
 
-void RowBatch::Clear() {
+void BulkBatch::Clear() {
   cells_.clear();
   // Buffers are kept for the next batch, except a rare big one (a value used thousands of times).
   for (size_t i = 0; i < texts_used_; ++i) {

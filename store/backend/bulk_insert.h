@@ -1,5 +1,5 @@
 // Bulk appends: the backend interface's way to write the tables a dump fills by the thousand (values, live
-// ranges, the schedule, instructions). A caller gathers rows (store/backend/row_batch.h) and hands them to
+// ranges, the schedule, instructions). A caller gathers rows (store/backend/bulk_batch.h) and hands them to
 // SqlConnection::AppendRows, which writes them as if each row had been inserted in order by
 //
 //   INSERT INTO <table>(<columns>) VALUES (…) <conflict clause>
@@ -13,8 +13,8 @@
 // address). Its first `key_columns` columns are the conflict key: a batch may hold a key more than once
 // (later rows then update earlier ones, as separate INSERTs would), and the PostgreSQL backend splits such a
 // batch, since one INSERT may not update a row twice.
-#ifndef XLADB_STORE_BACKEND_BULK_ROWS_H_
-#define XLADB_STORE_BACKEND_BULK_ROWS_H_
+#ifndef XLADB_STORE_BACKEND_BULK_INSERT_H_
+#define XLADB_STORE_BACKEND_BULK_INSERT_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -59,4 +59,4 @@ struct BulkRows {
 
 }  // namespace xladb::store
 
-#endif  // XLADB_STORE_BACKEND_BULK_ROWS_H_
+#endif  // XLADB_STORE_BACKEND_BULK_INSERT_H_

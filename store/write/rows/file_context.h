@@ -1,4 +1,4 @@
-// FileRows: what the row mappers of one dump file share while its records arrive: where rows go (the
+// FileContext: what the row mappers of one dump file share while its records arrive: where rows go (the
 // writer's statements and interned texts), which run, file and module they belong to, how many were written,
 // the issues seen, and the facts the module's derived rows are computed from (store/facts/module_facts.h).
 //
@@ -11,8 +11,8 @@
 // Contract: owned by the file's FileWriter and dies with it. Database errors inside a record callback are
 // caught by Guard() and remembered as the first `error` (records after it are dropped); the writer returns it
 // at commit and rolls the file back. Not thread-safe: one file, one thread.
-#ifndef XLADB_STORE_WRITE_ROWS_FILE_ROWS_H_
-#define XLADB_STORE_WRITE_ROWS_FILE_ROWS_H_
+#ifndef XLADB_STORE_WRITE_ROWS_FILE_CONTEXT_H_
+#define XLADB_STORE_WRITE_ROWS_FILE_CONTEXT_H_
 
 #include "store/backend/sql_connection.h"
 
@@ -53,8 +53,8 @@ struct FileIssues {
   }
 };
 
-struct FileRows {
-  FileRows(StatementCache* statements, InternedTextCaches* interned, int64_t run, int64_t file, int64_t module,
+struct FileContext {
+  FileContext(StatementCache* statements, InternedTextCaches* interned, int64_t run, int64_t file, int64_t module,
            bool new_module)
       : run_id(run), file_id(file), module_id(module), module_is_new(new_module), statements_(statements),
         interned_(interned) {}
@@ -100,4 +100,4 @@ struct FileRows {
 
 }  // namespace xladb::store
 
-#endif  // XLADB_STORE_WRITE_ROWS_FILE_ROWS_H_
+#endif  // XLADB_STORE_WRITE_ROWS_FILE_CONTEXT_H_

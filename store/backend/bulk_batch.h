@@ -1,9 +1,9 @@
-// RowBatch: rows of a table that a dump fills by the thousand (values, live ranges, the schedule,
-// instructions), gathered and written together by the connection's bulk append (store/backend/bulk_rows.h): a
+// BulkBatch: rows of a table that a dump fills by the thousand (values, live ranges, the schedule,
+// instructions), gathered and written together by the connection's bulk append (store/backend/bulk_insert.h): a
 // multi-row INSERT on SQLite, COPY on PostgreSQL.
 //
 //   static const BulkInsert kInsert{"t", "a, b", "ON CONFLICT(a) DO UPDATE SET b = excluded.b", 1};
-//   RowBatch b(&kInsert);
+//   BulkBatch b(&kInsert);
 //   b.Int(1); b.Text("x"); rows += b.EndRow(sql);  // per row: exactly `columns` cells, then EndRow
 //   rows += b.Flush(sql);                          // before anything reads the table, and at the file's end
 //
@@ -11,8 +11,8 @@
 // written. EndRow writes once the connection's bulk_batch_rows() are held; EndRow and Flush return the rows
 // the database changed, and throw SqlError on database errors (the caller's transaction then rolls the file
 // back). A batch not flushed is dropped with the object. Not thread-safe.
-#ifndef XLADB_STORE_BACKEND_ROW_BATCH_H_
-#define XLADB_STORE_BACKEND_ROW_BATCH_H_
+#ifndef XLADB_STORE_BACKEND_BULK_BATCH_H_
+#define XLADB_STORE_BACKEND_BULK_BATCH_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -21,16 +21,16 @@
 #include <string_view>
 #include <vector>
 
-#include "store/backend/bulk_rows.h"
+#include "store/backend/bulk_insert.h"
 #include "store/backend/sql_connection.h"
 
 namespace xladb::store {
 
-class RowBatch {
+class BulkBatch {
  public:
   static constexpr size_t kKeptTextBytes = 4096;
 
-  explicit RowBatch(const BulkInsert* insert) : insert_(insert), columns_(insert->columns()) {}
+  explicit BulkBatch(const BulkInsert* insert) : insert_(insert), columns_(insert->columns()) {}
 
   void Int(int64_t v) { cells_.push_back({v, BulkCell::Kind::kInt}); }
   void Null() { cells_.push_back({0, BulkCell::Kind::kNull}); }
@@ -62,4 +62,4 @@ class RowBatch {
 
 }  // namespace xladb::store
 
-#endif  // XLADB_STORE_BACKEND_ROW_BATCH_H_
+#endif  // XLADB_STORE_BACKEND_BULK_BATCH_H_

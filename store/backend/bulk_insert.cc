@@ -1,4 +1,4 @@
-#include "store/backend/bulk_rows.h"
+#include "store/backend/bulk_insert.h"
 
 #include <algorithm>
 
