@@ -48,7 +48,7 @@ Cell Signed(int64_t v) {
 // --metric: the short names peak, total and temp, or a metric's full name; the full name (the trend's column)
 // and its TrendMetric.
 std::optional<std::pair<std::string, v1::TrendMetric>> TrendMetricOf(const std::string& name) {
-  const std::string full = name == "peak" ? "peak_bytes" : name == "total" ? "total_bytes" : name == "temp" ? "temp_bytes" : name;
+  const std::string full(store::MetricOfArgument(name));
   std::string upper = full;
   for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
   v1::TrendMetric metric;

@@ -40,6 +40,7 @@
 #include "ingest/source/run_name.h"
 #include "ingest/text/visible_text.h"
 #include "store/backend/database.h"
+#include "store/facts/module_metrics.h"
 
 namespace xladb::cli {
 namespace {
@@ -178,8 +179,7 @@ Command TrendCommand(CLI::App& app) {
   trend->add_option("--metric", trend_args.metric,
                     "Default live_peak_padded_bytes (without live ranges: peak, then total); peak (XLA's printed "
                     "peak), total, temp or a metric's name")
-      ->check(CLI::IsMember({"peak", "total", "temp", "peak_bytes", "live_peak_padded_bytes", "total_bytes",
-                             "color0_total_bytes", "temp_bytes", "parameter_bytes", "output_bytes"}));
+      ->check(CLI::IsMember(xladb::store::ModuleMetricArguments()));
   trend->add_option("--last", trend_args.last_n, "Only the newest N runs (0 = all)")->check(CLI::NonNegativeNumber);
   trend->add_option("--label", trend_labels, "Only runs with this label key=value (repeatable)");
   trend->add_option("--stage", trend_args.stage, "Only this dump stage");

@@ -1,5 +1,7 @@
 #include "service/attribution_proto.h"
 
+#include "service/proto_fields.h"
+
 namespace xladb::service {
 namespace {
 
@@ -16,24 +18,29 @@ v1::BufferChange::Change ToProto(store::BufferChange::Kind c) {
 }  // namespace
 
 void ToProto(const store::BufferChange& b, v1::BufferChange* out) {
+  using S = store::BufferChange;
+  static const ProtoFields<S, v1::BufferChange> kFields = {
+      {"instruction_a", &S::baseline_instruction},
+      {"instruction_b", &S::instruction},
+      {"shape_index", &S::shape_index},
+      {"matched_by", &S::matched_by},
+      {"size_a", &S::baseline_bytes},
+      {"size_b", &S::current_bytes},
+      {"shape_a", &S::baseline_shape},
+      {"shape_b", &S::current_shape},
+      {"op_name", &S::op_name},
+      {"source", &S::source},
+  };
+  kFields.Copy(b, out);
   out->set_change(ToProto(b.kind));
-  out->set_instruction_a(b.baseline_instruction);
-  out->set_instruction_b(b.instruction);
-  out->set_shape_index(b.shape_index);
-  out->set_matched_by(b.matched_by);
-  out->set_size_a(b.baseline_bytes);
-  out->set_size_b(b.current_bytes);
-  out->set_shape_a(b.baseline_shape);
-  out->set_shape_b(b.current_shape);
-  out->set_op_name(b.op_name);
-  out->set_source(b.source);
   out->set_delta(b.delta());
 }
 
 void ToProto(const store::SourceLineChange& s, v1::SourceLineChange* out) {
-  out->set_source(s.source);
-  out->set_delta(s.delta);
-  out->set_buffers(s.buffers);
+  using S = store::SourceLineChange;
+  static const ProtoFields<S, v1::SourceLineChange> kFields = {
+      {"source", &S::source}, {"delta", &S::delta}, {"buffers", &S::buffers}};
+  kFields.Copy(s, out);
 }
 
 }  // namespace xladb::service

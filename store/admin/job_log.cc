@@ -4,6 +4,7 @@
 
 #include "base/enum_names.h"
 #include "base/unix_time.h"
+#include "store/query/result_columns.h"
 
 namespace xladb::store {
 
@@ -21,22 +22,54 @@ std::optional<JobState> ParseJobState(std::string_view name) { return ValueNamed
 
 namespace {
 
-// A state read from ingest_jobs; throws SqlError for text no writer stores.
-JobState StoredJobState(const std::string& text) {
-  std::optional<JobState> state = ParseJobState(text);
-  if (!state) throw SqlError("ingest_jobs holds the state '" + text + "', which is not a job state");
-  return *state;
+// The columns every read of ingest_jobs starts with.
+const ResultColumns<JobRecord> kJobHeadColumns = {
+    {"job_id", &JobRecord::job_id},
+    {"source", &JobRecord::source},
+    {"path", &JobRecord::path},
+    {"run_name", &JobRecord::run_name},
+};
+
+// A job's state, read as its text (kStateColumn, ReadState): JobRecord's is a JobState.
+struct StoredState {
+  std::string text;
+};
+const ResultColumns<StoredState> kStateColumn = {{"state", &StoredState::text}};
+
+// The state in column `column` of q's row; throws SqlError for text no writer stores.
+JobState ReadState(const SqlStatement& q, int column) {
+  StoredState state;
+  kStateColumn.ReadInto(q, &state, column);
+  std::optional<JobState> parsed = ParseJobState(state.text);
+  if (!parsed) throw SqlError("ingest_jobs holds the state '" + state.text + "', which is not a job state");
+  return *parsed;
 }
 
-// The columns every read of ingest_jobs starts with: job_id, source, path, run_name.
-JobRecord ReadJobHead(const SqlStatement& q) {
-  JobRecord j;
-  j.job_id = q.Text(0);
-  j.source = q.Text(1);
-  j.path = q.Text(2);
-  j.run_name = q.Text(3);
-  return j;
-}
+// A job to resume (Unfinished), then its state and its labels' JSON object.
+const ResultColumns<JobRecord> kUnfinishedJobColumns = kJobHeadColumns.Then({
+    {"run_time_us", &JobRecord::run_time_us},
+    {"created_at_us", &JobRecord::created_at_us},
+    {"append", &JobRecord::append},
+    {"content_digest", &JobRecord::content_digest},
+    {"source_description", &JobRecord::source_description},
+    {"files_received", &JobRecord::files_received},
+});
+struct JobLabels {
+  std::string json;
+};
+const ResultColumns<JobLabels> kJobLabelsColumns = {{"labels", &JobLabels::json}};
+
+// A job as List shows it, then its state.
+const ResultColumns<JobRecord> kListedJobColumns = kJobHeadColumns.Then({
+    {"message", &JobRecord::message},
+    {"created_at_us", &JobRecord::created_at_us},
+    {"finished_at_us", &JobRecord::finished_at_us},
+});
+
+// What a claim reads of its job, then its state.
+const ResultColumns<JobClaims::Claim> kClaimColumns = {
+    {"message", &JobClaims::Claim::message},
+};
 
 }  // namespace
 Status JobLog::Insert(const JobRecord& job) {
@@ -91,28 +124,23 @@ StatusOr<std::vector<JobRecord>> JobLog::Unfinished() {
     const bool shared = db_->dialect() == SqlDialect::kPostgresql;
     if (shared) db_->connection().Exec("BEGIN");
     auto q = db_->connection().Prepare(
-        std::string("SELECT job_id, source, path, run_name, labels, run_time_us, state, created_at_us, append, "
-                    "       COALESCE(content_digest, ''), COALESCE(source_description, ''), "
-                    "       COALESCE(files_received, -1) "
-                    "FROM ingest_jobs WHERE state IN (?, ?) ORDER BY created_at_us, job_id") +
+        "SELECT " + kUnfinishedJobColumns.SelectList() + ", " + kStateColumn.SelectList() + ", " +
+        kJobLabelsColumns.SelectList() + " FROM ingest_jobs WHERE state IN (?, ?) ORDER BY created_at_us, job_id" +
         (shared ? " FOR UPDATE SKIP LOCKED" : ""));
     q->Bind(1, JobStateName(JobState::kQueued));
     q->Bind(2, JobStateName(JobState::kRunning));
     while (q->Step()) {
-      JobRecord j = ReadJobHead(*q);
-      auto labels = nlohmann::json::parse(q->Text(4), nullptr, /*allow_exceptions=*/false);
+      JobRecord j;
+      JobLabels json;
+      const int state_column = kUnfinishedJobColumns.ReadInto(*q, &j);
+      j.state = ReadState(*q, state_column);
+      kJobLabelsColumns.ReadInto(*q, &json, state_column + kStateColumn.size());
+      auto labels = nlohmann::json::parse(json.json, nullptr, /*allow_exceptions=*/false);
       if (labels.is_object()) {
         for (auto it = labels.begin(); it != labels.end(); ++it) {
           if (it.value().is_string()) j.labels.emplace_back(it.key(), it.value().get<std::string>());
         }
       }
-      j.run_time_us = q->IsNull(5) ? -1 : q->Int(5);
-      j.state = StoredJobState(q->Text(6));
-      j.created_at_us = q->Int(7);
-      j.append = q->Int(8) != 0;
-      j.content_digest = q->Text(9);
-      j.source_description = q->Text(10);
-      j.files_received = q->Int(11);
       jobs.push_back(std::move(j));
     }
     q.reset();
@@ -127,9 +155,8 @@ StatusOr<std::vector<JobRecord>> JobLog::Unfinished() {
 StatusOr<std::vector<JobRecord>> JobLog::List(const JobFilter& filter) {
   try {
     auto q = db_->connection().Prepare(
-        "SELECT job_id, source, path, run_name, state, COALESCE(message, ''), created_at_us, "
-        "       COALESCE(finished_at_us, 0) "
-        "FROM ingest_jobs WHERE (? = '' OR run_name = ?) AND (? = '' OR state = ?) "
+        "SELECT " + kListedJobColumns.SelectList() + ", " + kStateColumn.SelectList() +
+        " FROM ingest_jobs WHERE (? = '' OR run_name = ?) AND (? = '' OR state = ?) "
         "ORDER BY created_at_us DESC, job_id DESC LIMIT ?");
     q->Bind(1, filter.run_name);
     q->Bind(2, filter.run_name);
@@ -139,11 +166,8 @@ StatusOr<std::vector<JobRecord>> JobLog::List(const JobFilter& filter) {
     q->Bind(5, filter.limit);
     std::vector<JobRecord> jobs;
     while (q->Step()) {
-      JobRecord j = ReadJobHead(*q);
-      j.state = StoredJobState(q->Text(4));
-      j.message = q->Text(5);
-      j.created_at_us = q->Int(6);
-      j.finished_at_us = q->Int(7);
+      JobRecord j;
+      j.state = ReadState(*q, kListedJobColumns.ReadInto(*q, &j));
       jobs.push_back(std::move(j));
     }
     return jobs;
@@ -166,14 +190,12 @@ StatusOr<JobClaims::Claim> JobClaims::Take(const std::string& job_id) {
     // `wait`: FOR UPDATE waits for another holder; without it, SKIP LOCKED passes a held row over.
     const auto read = [&](bool wait) {
       if (shared) sql.Exec("BEGIN");
-      auto q = sql.Prepare(std::string("SELECT state, COALESCE(message, '') FROM ingest_jobs WHERE job_id = ?") +
+      auto q = sql.Prepare("SELECT " + kClaimColumns.SelectList() + ", " + kStateColumn.SelectList() +
+                           " FROM ingest_jobs WHERE job_id = ?" +
                            (!shared ? "" : wait ? " FOR UPDATE" : " FOR UPDATE SKIP LOCKED"));
       q->Bind(1, job_id);
       const bool found = q->Step();
-      if (found) {
-        claim.state = StoredJobState(q->Text(0));
-        claim.message = q->Text(1);
-      }
+      if (found) claim.state = ReadState(*q, kClaimColumns.ReadInto(*q, &claim));
       return found;
     };
     bool found = read(/*wait=*/false);

@@ -4,6 +4,7 @@
 #include <set>
 #include <string_view>
 
+#include "store/query/result_columns.h"
 #include "store/query/statement_text.h"
 #include "store/compare/reshaped_pairs.h"
 #include "store/schema/schema_dialect.h"
@@ -34,14 +35,44 @@ std::string RestrictedModuleMatchesSql(SqlDialect dialect, std::string_view rest
   return sql;
 }
 
-}  // namespace
+// A module_memory row mm, with its modules row mo.
+const ResultColumns<ModuleRow> kModuleRowColumns =
+    ResultColumns<ModuleRow>{
+        {"mm.module_id", &ModuleRow::module_id},
+        {"mm.run_id", &ModuleRow::run_id},
+        {"mm.run_name", &ModuleRow::run_name},
+        {"mm.run_time_us", &ModuleRow::run_time_us},
+        {"mm.module_name", &ModuleRow::name},
+        {"mm.stage", &ModuleRow::stage},
+        {"mm.folder", &ModuleRow::folder},
+        {"mm.backend", &ModuleRow::backend},
+        {"mm.entry_signature", &ModuleRow::entry_signature},
+        {"mm.identity_key", &ModuleRow::identity_key},
+        {"mo.fingerprint", &ModuleRow::fingerprint},
+        {"mo.fingerprint_source", &ModuleRow::fingerprint_source},
+        {"mm.xla_module_id", &ModuleRow::xla_module_id},
+        {"mm.peak_time", &ModuleRow::peak_time},
+        {"mm.live_peak_padded_time", &ModuleRow::live_peak_padded_time},
+        {"mm.schedule_length", &ModuleRow::schedule_length},
+        {"mm.entry_sharding", &ModuleRow::entry_sharding},
+    }.WithModuleMetrics("mm");
 
-int64_t ModuleRow::metric(std::string_view name) const {
-  for (size_t i = 0; i < std::size(kModuleMetrics); ++i) {
-    if (kModuleMetrics[i].name == name) return metrics[i];
-  }
-  return -1;
-}
+// A pair of the module_matches view (MatchModules' statement selects from it as `matches`).
+const ResultColumns<ModulePair> kModulePairColumns = {
+    {"module_id_a", &ModulePair::baseline_module_id},
+    {"module_id_b", &ModulePair::current_module_id},
+    {"matched_by", &ModulePair::matched_by},
+};
+
+// A module of either run, to find the ones the view left unmatched.
+struct RunModule {
+  int64_t module_id = 0;
+  int64_t run_id = 0;
+};
+const ResultColumns<RunModule> kRunModuleColumns = {{"module_id", &RunModule::module_id},
+                                                    {"run_id", &RunModule::run_id}};
+
+}  // namespace
 
 int SameProgram(const ModuleRow& a, const ModuleRow& b) {
   if (a.fingerprint.empty() || b.fingerprint.empty() || a.fingerprint_source != b.fingerprint_source) return -1;
@@ -56,45 +87,14 @@ StatusOr<std::vector<ModuleRow>> LoadRunModules(Database& db, int64_t run_id) {
 
 StatusOr<std::vector<ModuleRow>> LoadModuleRows(Database& db, const Conditions& where) {
   try {
-    std::string columns;
-    for (const ModuleMetric& m : kModuleMetrics) columns += ", mm." + std::string(m.name);
-    auto q = db.connection().Prepare(
-                        "SELECT mm.module_id, mm.run_id, mm.run_name, mm.run_time_us, mm.module_name, mm.stage, "
-                        "       mm.folder, mm.backend, mm.entry_signature, mm.identity_key, mo.fingerprint, "
-                        "       mo.fingerprint_source, mm.xla_module_id, mm.peak_time, mm.live_peak_padded_time, "
-                        "       mm.schedule_length, mm.entry_sharding" +
-                            columns +
+    auto q = db.connection().Prepare("SELECT " + kModuleRowColumns.SelectList() +
                             " FROM module_memory mm JOIN modules mo ON mo.module_id = mm.module_id" +
                             where.Where() +
                             " ORDER BY mm.run_time_us, mm.run_id, mm.module_name, mm.stage, mm.folder, "
                             "COALESCE(mm.xla_module_id, -1), mm.module_id");
     BindArgs(*q, where.args());
     std::vector<ModuleRow> rows;
-    while (q->Step()) {
-      ModuleRow r;
-      r.module_id = q->Int(0);
-      r.run_id = q->Int(1);
-      r.run_name = q->Text(2);
-      r.run_time_us = q->Int(3);
-      r.name = q->Text(4);
-      r.stage = q->Text(5);
-      r.folder = q->Text(6);
-      r.backend = q->Text(7);
-      r.entry_signature = q->Text(8);
-      r.identity_key = q->Text(9);
-      r.fingerprint = q->Text(10);
-      r.fingerprint_source = q->Text(11);
-      r.xla_module_id = q->IntOr(12, -1);
-      r.peak_time = q->IntOr(13, -1);
-      r.live_peak_padded_time = q->IntOr(14, -1);
-      r.schedule_length = q->IntOr(15, -1);
-      r.entry_sharding = q->Text(16);
-      constexpr int kFirstMetric = 17;
-      for (size_t i = 0; i < std::size(kModuleMetrics); ++i) {
-        r.metrics[i] = q->IntOr(kFirstMetric + static_cast<int>(i), -1);
-      }
-      rows.push_back(std::move(r));
-    }
+    while (q->Step()) rows.push_back(kModuleRowColumns.Read(*q));
     return rows;
   } catch (const std::exception& e) {
     return Status::IoError(std::string("reading the modules of a run: ") + e.what());
@@ -106,12 +106,16 @@ StatusOr<std::vector<ModulePair>> MatchModules(Database& db, int64_t baseline_ru
   if (baseline_run_id == current_run_id) {
     // A run against itself: every module is its own match.
     try {
-      auto q = db.connection().Prepare(std::string("SELECT module_id FROM module_memory WHERE run_id = ?") +
+      auto q = db.connection().Prepare("SELECT " + kRunModuleColumns.SelectList() +
+                                        " FROM module_memory WHERE run_id = ?" +
                                         (identity_key.empty() ? "" : " AND identity_key = ?") + " ORDER BY module_id");
       q->Bind(1, baseline_run_id);
       if (!identity_key.empty()) q->Bind(2, identity_key);
       std::vector<ModulePair> pairs;
-      while (q->Step()) pairs.push_back({q->Int(0), q->Int(0), "identity"});
+      while (q->Step()) {
+        const int64_t id = kRunModuleColumns.Read(*q).module_id;
+        pairs.push_back({id, id, "identity"});
+      }
       return pairs;
     } catch (const std::exception& e) {
       return Status::IoError(std::string("matching a run's modules with themselves: ") + e.what());
@@ -130,9 +134,10 @@ StatusOr<std::vector<ModulePair>> MatchModules(Database& db, int64_t baseline_ru
         const std::string body = RestrictedModuleMatchesSql(
             dialect, std::string("AND mm.run_id IN (?1, ?2)") + (by_key ? " AND mm.identity_key = ?3" : ""));
         built[{dialect, by_key}] = {
-            body.empty() ? "" : "SELECT module_id_a, module_id_b, matched_by FROM (" + body +
+            body.empty() ? "" : "SELECT " + kModulePairColumns.SelectList() + " FROM (" + body +
                                     ") AS matches WHERE run_id_a = ?1 AND run_id_b = ?2 ORDER BY module_id_b",
-            "SELECT module_id, run_id FROM module_memory WHERE run_id IN (?1, ?2)" + key_term + " ORDER BY module_id"};
+            "SELECT " + kRunModuleColumns.SelectList() + " FROM module_memory WHERE run_id IN (?1, ?2)" + key_term +
+                " ORDER BY module_id"};
       }
     }
     return built;
@@ -147,10 +152,7 @@ StatusOr<std::vector<ModulePair>> MatchModules(Database& db, int64_t baseline_ru
     std::vector<ModulePair> pairs;
     std::set<int64_t> matched;
     while (q.Step()) {
-      ModulePair p;
-      p.baseline_module_id = q.Int(0);
-      p.current_module_id = q.Int(1);
-      p.matched_by = q.Text(2);
+      ModulePair p = kModulePairColumns.Read(q);
       matched.insert(p.baseline_module_id);
       matched.insert(p.current_module_id);
       pairs.push_back(std::move(p));
@@ -161,10 +163,11 @@ StatusOr<std::vector<ModulePair>> MatchModules(Database& db, int64_t baseline_ru
     if (!identity_key.empty()) lone.Bind(3, identity_key);
     std::vector<ModulePair> added;
     while (lone.Step()) {
-      const int64_t id = lone.Int(0);
+      const RunModule m = kRunModuleColumns.Read(lone);
+      const int64_t id = m.module_id;
       if (matched.count(id)) continue;
       ModulePair p;
-      if (lone.Int(1) == baseline_run_id) {
+      if (m.run_id == baseline_run_id) {
         p.baseline_module_id = id;
         pairs.push_back(p);
       } else {

@@ -14,7 +14,6 @@
 #ifndef XLADB_STORE_COMPARE_MODULE_MATCH_H_
 #define XLADB_STORE_COMPARE_MODULE_MATCH_H_
 
-#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -28,8 +27,8 @@
 
 namespace xladb::store {
 
-// A module_memory row: a module with a buffer assignment, and its metrics.
-struct ModuleRow {
+// A module_memory row: a module with a buffer assignment, and its metrics (ModuleMetricValues; metric(name)).
+struct ModuleRow : ModuleMetricValues {
   int64_t module_id = 0;
   int64_t run_id = 0;
   std::string run_name;
@@ -40,10 +39,6 @@ struct ModuleRow {
   std::string fingerprint, fingerprint_source;  // "" when unknown
   int64_t xla_module_id = -1;
   int64_t peak_time = -1, live_peak_padded_time = -1, schedule_length = -1;
-  std::array<int64_t, std::size(kModuleMetrics)> metrics{};  // by kModuleMetrics index; -1 = unknown
-
-  // The metric of that name (a kModuleMetrics name), -1 when unknown or not a metric.
-  int64_t metric(std::string_view name) const;
 };
 
 // Equal fingerprints of the same source: the same program. nullopt-like -1 when they cannot be compared.

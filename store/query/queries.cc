@@ -1,5 +1,6 @@
 #include "store/query/queries.h"
 
+#include "store/query/result_columns.h"
 #include "store/query/statement_text.h"
 #include "store/facts/module_metrics.h"
 #include "store/facts/shape_text.h"
@@ -25,36 +26,39 @@ constexpr int64_t kMaxPageSize = 1000;
 constexpr std::string_view kRunPageTokenPrefix = "runs1.";
 
 // The run's row, its summary included (store/facts/run_summary.h: counted by the writer, not here).
-constexpr const char* kRunColumns =
-    "r.run_id, r.name, r.source_path, r.run_time_us, r.run_time_source, r.created_at_us, r.updated_at_us, "
-    "r.file_count, r.ingested_file_count, r.error_file_count, r.module_count";
+const ResultColumns<RunInfo> kRunColumns = {
+    {"r.run_id", &RunInfo::run_id},
+    {"r.name", &RunInfo::name},
+    {"r.source_path", &RunInfo::source_path},
+    {"r.run_time_us", &RunInfo::run_time_us},
+    {"r.run_time_source", &RunInfo::run_time_source},
+    {"r.created_at_us", &RunInfo::created_at_us},
+    {"r.updated_at_us", &RunInfo::updated_at_us},
+    {"r.file_count", &RunInfo::file_count},
+    {"r.ingested_file_count", &RunInfo::ingested_file_count},
+    {"r.error_file_count", &RunInfo::error_file_count},
+    {"r.module_count", &RunInfo::module_count},
+};
 
-RunInfo ReadRunColumns(SqlStatement& q) {
-  RunInfo run;
-  run.run_id = q.Int(0);
-  run.name = q.Text(1);
-  run.source_path = q.Text(2);
-  run.run_time_us = q.Int(3);
-  run.run_time_source = q.Text(4);
-  run.created_at_us = q.Int(5);
-  run.updated_at_us = q.Int(6);
-  run.file_count = q.Int(7);
-  run.ingested_file_count = q.Int(8);
-  run.error_file_count = q.Int(9);
-  run.module_count = q.Int(10);
-  return run;
-}
+struct RunLabel {
+  std::string key, value;
+};
+const ResultColumns<RunLabel> kRunLabelColumns = {{"key", &RunLabel::key}, {"value", &RunLabel::value}};
 
 // Fills a run's labels; prepared once, used for every run of a page.
 class RunLabelsReader {
  public:
   explicit RunLabelsReader(SqlConnection& db)
-      : labels_(db.Prepare("SELECT key, value FROM run_labels WHERE run_id = ? ORDER BY key")) {}
+      : labels_(db.Prepare("SELECT " + kRunLabelColumns.SelectList() +
+                           " FROM run_labels WHERE run_id = ? ORDER BY key")) {}
 
   void Fill(RunInfo* run) {
     labels_->Reset();
     labels_->Bind(1, run->run_id);
-    while (labels_->Step()) run->labels.emplace_back(labels_->Text(0), labels_->Text(1));
+    while (labels_->Step()) {
+      RunLabel label = kRunLabelColumns.Read(*labels_);
+      run->labels.emplace_back(std::move(label.key), std::move(label.value));
+    }
   }
 
  private:
@@ -81,18 +85,34 @@ bool ParseRunPageToken(const std::string& token, int64_t* run_time_us, int64_t* 
 }
 
 // SpillRates: the columns of one SpillRateRow, from kernel_spill_summary k with its run r and module m.
-constexpr const char* kSpillColumns =
-    "SELECT r.name, r.run_time_us, m.name, k.kernel, k.vmem_spills, k.vmem_fills, k.smem_spills, k.smem_fills, "
-    "       k.bundles, k.vmem_spill_rate, k.vmem_fill_rate, k.smem_spill_rate, k.smem_fill_rate ";
+const ResultColumns<SpillRateRow> kSpillRateColumns = {
+    {"r.name", &SpillRateRow::run_name},
+    {"r.run_time_us", &SpillRateRow::run_time_us},
+    {"m.name", &SpillRateRow::module_name},
+    {"k.kernel", &SpillRateRow::kernel},
+    {"k.vmem_spills", &SpillRateRow::vmem_spills},
+    {"k.vmem_fills", &SpillRateRow::vmem_fills},
+    {"k.smem_spills", &SpillRateRow::smem_spills},
+    {"k.smem_fills", &SpillRateRow::smem_fills},
+    {"k.bundles", &SpillRateRow::bundles},
+    {"k.vmem_spill_rate", &SpillRateRow::vmem_spill_rate},
+    {"k.vmem_fill_rate", &SpillRateRow::vmem_fill_rate},
+    {"k.smem_spill_rate", &SpillRateRow::smem_spill_rate},
+    {"k.smem_fill_rate", &SpillRateRow::smem_fill_rate},
+};
+const std::string kSpillColumns = "SELECT " + kSpillRateColumns.SelectList() + " ";
 constexpr const char* kSpillRunAndModule =
     " JOIN runs r ON r.run_id = k.run_id JOIN modules m ON m.module_id = k.module_id";
 // The rows in rate order (read through the rate index or one run's rows).
-const std::string kSpillRowsByRate = std::string(kSpillColumns) + "FROM kernel_spill_summary k" + kSpillRunAndModule;
+const std::string kSpillRowsByRate = kSpillColumns + "FROM kernel_spill_summary k" + kSpillRunAndModule;
+// The rate pair a SpillRates' top N is cut at.
+const ResultColumns<SpillRateRow> kRatePairColumns = {{"k.vmem_spill_rate", &SpillRateRow::vmem_spill_rate},
+                                                      {"k.vmem_fill_rate", &SpillRateRow::vmem_fill_rate}};
 constexpr const char* kRateIndexOrder = " ORDER BY k.vmem_spill_rate DESC, k.vmem_fill_rate DESC";
 constexpr const char* kSpillRateOrder =
     " ORDER BY k.vmem_spill_rate DESC, k.vmem_fill_rate DESC, r.run_time_us DESC, k.kernel, k.run_id, k.module_id";
 // The rows run by run, newest run first (CROSS JOIN keeps runs as SQLite's outer loop).
-const std::string kSpillRowsByRunTime = std::string(kSpillColumns) +
+const std::string kSpillRowsByRunTime = kSpillColumns +
                                         "FROM runs r CROSS JOIN kernel_spill_summary k "
                                         "JOIN modules m ON m.module_id = k.module_id WHERE k.run_id = r.run_id";
 
@@ -102,71 +122,64 @@ void ReadSpillRows(SqlConnection& db, const std::string& sql, const std::vector<
   auto q = db.Prepare(limit >= 0 ? sql + " LIMIT ?" : sql);
   const int next = BindArgs(*q, args);
   if (limit >= 0) q->Bind(next, limit);
-  while (q->Step()) {
-    SpillRateRow row;
-    row.run_name = q->Text(0);
-    row.run_time_us = q->Int(1);
-    row.module_name = q->Text(2);
-    row.kernel = q->Text(3);
-    row.vmem_spills = q->IntOr(4, 0);
-    row.vmem_fills = q->IntOr(5, 0);
-    row.smem_spills = q->IntOr(6, 0);
-    row.smem_fills = q->IntOr(7, 0);
-    row.bundles = q->IntOr(8, 0);
-    row.vmem_spill_rate = q->RealOr(9, 0);
-    row.vmem_fill_rate = q->RealOr(10, 0);
-    row.smem_spill_rate = q->RealOr(11, 0);
-    row.smem_fill_rate = q->RealOr(12, 0);
-    rows->push_back(std::move(row));
-  }
+  while (q->Step()) rows->push_back(kSpillRateColumns.Read(*q));
 }
 
 
-// A TopBuffer's columns, in this order, after the caller's first column.
-constexpr const char* kBufferColumns =
-    "instruction, shape_index, value_id, allocation_index, size_bytes, shape, opcode, op_name, source_file, "
-    "source_line, live_start, live_end";
+// A TopBuffer's columns, as peak_buffer_details (schema.sql) names them. Its shape's logical size is computed
+// (WithShapeBytes).
+const ResultColumns<TopBuffer> kBufferColumns = {
+    {"instruction", &TopBuffer::instruction},
+    {"shape_index", &TopBuffer::shape_index},
+    {"value_id", &TopBuffer::value_id},
+    {"allocation_index", &TopBuffer::allocation_index},
+    {"size_bytes", &TopBuffer::size_bytes},
+    {"shape", &TopBuffer::shape},
+    {"opcode", &TopBuffer::opcode},
+    {"op_name", &TopBuffer::op_name},
+    {"source_file", &TopBuffer::source_file},
+    {"source_line", &TopBuffer::source_line},
+    {"live_start", &TopBuffer::live_start},
+    {"live_end", &TopBuffer::live_end},
+};
+// A buffer of XLA's printed peak list: its place in the list and XLA's size, then kBufferColumns.
+const ResultColumns<TopBuffer> kPeakListColumns =
+    ResultColumns<TopBuffer>{{"ordinal", &TopBuffer::ordinal}, {"logical_bytes", &TopBuffer::logical_bytes}}.Then(
+        kBufferColumns);
 
-// Reads kBufferColumns starting at column `first` into `b` (and its shape's logical size).
-void ReadBufferColumns(const SqlStatement& q, int first, TopBuffer* b) {
-  b->instruction = q.Text(first);
-  b->shape_index = q.Text(first + 1);
-  b->value_id = q.IntOr(first + 2, -1);
-  b->allocation_index = q.IntOr(first + 3, -1);
-  b->size_bytes = q.IntOr(first + 4, -1);
-  b->shape = q.Text(first + 5);
-  b->opcode = q.Text(first + 6);
-  b->op_name = q.Text(first + 7);
-  b->source_file = q.Text(first + 8);
-  b->source_line = q.IntOr(first + 9, -1);
-  b->live_start = q.IntOr(first + 10, -1);
-  b->live_end = q.IntOr(first + 11, -1);
-  b->shape_bytes = LogicalByteSize(b->shape).value_or(-1);
+// `b` with its shape's logical size.
+TopBuffer WithShapeBytes(TopBuffer b) {
+  b.shape_bytes = LogicalByteSize(b.shape).value_or(-1);
+  return b;
 }
 
 // XLA's printed peak list of a module, largest first.
 std::vector<TopBuffer> ReadPeakList(SqlConnection& db, int64_t module_id) {
-  auto q = db.Prepare(std::string("SELECT ordinal, logical_bytes, ") + kBufferColumns +
+  auto q = db.Prepare("SELECT " + kPeakListColumns.SelectList() +
                       " FROM peak_buffer_details WHERE module_id = ? ORDER BY logical_bytes DESC, ordinal");
   q->Bind(1, module_id);
   std::vector<TopBuffer> buffers;
-  while (q->Step()) {
-    TopBuffer b;
-    b.ordinal = q->Int(0);
-    b.logical_bytes = q->Int(1);
-    ReadBufferColumns(*q, 2, &b);
-    buffers.push_back(std::move(b));
-  }
+  while (q->Step()) buffers.push_back(WithShapeBytes(kPeakListColumns.Read(*q)));
   return buffers;
 }
+
+// A live value's allocation slice, beside its kBufferColumns: (allocation, offset, size, color) is the slice.
+struct SliceColumns {
+  int64_t offset_bytes = -1;
+  int64_t color = 0;
+};
+const ResultColumns<SliceColumns> kSliceColumns = {{"offset_bytes", &SliceColumns::offset_bytes},
+                                                   {"color", &SliceColumns::color}};
 
 // The values live at `time` from their live ranges, one per allocation slice (the one with the largest
 // logical size where values share it, as the padded live peak counts the slice once), largest slice first.
 std::vector<TopBuffer> ReadBuffersLiveAt(SqlConnection& db, int64_t module_id, int64_t time) {
+  // The live values in peak_buffer_details' columns (and their slices'), for the lists above to read.
   auto q = db.Prepare(
-      "SELECT COALESCE(v.offset_bytes, -1), COALESCE(a.color, 0), "
-      "       v.instruction, v.shape_index, v.value_id, v.allocation_index, v.size_bytes, sh.text, i.opcode, "
-      "       opn.text, sf.path, i.source_line, l.live_start, l.live_end "
+      "SELECT " + kBufferColumns.SelectList() + ", " + kSliceColumns.SelectList() + " FROM ("
+      "SELECT v.instruction, v.shape_index, v.value_id, v.allocation_index, v.size_bytes, sh.text AS shape, "
+      "       i.opcode, opn.text AS op_name, sf.path AS source_file, i.source_line, l.live_start, l.live_end, "
+      "       v.offset_bytes, a.color "
       "FROM buffer_live_ranges l "
       "JOIN buffer_values v ON v.module_id = l.module_id AND v.value_id = l.value_id "
       "LEFT JOIN allocations a ON a.module_id = v.module_id AND a.allocation_index = v.allocation_index "
@@ -174,17 +187,19 @@ std::vector<TopBuffer> ReadBuffersLiveAt(SqlConnection& db, int64_t module_id, i
       "LEFT JOIN instructions i ON i.module_id = v.module_id AND i.name = v.instruction "
       "LEFT JOIN names opn ON opn.name_id = i.op_name_id "
       "LEFT JOIN source_files sf ON sf.source_file_id = i.source_file_id "
-      "WHERE l.module_id = ?1 AND l.live_start <= ?2 AND ?2 <= l.live_end AND v.size_bytes IS NOT NULL");
+      "WHERE l.module_id = ?1 AND l.live_start <= ?2 AND ?2 <= l.live_end AND v.size_bytes IS NOT NULL) AS live");
   q->Bind(1, module_id);
   q->Bind(2, time);
   // (allocation or -1 - value_id, offset, size, color) -> the slice's value
   std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, TopBuffer> by_slice;
   while (q->Step()) {
     TopBuffer b;
-    ReadBufferColumns(*q, 2, &b);
+    SliceColumns slice;
+    kSliceColumns.ReadInto(*q, &slice, kBufferColumns.ReadInto(*q, &b));
+    b = WithShapeBytes(std::move(b));
     b.logical_bytes = b.shape_bytes;
     const int64_t allocation = b.allocation_index >= 0 ? b.allocation_index : -1 - b.value_id;
-    auto [it, added] = by_slice.try_emplace({allocation, q->Int(0), b.size_bytes, q->Int(1)}, b);
+    auto [it, added] = by_slice.try_emplace({allocation, slice.offset_bytes, b.size_bytes, slice.color}, b);
     if (!added && std::tie(b.logical_bytes, it->second.value_id) > std::tie(it->second.logical_bytes, b.value_id)) {
       it->second = std::move(b);
     }
@@ -197,6 +212,75 @@ std::vector<TopBuffer> ReadBuffersLiveAt(SqlConnection& db, int64_t module_id, i
   for (size_t i = 0; i < buffers.size(); ++i) buffers[i].ordinal = static_cast<int64_t>(i);
   return buffers;
 }
+
+// A module with its summary s (LEFT JOINed: NULL without one).
+const ResultColumns<ModuleMemoryInfo> kModuleColumns =
+    ResultColumns<ModuleMemoryInfo>{
+        {"m.module_id", &ModuleMemoryInfo::module_id},
+        {"m.name", &ModuleMemoryInfo::name},
+        {"m.xla_module_id", &ModuleMemoryInfo::xla_module_id},
+        {"m.stage", &ModuleMemoryInfo::stage},
+        {"m.backend", &ModuleMemoryInfo::backend},
+        {"m.fingerprint", &ModuleMemoryInfo::fingerprint},
+        {"EXISTS (SELECT 1 FROM module_memory mm WHERE mm.module_id = m.module_id)",
+         &ModuleMemoryInfo::has_buffer_assignment},
+        {"s.peak_time", &ModuleMemoryInfo::peak_time},
+        {"s.allocation_count", &ModuleMemoryInfo::allocation_count},
+        {"s.value_count", &ModuleMemoryInfo::value_count},
+        {"s.instruction_count", &ModuleMemoryInfo::instruction_count},
+        {"m.folder", &ModuleMemoryInfo::folder},
+        {"m.entry_signature", &ModuleMemoryInfo::entry_signature},
+        {"m.identity_key", &ModuleMemoryInfo::identity_key},
+        {"s.live_peak_padded_time", &ModuleMemoryInfo::live_peak_padded_time},
+        {"m.entry_sharding", &ModuleMemoryInfo::entry_sharding},
+    }.WithModuleMetrics("s");
+
+const ResultColumns<ModuleSpaceInfo> kModuleSpaceColumns = {
+    {"s.module_id", &ModuleSpaceInfo::module_id},
+    {"s.color", &ModuleSpaceInfo::color},
+    {"s.allocation_count", &ModuleSpaceInfo::allocation_count},
+    {"s.total_bytes", &ModuleSpaceInfo::total_bytes},
+    {"s.live_peak_padded_bytes", &ModuleSpaceInfo::live_peak_padded_bytes},
+};
+
+// TopBuffers' module: one with memory figures (a buffer assignment or memory report) first.
+constexpr const char* kHasMemory = "(s.allocation_count > 0 OR s.total_bytes IS NOT NULL)";
+const std::string kHasMemoryFlag = std::string("CASE WHEN ") + kHasMemory + " THEN 1 ELSE 0 END";
+const ResultColumns<TopBuffersAnswer> kPickedModuleColumns = {
+    {"m.module_id", &TopBuffersAnswer::module_id},
+    {"m.name", &TopBuffersAnswer::module},
+    {"m.stage", &TopBuffersAnswer::stage},
+    {"m.folder", &TopBuffersAnswer::folder},
+    {"m.xla_module_id", &TopBuffersAnswer::xla_module_id},
+    {"s.peak_bytes", &TopBuffersAnswer::peak_bytes},
+    {"s.peak_time", &TopBuffersAnswer::peak_time},
+    {"m.identity_key", &TopBuffersAnswer::identity_key},
+    {"s.total_bytes", &TopBuffersAnswer::total_bytes},
+    {"s.live_peak_padded_bytes", &TopBuffersAnswer::live_peak_padded_bytes},
+    {"s.live_peak_padded_time", &TopBuffersAnswer::live_peak_padded_time},
+    {kHasMemoryFlag, &TopBuffersAnswer::has_memory},
+};
+
+struct RowCount {
+  int64_t count = 0;
+};
+const ResultColumns<RowCount> kCountColumns = {{"COUNT(*)", &RowCount::count}};
+
+const ResultColumns<RetraceGroup> kRetraceColumns = {
+    {"module_name", &RetraceGroup::module},
+    {"stage", &RetraceGroup::stage},
+    {"folder", &RetraceGroup::folder},
+    {"compiles", &RetraceGroup::compiles},
+    {"distinct_signatures", &RetraceGroup::distinct_signatures},
+    {"distinct_fingerprints", &RetraceGroup::distinct_fingerprints},
+};
+
+// A retrace group's compile: its module_<ID>, -1 for a module without a number.
+struct CompileId {
+  int64_t xla_module_id = -1;
+};
+const ResultColumns<CompileId> kXlaModuleIdColumns = {{"xla_module_id", &CompileId::xla_module_id}};
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------------
@@ -222,12 +306,12 @@ StatusOr<RunPage> ListRuns(Database& db, const RunFilter& filter) {
     where.Add("(r.run_time_us < ? OR (r.run_time_us = ? AND r.run_id < ?))", after_time, after_time, after_id);
   }
   return CatchSqlErrors("listing runs", [&]() -> StatusOr<RunPage> {
-    auto q = db.connection().Prepare(std::string("SELECT ") + kRunColumns + " FROM runs r" + where.Where() +
+    auto q = db.connection().Prepare("SELECT " + kRunColumns.SelectList() + " FROM runs r" + where.Where() +
                                       " ORDER BY r.run_time_us DESC, r.run_id DESC LIMIT ?");
     int next = BindArgs(*q, where.args());
     q->Bind(next, page_size + 1);  // one more than the page, to know whether another page follows
     RunPage page;
-    while (q->Step()) page.runs.push_back(ReadRunColumns(*q));
+    while (q->Step()) page.runs.push_back(kRunColumns.Read(*q));
     if (static_cast<int64_t>(page.runs.size()) > page_size) {
       page.runs.resize(static_cast<size_t>(page_size));
       page.next_page_token = MakeRunPageToken(page.runs.back());
@@ -240,24 +324,13 @@ StatusOr<RunPage> ListRuns(Database& db, const RunFilter& filter) {
 
 StatusOr<RunInfo> GetRun(Database& db, const std::string& run_name) {
   return CatchSqlErrors("reading run '" + run_name + "'", [&]() -> StatusOr<RunInfo> {
-    auto q = db.connection().Prepare(std::string("SELECT ") + kRunColumns + " FROM runs r WHERE r.name = ?");
+    auto q = db.connection().Prepare("SELECT " + kRunColumns.SelectList() + " FROM runs r WHERE r.name = ?");
     q->Bind(1, run_name);
     if (!q->Step()) return Status::NotFound("run '" + run_name + "' not found");
-    RunInfo run = ReadRunColumns(*q);
+    RunInfo run = kRunColumns.Read(*q);
     RunLabelsReader(db.connection()).Fill(&run);
     return run;
   });
-}
-
-int64_t ModuleMemoryInfo::metric(std::string_view name) const {
-  if (name == "peak_bytes") return peak_bytes;
-  if (name == "live_peak_padded_bytes") return live_peak_padded_bytes;
-  if (name == "total_bytes") return total_bytes;
-  if (name == "color0_total_bytes") return color0_total_bytes;
-  if (name == "temp_bytes") return temp_bytes;
-  if (name == "parameter_bytes") return parameter_bytes;
-  if (name == "output_bytes") return output_bytes;
-  return -1;
 }
 
 StatusOr<std::vector<ModuleMemoryInfo>> ListModules(Database& db, const std::string& run_name,
@@ -294,44 +367,12 @@ StatusOr<std::vector<ModuleMemoryInfo>> ListModules(Database& db, const std::str
                 "(SELECT f.module_id FROM dump_files f WHERE f.run_id = ? AND f.kind = 'oom_report'))",
                 *run_id);
     }
-    auto q = db.connection().Prepare(
-        "SELECT m.module_id, m.name, m.xla_module_id, m.stage, m.backend, m.fingerprint, "
-        "       EXISTS (SELECT 1 FROM module_memory mm WHERE mm.module_id = m.module_id), "
-        "       s.peak_bytes, s.peak_time, s.total_bytes, s.parameter_bytes, s.output_bytes, s.temp_bytes, "
-        "       s.allocation_count, s.value_count, s.instruction_count, m.folder, m.entry_signature, "
-        "       m.identity_key, s.live_peak_padded_bytes, s.live_peak_padded_time, s.color0_total_bytes, "
-        "       m.entry_sharding "
-        "FROM modules m LEFT JOIN module_summary s ON s.module_id = m.module_id" +
-            where.Where() + order);
+    auto q = db.connection().Prepare("SELECT " + kModuleColumns.SelectList() +
+                                     " FROM modules m LEFT JOIN module_summary s ON s.module_id = m.module_id" +
+                                     where.Where() + order);
     BindArgs(*q, where.args());
     std::vector<ModuleMemoryInfo> modules;
-    while (q->Step()) {
-      ModuleMemoryInfo m;
-      m.module_id = q->Int(0);
-      m.name = q->Text(1);
-      m.xla_module_id = q->IntOr(2, -1);
-      m.stage = q->Text(3);
-      m.backend = q->Text(4);
-      m.fingerprint = q->Text(5);
-      m.has_buffer_assignment = q->Int(6) != 0;
-      m.peak_bytes = q->IntOr(7, -1);
-      m.peak_time = q->IntOr(8, -1);
-      m.total_bytes = q->IntOr(9, -1);
-      m.parameter_bytes = q->IntOr(10, -1);
-      m.output_bytes = q->IntOr(11, -1);
-      m.temp_bytes = q->IntOr(12, -1);
-      m.allocation_count = q->IntOr(13, 0);
-      m.value_count = q->IntOr(14, 0);
-      m.instruction_count = q->IntOr(15, 0);
-      m.folder = q->Text(16);
-      m.entry_signature = q->Text(17);
-      m.identity_key = q->Text(18);
-      m.live_peak_padded_bytes = q->IntOr(19, -1);
-      m.live_peak_padded_time = q->IntOr(20, -1);
-      m.color0_total_bytes = q->IntOr(21, -1);
-      m.entry_sharding = q->Text(22);
-      modules.push_back(std::move(m));
-    }
+    while (q->Step()) modules.push_back(kModuleColumns.Read(*q));
     return modules;
   });
 }
@@ -356,10 +397,13 @@ StatusOr<std::vector<SpillRateRow>> SpillRates(Database& db, const SpillQuery& q
     // tied row of every run made the top 20 over 1,000 runs take 300 ms.
     std::optional<std::pair<double, double>> cut;
     if (query.run.empty() && query.limit > 0) {
-      auto q = db.connection().Prepare("SELECT k.vmem_spill_rate, k.vmem_fill_rate FROM kernel_spill_summary k" +
+      auto q = db.connection().Prepare("SELECT " + kRatePairColumns.SelectList() + " FROM kernel_spill_summary k" +
                                         where.Where() + kRateIndexOrder + " LIMIT 1 OFFSET ?");
       q->Bind(BindArgs(*q, where.args()), query.limit - 1);
-      if (q->Step()) cut.emplace(q->Real(0), q->Real(1));
+      if (q->Step()) {
+        const SpillRateRow at = kRatePairColumns.Read(*q);
+        cut.emplace(at.vmem_spill_rate, at.vmem_fill_rate);
+      }
     }
     if (!cut) {
       ReadSpillRows(db.connection(), kSpillRowsByRate + where.Where() + kSpillRateOrder, where.args(), query.limit, &rows);
@@ -388,21 +432,12 @@ StatusOr<std::vector<ModuleSpaceInfo>> ListModuleSpaces(Database& db, const std:
   return CatchSqlErrors("memory spaces of run '" + run_name + "'", [&]() -> StatusOr<std::vector<ModuleSpaceInfo>> {
     StatusOr<int64_t> run_id = FindRunId(db.connection(), run_name);
     if (!run_id.ok()) return run_id.status();
-    auto q = db.connection().Prepare(
-                        "SELECT s.module_id, s.color, s.allocation_count, s.total_bytes, s.live_peak_padded_bytes "
-                        "FROM module_memory_spaces s JOIN modules m ON m.module_id = s.module_id "
-                        "WHERE m.run_id = ? ORDER BY s.total_bytes DESC, s.module_id, s.color");
+    auto q = db.connection().Prepare("SELECT " + kModuleSpaceColumns.SelectList() +
+                                     " FROM module_memory_spaces s JOIN modules m ON m.module_id = s.module_id "
+                                     "WHERE m.run_id = ? ORDER BY s.total_bytes DESC, s.module_id, s.color");
     q->Bind(1, *run_id);
     std::vector<ModuleSpaceInfo> spaces;
-    while (q->Step()) {
-      ModuleSpaceInfo m;
-      m.module_id = q->Int(0);
-      m.color = q->Int(1);
-      m.allocation_count = q->Int(2);
-      m.total_bytes = q->Int(3);
-      m.live_peak_padded_bytes = q->IntOr(4, -1);
-      spaces.push_back(m);
-    }
+    while (q->Step()) spaces.push_back(kModuleSpaceColumns.Read(*q));
     return spaces;
   });
 }
@@ -419,19 +454,17 @@ StatusOr<TopBuffersAnswer> TopBuffers(Database& db, const std::string& run_name,
     where.Add("m.name = ?", module);
     if (!stage.empty()) where.Add("m.stage = ?", stage);
     if (folder) where.Add("m.folder = ?", *folder);
-    constexpr const char* kHasMemory = "(s.allocation_count > 0 OR s.total_bytes IS NOT NULL)";
-    auto count = db.connection().Prepare(std::string("SELECT COUNT(*) FROM modules m JOIN module_summary s ON "
-                                                     "s.module_id = m.module_id") +
+    auto count = db.connection().Prepare("SELECT " + kCountColumns.SelectList() +
+                                         " FROM modules m JOIN module_summary s ON s.module_id = m.module_id" +
                                          where.Where() + " AND " + kHasMemory);
     BindArgs(*count, where.args());
-    const int64_t compiles = count->Step() ? count->Int(0) : 0;
+    const int64_t compiles = count->Step() ? kCountColumns.Read(*count).count : 0;
     if (xla_module_id >= 0) where.Add("m.xla_module_id = ?", xla_module_id);
     auto pick = db.connection().Prepare(
-        std::string("SELECT m.module_id, m.name, m.stage, m.folder, m.xla_module_id, s.peak_bytes, s.peak_time, "
-                    "       m.identity_key, s.total_bytes, s.live_peak_padded_bytes, s.live_peak_padded_time, ") +
-        "CASE WHEN " + kHasMemory + " THEN 1 ELSE 0 END " +
-        "FROM modules m LEFT JOIN module_summary s ON s.module_id = m.module_id" + where.Where() +
-        " ORDER BY 12 DESC, COALESCE(s.total_bytes, -1) DESC, COALESCE(s.peak_bytes, -1) DESC, m.module_id LIMIT 1");
+        "SELECT " + kPickedModuleColumns.SelectList() +
+        " FROM modules m LEFT JOIN module_summary s ON s.module_id = m.module_id" + where.Where() + " ORDER BY " +
+        kHasMemoryFlag +
+        " DESC, COALESCE(s.total_bytes, -1) DESC, COALESCE(s.peak_bytes, -1) DESC, m.module_id LIMIT 1");
     BindArgs(*pick, where.args());
     if (!pick->Step()) {
       std::string what = "module '" + module + "'";
@@ -440,19 +473,7 @@ StatusOr<TopBuffersAnswer> TopBuffers(Database& db, const std::string& run_name,
       if (folder) what += " in folder '" + *folder + "'";
       return Status::NotFound(what + " not found in run '" + run_name + "'");
     }
-    TopBuffersAnswer answer;
-    answer.module_id = pick->Int(0);
-    answer.identity_key = pick->Text(7);
-    answer.module = pick->Text(1);
-    answer.stage = pick->Text(2);
-    answer.folder = pick->Text(3);
-    answer.xla_module_id = pick->IntOr(4, -1);
-    answer.peak_bytes = pick->IntOr(5, -1);
-    answer.peak_time = pick->IntOr(6, -1);
-    answer.total_bytes = pick->IntOr(8, -1);
-    answer.live_peak_padded_bytes = pick->IntOr(9, -1);
-    answer.live_peak_padded_time = pick->IntOr(10, -1);
-    answer.has_memory = pick->Int(11) != 0;
+    TopBuffersAnswer answer = kPickedModuleColumns.Read(*pick);
     answer.compiles = compiles;
     answer.picked_largest = xla_module_id < 0 && compiles > 1;
     answer.list = list;
@@ -481,33 +502,24 @@ StatusOr<std::vector<RetraceGroup>> ListRetraces(Database& db, const std::string
   return CatchSqlErrors("retraces of run '" + run_name + "'", [&]() -> StatusOr<std::vector<RetraceGroup>> {
     StatusOr<int64_t> run_id = FindRunId(db.connection(), run_name);
     if (!run_id.ok()) return run_id.status();
-    auto q = db.connection().Prepare(
-                        "SELECT module_name, stage, folder, compiles, distinct_signatures, distinct_fingerprints "
-                        "FROM retrace_groups WHERE run_id = ? AND compiles >= ? "
-                        "ORDER BY compiles DESC, module_name, stage, folder");
+    auto q = db.connection().Prepare("SELECT " + kRetraceColumns.SelectList() +
+                                     " FROM retrace_groups WHERE run_id = ? AND compiles >= ? "
+                                     "ORDER BY compiles DESC, module_name, stage, folder");
     q->Bind(1, *run_id);
     q->Bind(2, min_compiles);
     std::vector<RetraceGroup> groups;
-    while (q->Step()) {
-      RetraceGroup g;
-      g.module = q->Text(0);
-      g.stage = q->Text(1);
-      g.folder = q->Text(2);
-      g.compiles = q->Int(3);
-      g.distinct_signatures = q->Int(4);
-      g.distinct_fingerprints = q->Int(5);
-      groups.push_back(std::move(g));
-    }
-    auto ids = db.connection().Prepare(
-                          "SELECT COALESCE(xla_module_id, -1) FROM module_memory "
-                          "WHERE run_id = ? AND module_name = ? AND stage = ? AND folder = ? ORDER BY 1");
+    while (q->Step()) groups.push_back(kRetraceColumns.Read(*q));
+    auto ids = db.connection().Prepare("SELECT " + kXlaModuleIdColumns.SelectList() +
+                                       " FROM module_memory "
+                                       "WHERE run_id = ? AND module_name = ? AND stage = ? AND folder = ? "
+                                       "ORDER BY COALESCE(xla_module_id, -1)");
     for (RetraceGroup& g : groups) {
       ids->Reset();
       ids->Bind(1, *run_id);
       ids->Bind(2, g.module);
       ids->Bind(3, g.stage);
       ids->Bind(4, g.folder);
-      while (ids->Step()) g.xla_module_ids.push_back(ids->Int(0));
+      while (ids->Step()) g.xla_module_ids.push_back(kXlaModuleIdColumns.Read(*ids).xla_module_id);
     }
     return groups;
   });

@@ -26,6 +26,7 @@
 
 #include "base/status.h"
 #include "store/backend/database.h"
+#include "store/facts/module_metrics.h"
 
 namespace xladb::store {
 
@@ -68,7 +69,8 @@ struct RunPage {
 StatusOr<RunPage> ListRuns(Database& db, const RunFilter& filter);
 StatusOr<RunInfo> GetRun(Database& db, const std::string& run_name);
 
-struct ModuleMemoryInfo {
+// A module and its metrics (ModuleMetricValues: peak_bytes, total_bytes, …, each -1 when unknown; metric(name)).
+struct ModuleMemoryInfo : ModuleMetricValues {
   int64_t module_id = 0;
   std::string name;
   int64_t xla_module_id = -1;
@@ -76,25 +78,15 @@ struct ModuleMemoryInfo {
   std::string backend;
   std::string fingerprint;
   bool has_buffer_assignment = false;
-  int64_t peak_bytes = -1;       // -1 when unknown
-  int64_t peak_time = -1;
-  int64_t total_bytes = -1;
-  int64_t parameter_bytes = -1;
-  int64_t output_bytes = -1;
-  int64_t temp_bytes = -1;
+  int64_t peak_time = -1;        // -1 when unknown
   int64_t allocation_count = 0;
   int64_t value_count = 0;
   int64_t instruction_count = 0;
   std::string folder;            // the module's folder inside the run ('' = the root)
   std::string entry_signature;   // entry parameter and output shapes ('' without a buffer assignment)
   std::string identity_key;      // its identity across runs (store/compare/module_match.h)
-  int64_t live_peak_padded_bytes = -1;
   int64_t live_peak_padded_time = -1;
-  int64_t color0_total_bytes = -1;
   std::string entry_sharding;    // ENTRY parameter and ROOT shardings in its identity ('' = unsharded)
-
-  // The metric of that name (a store/facts/module_metrics.h name); -1 when unknown or not a metric.
-  int64_t metric(std::string_view name) const;
 };
 
 struct ModuleListOptions {
