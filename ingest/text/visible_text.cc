@@ -36,7 +36,7 @@ size_t Utf8SequenceAt(std::string_view text, size_t i) {
 std::string Escaped(std::string_view text, bool all_controls) {
   std::string out;
   out.reserve(text.size());
-  char buf[8];
+  char buf[16];  // "\\u" and up to 8 hex digits: room for any char32_t, though a bidi control needs 4
   for (size_t i = 0; i < text.size(); ++i) {
     const auto c = static_cast<unsigned char>(text[i]);
     if (char32_t bidi = BidiControlAt(text, i); bidi != 0) {

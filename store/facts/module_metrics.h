@@ -128,7 +128,8 @@ inline std::string ModuleMetricNames() {
   return names;
 }
 
-// Whether every name of `names` is a metric (the selections above are checked at compile time).
+// Whether every name of `names` is a metric (tests/service/metric_names_test.cc checks the selections above; a
+// static_assert would be the place, but GCC 12 cannot evaluate it in constant time under -fsanitize=undefined).
 template <size_t N>
 constexpr bool AreModuleMetrics(const std::string_view (&names)[N]) {
   for (std::string_view name : names) {
@@ -136,7 +137,6 @@ constexpr bool AreModuleMetrics(const std::string_view (&names)[N]) {
   }
   return true;
 }
-static_assert(AreModuleMetrics(kPeakMetricsInOrder) && AreModuleMetrics(kDefaultGateMetrics));
 
 }  // namespace xladb::store
 

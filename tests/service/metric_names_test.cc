@@ -33,5 +33,12 @@ TEST(MetricNames, EveryStoreMetricIsATrendMetric) {
   }
 }
 
+TEST(MetricNames, TheSelectionsNameMetricsOfTheList) {
+  EXPECT_TRUE(store::AreModuleMetrics(store::kPeakMetricsInOrder));
+  EXPECT_TRUE(store::AreModuleMetrics(store::kDefaultGateMetrics));
+  const std::string_view not_a_metric[] = {"total_bytes", "peak"};
+  EXPECT_FALSE(store::AreModuleMetrics(not_a_metric));
+}
+
 }  // namespace
 }  // namespace xladb
