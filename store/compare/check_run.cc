@@ -5,6 +5,7 @@
 #include <set>
 #include <tuple>
 
+#include "base/enum_names.h"
 #include "ingest/text/dump_name.h"
 #include "store/compare/baseline_selector.h"
 #include "store/compare/module_match.h"
@@ -521,11 +522,9 @@ const char* UnmatchedPolicyName(UnmatchedPolicy policy) {
 }
 
 std::optional<UnmatchedPolicy> ParseUnmatchedPolicy(std::string_view name) {
-  for (UnmatchedPolicy p : {UnmatchedPolicy::kReport, UnmatchedPolicy::kJudge, UnmatchedPolicy::kFail,
-                            UnmatchedPolicy::kInconclusive}) {
-    if (name == UnmatchedPolicyName(p)) return p;
-  }
-  return std::nullopt;
+  static constexpr UnmatchedPolicy kPolicies[] = {UnmatchedPolicy::kReport, UnmatchedPolicy::kJudge,
+                                                  UnmatchedPolicy::kFail, UnmatchedPolicy::kInconclusive};
+  return ValueNamed(name, kPolicies, UnmatchedPolicyName);
 }
 
 const char* VerdictName(CheckResult::Verdict verdict) {
