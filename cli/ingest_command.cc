@@ -14,6 +14,7 @@
 #include <map>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/call_watchdog.h"
@@ -39,6 +40,27 @@ int Silent(const ClientOptions& o, const char* what) {
   return kExitFailure;
 }
 
+// The first kErrorsShown files that could not be ingested ("  error: PATH: REASON", controls escaped), then how
+// many more there were: the same lines for a job xladbd ran and for an offline ingest.
+constexpr size_t kErrorsShown = 20;
+
+using PathReason = std::pair<const std::string&, const std::string&>;
+PathReason PathAndReason(const v1::FileError& e) { return {e.path(), e.reason()}; }
+PathReason PathAndReason(const ingest::IngestSummary::FileError& e) { return {e.path, e.reason}; }
+
+template <typename Errors>
+void PrintFileErrors(const Errors& errors) {
+  size_t shown = 0;
+  for (const auto& e : errors) {
+    if (shown++ == kErrorsShown) break;
+    const auto [path, reason] = PathAndReason(e);
+    std::fprintf(stderr, "  error: %s: %s\n", ingest::EscapeControlCharacters(path).c_str(),
+                 ingest::EscapeControlCharacters(reason).c_str());
+  }
+  const size_t total = static_cast<size_t>(errors.size());
+  if (total > kErrorsShown) std::fprintf(stderr, "  … and %zu more errors\n", total - kErrorsShown);
+}
+
 void PrintJob(const v1::IngestJob& job) {
   const std::string verdicts =
       FormatVerdicts(std::map<std::string, int64_t>(job.files_by_verdict().begin(), job.files_by_verdict().end()));
@@ -50,11 +72,7 @@ void PrintJob(const v1::IngestJob& job) {
               static_cast<long long>(job.files_done()), received.c_str(), verdicts.c_str(),
               static_cast<long long>(job.rows()), mb, job.seconds(), static_cast<long long>(job.issues()),
               v1::IngestJob::State_Name(job.state()).c_str());
-  for (int i = 0; i < job.errors_size() && i < 20; ++i) {
-    std::fprintf(stderr, "  error: %s: %s\n", ingest::EscapeControlCharacters(job.errors(i).path()).c_str(),
-                 ingest::EscapeControlCharacters(job.errors(i).reason()).c_str());
-  }
-  if (job.errors_size() > 20) std::fprintf(stderr, "  … and %d more errors\n", job.errors_size() - 20);
+  PrintFileErrors(job.errors());
   if (!job.message().empty()) std::fprintf(stderr, "  %s\n", ingest::EscapeControlCharacters(job.message()).c_str());
 }
 
@@ -271,11 +289,7 @@ int CmdOfflineIngest(const std::string& db_path, const IngestArgs& a) {
     if (s.files > 0 && s.Counted(ingest::FileVerdict::kUnchanged) == s.files) {
       std::printf("run %s: unchanged\n", ingest::EscapeControlCharacters(s.run_name).c_str());
     }
-    for (size_t i = 0; i < s.errors.size() && i < 20; ++i) {
-      std::fprintf(stderr, "  error: %s: %s\n", ingest::EscapeControlCharacters(s.errors[i].path).c_str(),
-                   ingest::EscapeControlCharacters(s.errors[i].reason).c_str());
-    }
-    if (s.errors.size() > 20) std::fprintf(stderr, "  … and %zu more errors\n", s.errors.size() - 20);
+    PrintFileErrors(s.errors);
     if (!s.errors.empty()) exit_code = kExitFailure;
   }
   return exit_code;
