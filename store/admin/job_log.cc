@@ -4,6 +4,7 @@
 
 #include "base/enum_names.h"
 #include "base/unix_time.h"
+#include "store/backend/row_binding.h"
 #include "store/query/result_columns.h"
 
 namespace xladb::store {
@@ -79,19 +80,9 @@ Status JobLog::Insert(const JobRecord& job) {
     auto ins = db_->connection().Prepare("INSERT INTO ingest_jobs(job_id, source, path, run_name, labels, run_time_us, state, "
                           "message, created_at_us, append, content_digest, source_description, files_received) "
                           "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    ins->Bind(1, job.job_id);
-    ins->Bind(2, job.source);
-    ins->Bind(3, job.path);
-    ins->Bind(4, job.run_name);
-    ins->Bind(5, labels.dump());
-    if (job.run_time_us >= 0) ins->Bind(6, job.run_time_us); else ins->BindNull(6);
-    ins->Bind(7, JobStateName(job.state));
-    ins->Bind(8, job.message);
-    ins->Bind(9, job.created_at_us);
-    ins->Bind(10, job.append ? 1 : 0);
-    if (job.content_digest.empty()) ins->BindNull(11); else ins->Bind(11, job.content_digest);
-    if (job.source_description.empty()) ins->BindNull(12); else ins->Bind(12, job.source_description);
-    if (job.files_received >= 0) ins->Bind(13, job.files_received); else ins->BindNull(13);
+    BindRow(*ins, job.job_id, job.source, job.path, job.run_name, labels.dump(), NonNegative(job.run_time_us),
+            JobStateName(job.state), job.message, job.created_at_us, job.append, NonEmpty(job.content_digest),
+            NonEmpty(job.source_description), NonNegative(job.files_received));
     ins->Execute();
     return Status::Ok();
   } catch (const std::exception& e) {
@@ -105,11 +96,7 @@ Status JobLog::SetState(const std::string& job_id, JobState state, const std::st
     auto up = db_->connection().Prepare(
         "UPDATE ingest_jobs SET state = ?, message = ?, finished_at_us = ?, "
         "run_name = CASE WHEN run_name = '' THEN ? ELSE run_name END WHERE job_id = ?");
-    up->Bind(1, JobStateName(state));
-    up->Bind(2, message);
-    if (IsFinal(state)) up->Bind(3, UnixMicrosNow()); else up->BindNull(3);
-    up->Bind(4, run_name);
-    up->Bind(5, job_id);
+    BindRow(*up, JobStateName(state), message, OnlyIf(IsFinal(state), UnixMicrosNow()), run_name, job_id);
     up->Execute();
     return Status::Ok();
   } catch (const std::exception& e) {
@@ -127,8 +114,7 @@ StatusOr<std::vector<JobRecord>> JobLog::Unfinished() {
         "SELECT " + kUnfinishedJobColumns.SelectList() + ", " + kStateColumn.SelectList() + ", " +
         kJobLabelsColumns.SelectList() + " FROM ingest_jobs WHERE state IN (?, ?) ORDER BY created_at_us, job_id" +
         (shared ? " FOR UPDATE SKIP LOCKED" : ""));
-    q->Bind(1, JobStateName(JobState::kQueued));
-    q->Bind(2, JobStateName(JobState::kRunning));
+    BindRow(*q, JobStateName(JobState::kQueued), JobStateName(JobState::kRunning));
     while (q->Step()) {
       JobRecord j;
       JobLabels json;
@@ -158,12 +144,8 @@ StatusOr<std::vector<JobRecord>> JobLog::List(const JobFilter& filter) {
         "SELECT " + kListedJobColumns.SelectList() + ", " + kStateColumn.SelectList() +
         " FROM ingest_jobs WHERE (? = '' OR run_name = ?) AND (? = '' OR state = ?) "
         "ORDER BY created_at_us DESC, job_id DESC LIMIT ?");
-    q->Bind(1, filter.run_name);
-    q->Bind(2, filter.run_name);
     const std::string state(filter.state ? JobStateName(*filter.state) : "");  // "" matches any
-    q->Bind(3, state);
-    q->Bind(4, state);
-    q->Bind(5, filter.limit);
+    BindRow(*q, filter.run_name, filter.run_name, state, state, filter.limit);
     std::vector<JobRecord> jobs;
     while (q->Step()) {
       JobRecord j;

@@ -1,6 +1,7 @@
 #include "store/admin/run_lifecycle.h"
 
 #include "ingest/source/run_name.h"
+#include "store/backend/row_binding.h"
 #include "store/query/statement_text.h"
 #include "store/facts/store_tables.h"
 
@@ -76,16 +77,13 @@ Status RelabelRun(Database& db, const std::string& run, const LabelList& set, co
     if (!run_id.ok()) return run_id.status();
     auto drop = db.connection().Prepare("DELETE FROM run_labels WHERE run_id = ? AND key = ?");
     for (const std::string& key : remove) {
-      drop->Bind(1, *run_id);
-      drop->Bind(2, key);
+      BindRow(*drop, *run_id, key);
       drop->Execute();
     }
     auto put = db.connection().Prepare("INSERT INTO run_labels(run_id, key, value) VALUES (?, ?, ?) "
                                        "ON CONFLICT(run_id, key) DO UPDATE SET value = excluded.value");
     for (const auto& [key, value] : set) {
-      put->Bind(1, *run_id);
-      put->Bind(2, key);
-      put->Bind(3, value);
+      BindRow(*put, *run_id, key, value);
       put->Execute();
     }
     tx.Commit();
@@ -164,8 +162,7 @@ StatusOr<PrunedDetail> PruneDetail(Database& db, const PruneOptions& options) {
       pruned.rows += EndRemoval(sql);
       auto mark = sql.Prepare("UPDATE runs SET detail_pruned_at_us = ? WHERE run_id = ?");
       for (int64_t id : runs) {
-        mark->Bind(1, options.now_us);
-        mark->Bind(2, id);
+        BindRow(*mark, options.now_us, id);
         mark->Execute();
       }
       tx.Commit();

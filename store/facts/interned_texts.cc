@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "store/backend/bulk_insert.h"
+#include "store/backend/row_binding.h"
 
 namespace xladb::store {
 
@@ -180,8 +181,7 @@ void InternedTextCaches::SweepReplacedTexts() {
   auto drop = connection->Prepare(
       "DELETE FROM long_texts WHERE text_id = ? AND NOT EXISTS (SELECT 1 FROM instructions WHERE text_id = ?)");
   for (int64_t id : replaced) {
-    drop->Bind(1, id);
-    drop->Bind(2, id);
+    BindRow(*drop, id, id);
     drop->Execute();
   }
   drop.reset();
@@ -202,8 +202,7 @@ void HashAllNames(SqlConnection& sql) {
   }
   auto update = sql.Prepare("UPDATE names SET hash = ? WHERE name_id = ?");
   for (const auto& [id, text] : names) {
-    update->Bind(1, TextHash(text));
-    update->Bind(2, id);
+    BindRow(*update, TextHash(text), id);
     update->Execute();
   }
 }

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "store/backend/row_binding.h"
 #include "store/facts/live_bytes.h"
 #include "store/facts/shape_text.h"
 
@@ -226,8 +227,7 @@ void DerivedModuleFacts::UpdateAfterFile(int64_t run_id, int64_t module_id, bool
     clear.Bind(1, module_id);
     clear.ExecuteLater();
     SqlStatement& spills = Fresh(st.spills);
-    spills.Bind(1, module_id);
-    spills.Bind(2, run_id);
+    BindRow(spills, module_id, run_id);
     spills.ExecuteLater();
   }
   SqlStatement& printed = Fresh(st.printed);
@@ -242,13 +242,11 @@ void DerivedModuleFacts::UpdateAfterFile(int64_t run_id, int64_t module_id, bool
   aggregates.ExecuteLater();
   if (facts.hlo_fingerprint) {
     SqlStatement& fp = Fresh(st.hlo_fingerprint);
-    fp.Bind(1, HexU64(*facts.hlo_fingerprint));
-    fp.Bind(2, module_id);
+    BindRow(fp, HexU64(*facts.hlo_fingerprint), module_id);
     fp.ExecuteLater();
   } else if (facts.saw_allocated_values) {
     SqlStatement& fp = Fresh(st.value_fingerprint);
-    fp.Bind(1, HexU64(facts.value_fingerprint));
-    fp.Bind(2, module_id);
+    BindRow(fp, HexU64(facts.value_fingerprint), module_id);
     fp.ExecuteLater();
   }
   std::string stage;
@@ -279,15 +277,14 @@ std::string DerivedModuleFacts::UpdateIdentity(int64_t module_id) {
   SqlStatement& identity = Fresh(st.identity);
   // A buffer assignment that prints no parameter or output shape (the 2019-2020 format) gives '?' for it.
   const bool partial = signature.find('?') != std::string::npos;
+  std::optional<bool> confirmed;  // NULL: nothing to compare
   if (!signature.empty() && !hlo_signature.empty() && !partial) {
-    identity.Bind(3, CompactSignature(signature) == CompactSignature(hlo_signature) ? 1 : 0);
+    confirmed = CompactSignature(signature) == CompactSignature(hlo_signature);
   }
   // No buffer assignment, or one with shapes missing: the HLO text's, when there is one.
   if (signature.empty() || (partial && !hlo_signature.empty())) signature = hlo_signature;
-  identity.Bind(1, signature);
-  identity.Bind(2, ModuleIdentityKey(name, stage, signature, folder, sharding));
-  identity.Bind(4, sharding);
-  identity.Bind(5, module_id);
+  BindRow(identity, signature, ModuleIdentityKey(name, stage, signature, folder, sharding), confirmed, sharding,
+          module_id);
   identity.ExecuteLater();
   return stage;
 }
@@ -297,11 +294,7 @@ std::string DerivedModuleFacts::Update(int64_t module_id) {
   Statements& st = *st_;
   const LivePeaks peaks = ComputeLivePeaks(st, module_id);
   SqlStatement& summary = Fresh(st.summary);
-  if (peaks.any) {
-    summary.Bind(1, peaks.all.bytes);
-    summary.Bind(2, peaks.all.time);
-  }
-  summary.Bind(3, module_id);
+  BindRow(summary, OnlyIf(peaks.any, peaks.all.bytes), OnlyIf(peaks.any, peaks.all.time), module_id);
   summary.ExecuteLater();
 
   SqlStatement& clear = Fresh(st.clear_spaces);
@@ -312,11 +305,9 @@ std::string DerivedModuleFacts::Update(int64_t module_id) {
   while (spaces.Step()) {
     const int64_t color = spaces.Int(0);
     SqlStatement& insert = Fresh(st.insert_space);
-    insert.Bind(1, module_id);
-    insert.Bind(2, color);
-    insert.Bind(3, spaces.Int(1));
-    insert.Bind(4, spaces.Int(2));
-    if (auto it = peaks.by_color.find(color); it != peaks.by_color.end()) insert.Bind(5, it->second.bytes);
+    const auto peak = peaks.by_color.find(color);
+    BindRow(insert, module_id, color, spaces.Int(1), spaces.Int(2),
+            OnlyIf(peak != peaks.by_color.end(), peak == peaks.by_color.end() ? 0 : peak->second.bytes));
     insert.ExecuteLater();
   }
   return stage;

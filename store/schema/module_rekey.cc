@@ -10,6 +10,7 @@
 #include "ingest/text/entry_sharding.h"
 #include "ingest/text/hlo_instruction_text.h"
 #include "ingest/source/run_name.h"
+#include "store/backend/row_binding.h"
 #include "store/facts/module_facts.h"
 #include "store/facts/shape_text.h"
 
@@ -43,19 +44,12 @@ struct RekeyStatements {
 // Moves `m` to (name, folder) unless another row of its run has that key; true when it moved.
 bool MoveIfFree(RekeyStatements& st, const ListedModule& m, const std::string& name, const std::string& folder) {
   SqlStatement* taken = st.taken.get();
-  taken->Bind(1, m.run_id);
-  taken->Bind(2, name);
-  taken->Bind(3, m.stage);
-  taken->Bind(4, m.xla_module_id.value_or(-1));
-  taken->Bind(5, folder);
-  taken->Bind(6, m.module_id);
+  BindRow(*taken, m.run_id, name, m.stage, m.xla_module_id.value_or(-1), folder, m.module_id);
   const bool collides = taken->Step();
   taken->Reset();
   if (collides) return false;  // keep the old key (see the header)
   SqlStatement* move = st.move.get();
-  move->Bind(1, name);
-  move->Bind(2, folder);
-  move->Bind(3, m.module_id);
+  BindRow(*move, name, folder, m.module_id);
   move->Execute();
   return true;
 }
@@ -143,9 +137,7 @@ void RekeyListedModules(SqlConnection& sql) {
     const StoredEntry entry = ReadStoredEntry(st, m.module_id);
     if (!entry.has_text) continue;
     SqlStatement* set = st.set_entry.get();
-    set->Bind(1, entry.sharding);
-    if (!entry.signature.empty()) set->Bind(2, entry.signature); else set->BindNull(2);
-    set->Bind(3, m.module_id);
+    BindRow(*set, entry.sharding, NonEmpty(entry.signature), m.module_id);
     set->Execute();
   }
   // Then the identities, once every module's shardings are in: a module takes its before_optimizations

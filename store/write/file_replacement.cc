@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "store/backend/row_binding.h"
 #include "store/facts/store_tables.h"
 
 namespace xladb::store {
@@ -62,16 +63,14 @@ void FileReplacement::NoteTextsOfRemovedInstructions(const char* text, int64_t k
 bool FileReplacement::RebuildModuleIfShared(int64_t module, int64_t replaced_file_id) {
   SqlStatement& siblings =
       statements_->Get("SELECT COUNT(*) FROM dump_files WHERE module_id = ? AND file_id <> ?");
-  siblings.Bind(1, module);
-  siblings.Bind(2, replaced_file_id);
+  BindRow(siblings, module, replaced_file_id);
   const bool shared = siblings.Step() && siblings.Int(0) > 0;
   siblings.Reset();
   if (!shared) return false;
   ClearModuleRows(module);
   SqlStatement& mark = statements_->Get("UPDATE dump_files SET content_hash = 'reread:' || content_hash "
                                              "WHERE module_id = ? AND file_id <> ?");
-  mark.Bind(1, module);
-  mark.Bind(2, replaced_file_id);
+  BindRow(mark, module, replaced_file_id);
   mark.Execute();
   rebuilt_modules_.push_back(module);
   return true;
@@ -106,8 +105,7 @@ std::optional<FileFacts> FileReplacement::RemoveStoredVersion(const ingest::File
       statements_->Get("SELECT file_id, module_id, content_hash, "
                        "       EXISTS(SELECT 1 FROM utilization_counters c WHERE c.file_id = f.file_id) "
                        "FROM dump_files f WHERE run_id = ? AND path = ?");
-  old.Bind(1, s.run_id);
-  old.Bind(2, s.path);
+  BindRow(old, s.run_id, s.path);
   if (!old.Step()) {
     old.Reset();
     return std::nullopt;

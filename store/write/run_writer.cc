@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ingest/source/run_name.h"
+#include "store/backend/row_binding.h"
 #include "store/write/file_replacement.h"
 #include "store/write/rows/file_context.h"
 #include "store/write/file_writer.h"
@@ -135,19 +136,15 @@ struct RunWriter::Impl {
                        "AND xla_module_id IS NOT DISTINCT FROM ? AND folder = ? ORDER BY module_id LIMIT 1")
               : Cached("SELECT module_id, backend FROM modules WHERE run_id = ? AND stage = ? "
                        "AND xla_module_id IS NOT DISTINCT FROM ? AND folder = ? AND name = ?");
-      find.Bind(1, s.run_id);
-      find.Bind(2, key.stage);
-      if (key.xla_module_id >= 0) find.Bind(3, key.xla_module_id); else find.BindNull(3);
-      find.Bind(4, key.folder);
-      if (!key.name_is_placeholder) find.Bind(5, key.name);
+      BindRow(find, s.run_id, key.stage, NonNegative(key.xla_module_id), key.folder);
+      if (!key.name_is_placeholder) find.Bind(5, key.name);  // the fifth placeholder, only in that statement
       if (find.Step()) {
         const int64_t module_id = find.Int(0);
         const bool backend_unknown = find.Text(1).empty();
         find.Reset();
         if (backend_unknown && !key.backend.empty()) {
           SqlStatement& up = Cached("UPDATE modules SET backend = ? WHERE module_id = ?");
-          up.Bind(1, key.backend);
-          up.Bind(2, module_id);
+          BindRow(up, key.backend, module_id);
           up.Execute();
         }
         return {module_id, false};
@@ -162,12 +159,7 @@ struct RunWriter::Impl {
                        "WHERE 1 = 1 ON CONFLICT DO NOTHING RETURNING module_id")  // WHERE: SQLite's upsert parse
               : Cached("INSERT INTO modules(run_id, xla_module_id, name, stage, backend, folder) "
                        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING module_id");
-      ins.Bind(1, s.run_id);
-      if (key.xla_module_id >= 0) ins.Bind(2, key.xla_module_id); else ins.BindNull(2);
-      ins.Bind(3, key.name);
-      ins.Bind(4, key.stage);
-      ins.Bind(5, key.backend);
-      ins.Bind(6, key.folder);
+      BindRow(ins, s.run_id, NonNegative(key.xla_module_id), key.name, key.stage, key.backend, key.folder);
       if (!ins.Step()) {  // another writer's module: find it
         ins.Reset();
         continue;
@@ -191,20 +183,9 @@ struct RunWriter::Impl {
                "mtime_us, module_id, line_count, unknown_lines, issue_count, rows_written, "
                "ingested_at_us) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
                "ON CONFLICT(run_id, path) DO NOTHING RETURNING file_id");
-    ins.Bind(1, s.run_id);
-    ins.Bind(2, s.path);
-    ins.Bind(3, s.kind);
-    ins.Bind(4, verdict);
-    if (outcome.reason.empty()) ins.BindNull(5); else ins.Bind(5, outcome.reason);
-    ins.Bind(6, s.size_bytes);
-    ins.Bind(7, s.content_hash);
-    if (s.mtime_us >= 0) ins.Bind(8, s.mtime_us); else ins.BindNull(8);
-    if (module) ins.Bind(9, *module); else ins.BindNull(9);
-    ins.Bind(10, outcome.line_count);
-    ins.Bind(11, outcome.unknown_lines);
-    ins.Bind(12, issue_count);
-    ins.Bind(13, 0);
-    ins.Bind(14, UnixMicrosNow());
+    BindRow(ins, s.run_id, s.path, s.kind, verdict, NonEmpty(outcome.reason), s.size_bytes, s.content_hash,
+            NonNegative(s.mtime_us), module, outcome.line_count, outcome.unknown_lines, issue_count, 0,
+            UnixMicrosNow());
     std::optional<int64_t> file_id;
     if (ins.Step()) file_id = ins.Int(0);
     ins.Reset();
@@ -214,8 +195,7 @@ struct RunWriter::Impl {
   // After InsertFileRow found another writer's row: throws unless that row holds this content.
   void CheckOtherWritersFile(const FileSpec& s) {
     SqlStatement& q = Cached("SELECT content_hash FROM dump_files WHERE run_id = ? AND path = ?");
-    q.Bind(1, s.run_id);
-    q.Bind(2, s.path);
+    BindRow(q, s.run_id, s.path);
     const std::string stored = q.Step() ? q.Text(0) : std::string();
     q.Reset();
     if (stored != s.content_hash) {
@@ -226,10 +206,7 @@ struct RunWriter::Impl {
   void WriteIssues(int64_t fid, const FileIssues& issues) {
     auto& st = Cached("INSERT INTO ingest_issues(file_id, line, severity, reason) VALUES (?,?,?,?)");
     for (const auto& issue : issues.stored) {
-      st.Bind(1, fid);
-      st.Bind(2, issue.line);
-      st.Bind(3, SeverityName(issue.severity));
-      st.Bind(4, issue.reason);
+      BindRow(st, fid, issue.line, SeverityName(issue.severity), issue.reason);
       st.ExecuteLater();
       st.Reset();
     }
@@ -331,13 +308,8 @@ StatusOr<int64_t> RunWriter::BeginRun(const RunSpec& spec) {
       auto ins = sql.Prepare("INSERT INTO runs(name, source_path, run_time_us, run_time_source, created_at_us, "
                             "updated_at_us, content_digest) VALUES (?, ?, ?, ?, ?, ?, ?) "
                              "ON CONFLICT(name) DO NOTHING RETURNING run_id");
-      ins->Bind(1, spec.name);
-      ins->Bind(2, spec.source_path);
-      ins->Bind(3, time_us >= 0 ? time_us : now);
-      ins->Bind(4, time_us >= 0 ? time_source : std::string("ingest_time"));
-      ins->Bind(5, now);
-      ins->Bind(6, now);
-      if (spec.content_digest.empty()) ins->BindNull(7); else ins->Bind(7, spec.content_digest);
+      BindRow(*ins, spec.name, spec.source_path, time_us >= 0 ? time_us : now,
+              time_us >= 0 ? time_source : std::string("ingest_time"), now, now, NonEmpty(spec.content_digest));
       if (!ins->Step()) {
         if (attempt > 0) throw SqlError("run '" + spec.name + "' was neither found nor created");
         ins.reset();
@@ -348,16 +320,13 @@ StatusOr<int64_t> RunWriter::BeginRun(const RunSpec& spec) {
       ins->Reset();
     } else if (time_us >= 0) {
       auto up = sql.Prepare("UPDATE runs SET run_time_us = ?, run_time_source = 'flag' WHERE run_id = ?");
-      up->Bind(1, time_us);
-      up->Bind(2, run_id);
+      BindRow(*up, time_us, run_id);
       up->Execute();
     }
     for (const auto& [key, value] : spec.labels) {
       auto lab = sql.Prepare("INSERT INTO run_labels(run_id, key, value) VALUES (?, ?, ?) "
                             "ON CONFLICT(run_id, key) DO UPDATE SET value = excluded.value");
-      lab->Bind(1, run_id);
-      lab->Bind(2, key);
-      lab->Bind(3, value);
+      BindRow(*lab, run_id, key, value);
       lab->Execute();
     }
     sql.Exec("COMMIT");
@@ -376,8 +345,7 @@ StatusOr<RunWriter::FileState> RunWriter::CheckFile(int64_t run_id, const std::s
   try {
     SqlStatement& q =
         impl_->Cached("SELECT content_hash, verdict FROM dump_files WHERE run_id = ? AND path = ?");
-    q.Bind(1, run_id);
-    q.Bind(2, path);
+    BindRow(q, run_id, path);
     FileState state = FileState::kNew;
     if (q.Step()) {
       const std::string stored = q.Text(0);
@@ -436,17 +404,11 @@ StatusOr<FileWriteStats> RunWriter::CommitFile(const FileOutcome& outcome) {
       SqlStatement& up =
           d.Cached("UPDATE dump_files SET verdict = ?, reason = ?, line_count = ?, unknown_lines = ?, "
                    "issue_count = ?, rows_written = ? WHERE file_id = ?");
-      up.Bind(1, ingest::FileVerdictName(outcome.verdict));
-      if (outcome.reason.empty()) up.BindNull(2); else up.Bind(2, outcome.reason);
-      up.Bind(3, outcome.line_count);
-      up.Bind(4, outcome.unknown_lines);
-      up.Bind(5, file.issues().total);
-      up.Bind(6, file.rows());
-      up.Bind(7, file.file_id());
+      BindRow(up, ingest::FileVerdictName(outcome.verdict), NonEmpty(outcome.reason), outcome.line_count,
+              outcome.unknown_lines, file.issues().total, file.rows(), file.file_id());
       up.ExecuteLater();
       SqlStatement& run = d.Cached("UPDATE runs SET updated_at_us = ? WHERE run_id = ?");
-      run.Bind(1, UnixMicrosNow());
-      run.Bind(2, d.spec.run_id);
+      BindRow(run, UnixMicrosNow(), d.spec.run_id);
       run.ExecuteLater();
       d.file_savepoint->Release();  // PostgreSQL: waits for the answers of every statement sent before
     } catch (const std::exception& e) {
@@ -514,8 +476,7 @@ Status RunWriter::FinishRun(int64_t run_id, int64_t newest_mtime_us) {
     // (on a full disk the space that group took is free again).
     auto up = impl_->sql.Prepare("UPDATE runs SET run_time_us = ?, run_time_source = 'newest_file_mtime' "
                                  "WHERE run_id = ? AND run_time_source IN ('ingest_time', 'newest_file_mtime')");
-    up->Bind(1, newest_mtime_us);
-    up->Bind(2, run_id);
+    BindRow(*up, newest_mtime_us, run_id);
     if (newest_mtime_us >= 0) up->Execute();
     // The texts the run's merges and replaced files left unreferenced (what its committed groups noted).
     impl_->interned.SweepReplacedTexts();
@@ -554,17 +515,14 @@ Status RunWriter::ApplyRunMetadata(int64_t run_id, const std::vector<std::pair<s
     auto put = d.sql.Prepare("INSERT INTO run_labels(run_id, key, value) VALUES (?, ?, ?) "
                           "ON CONFLICT(run_id, key) DO UPDATE SET value = excluded.value");
     for (const auto& [key, value] : labels) {
-      put->Bind(1, run_id);
-      put->Bind(2, key);
-      put->Bind(3, value);
+      BindRow(*put, run_id, key, value);
       put->Execute();
       put->Reset();
     }
     if (time_us >= 0) {
       auto up = d.sql.Prepare("UPDATE runs SET run_time_us = ?, run_time_source = 'run_file' "
                            "WHERE run_id = ? AND run_time_source <> 'flag'");
-      up->Bind(1, time_us);
-      up->Bind(2, run_id);
+      BindRow(*up, time_us, run_id);
       up->Execute();
     }
     savepoint.Release();

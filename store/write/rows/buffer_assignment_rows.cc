@@ -67,22 +67,10 @@ void BufferAssignmentRows::Add(ingest::AllocationRecord&& r) {
                            "parameter_number, parameter_shape, parameter_shape_index, is_output, output_shape, "
                            "is_constant, is_thread_local, is_maybe_live_out, is_preallocated_temp, address, "
                            "file_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    st.Bind(1, f.module_id);
-    st.Bind(2, r.index);
-    st.Bind(3, r.size_bytes);
-    st.Bind(4, r.color);
-    st.Bind(5, r.parameter_number >= 0 ? 1 : 0);
-    BindOpt(st, 6, NonNegative(r.parameter_number));
-    BindOpt(st, 7, NonEmpty(std::move(r.parameter_shape)));
-    BindOpt(st, 8, NonEmpty(std::move(r.parameter_shape_index)));
-    st.Bind(9, r.is_output ? 1 : 0);
-    BindOpt(st, 10, NonEmpty(std::move(r.output_shape)));
-    st.Bind(11, r.is_constant ? 1 : 0);
-    st.Bind(12, r.is_thread_local ? 1 : 0);
-    st.Bind(13, r.is_maybe_live_out ? 1 : 0);
-    st.Bind(14, r.is_preallocated_temp ? 1 : 0);
-    BindOpt(st, 15, NonEmpty(std::move(r.address)));
-    st.Bind(16, f.file_id);
+    BindRow(st, f.module_id, r.index, r.size_bytes, r.color, r.parameter_number >= 0, NonNegative(r.parameter_number),
+            NonEmpty(std::move(r.parameter_shape)), NonEmpty(std::move(r.parameter_shape_index)), r.is_output,
+            NonEmpty(std::move(r.output_shape)), r.is_constant, r.is_thread_local, r.is_maybe_live_out,
+            r.is_preallocated_temp, NonEmpty(std::move(r.address)), f.file_id);
     // An allocation printed twice breaks the primary key: the file is an error, its rows roll back
     // (tests/store/run_isolation_test.cc). On PostgreSQL that error comes from a later statement of the file.
     st.ExecuteLater();

@@ -122,12 +122,8 @@ void HloModuleRows::Add(ingest::ComputationRecord&& r) {
                            "execution_thread, file_id) VALUES (?,?,?,?,?,?) ON CONFLICT(module_id, name) DO UPDATE "
                            "SET is_entry = excluded.is_entry, instruction_count = excluded.instruction_count, "
                            "execution_thread = excluded.execution_thread");
-    st.Bind(1, f.module_id);
-    st.Bind(2, r.name);
-    st.Bind(3, r.is_entry ? 1 : 0);
-    st.Bind(4, r.instruction_count);
-    BindOpt(st, 5, NonEmpty(std::move(r.execution_thread)));
-    st.Bind(6, f.file_id);
+    BindRow(st, f.module_id, r.name, r.is_entry, r.instruction_count, NonEmpty(std::move(r.execution_thread)),
+            f.file_id);
     st.ExecuteLater();
     st.Reset();
     ++f.rows;
@@ -158,10 +154,7 @@ void HloModuleRows::Add(ingest::HloModuleRecord&& r) {
         "  THEN ?1 ELSE name END, "
         "hlo_entry_sharding = ?3, hlo_entry_signature = COALESCE(?4, hlo_entry_signature) "
         "WHERE module_id = ?2");
-    up.Bind(1, r.name);
-    up.Bind(2, f.module_id);
-    up.Bind(3, r.entry_sharding);
-    if (signature.empty()) up.BindNull(4); else up.Bind(4, signature);
+    BindRow(up, r.name, f.module_id, r.entry_sharding, NonEmpty(signature));
     up.ExecuteLater();
   });
   f.facts.rows_changed = true;

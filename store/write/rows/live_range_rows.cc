@@ -57,15 +57,8 @@ void LiveRangeRows::Add(ingest::StackTraceNodeRecord&& r) {
     auto& st = f.Statement("INSERT INTO stack_trace_nodes(module_id, ordinal, depth, name, percent, total_bytes, "
                            "current_bytes, remaining_bytes, file_id) VALUES (?,?,?,?,?,?,?,?,?) "
                            "ON CONFLICT(module_id, ordinal) DO NOTHING");
-    st.Bind(1, f.module_id);
-    st.Bind(2, r.ordinal);
-    st.Bind(3, r.depth);
-    st.Bind(4, r.name);
-    st.Bind(5, r.percent);
-    st.Bind(6, r.total_bytes);
-    st.Bind(7, r.current_bytes);
-    st.Bind(8, r.remaining_bytes);
-    st.Bind(9, f.file_id);
+    BindRow(st, f.module_id, r.ordinal, r.depth, r.name, r.percent, r.total_bytes, r.current_bytes, r.remaining_bytes,
+            f.file_id);
     f.rows += st.Execute();
     st.Reset();
   });
@@ -107,14 +100,8 @@ void LiveRangeRows::WritePeakBuffers() {
                          "cumulative_bytes = excluded.cumulative_bytes, value_id = excluded.value_id, "
                          "file_id = excluded.file_id");
   for (const auto& p : peak_buffers_) {
-    st.Bind(1, f.module_id);
-    st.Bind(2, p.ordinal);
-    st.Bind(3, p.instruction);
-    st.Bind(4, p.shape_index);
-    st.Bind(5, p.logical_bytes);
-    if (p.cumulative_bytes >= 0) st.Bind(6, p.cumulative_bytes); else st.BindNull(6);
-    BindOpt(st, 7, values_->FindValue(p.instruction, p.shape_index));
-    st.Bind(8, f.file_id);
+    BindRow(st, f.module_id, p.ordinal, p.instruction, p.shape_index, p.logical_bytes, NonNegative(p.cumulative_bytes),
+            values_->FindValue(p.instruction, p.shape_index), f.file_id);
     st.ExecuteLater();
     ++f.rows;
   }

@@ -17,8 +17,8 @@ std::string FormatPercent(double p) {
 
 }  // namespace
 
-void ReportRows::BindModule(SqlStatement& st, int index) const {
-  if (file_->module_id != 0) st.Bind(index, file_->module_id); else st.BindNull(index);
+std::optional<int64_t> ReportRows::ModuleOrNull() const {
+  return OnlyIf(file_->module_id != 0, file_->module_id);
 }
 
 template <typename Warning>
@@ -36,10 +36,7 @@ void ReportRows::Add(ingest::MemoryReportTotalRecord&& r) {
   f.Guard([&] {
     auto& st = f.Statement("INSERT INTO memory_report_totals(file_id, memory_space, module_id, total_bytes) "
                            "VALUES (?,?,?,?) ON CONFLICT(file_id, memory_space) DO NOTHING");
-    st.Bind(1, f.file_id);
-    st.Bind(2, r.memory_space);
-    BindModule(st, 3);
-    st.Bind(4, r.total_bytes);
+    BindRow(st, f.file_id, r.memory_space, ModuleOrNull(), r.total_bytes);
     InsertOnce(st, [&] {
       return "memory space " + std::to_string(r.memory_space) + " total printed twice; the first is kept";
     });
@@ -57,21 +54,10 @@ void ReportRows::Add(ingest::MemoryReportRowRecord&& r) {
     const char* section = "allocations_by_size";
     if (r.section == ingest::MemoryReportRowRecord::Section::kAllocationValues) section = "allocation_values";
     if (r.section == ingest::MemoryReportRowRecord::Section::kMemorySpace) section = "memory_space";
-    st.Bind(1, f.file_id);
-    st.Bind(2, r.ordinal);
-    BindModule(st, 3);
-    st.Bind(4, section);
-    BindOpt(st, 5, NonNegative(r.allocation_index));
-    if (r.memory_space >= 0) st.Bind(6, r.memory_space); else st.BindNull(6);
-    BindOpt(st, 7, NonEmpty(std::move(r.memory_space_name)));
-    BindOpt(st, 8, NonNegative(r.table_ordinal));
-    st.Bind(9, r.cumulative_bytes_approx);
-    st.Bind(10, r.cumulative_percent);
-    BindOpt(st, 11, NonNegative(r.remaining_bytes_approx));
-    st.Bind(12, r.size_bytes_approx);
-    BindOpt(st, 13, NonNegative(r.offset_bytes));
-    BindOpt(st, 14, NonNegative(r.value_count));
-    st.Bind(15, r.shapes);
+    BindRow(st, f.file_id, r.ordinal, ModuleOrNull(), section, NonNegative(r.allocation_index),
+            NonNegative(r.memory_space), NonEmpty(std::move(r.memory_space_name)), NonNegative(r.table_ordinal),
+            r.cumulative_bytes_approx, r.cumulative_percent, NonNegative(r.remaining_bytes_approx),
+            r.size_bytes_approx, NonNegative(r.offset_bytes), NonNegative(r.value_count), r.shapes);
     f.rows += st.Execute();
     st.Reset();
   });
@@ -91,15 +77,8 @@ void ReportRows::Add(ingest::UtilizationCounterRecord&& r) {
     auto& st = f.Statement("INSERT INTO utilization_counters(file_id, block_ordinal, counter, module_id, kernel, "
                            "numerator, denominator, ratio, ratio_text) VALUES (?,?,?,?,?,?,?,?,?) "
                            "ON CONFLICT(file_id, block_ordinal, counter) DO NOTHING");
-    st.Bind(1, f.file_id);
-    st.Bind(2, r.block_ordinal);
-    st.Bind(3, r.counter);
-    BindModule(st, 4);
-    st.Bind(5, r.kernel);
-    st.Bind(6, r.numerator);
-    st.Bind(7, r.denominator);
-    st.Bind(8, r.ratio);
-    st.Bind(9, r.ratio_text);
+    BindRow(st, f.file_id, r.block_ordinal, r.counter, ModuleOrNull(), r.kernel, r.numerator, r.denominator, r.ratio,
+            r.ratio_text);
     InsertOnce(st, [&] {
       return "counter " + r.counter + " printed twice in block " + std::to_string(r.block_ordinal) +
              "; the first is kept";
@@ -112,11 +91,7 @@ void ReportRows::Add(ingest::OomStatRecord&& r) {
   f.Guard([&] {
     auto& st = f.Statement("INSERT INTO oom_stats(file_id, label, bytes_approx, bytes_text, percent) "
                            "VALUES (?,?,?,?,?) ON CONFLICT(file_id, label) DO NOTHING");
-    st.Bind(1, f.file_id);
-    st.Bind(2, r.label);
-    st.Bind(3, r.bytes_approx);
-    st.Bind(4, r.bytes_text);
-    if (r.percent >= 0) st.Bind(5, r.percent); else st.BindNull(5);
+    BindRow(st, f.file_id, r.label, r.bytes_approx, r.bytes_text, OnlyIf(r.percent >= 0, r.percent));
     f.rows += st.Execute();
     st.Reset();
   });
@@ -128,17 +103,9 @@ void ReportRows::Add(ingest::OomBufferRecord&& r) {
     auto& st = f.Statement("INSERT INTO oom_buffers(file_id, buffer_number, module_id, size_bytes_approx, "
                            "size_text, op_name, source_file, source_line, xla_label, shape, is_entry_parameter) "
                            "VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(file_id, buffer_number) DO NOTHING");
-    st.Bind(1, f.file_id);
-    st.Bind(2, r.buffer_number);
-    BindModule(st, 3);
-    st.Bind(4, r.size_bytes_approx);
-    st.Bind(5, r.size_text);
-    BindOpt(st, 6, NonEmpty(std::move(r.op_name)));
-    BindOpt(st, 7, NonEmpty(std::move(r.source_file)));
-    BindOpt(st, 8, NonNegative(r.source_line));
-    BindOpt(st, 9, NonEmpty(std::move(r.xla_label)));
-    BindOpt(st, 10, NonEmpty(std::move(r.shape)));
-    st.Bind(11, r.is_entry_parameter ? 1 : 0);
+    BindRow(st, f.file_id, r.buffer_number, ModuleOrNull(), r.size_bytes_approx, r.size_text,
+            NonEmpty(std::move(r.op_name)), NonEmpty(std::move(r.source_file)), NonNegative(r.source_line),
+            NonEmpty(std::move(r.xla_label)), NonEmpty(std::move(r.shape)), r.is_entry_parameter);
     f.rows += st.Execute();
     st.Reset();
   });

@@ -18,6 +18,9 @@
 #ifndef XLADB_STORE_WRITE_ROWS_REPORT_ROWS_H_
 #define XLADB_STORE_WRITE_ROWS_REPORT_ROWS_H_
 
+#include <cstdint>
+#include <optional>
+
 #include "ingest/records/records.h"
 #include "store/write/rows/file_context.h"
 
@@ -36,8 +39,8 @@ class ReportRows {
   void Add(ingest::OomBufferRecord&& r);
 
  private:
-  // Binds the file's module, or NULL when the file names none.
-  void BindModule(SqlStatement& st, int index) const;
+  // The file's module, or NULL when the file names none.
+  std::optional<int64_t> ModuleOrNull() const;
   // Steps an INSERT … ON CONFLICT DO NOTHING. A row the file printed before is the issue warning() says.
   template <typename Warning>
   void InsertOnce(SqlStatement& st, Warning&& warning);
