@@ -102,34 +102,36 @@ class LayerTemplateBuilder {
 
   int Fusion(std::string stem, std::string kind, Shape shape, std::vector<OperandRef> operands,
              std::string root_opcode, std::string op_name, std::string op_type = "") {
-    OpTemplate op;
-    op.kind = OpKind::kFusion;
-    op.stem = std::move(stem);
-    op.opcode = "fusion";
-    op.shape = std::move(shape);
-    op.operands = std::move(operands);
+    OpTemplate op = Kernel(OpKind::kFusion, std::move(stem), "fusion", std::move(shape), std::move(operands),
+                           std::move(op_name), std::move(op_type));
     op.fusion_kind = std::move(kind);
     op.fused_root_opcode = std::move(root_opcode);
-    op.op_name = std::move(op_name);
-    op.op_type = std::move(op_type);
     op.is_kernel = op.fusion_kind != "kLoop" || op.shape.is_tuple;
     return Add(std::move(op));
   }
 
   int CustomCall(std::string stem, std::string target, Shape shape, std::vector<OperandRef> operands,
                  std::string backend_config, std::string op_name, std::string op_type = "") {
-    OpTemplate op;
-    op.kind = OpKind::kCustomCall;
-    op.stem = std::move(stem);
-    op.opcode = "custom-call";
-    op.shape = std::move(shape);
-    op.operands = std::move(operands);
+    OpTemplate op = Kernel(OpKind::kCustomCall, std::move(stem), "custom-call", std::move(shape),
+                           std::move(operands), std::move(op_name), std::move(op_type));
     op.custom_call_target = std::move(target);
     op.backend_config = std::move(backend_config);
+    return Add(std::move(op));
+  }
+
+  // What a fusion and a custom call share; a kernel unless the caller says otherwise.
+  static OpTemplate Kernel(OpKind kind, std::string stem, std::string opcode, Shape shape,
+                           std::vector<OperandRef> operands, std::string op_name, std::string op_type) {
+    OpTemplate op;
+    op.kind = kind;
+    op.stem = std::move(stem);
+    op.opcode = std::move(opcode);
+    op.shape = std::move(shape);
+    op.operands = std::move(operands);
     op.op_name = std::move(op_name);
     op.op_type = std::move(op_type);
     op.is_kernel = true;
-    return Add(std::move(op));
+    return op;
   }
 
   int GetTupleElement(int tuple_op, int element) {

@@ -56,6 +56,17 @@ std::optional<std::pair<std::string, v1::TrendMetric>> TrendMetricOf(const std::
   return std::nullopt;
 }
 
+// TrendMetricOf(value), or a usage line on stderr naming the flag, what else it takes, and every metric.
+std::optional<std::pair<std::string, v1::TrendMetric>> MetricFlag(const char* flag, const char* also,
+                                                                   const std::string& value) {
+  auto metric = TrendMetricOf(value);
+  if (!metric) {
+    std::fprintf(stderr, "xladb: %s must be %speak, total, temp or one of: %s\n", flag, also,
+                 store::ModuleMetricNames().c_str());
+  }
+  return metric;
+}
+
 // The server's notes (how a name was resolved, whether the peaks differ), one a line on stderr.
 void PrintNotes(const google::protobuf::RepeatedPtrField<std::string>& notes) {
   for (const std::string& note : notes) std::fprintf(stderr, "%s\n", ingest::EscapeControlCharacters(note).c_str());
@@ -149,12 +160,8 @@ int CmdModules(QueryClient& b, OutputFormat format, const ModulesArgs& a) {
   if (a.warn_percent) req.set_warn_percent(*a.warn_percent);
   req.set_name_pattern(a.pattern);
   if (a.sort != "name") {
-    auto metric = TrendMetricOf(a.sort);
-    if (!metric) {
-      std::fprintf(stderr, "xladb: --sort must be name, peak, total, temp or one of: %s\n",
-                   store::ModuleMetricNames().c_str());
-      return kExitUsage;
-    }
+    auto metric = MetricFlag("--sort", "name, ", a.sort);
+    if (!metric) return kExitUsage;
     req.set_sort_metric(metric->first);
   }
   req.set_limit(static_cast<int32_t>(a.limit));
@@ -191,12 +198,8 @@ int CmdTrend(QueryClient& b, OutputFormat format, const TrendArgs& a) {
   v1::PeakMemoryTrendRequest req;
   req.set_module(a.module);
   auto metric = a.metric.empty() ? std::make_optional(std::make_pair(std::string(), v1::TREND_METRIC_UNSPECIFIED))
-                                 : TrendMetricOf(a.metric);
-  if (!metric) {
-    std::fprintf(stderr, "xladb: --metric must be peak, total, temp or one of: %s\n",
-                 store::ModuleMetricNames().c_str());
-    return kExitUsage;
-  }
+                                 : MetricFlag("--metric", "", a.metric);
+  if (!metric) return kExitUsage;
   req.set_metric(metric->second);
   req.set_last_n(static_cast<int32_t>(a.last_n));
   AddLabels(a.labels, req.mutable_labels());
