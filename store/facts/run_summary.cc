@@ -1,28 +1,39 @@
 #include "store/facts/run_summary.h"
 
 #include <string>
+#include <string_view>
+
+#include "ingest/records/file_verdict.h"
+#include "store/backend/row_binding.h"
 
 namespace xladb::store {
 namespace {
 
 // Recounts the summary of the runs the statement's WHERE picks; the file counts read each run's rows through
-// dump_files' (run_id, verdict) index, the module count through modules' run index.
+// dump_files' (run_id, verdict) index, the module count through modules' run index. Its two parameters are
+// the verdicts counted (FileVerdictName: the names are written in one place).
 constexpr const char* kRecountSql =
     "UPDATE runs SET "
     "  file_count = (SELECT COUNT(*) FROM dump_files f WHERE f.run_id = runs.run_id), "
-    "  ingested_file_count = (SELECT COUNT(*) FROM dump_files f "
-    "                         WHERE f.run_id = runs.run_id AND f.verdict = 'ingested'), "
-    "  error_file_count = (SELECT COUNT(*) FROM dump_files f WHERE f.run_id = runs.run_id AND f.verdict = 'error'), "
+    "  ingested_file_count = (SELECT COUNT(*) FROM dump_files f WHERE f.run_id = runs.run_id AND f.verdict = ?), "
+    "  error_file_count = (SELECT COUNT(*) FROM dump_files f WHERE f.run_id = runs.run_id AND f.verdict = ?), "
     "  module_count = (SELECT COUNT(*) FROM module_memory mm WHERE mm.run_id = runs.run_id)";
+
+const std::string_view kIngested = ingest::FileVerdictName(ingest::FileVerdict::kIngested);
+const std::string_view kError = ingest::FileVerdictName(ingest::FileVerdict::kError);
 
 }  // namespace
 
 void UpdateRunSummary(SqlConnection& sql, int64_t run_id) {
   auto update = sql.Prepare(std::string(kRecountSql) + " WHERE run_id = ?");
-  update->Bind(1, run_id);
+  BindRow(*update, kIngested, kError, run_id);
   update->Execute();
 }
 
-void UpdateSummariesOfAllRuns(SqlConnection& sql) { sql.Exec(kRecountSql); }
+void UpdateSummariesOfAllRuns(SqlConnection& sql) {
+  auto update = sql.Prepare(kRecountSql);
+  BindRow(*update, kIngested, kError);
+  update->Execute();
+}
 
 }  // namespace xladb::store

@@ -3,7 +3,7 @@
 // every run on the page; the writer now keeps the counts on the run's row instead.
 //
 //   * file_count: the run's dump_files rows; ingested_file_count and error_file_count those whose verdict is
-//     'ingested' and 'error'.
+//     FileVerdict::kIngested and kError (ingest/records/file_verdict.h names them).
 //   * module_count: the run's modules with a buffer assignment (its rows of the module_memory view).
 //
 // Contract: runs on the caller's read-write connection inside its transaction (the writer's group, the
