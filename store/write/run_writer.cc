@@ -1,6 +1,5 @@
 #include "store/write/run_writer.h"
 
-
 #include <chrono>
 #include <optional>
 #include <set>
@@ -37,6 +36,32 @@ const char* SeverityName(IssueRecord::Severity s) {
 // The dump_files.verdict of a file whose rows are being written (BeginFile): CommitFile sets its verdict in
 // the same savepoint, so no reader ever sees it.
 constexpr std::string_view kVerdictWhileWriting = "ingesting";
+
+// Whether two recorded sources are the same one: equal, the same folder spelled another way (a run recorded
+// before sources were made canonical: `./x`, a symlink), or an upload into a run that a version before 3
+// recorded as plain "upload" (its content decides then, and it recorded none).
+bool SameSource(const std::string& recorded, const std::string& incoming) {
+  if (recorded == incoming) return true;
+  if (recorded == "upload") return incoming.rfind("upload:", 0) == 0;
+  if (recorded.empty() || recorded.front() != '/' || incoming.empty() || incoming.front() != '/') return false;
+  return ingest::CanonicalSourcePath(recorded) == ingest::CanonicalSourcePath(incoming);
+}
+
+// Why `spec` may not add to the existing run whose source and content digest are given, or "" when it may:
+// runs do not merge by accident. The same source again (a re-ingest, a watched folder that grew) is fine;
+// another source path, or an upload of other content, needs RunSpec::append.
+std::string RefuseMerge(const RunSpec& spec, const std::string& source, const std::string& digest) {
+  if (spec.append) return "";
+  if (!SameSource(source, spec.source_path)) {
+    return "run '" + spec.name + "' already holds " + source + "; adding " + spec.source_path +
+           " to it needs --append (or name another run with --run)";
+  }
+  if (!digest.empty() && !spec.content_digest.empty() && digest != spec.content_digest) {
+    return "run '" + spec.name + "' was uploaded from " + source +
+           " before, with other content; adding this upload to it needs --append (or name another run with --run)";
+  }
+  return "";
+}
 
 }  // namespace
 
@@ -203,6 +228,58 @@ struct RunWriter::Impl {
     }
   }
 
+  // The connection interned texts are written on: the writer's own on SQLite; on PostgreSQL a second one, so
+  // a text stays stored when the file that brought it rolls back (store/facts/interned_texts.h).
+  Status OpenInternedTexts() {
+    if (interned.connection != nullptr) return Status::Ok();
+    if (!db->is_sqlite()) {
+      auto texts = Database::Open(db->path());
+      if (!texts.ok()) return texts.status();
+      texts_db = std::move(texts.value());
+    }
+    interned.connection = texts_db ? &texts_db->connection() : &sql;
+    return Status::Ok();
+  }
+
+  // The run `spec` names, when it exists and may take more files (RefuseMerge); 0 when there is none.
+  // kFailedPrecondition for a pruned run or a refused merge.
+  StatusOr<int64_t> FindRunToAddTo(const RunSpec& spec) {
+    auto find = sql.Prepare("SELECT run_id, COALESCE(source_path, ''), COALESCE(content_digest, ''), "
+                            "detail_pruned_at_us FROM runs WHERE name = ?");
+    find->Bind(1, spec.name);
+    if (!find->Step()) return int64_t{0};
+    if (!find->IsNull(3)) {  // its modules lack the rows new files would merge with
+      return Status::FailedPrecondition("run '" + spec.name + "' was pruned (xladb prune kept only its "
+                                        "summaries); `xladb delete` it to ingest it again");
+    }
+    std::string refused = RefuseMerge(spec, find->Text(1), find->Text(2));
+    if (!refused.empty()) return Status::FailedPrecondition(refused);
+    return find->Int(0);
+  }
+
+  // A new run's row, timed by --time or, until FinishRun, by the ingest; nullopt when another writer created
+  // the name first.
+  std::optional<int64_t> CreateRun(const RunSpec& spec) {
+    auto ins = sql.Prepare("INSERT INTO runs(name, source_path, run_time_us, run_time_source, created_at_us, "
+                           "updated_at_us, content_digest) VALUES (?, ?, ?, ?, ?, ?, ?) "
+                           "ON CONFLICT(name) DO NOTHING RETURNING run_id");
+    const int64_t now = UnixMicrosNow();
+    const bool flagged = spec.time_us >= 0;
+    BindRow(*ins, spec.name, spec.source_path, flagged ? spec.time_us : now, flagged ? "flag" : "ingest_time", now,
+            now, NonEmpty(spec.content_digest));
+    if (!ins->Step()) return std::nullopt;
+    return ins->Int(0);
+  }
+
+  void PutLabels(int64_t run_id, const std::vector<std::pair<std::string, std::string>>& labels) {
+    auto put = sql.Prepare("INSERT INTO run_labels(run_id, key, value) VALUES (?, ?, ?) "
+                           "ON CONFLICT(run_id, key) DO UPDATE SET value = excluded.value");
+    for (const auto& [key, value] : labels) {
+      BindRow(*put, run_id, key, value);
+      put->Execute();
+    }
+  }
+
   void WriteIssues(int64_t fid, const FileIssues& issues) {
     auto& st = Cached("INSERT INTO ingest_issues(file_id, line, severity, reason) VALUES (?,?,?,?)");
     for (const auto& issue : issues.stored) {
@@ -233,107 +310,39 @@ RunWriter::~RunWriter() {
   }
 }
 
-namespace {
-
-// Whether two recorded sources are the same one: equal, the same folder spelled another way (a run recorded
-// before sources were made canonical: `./x`, a symlink), or an upload into a run that a version before 3
-// recorded as plain "upload" (its content decides then, and it recorded none).
-bool SameSource(const std::string& recorded, const std::string& incoming) {
-  if (recorded == incoming) return true;
-  if (recorded == "upload") return incoming.rfind("upload:", 0) == 0;
-  if (recorded.empty() || recorded.front() != '/' || incoming.empty() || incoming.front() != '/') return false;
-  return ingest::CanonicalSourcePath(recorded) == ingest::CanonicalSourcePath(incoming);
-}
-
-// Why `spec` may not add to the existing run whose source and content digest are given, or "" when it may:
-// runs do not merge by accident. The same source again (a re-ingest, a watched folder that grew) is fine;
-// another source path, or an upload of other content, needs RunSpec::append.
-std::string RefuseMerge(const RunSpec& spec, const std::string& source, const std::string& digest) {
-  if (spec.append) return "";
-  if (!SameSource(source, spec.source_path)) {
-    return "run '" + spec.name + "' already holds " + source + "; adding " + spec.source_path +
-           " to it needs --append (or name another run with --run)";
-  }
-  if (!digest.empty() && !spec.content_digest.empty() && digest != spec.content_digest) {
-    return "run '" + spec.name + "' was uploaded from " + source +
-           " before, with other content; adding this upload to it needs --append (or name another run with --run)";
-  }
-  return "";
-}
-
-}  // namespace
-
 StatusOr<int64_t> RunWriter::BeginRun(const RunSpec& spec) {
-  auto& sql = impl_->sql;
-  if (Status closed = impl_->CloseGroup(); !closed.ok()) return closed;
-  impl_->group_failure.clear();  // a failed group ended its own run; this one starts afresh
-  impl_->replacement.Forget();
-  if (impl_->interned.connection == nullptr) {
-    if (!impl_->db->is_sqlite()) {
-      auto texts = Database::Open(impl_->db->path());
-      if (!texts.ok()) return texts.status();
-      impl_->texts_db = std::move(texts.value());
-    }
-    impl_->interned.connection = impl_->texts_db ? &impl_->texts_db->connection() : &impl_->sql;
-  }
+  Impl& d = *impl_;
+  if (Status closed = d.CloseGroup(); !closed.ok()) return closed;
+  d.group_failure.clear();  // a failed group ended its own run; this one starts afresh
+  d.replacement.Forget();
+  if (Status texts = d.OpenInternedTexts(); !texts.ok()) return texts;
   // Twice at most: a run another writer creates between the find and the insert is found the second time.
   for (int attempt = 0;; ++attempt) try {
-    sql.BeginWrite();
-    int64_t run_id = 0;
-    int64_t now = UnixMicrosNow();
-    // A time label (time=, date=, commit_time=…) sets the run time when --time was not given.
-    int64_t time_us = spec.time_us;
-    std::string time_source = time_us >= 0 ? "flag" : "";
-    {
-      auto find = sql.Prepare("SELECT run_id, COALESCE(source_path, ''), COALESCE(content_digest, ''), "
-                                  "detail_pruned_at_us FROM runs WHERE name = ?");
-      find->Bind(1, spec.name);
-      if (find->Step()) {
-        run_id = find->Int(0);
-        if (!find->IsNull(3)) {  // its modules lack the rows new files would merge with
-          find->Reset();
-          sql.Exec("ROLLBACK");
-          return Status::FailedPrecondition("run '" + spec.name + "' was pruned (xladb prune kept only its "
-                                            "summaries); `xladb delete` it to ingest it again");
-        }
-        std::string refused = RefuseMerge(spec, find->Text(1), find->Text(2));
-        if (!refused.empty()) {
-          find->Reset();
-          sql.Exec("ROLLBACK");
-          return Status::FailedPrecondition(refused);
-        }
-      }
+    d.sql.BeginWrite();
+    StatusOr<int64_t> run_id = d.FindRunToAddTo(spec);
+    if (!run_id.ok()) {
+      d.sql.Exec("ROLLBACK");
+      return run_id.status();
     }
-    if (run_id == 0) {
-      auto ins = sql.Prepare("INSERT INTO runs(name, source_path, run_time_us, run_time_source, created_at_us, "
-                            "updated_at_us, content_digest) VALUES (?, ?, ?, ?, ?, ?, ?) "
-                             "ON CONFLICT(name) DO NOTHING RETURNING run_id");
-      BindRow(*ins, spec.name, spec.source_path, time_us >= 0 ? time_us : now,
-              time_us >= 0 ? time_source : std::string("ingest_time"), now, now, NonEmpty(spec.content_digest));
-      if (!ins->Step()) {
+    if (*run_id == 0) {
+      std::optional<int64_t> created = d.CreateRun(spec);
+      if (!created) {
         if (attempt > 0) throw SqlError("run '" + spec.name + "' was neither found nor created");
-        ins.reset();
-        sql.Exec("ROLLBACK");
+        d.sql.Exec("ROLLBACK");
         continue;
       }
-      run_id = ins->Int(0);
-      ins->Reset();
-    } else if (time_us >= 0) {
-      auto up = sql.Prepare("UPDATE runs SET run_time_us = ?, run_time_source = 'flag' WHERE run_id = ?");
-      BindRow(*up, time_us, run_id);
+      run_id = *created;
+    } else if (spec.time_us >= 0) {
+      auto up = d.sql.Prepare("UPDATE runs SET run_time_us = ?, run_time_source = 'flag' WHERE run_id = ?");
+      BindRow(*up, spec.time_us, *run_id);
       up->Execute();
     }
-    for (const auto& [key, value] : spec.labels) {
-      auto lab = sql.Prepare("INSERT INTO run_labels(run_id, key, value) VALUES (?, ?, ?) "
-                            "ON CONFLICT(run_id, key) DO UPDATE SET value = excluded.value");
-      BindRow(*lab, run_id, key, value);
-      lab->Execute();
-    }
-    sql.Exec("COMMIT");
-    return run_id;
+    d.PutLabels(*run_id, spec.labels);
+    d.sql.Exec("COMMIT");
+    return *run_id;
   } catch (const std::exception& e) {
     try {
-      sql.Exec("ROLLBACK");
+      d.sql.Exec("ROLLBACK");
     } catch (...) {
     }
     return Status::IoError(std::string("recording run: ") + e.what());
@@ -512,13 +521,7 @@ Status RunWriter::ApplyRunMetadata(int64_t run_id, const std::vector<std::pair<s
   try {
     d.OpenGroup();
     Savepoint savepoint(d.sql, "meta");
-    auto put = d.sql.Prepare("INSERT INTO run_labels(run_id, key, value) VALUES (?, ?, ?) "
-                          "ON CONFLICT(run_id, key) DO UPDATE SET value = excluded.value");
-    for (const auto& [key, value] : labels) {
-      BindRow(*put, run_id, key, value);
-      put->Execute();
-      put->Reset();
-    }
+    d.PutLabels(run_id, labels);
     if (time_us >= 0) {
       auto up = d.sql.Prepare("UPDATE runs SET run_time_us = ?, run_time_source = 'run_file' "
                            "WHERE run_id = ? AND run_time_source <> 'flag'");
