@@ -1,9 +1,12 @@
 #include "service/query_service.h"
 
+#include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <thread>
 
+#include "base/timer_thread.h"
 #include "proto/wire_text.h"
 #include "service/query_answers.h"
 #include "store/sql_endpoint.h"
@@ -74,35 +77,12 @@ namespace {
 
 // Cancels a server call when it is still running a grace second after its time limit, `timeout_ms` (a Write
 // blocked on a client that stopped reading returns then); a negative limit (none: the CLI's in-process
-// service) cancels nothing. Joins on destruction.
-class CancelAfter {
- public:
-  CancelAfter(grpc::ServerContext* ctx, int64_t timeout_ms) {
-    if (timeout_ms < 0) return;
-    const auto after = std::chrono::milliseconds(timeout_ms + 1000);
-    thread_ = std::thread([this, ctx, after] {
-      std::unique_lock<std::mutex> lock(mu_);
-      if (!done_cv_.wait_for(lock, after, [&] { return done_; })) ctx->TryCancel();
-    });
-  }
-  ~CancelAfter() {
-    if (!thread_.joinable()) return;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      done_ = true;
-    }
-    done_cv_.notify_one();
-    thread_.join();
-  }
-  CancelAfter(const CancelAfter&) = delete;
-  CancelAfter& operator=(const CancelAfter&) = delete;
-
- private:
-  std::mutex mu_;
-  std::condition_variable done_cv_;
-  bool done_ = false;
-  std::thread thread_;  // last: started after the members it uses are built
-};
+// service) cancels nothing (null). Joins on destruction.
+std::unique_ptr<TimerThread> CancelAfter(grpc::ServerContext* ctx, int64_t timeout_ms) {
+  if (timeout_ms < 0) return nullptr;
+  return std::make_unique<TimerThread>(std::chrono::milliseconds(timeout_ms + 1000), std::nullopt,
+                                       [ctx] { ctx->TryCancel(); });
+}
 
 }  // namespace
 
@@ -180,7 +160,7 @@ grpc::Status QueryServiceImpl::Report(grpc::ServerContext* ctx, const v1::Report
   Status st = AnswerReport(**db, *req, &html, &notes);
   query_gate_.Leave();
   if (!st.ok()) return ToGrpc(st);
-  CancelAfter deadline(ctx, limits_.timeout_ms);
+  const auto deadline = CancelAfter(ctx, limits_.timeout_ms);
   v1::ReportChunk chunk;
   for (size_t at = 0; at < html.size() || at == 0; at += kReportChunkBytes) {
     chunk.set_html(html.substr(at, kReportChunkBytes));
@@ -221,7 +201,7 @@ grpc::Status QueryServiceImpl::Query(grpc::ServerContext* ctx, const v1::QueryRe
   limits.timeout_ms = limits_.timeout_ms;
   // The time limit stops SQLite's work; a client that stops reading blocks Write instead, which only a
   // cancelled call releases. Past the time limit (and a grace second), the call is cancelled.
-  CancelAfter deadline(ctx, limits_.timeout_ms);
+  const auto deadline = CancelAfter(ctx, limits_.timeout_ms);
 
   v1::QueryResponse batch;
   size_t batch_bytes = 0;

@@ -35,17 +35,16 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "base/timer_thread.h"
 #include "ingest/text/visible_text.h"
 #include "service/access_policy.h"
 #include "service/http_pages.h"
@@ -366,45 +365,17 @@ StatusOr<std::unique_ptr<service::RunFolderWatcher>> StartWatcher(const DaemonFl
   return watcher;
 }
 
-// Retention (--prune-detail-days): at start and daily, by the one writer between ingest jobs. Stops (and
-// joins) on destruction; a prune waiting for the writer is refused by the queue's shutdown first.
-class DailyPruner {
- public:
-  DailyPruner(service::IngestQueue* queue, int64_t days, store::LabelList keep)
-      : thread_([this, queue, days, keep = std::move(keep)] { Run(queue, days, keep); }) {}
-  ~DailyPruner() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    wake_.notify_all();
-    thread_.join();
+// Retention (--prune-detail-days): by the one writer between ingest jobs.
+void PruneOldRuns(service::IngestQueue* queue, int64_t days, const store::LabelList& keep) {
+  auto pruned = service::PruneOnWriter(queue, days, keep);
+  if (pruned.ok()) {
+    Log(LogLevel::kInfo, "pruned %lld runs older than %lld days: %lld rows, database %lld -> %lld bytes",
+        static_cast<long long>(pruned->runs), static_cast<long long>(days), static_cast<long long>(pruned->rows),
+        static_cast<long long>(pruned->bytes_before), static_cast<long long>(pruned->bytes_after));
+  } else {
+    Log(LogLevel::kWarn, "pruning failed: %s", pruned.status().message().c_str());
   }
-  DailyPruner(const DailyPruner&) = delete;
-  DailyPruner& operator=(const DailyPruner&) = delete;
-
- private:
-  void Run(service::IngestQueue* queue, int64_t days, const store::LabelList& keep) {
-    std::unique_lock<std::mutex> lock(mu_);
-    do {
-      lock.unlock();
-      auto pruned = service::PruneOnWriter(queue, days, keep);
-      if (pruned.ok()) {
-        Log(LogLevel::kInfo, "pruned %lld runs older than %lld days: %lld rows, database %lld -> %lld bytes",
-            static_cast<long long>(pruned->runs), static_cast<long long>(days), static_cast<long long>(pruned->rows),
-            static_cast<long long>(pruned->bytes_before), static_cast<long long>(pruned->bytes_after));
-      } else {
-        Log(LogLevel::kWarn, "pruning failed: %s", pruned.status().message().c_str());
-      }
-      lock.lock();
-    } while (!wake_.wait_for(lock, std::chrono::hours(24), [&] { return stop_; }));
-  }
-
-  std::mutex mu_;
-  std::condition_variable wake_;
-  bool stop_ = false;
-  std::thread thread_;  // last: started after the members it uses are built
-};
+}
 
 // The ingest queue (the one writer), with the log lines of its start.
 StatusOr<std::unique_ptr<service::IngestQueue>> StartQueue(const DaemonFlags& f, const service::AccessPolicy* access) {
@@ -495,8 +466,11 @@ int Serve(DaemonFlags& f) {
     }
     watcher = std::move(started.value());
   }
-  std::optional<DailyPruner> pruner;
-  if (f.prune_detail_days >= 0) pruner.emplace(&writer, f.prune_detail_days, f.prune_keep);
+  std::optional<TimerThread> pruner;  // at start, then daily; stops (and joins) on reset
+  if (f.prune_detail_days >= 0) {
+    pruner.emplace(std::chrono::milliseconds(0), std::chrono::hours(24),
+                   [&writer, &f] { PruneOldRuns(&writer, f.prune_detail_days, f.prune_keep); });
+  }
 
   int sig = 0;
   sigwait(&signals, &sig);
