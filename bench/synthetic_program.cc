@@ -80,6 +80,29 @@ OperandRef LayerInput() { return {OperandSource::kLayerInput, 0}; }
 OperandRef Weight(int q) { return {OperandSource::kLayerParam, q}; }
 OperandRef Constant(int c) { return {OperandSource::kConstant, c}; }
 
+// An op's kind, name stem, opcode and shape; the rest as OpTemplate's defaults.
+OpTemplate MakeOp(OpKind kind, std::string stem, std::string opcode, Shape shape) {
+  OpTemplate op;
+  op.kind = kind;
+  op.stem = std::move(stem);
+  op.opcode = std::move(opcode);
+  op.shape = std::move(shape);
+  return op;
+}
+
+// An entry parameter labelled `label`: on GPU, PyTorch/XLA's device data, with the dynamo bridge's source line.
+OpTemplate EntryParameter(const ArrayShape& shape, std::string label, Backend backend) {
+  OpTemplate p = MakeOp(OpKind::kParameter, "Arg", "parameter", ArrayOf(shape));
+  p.op_name = std::move(label);
+  if (backend == Backend::kGpu) {
+    p.op_type = "xla__device_data";
+    p.op_name = "xla__device_data";
+    p.source_file = "/usr/local/lib/python3.10/site-packages/torch_xla/_dynamo/dynamo_bridge.py";
+    p.source_line = 355;
+  }
+  return p;
+}
+
 // Appends the ops of one layer template, the layer's weights, the constants and the reducer regions.
 class LayerTemplateBuilder {
  public:
@@ -122,11 +145,7 @@ class LayerTemplateBuilder {
   // What a fusion and a custom call share; a kernel unless the caller says otherwise.
   static OpTemplate Kernel(OpKind kind, std::string stem, std::string opcode, Shape shape,
                            std::vector<OperandRef> operands, std::string op_name, std::string op_type) {
-    OpTemplate op;
-    op.kind = kind;
-    op.stem = std::move(stem);
-    op.opcode = std::move(opcode);
-    op.shape = std::move(shape);
+    OpTemplate op = MakeOp(kind, std::move(stem), std::move(opcode), std::move(shape));
     op.operands = std::move(operands);
     op.op_name = std::move(op_name);
     op.op_type = std::move(op_type);
@@ -135,11 +154,8 @@ class LayerTemplateBuilder {
   }
 
   int GetTupleElement(int tuple_op, int element) {
-    OpTemplate op;
-    op.kind = OpKind::kGetTupleElement;
-    op.stem = "get-tuple-element";
-    op.opcode = "get-tuple-element";
-    op.shape = ArrayOf(ops[tuple_op].shape.elements[element]);
+    OpTemplate op = MakeOp(OpKind::kGetTupleElement, "get-tuple-element", "get-tuple-element",
+                       ArrayOf(ops[tuple_op].shape.elements[element]));
     op.operands = {Local(tuple_op)};
     op.tuple_op = tuple_op;
     op.tuple_index = element;
@@ -153,46 +169,23 @@ class LayerTemplateBuilder {
     ArrayShape hbm = weights[q].shape.array();
     ArrayShape vmem = hbm;
     vmem.memory_space = 1;
-    OpTemplate start;
-    start.kind = OpKind::kCopyStart;
-    start.stem = "copy-start";
-    start.opcode = "copy-start";
-    start.shape = TupleOf({vmem, hbm, MakeArray(ElementType::kU32, {}, 2)});
+    OpTemplate start =
+        MakeOp(OpKind::kCopyStart, "copy-start", "copy-start", TupleOf({vmem, hbm, MakeArray(ElementType::kU32, {}, 2)}));
     start.operands = {Weight(q)};
     int s = Add(std::move(start));
-    OpTemplate done;
-    done.kind = OpKind::kCopyDone;
-    done.stem = "copy-done";
-    done.opcode = "copy-done";
-    done.shape = ArrayOf(vmem);
+    OpTemplate done = MakeOp(OpKind::kCopyDone, "copy-done", "copy-done", ArrayOf(vmem));
     done.operands = {Local(s)};
     done.tuple_op = s;
     return Add(std::move(done));
   }
 
   int NewWeight(ArrayShape shape, std::string label) {
-    OpTemplate w;
-    w.kind = OpKind::kParameter;
-    w.stem = "Arg";
-    w.opcode = "parameter";
-    w.shape = ArrayOf(shape);
-    w.op_name = std::move(label);
-    if (backend_ == Backend::kGpu) {
-      w.op_type = "xla__device_data";
-      w.op_name = "xla__device_data";
-      w.source_file = "/usr/local/lib/python3.10/site-packages/torch_xla/_dynamo/dynamo_bridge.py";
-      w.source_line = 355;
-    }
-    weights.push_back(std::move(w));
+    weights.push_back(EntryParameter(shape, std::move(label), backend_));
     return static_cast<int>(weights.size()) - 1;
   }
 
   int NewConstant(ArrayShape shape, std::string literal) {
-    OpTemplate c;
-    c.kind = OpKind::kConstant;
-    c.stem = "constant";
-    c.opcode = "constant";
-    c.shape = ArrayOf(shape);
+    OpTemplate c = MakeOp(OpKind::kConstant, "constant", "constant", ArrayOf(shape));
     c.constant_literal = std::move(literal);
     constants.push_back(std::move(c));
     return static_cast<int>(constants.size()) - 1;
@@ -202,20 +195,12 @@ class LayerTemplateBuilder {
   int NewRegion(bool max, std::string op_name) {
     ArrayShape scalar = MakeArray(ElementType::kF32, {});
     for (int i = 0; i < 2; ++i) {
-      OpTemplate p;
-      p.kind = OpKind::kParameter;
-      p.stem = i == 0 ? "Arg_0" : "Arg_1";
-      p.opcode = "parameter";
-      p.shape = ArrayOf(scalar);
+      OpTemplate p = MakeOp(OpKind::kParameter, i == 0 ? "Arg_0" : "Arg_1", "parameter", ArrayOf(scalar));
       p.constant_literal = std::to_string(i);
       p.op_name = op_name;
       regions.push_back(std::move(p));
     }
-    OpTemplate combiner;
-    combiner.kind = OpKind::kElementwise;
-    combiner.stem = max ? "maximum" : "add";
-    combiner.opcode = combiner.stem;
-    combiner.shape = ArrayOf(scalar);
+    OpTemplate combiner = MakeOp(OpKind::kElementwise, max ? "maximum" : "add", max ? "maximum" : "add", ArrayOf(scalar));
     combiner.operands = {{OperandSource::kRegionParam, 0}, {OperandSource::kRegionParam, 1}};
     combiner.op_name = op_name;
     regions.push_back(std::move(combiner));
@@ -485,29 +470,13 @@ void SyntheticProgram::BuildTemplates() {
   const char* labels[kGlobalParams] = {"x", "params['embed']['embedding']", "params['final_norm']['scale']"};
   const ArrayShape shapes[kGlobalParams] = {act, embed, norm};
   for (int g = 0; g < kGlobalParams; ++g) {
-    OpTemplate p;
-    p.kind = OpKind::kParameter;
-    p.stem = "Arg";
-    p.opcode = "parameter";
-    p.shape = ArrayOf(shapes[g]);
-    p.op_name = labels[g];
-    if (!tpu) {
-      p.op_type = "xla__device_data";
-      p.op_name = "xla__device_data";
-      p.source_file = "/usr/local/lib/python3.10/site-packages/torch_xla/_dynamo/dynamo_bridge.py";
-      p.source_line = 355;
-    }
-    global_params_.push_back(std::move(p));
+    global_params_.push_back(EntryParameter(shapes[g], labels[g], spec_.backend));
   }
 
   // Epilogue: the loss and the updated embedding and norm scale, all live-out.
   auto epilogue_op = [&](std::string stem, std::string kind, ArrayShape shape, int global, std::string root,
                          std::string op_name) {
-    OpTemplate op;
-    op.kind = OpKind::kFusion;
-    op.stem = std::move(stem);
-    op.opcode = "fusion";
-    op.shape = ArrayOf(shape);
+    OpTemplate op = MakeOp(OpKind::kFusion, std::move(stem), "fusion", ArrayOf(shape));
     op.operands = {{OperandSource::kFinalOutput, 0}, {OperandSource::kGlobalParam, global}};
     op.fusion_kind = std::move(kind);
     op.fused_root_opcode = std::move(root);
