@@ -32,6 +32,15 @@ Status CheckCount(const char* field, int64_t value, int64_t max) {
   return Status::Ok();
 }
 
+// The budgets of a request that carries them (ListModules, CheckRun, Report): warn_percent 0 is the default.
+template <typename Request>
+store::MemoryBudgets BudgetsOf(const Request& request) {
+  store::MemoryBudgets budgets;
+  for (const auto& b : request.budgets()) budgets.list.push_back({b.pattern(), b.metric(), b.max_bytes()});
+  if (request.warn_percent() != 0) budgets.warn_percent = request.warn_percent();
+  return budgets;
+}
+
 store::Labels FromProto(const google::protobuf::RepeatedPtrField<v1::Label>& labels) {
   store::Labels out;
   for (const auto& l : labels) out.emplace_back(l.key(), l.value());
@@ -95,16 +104,14 @@ Status AnswerListModules(store::Database& db, const v1::ListModulesRequest& requ
   options.sort_metric = req->sort_metric();
   options.limit = req->limit() > 0 ? req->limit() : -1;
   options.memory_only = req->memory_only();
-  std::vector<store::MemoryBudget> budgets;
-  for (const auto& b : req->budgets()) budgets.push_back({b.pattern(), b.metric(), b.max_bytes()});
-  const double warn_percent = req->warn_percent() != 0 ? req->warn_percent() : store::kDefaultBudgetWarnPercent;
-  if (Status st = store::CheckBudgetsValid(budgets, warn_percent); !st.ok()) return st;
+  const store::MemoryBudgets budgets = BudgetsOf(*req);
+  if (Status st = store::CheckBudgetsValid(budgets); !st.ok()) return st;
   auto modules = store::ListModules(db, req->run_name(), options);
   if (!modules.ok()) return modules.status();
   for (const auto& m : modules.value()) {
     auto* out = resp->add_modules();
     ToProto(m, out);
-    const auto budget = store::MeasureBudget(budgets, warn_percent, m.name,
+    const auto budget = store::MeasureBudget(budgets, m.name,
                                              [&m](std::string_view metric) { return m.metric(metric); });
     if (budget) ToProto(*budget, out->mutable_budget());
   }
@@ -279,8 +286,7 @@ Status AnswerCheckRun(store::Database& db, const v1::CheckRunRequest& req, v1::C
   o.on_removed = *on_removed;
   o.on_reshaped = *on_reshaped;
   o.by_name_all = req.by_name_all();
-  for (const auto& b : req.budgets()) o.budgets.push_back({b.pattern(), b.metric(), b.max_bytes()});
-  if (req.warn_percent() != 0) o.warn_percent = req.warn_percent();
+  o.budgets = BudgetsOf(req);
   auto result = store::CheckRun(db, o);
   if (!result.ok()) return result.status();
   ToProto(*result, resp);
@@ -306,8 +312,7 @@ Status AnswerReport(store::Database& db, const v1::ReportRequest& request, std::
     }
     pages::HomeRequest home;
     home.label_key = request.home_label();
-    for (const auto& b : request.budgets()) home.budgets.push_back({b.pattern(), b.metric(), b.max_bytes()});
-    if (request.warn_percent() != 0) home.warn_percent = request.warn_percent();
+    home.budgets = BudgetsOf(request);
     auto rendered = pages::RenderHomePage(db, home, pages::PageLinks(pages::PageLinks::Mode::kFile));
     if (!rendered.ok()) return rendered.status();
     *html = std::move(*rendered);
@@ -325,8 +330,7 @@ Status AnswerReport(store::Database& db, const v1::ReportRequest& request, std::
   page.has_folder = request.has_folder();
   page.folder = request.folder();
   page.baseline = request.baseline();
-  for (const auto& b : request.budgets()) page.budgets.push_back({b.pattern(), b.metric(), b.max_bytes()});
-  if (request.warn_percent() != 0) page.warn_percent = request.warn_percent();
+  page.budgets = BudgetsOf(request);
   if (page.module.empty() && (!page.stage.empty() || page.xla_module_id >= 0 || page.has_folder)) {
     return Status::InvalidArgument("stage, xla_module_id and folder pick a module: name the module too");
   }

@@ -188,7 +188,6 @@ StatusOr<std::string> RenderDiffPage(store::Database& db, const ReportRequest& r
   options.run = request.run;
   options.baseline = request.baseline;
   options.budgets = request.budgets;
-  options.warn_percent = request.warn_percent;
   options.max_attribution = 50;
   auto result = store::CheckRun(db, options);
   if (!result.ok()) return result.status();

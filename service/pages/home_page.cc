@@ -116,7 +116,6 @@ std::string LatestSection(store::Database& db, const RunGroup& group, const Stat
     gate.run = latest.name;
     gate.baseline = before.name;
     gate.budgets = request.budgets;
-    gate.warn_percent = request.warn_percent;
     gate.max_attribution = 0;
     auto verdict = store::CheckRun(db, gate);
     if (!verdict.ok()) return out + ".</p>\n<p class=\"note\">" + Html(verdict.status().message()) + "</p>\n</section>\n";
@@ -139,7 +138,7 @@ std::string LatestSection(store::Database& db, const RunGroup& group, const Stat
     const store::ModuleRow& m = modules->rows[i];
     std::string headroom;
     if (budgets) {
-      auto use = store::MeasureBudget(request.budgets, request.warn_percent, m);
+      auto use = store::MeasureBudget(request.budgets, m);
       headroom = !use ? "<td></td>"
                       : std::string("<td class=\"") + (use->over ? "over" : use->warn ? "warn" : "within") + "\">" +
                             Html(BudgetHeadroom(use->metric, use->current, use->max_bytes, use->percent, use->over,
@@ -284,7 +283,7 @@ std::string ChartSection(store::Database& db, const RunGroup& group, const Statu
 }  // namespace
 
 StatusOr<std::string> RenderHomePage(store::Database& db, const HomeRequest& request, const PageLinks& links) {
-  if (Status st = store::CheckBudgetsValid(request.budgets, request.warn_percent); !st.ok()) return st;
+  if (Status st = store::CheckBudgetsValid(request.budgets); !st.ok()) return st;
   auto groups = GroupRuns(db, request.label_key);
   if (!groups.ok()) return groups.status();
   int64_t runs = 0;

@@ -42,15 +42,13 @@ struct ReportRequest {
   std::string folder;             // picks among modules of one name ("" = any)
   bool has_folder = false;
   std::string baseline;           // set: the diff page (a run name, label:K=V or commit:SHA)
-  std::vector<store::MemoryBudget> budgets;  // the diff page's budgets (store/compare/memory_budget.h); with them the
-                                             // diff page is drawn without a baseline too
-  double warn_percent = store::kDefaultBudgetWarnPercent;
+  store::MemoryBudgets budgets;   // the diff page's (store/compare/memory_budget.h); with them the diff page is
+                                  // drawn without a baseline too
 };
 
 struct HomeRequest {
   std::string label_key;          // group runs by this label's value ("" = every run, one group)
-  std::vector<store::MemoryBudget> budgets;  // the headroom column and the verdicts' budgets
-  double warn_percent = store::kDefaultBudgetWarnPercent;
+  store::MemoryBudgets budgets;   // the headroom column and the verdicts' budgets
 };
 
 StatusOr<std::string> RenderHomePage(store::Database& db, const HomeRequest& request, const PageLinks& links);

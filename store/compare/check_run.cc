@@ -98,7 +98,7 @@ Status CheckOptionsValid(const CheckOptions& o, const std::vector<std::string>& 
     return Status::InvalidArgument(
         "on_added and on_removed are report, fail or inconclusive (judge is for on_reshaped)");
   }
-  if (Status st = CheckBudgetsValid(o.budgets, o.warn_percent); !st.ok()) return st;
+  if (Status st = CheckBudgetsValid(o.budgets); !st.ok()) return st;
   for (const AcceptedRegression& a : o.accepted) {
     if (Status st = CheckGlobPattern(a.pattern, "accepted regression"); !st.ok()) return st;
     if (a.reason.empty()) return Status::InvalidArgument("accepted regression '" + a.pattern + "' needs a reason");
@@ -248,7 +248,7 @@ StatusOr<CheckedModule> CheckPair(Database& db, const CheckOptions& options, con
   const bool explain =
       m.status == S::kRegressed || m.status == S::kAccepted || (m.reshaped && paired && changes.differs);
   if (cur && m.status != S::kIgnored) {
-    m.budget = MeasureBudget(options.budgets, options.warn_percent, *cur);
+    m.budget = MeasureBudget(options.budgets, *cur);
     if (m.budget && m.budget->over) m.status = S::kOverBudget;
   }
   if (!explain) return m;

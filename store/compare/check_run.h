@@ -87,8 +87,7 @@ struct CheckOptions {
   UnmatchedPolicy on_removed = UnmatchedPolicy::kReport;   // report, fail or inconclusive
   UnmatchedPolicy on_reshaped = UnmatchedPolicy::kReport;  // report, judge, fail or inconclusive
   bool by_name_all = false;          // CheckResult::by_name: every jit name, not only those that changed
-  std::vector<MemoryBudget> budgets; // store/compare/memory_budget.h; with budgets, `baseline` may be "" (budgets only)
-  double warn_percent = kDefaultBudgetWarnPercent;
+  MemoryBudgets budgets;             // store/compare/memory_budget.h; with budgets, `baseline` may be "" (budgets only)
 };
 
 struct MetricDelta {

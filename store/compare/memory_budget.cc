@@ -18,11 +18,11 @@ std::string Named(const MemoryBudget& b) {
 
 }  // namespace
 
-Status CheckBudgetsValid(const std::vector<MemoryBudget>& budgets, double warn_percent) {
-  if (std::isnan(warn_percent) || warn_percent < 0) {
+Status CheckBudgetsValid(const MemoryBudgets& budgets) {
+  if (std::isnan(budgets.warn_percent) || budgets.warn_percent < 0) {
     return Status::InvalidArgument("warn_percent must be a number >= 0");
   }
-  for (const MemoryBudget& b : budgets) {
+  for (const MemoryBudget& b : budgets.list) {
     if (!b.pattern.empty()) {
       if (Status st = CheckGlobPattern(b.pattern, "budget"); !st.ok()) return st;
     }
@@ -35,16 +35,13 @@ Status CheckBudgetsValid(const std::vector<MemoryBudget>& budgets, double warn_p
   return Status::Ok();
 }
 
-std::optional<BudgetUse> MeasureBudget(const std::vector<MemoryBudget>& budgets, double warn_percent,
-                                       const ModuleRow& module) {
-  return MeasureBudget(budgets, warn_percent, module.name,
-                       [&module](std::string_view metric) { return module.metric(metric); });
+std::optional<BudgetUse> MeasureBudget(const MemoryBudgets& budgets, const ModuleRow& module) {
+  return MeasureBudget(budgets, module.name, [&module](std::string_view metric) { return module.metric(metric); });
 }
 
-std::optional<BudgetUse> MeasureBudget(const std::vector<MemoryBudget>& budgets, double warn_percent,
-                                       const std::string& module_name,
+std::optional<BudgetUse> MeasureBudget(const MemoryBudgets& budgets, const std::string& module_name,
                                        const std::function<int64_t(std::string_view)>& metric) {
-  for (const MemoryBudget& b : budgets) {
+  for (const MemoryBudget& b : budgets.list) {
     if (!Matches(b, module_name)) continue;
     BudgetUse use;
     use.metric = b.metric;
@@ -53,17 +50,17 @@ std::optional<BudgetUse> MeasureBudget(const std::vector<MemoryBudget>& budgets,
     if (use.current >= 0) {
       use.percent = 100.0 * static_cast<double>(use.current) / static_cast<double>(b.max_bytes);
       use.over = use.current > b.max_bytes;
-      use.warn = !use.over && use.percent >= warn_percent;
+      use.warn = !use.over && use.percent >= budgets.warn_percent;
     }
     return use;
   }
   return std::nullopt;
 }
 
-std::vector<std::string> UnmatchedBudgets(const std::vector<MemoryBudget>& budgets, const std::vector<ModuleRow>& rows,
+std::vector<std::string> UnmatchedBudgets(const MemoryBudgets& budgets, const std::vector<ModuleRow>& rows,
                                           const std::string& run) {
   std::vector<std::string> out;
-  for (const MemoryBudget& b : budgets) {
+  for (const MemoryBudget& b : budgets.list) {
     bool any = false;
     for (const ModuleRow& r : rows) {
       if ((any = Matches(b, r.name))) break;

@@ -28,6 +28,14 @@ struct MemoryBudget {
 
 inline constexpr double kDefaultBudgetWarnPercent = 90;
 
+// The budgets a gate, a module listing or a page holds modules to, and the share of a budget from which a
+// module warns: one policy, so the two travel together.
+struct MemoryBudgets {
+  std::vector<MemoryBudget> list;  // a module takes the first that matches it
+  double warn_percent = kDefaultBudgetWarnPercent;
+  bool empty() const { return list.empty(); }
+};
+
 // A module measured against its budget.
 struct BudgetUse {
   std::string metric;
@@ -38,20 +46,18 @@ struct BudgetUse {
   bool warn = false;     // not over, and percent >= warn_percent
 };
 
-[[nodiscard]] Status CheckBudgetsValid(const std::vector<MemoryBudget>& budgets, double warn_percent);
+[[nodiscard]] Status CheckBudgetsValid(const MemoryBudgets& budgets);
 
 // The first budget whose pattern matches `module_name`, measured on `metric(name)` (-1 = unknown); nullopt
 // when none matches.
-[[nodiscard]] std::optional<BudgetUse> MeasureBudget(const std::vector<MemoryBudget>& budgets, double warn_percent,
-                                                     const std::string& module_name,
+[[nodiscard]] std::optional<BudgetUse> MeasureBudget(const MemoryBudgets& budgets, const std::string& module_name,
                                                      const std::function<int64_t(std::string_view)>& metric);
 // The same for a module_memory row.
-[[nodiscard]] std::optional<BudgetUse> MeasureBudget(const std::vector<MemoryBudget>& budgets, double warn_percent,
-                                                     const ModuleRow& module);
+[[nodiscard]] std::optional<BudgetUse> MeasureBudget(const MemoryBudgets& budgets, const ModuleRow& module);
 
 // "budget 'jit_x*' (total_bytes) matches no module of run 'r'" for each budget that matches none of `rows`.
-[[nodiscard]] std::vector<std::string> UnmatchedBudgets(const std::vector<MemoryBudget>& budgets,
-                                                        const std::vector<ModuleRow>& rows, const std::string& run);
+[[nodiscard]] std::vector<std::string> UnmatchedBudgets(const MemoryBudgets& budgets, const std::vector<ModuleRow>& rows,
+                                                        const std::string& run);
 
 }  // namespace xladb::store
 
