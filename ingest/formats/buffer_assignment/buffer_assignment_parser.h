@@ -105,7 +105,8 @@ class BufferAssignmentParser : public BufferTextParser {
   void EmitValueBlock();
   // Settles a from-instruction line that ended with a value-short: `split` when the next line is
   // ` positions:` (the glued era), so that value-short starts the next block.
-  void ResolveGluedLine(bool split);
+  // Settles a glued from-instruction line once the next line says whether it also held a value header.
+  void ResolveGluedLine(std::string_view next_line);
   // Reads the text of an instruction seen for the first time into pending_instruction_ (emitted by
   // FlushInstruction before the next line, or at the end once the last line is known not to be cut short).
   void EmitNewInstruction(std::string_view name, std::string_view text, std::string_view line,
