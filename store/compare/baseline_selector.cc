@@ -3,23 +3,27 @@
 #include <string_view>
 #include <vector>
 
+#include "store/query/result_columns.h"
 #include "store/query/statement_text.h"
 
 namespace xladb::store {
 namespace {
 
+// A run of runs r, as a baseline.
+const ResultColumns<Baseline> kBaselineColumns = {{"r.run_id", &Baseline::run_id}, {"r.name", &Baseline::name}};
+
+const ResultColumns<CheckedRun> kCheckedRunColumns = {{"run_id", &CheckedRun::run_id},
+                                                      {"run_time_us", &CheckedRun::run_time_us}};
+
 // The newest run other than `run_id` with a label that `condition` selects (a term on l.key, l.value and the
 // run r; `args` fill its placeholders), into b->run_id and b->name; b->run_id stays 0 when there is none.
 void PickNewestLabelled(SqlConnection& sql, std::string_view condition, const std::vector<SqlArg>& args,
                         int64_t run_id, Baseline* b) {
-  auto q = sql.Prepare("SELECT r.run_id, r.name FROM runs r JOIN run_labels l ON l.run_id = r.run_id WHERE " +
-                       std::string(condition) +
+  auto q = sql.Prepare("SELECT " + kBaselineColumns.SelectList() +
+                       " FROM runs r JOIN run_labels l ON l.run_id = r.run_id WHERE " + std::string(condition) +
                        " AND r.run_id <> ? ORDER BY r.run_time_us DESC, r.run_id DESC LIMIT 1");
   q->Bind(BindArgs(*q, args), run_id);
-  if (q->Step()) {
-    b->run_id = q->Int(0);
-    b->name = q->Text(1);
-  }
+  if (q->Step()) kBaselineColumns.ReadInto(*q, b);
 }
 
 // label:KEY=VALUE: the newest other run with that label at or before the checked run's time.
@@ -69,17 +73,21 @@ StatusOr<Baseline> BaselineByCommit(SqlConnection& sql, const std::string& selec
 
 }  // namespace
 
+StatusOr<CheckedRun> FindCheckedRun(SqlConnection& sql, const std::string& name) {
+  auto q = sql.Prepare("SELECT " + kCheckedRunColumns.SelectList() + " FROM runs WHERE name = ?");
+  q->Bind(1, name);
+  if (!q->Step()) return Status::NotFound("run '" + name + "' not found");
+  return kCheckedRunColumns.Read(*q);
+}
+
 StatusOr<Baseline> ResolveBaseline(SqlConnection& sql, const std::string& selector, const CheckedRun& run) {
   if (selector.rfind("label:", 0) == 0) return BaselineByLabel(sql, selector, run);
   if (selector.rfind("commit:", 0) == 0) return BaselineByCommit(sql, selector, run);
   Baseline b;
   b.selected_by = "name";
-  auto q = sql.Prepare("SELECT run_id, name FROM runs WHERE name = ?");
+  auto q = sql.Prepare("SELECT " + kBaselineColumns.SelectList() + " FROM runs r WHERE r.name = ?");
   q->Bind(1, selector);
-  if (q->Step()) {
-    b.run_id = q->Int(0);
-    b.name = q->Text(1);
-  }
+  if (q->Step()) kBaselineColumns.ReadInto(*q, &b);
   if (!b.run_id) return Status::NotFound("no run named '" + selector + "' (the baseline)");
   return b;
 }

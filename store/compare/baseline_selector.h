@@ -1,7 +1,7 @@
 // ResolveBaseline: the run a gate's baseline selector names (check_run.h, CheckOptions::baseline): a run name,
 // `label:KEY=VALUE` (the newest other run with that label at or before the checked run's time), or `commit:SHA`
 // (the newest other run labelled commit=SHA, else commit=<the one label value starting with SHA, 7+ characters>).
-// Internal to store/compare/.
+// FindCheckedRun: the run a check (or a run's recent values) is about, by its name. Internal to store/compare/.
 //
 // Contract: read-only statements on the caller's connection; a failed statement throws SqlError (the gate's
 // entry point, CheckRun, catches it). kInvalidArgument for a malformed label: or commit: selector, kNotFound
@@ -30,6 +30,9 @@ struct Baseline {
   std::string selected_by;  // 'name', or the label: or commit: selector
   std::string missing;      // why none was found
 };
+
+// The run named `name`; kNotFound "run 'NAME' not found" when there is none.
+[[nodiscard]] StatusOr<CheckedRun> FindCheckedRun(SqlConnection& sql, const std::string& name);
 
 [[nodiscard]] StatusOr<Baseline> ResolveBaseline(SqlConnection& sql, const std::string& selector,
                                                  const CheckedRun& run);

@@ -7,6 +7,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "store/query/result_columns.h"
 #include "store/query/statement_text.h"
 #include "store/facts/shape_text.h"
 
@@ -22,35 +23,44 @@ struct Buffer {
   bool paired = false;
 };
 
+// A value of buffer_values v, with its shape, instruction, op name and source file (ReadBuffers' joins).
+const ResultColumns<Buffer> kValueColumns = {
+    {"v.instruction", &Buffer::instruction},
+    {"v.shape_index", &Buffer::shape_index},
+    {"v.size_bytes", &Buffer::size},
+    {"sh.text", &Buffer::shape},
+    {"opn.text", &Buffer::op_name},
+    {"sf.path", &Buffer::source_file},
+    {"i.source_line", &Buffer::source_line},
+};
+
+// A buffer of the peak_buffer_details view.
+const ResultColumns<Buffer> kPeakBufferColumns = {
+    {"instruction", &Buffer::instruction},
+    {"shape_index", &Buffer::shape_index},
+    {"COALESCE(size_bytes, logical_bytes)", &Buffer::size},
+    {"shape", &Buffer::shape},
+    {"op_name", &Buffer::op_name},
+    {"source_file", &Buffer::source_file},
+    {"source_line", &Buffer::source_line},
+};
+
 // Every value of the module, or the buffers of its peak list (their padded value size; the logical size
 // XLA printed when the value is not resolved or has no size).
 std::vector<Buffer> ReadBuffers(SqlConnection& sql, int64_t module_id, AttributionScope scope) {
-  const char* values =
-      "SELECT v.instruction, v.shape_index, v.size_bytes, sh.text, opn.text, sf.path, i.source_line "
-      "FROM buffer_values v "
-      "LEFT JOIN shapes sh ON sh.shape_id = v.shape_id "
-      "LEFT JOIN instructions i ON i.module_id = v.module_id AND i.name = v.instruction "
-      "LEFT JOIN names opn ON opn.name_id = i.op_name_id "
-      "LEFT JOIN source_files sf ON sf.source_file_id = i.source_file_id "
-      "WHERE v.module_id = ? ORDER BY v.value_id";
-  const char* peak =
-      "SELECT instruction, shape_index, COALESCE(size_bytes, logical_bytes), shape, op_name, source_file, "
-      "       source_line "
-      "FROM peak_buffer_details WHERE module_id = ? ORDER BY ordinal";
-  auto q = sql.Prepare(scope == AttributionScope::kValues ? values : peak);
+  const bool values = scope == AttributionScope::kValues;
+  const ResultColumns<Buffer>& columns = values ? kValueColumns : kPeakBufferColumns;
+  const char* from = values ? "FROM buffer_values v "
+                              "LEFT JOIN shapes sh ON sh.shape_id = v.shape_id "
+                              "LEFT JOIN instructions i ON i.module_id = v.module_id AND i.name = v.instruction "
+                              "LEFT JOIN names opn ON opn.name_id = i.op_name_id "
+                              "LEFT JOIN source_files sf ON sf.source_file_id = i.source_file_id "
+                              "WHERE v.module_id = ? ORDER BY v.value_id"
+                            : "FROM peak_buffer_details WHERE module_id = ? ORDER BY ordinal";
+  auto q = sql.Prepare("SELECT " + columns.SelectList() + " " + from);
   q->Bind(1, module_id);
   std::vector<Buffer> buffers;
-  while (q->Step()) {
-    Buffer b;
-    b.instruction = q->Text(0);
-    b.shape_index = q->Text(1);
-    b.size = q->IntOr(2, -1);
-    b.shape = q->Text(3);
-    b.op_name = q->Text(4);
-    b.source_file = q->Text(5);
-    b.source_line = q->IntOr(6, -1);
-    buffers.push_back(std::move(b));
-  }
+  while (q->Step()) buffers.push_back(columns.Read(*q));
   return buffers;
 }
 
@@ -112,12 +122,21 @@ void Pair(std::vector<Buffer>& base, std::vector<Buffer>& cur, KeyFn key, const 
   }
 }
 
+// A module's peak time and schedule length (-1: unknown).
+struct ScheduleTimes {
+  int64_t peak_time = -1;
+  int64_t schedule_length = -1;
+};
+const ResultColumns<ScheduleTimes> kScheduleTimesColumns = {{"peak_time", &ScheduleTimes::peak_time},
+                                                            {"schedule_length", &ScheduleTimes::schedule_length}};
+
 void ReadSummary(SqlConnection& sql, int64_t module_id, int64_t* peak_time, int64_t* schedule_length) {
-  auto q = sql.Prepare("SELECT peak_time, schedule_length FROM module_summary WHERE module_id = ?");
+  auto q = sql.Prepare("SELECT " + kScheduleTimesColumns.SelectList() + " FROM module_summary WHERE module_id = ?");
   q->Bind(1, module_id);
   if (q->Step()) {
-    *peak_time = q->IntOr(0, -1);
-    *schedule_length = q->IntOr(1, -1);
+    const ScheduleTimes times = kScheduleTimesColumns.Read(*q);
+    *peak_time = times.peak_time;
+    *schedule_length = times.schedule_length;
   }
 }
 

@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include "store/facts/module_metrics.h"
+#include "store/query/result_columns.h"
 
 namespace xladb::store {
 namespace {
@@ -24,6 +25,9 @@ struct RunRef {
   std::string name;
   int64_t time_us = 0;
 };
+
+const ResultColumns<RunRef> kRunColumns = {
+    {"r.run_id", &RunRef::run_id}, {"r.name", &RunRef::name}, {"r.run_time_us", &RunRef::time_us}};
 
 // Texts that repeat on every row of a history (identity keys, signatures), stored once and named by index.
 class Interned {
@@ -49,6 +53,27 @@ struct Instance {
   int64_t module_id = 0, xla_module_id = -1, live_peak_padded_time = -1;
   std::array<int64_t, kMetricCount> values{};  // by kModuleMetrics index; -1 = no figure
 };
+
+// One module_memory row as read, before History interns its texts into an Instance.
+struct InstanceRow : ModuleMetricValues {
+  int64_t run_id = 0, module_id = 0;
+  std::string identity_key, module_name, stage, folder, entry_signature, entry_sharding;
+  int64_t xla_module_id = -1, live_peak_padded_time = -1;
+};
+
+const ResultColumns<InstanceRow> kInstanceColumns =
+    ResultColumns<InstanceRow>{
+        {"mm.run_id", &InstanceRow::run_id},
+        {"mm.module_id", &InstanceRow::module_id},
+        {"mm.identity_key", &InstanceRow::identity_key},
+        {"mm.module_name", &InstanceRow::module_name},
+        {"mm.stage", &InstanceRow::stage},
+        {"mm.folder", &InstanceRow::folder},
+        {"mm.entry_signature", &InstanceRow::entry_signature},
+        {"mm.entry_sharding", &InstanceRow::entry_sharding},
+        {"mm.xla_module_id", &InstanceRow::xla_module_id},
+        {"mm.live_peak_padded_time", &InstanceRow::live_peak_padded_time},
+    }.WithModuleMetrics("mm");
 
 // One series (an identity or a jit name) in one run: how many instances, and which holds the largest value
 // of each metric (nullptr: none has a figure).
@@ -78,40 +103,37 @@ class History {
   void LoadRuns() {
     Conditions where;
     AddLabelMatch(&where, "r.run_id", query_.labels);
-    auto q = db_.connection().Prepare("SELECT r.run_id, r.name, r.run_time_us FROM runs r" + where.Where() +
+    auto q = db_.connection().Prepare("SELECT " + kRunColumns.SelectList() + " FROM runs r" + where.Where() +
                                       " ORDER BY r.run_time_us, r.run_id");
     BindArgs(*q, where.args());
     while (q->Step()) {
-      run_index_[q->Int(0)] = static_cast<int32_t>(runs_.size());
-      runs_.push_back({q->Int(0), q->Text(1), q->Int(2)});
+      RunRef run = kRunColumns.Read(*q);
+      run_index_[run.run_id] = static_cast<int32_t>(runs_.size());
+      runs_.push_back(std::move(run));
     }
   }
 
   // The module_memory rows `where` selects, in run order, appended to `out` (only runs of the history).
   void LoadRows(const Conditions& where, std::vector<Instance>* out) {
-    std::string columns;
-    for (const ModuleMetric& m : kModuleMetrics) columns += ", mm." + std::string(m.name);
     auto q = db_.connection().Prepare(
-        "SELECT mm.run_id, mm.module_id, mm.identity_key, mm.module_name, mm.stage, mm.folder, mm.entry_signature, "
-        "       mm.entry_sharding, mm.xla_module_id, mm.live_peak_padded_time" + columns +
-        " FROM module_memory mm" + where.Where() +
+        "SELECT " + kInstanceColumns.SelectList() + " FROM module_memory mm" + where.Where() +
         " ORDER BY mm.run_time_us, mm.run_id, mm.module_name, mm.stage, mm.folder, COALESCE(mm.xla_module_id, -1), "
         "mm.module_id");
     BindArgs(*q, where.args());
     while (q->Step()) {
-      auto run = run_index_.find(q->Int(0));
+      InstanceRow read = kInstanceColumns.Read(*q);
+      auto run = run_index_.find(read.run_id);
       if (run == run_index_.end()) continue;
       Instance row;
       row.run = run->second;
-      row.module_id = q->Int(1);
-      row.identity = texts_.Id(q->Text(2));
-      row.name = NameId(q->Text(3), q->Text(4), q->Text(5));
-      row.signature = texts_.Id(q->Text(6));
-      row.sharding = texts_.Id(q->Text(7));
-      row.xla_module_id = q->IntOr(8, -1);
-      row.live_peak_padded_time = q->IntOr(9, -1);
-      constexpr int kFirstMetric = 10;
-      for (size_t m = 0; m < kMetricCount; ++m) row.values[m] = q->IntOr(kFirstMetric + static_cast<int>(m), -1);
+      row.module_id = read.module_id;
+      row.identity = texts_.Id(std::move(read.identity_key));
+      row.name = NameId(std::move(read.module_name), std::move(read.stage), std::move(read.folder));
+      row.signature = texts_.Id(std::move(read.entry_signature));
+      row.sharding = texts_.Id(std::move(read.entry_sharding));
+      row.xla_module_id = read.xla_module_id;
+      row.live_peak_padded_time = read.live_peak_padded_time;
+      for (size_t m = 0; m < kMetricCount; ++m) row.values[m] = read.*kModuleMetrics[m].value;
       out->push_back(std::move(row));
     }
   }

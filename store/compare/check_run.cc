@@ -11,6 +11,7 @@
 #include "store/compare/module_match.h"
 #include "store/facts/module_metrics.h"
 #include "store/query/queries.h"
+#include "store/query/result_columns.h"
 #include "store/query/statement_text.h"
 
 namespace xladb::store {
@@ -256,6 +257,14 @@ StatusOr<CheckedModule> CheckPair(Database& db, const CheckOptions& options, con
   return m;
 }
 
+// A dump_files row f of run r; the rest of an ErrorFile comes from its path.
+const ResultColumns<ErrorFile> kErrorFileColumns = {
+    {"r.name", &ErrorFile::run},
+    {"f.path", &ErrorFile::path},
+    {"f.kind", &ErrorFile::kind},
+    {"COALESCE(f.reason, '')", &ErrorFile::reason},
+};
+
 // Every file with an error verdict in either run; judged when the compared metrics come from its kind.
 std::vector<ErrorFile> ErrorFiles(SqlConnection& sql, int64_t baseline_run_id, int64_t run_id) {
   static constexpr std::string_view kGateKinds[] = {"buffer_assignment", "buffer_assignment_values", "live_range",
@@ -263,17 +272,13 @@ std::vector<ErrorFile> ErrorFiles(SqlConnection& sql, int64_t baseline_run_id, i
   static constexpr std::string_view kGateArtifacts[] = {"-buffer-assignment.txt", "-buffer-assignment-values.txt",
                                                         "-live-range.txt", "-memory-usage-report.txt"};
   auto q = sql.Prepare(
-      "SELECT r.name, f.path, f.kind, COALESCE(f.reason, '') FROM dump_files f JOIN runs r ON r.run_id = f.run_id "
+      "SELECT " + kErrorFileColumns.SelectList() + " FROM dump_files f JOIN runs r ON r.run_id = f.run_id "
       "WHERE f.run_id IN (?, ?) AND f.verdict = 'error' ORDER BY r.run_time_us, r.run_id, f.path");
   q->Bind(1, baseline_run_id);
   q->Bind(2, run_id);
   std::vector<ErrorFile> files;
   while (q->Step()) {
-    ErrorFile f;
-    f.run = q->Text(0);
-    f.path = q->Text(1);
-    f.kind = q->Text(2);
-    f.reason = q->Text(3);
+    ErrorFile f = kErrorFileColumns.Read(*q);
     const size_t slash = f.path.rfind('/');
     const ingest::DumpName name = ingest::ParseDumpName(slash == std::string::npos ? f.path : f.path.substr(slash + 1));
     f.module = name.module_name;
@@ -408,14 +413,6 @@ StatusOr<CheckResult> CheckBudgetsOnly(Database& db, const CheckOptions& options
   result.budget_warnings = UnmatchedBudgets(options.budgets, *rows, options.run);
   Conclude(&result, options, "");
   return result;
-}
-
-// The run a check is about; kNotFound when there is none.
-StatusOr<CheckedRun> FindCheckedRun(SqlConnection& sql, const std::string& name) {
-  auto q = sql.Prepare("SELECT run_id, run_time_us FROM runs WHERE name = ?");
-  q->Bind(1, name);
-  if (!q->Step()) return Status::NotFound("run '" + name + "' not found");
-  return CheckedRun{q->Int(0), q->Int(1)};
 }
 
 std::string JoinBackends(const std::set<std::string>& backends) {

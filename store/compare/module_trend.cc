@@ -6,11 +6,31 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "store/compare/baseline_selector.h"
 #include "store/compare/module_match.h"
 #include "store/facts/module_metrics.h"
+#include "store/query/result_columns.h"
 
 namespace xladb::store {
 namespace {
+
+// How many modules m a condition selects, and how many of them have a buffer assignment.
+struct ModuleCount {
+  int64_t modules = 0;
+  int64_t with_assignment = 0;
+};
+const ResultColumns<ModuleCount> kModuleCountColumns = {
+    {"COUNT(*)", &ModuleCount::modules},
+    {"SUM(CASE WHEN EXISTS (SELECT 1 FROM module_memory mm WHERE mm.module_id = m.module_id) THEN 1 ELSE 0 END)",
+     &ModuleCount::with_assignment},
+};
+
+ModuleCount CountModules(Database& db, const Conditions& where) {
+  auto q = db.connection().Prepare("SELECT " + kModuleCountColumns.SelectList() + " FROM modules m" + where.Where());
+  BindArgs(*q, where.args());
+  q->Step();
+  return kModuleCountColumns.Read(*q);
+}
 
 // Why nothing matched, in words: the module does not exist, exists only without a buffer assignment (at
 // that stage), or exists but no run passes the filters.
@@ -19,27 +39,21 @@ Status NoPointsStatus(Database& db, const TrendQuery& query) {
   Status st = AddNameMatch(&any, "m.name", query.module, "module");
   if (!st.ok()) return st;
   std::string what = "module '" + query.module + "'";
-  auto exists = db.connection().Prepare("SELECT COUNT(*), SUM(CASE WHEN EXISTS (SELECT 1 FROM module_memory mm "
-                                     "WHERE mm.module_id = m.module_id) THEN 1 ELSE 0 END) FROM modules m" + any.Where());
-  BindArgs(*exists, any.args());
-  exists->Step();
-  if (exists->Int(0) == 0) return Status::NotFound(what + " not found in any run");
+  const ModuleCount exists = CountModules(db, any);
+  if (exists.modules == 0) return Status::NotFound(what + " not found in any run");
   if (!query.stage.empty()) {
     Conditions at_stage = any;
     at_stage.Add("m.stage = ?", query.stage);
-    auto staged = db.connection().Prepare("SELECT COUNT(*), SUM(CASE WHEN EXISTS (SELECT 1 FROM module_memory mm "
-                                       "WHERE mm.module_id = m.module_id) THEN 1 ELSE 0 END) FROM modules m" + at_stage.Where());
-    BindArgs(*staged, at_stage.args());
-    staged->Step();
-    if (staged->Int(0) == 0) {
+    const ModuleCount staged = CountModules(db, at_stage);
+    if (staged.modules == 0) {
       return Status::NotFound(what + " has no stage '" + query.stage + "' in any run (`xladb modules RUN` lists stages)");
     }
-    if (staged->Int(1) == 0) {
+    if (staged.with_assignment == 0) {
       return Status::NotFound(what + " at stage '" + query.stage +
                               "' has no buffer assignment in any run, so no memory figures: XLA writes buffer "
                               "assignments after optimizations only");
     }
-  } else if (exists->Int(1) == 0) {
+  } else if (exists.with_assignment == 0) {
     return Status::NotFound(what + " has no buffer assignment in any run, so no memory figures");
   }
   return Status::NotFound(what + ": no run passes the filters (labels, time, folder, xla id, fingerprint)");
@@ -51,6 +65,20 @@ struct InstancesInRun {
   int64_t module_id = 0;
 };
 using InstancesByRun = std::unordered_map<int64_t, InstancesInRun>;
+
+// One identity key's modules in one run.
+struct IdentityInRun {
+  std::string identity_key;
+  int64_t run_id = 0;
+  int64_t count = 0;
+  int64_t module_id = 0;
+};
+const ResultColumns<IdentityInRun> kIdentityInRunColumns = {
+    {"identity_key", &IdentityInRun::identity_key},
+    {"run_id", &IdentityInRun::run_id},
+    {"COUNT(*)", &IdentityInRun::count},
+    {"MIN(module_id)", &IdentityInRun::module_id},
+};
 
 // For every identity key of `rows`, in one query per kKeysAQuery keys (a trend over many runs often has a
 // series per run, and each query is a round trip on PostgreSQL).
@@ -66,13 +94,30 @@ std::unordered_map<std::string, InstancesByRun> InstancesByIdentity(Database& db
     Conditions where;
     where.AddIn("identity_key", std::vector<std::string>(keys.begin() + static_cast<std::ptrdiff_t>(at),
                                                          keys.begin() + static_cast<std::ptrdiff_t>(at + n)));
-    auto q = db.connection().Prepare("SELECT identity_key, run_id, COUNT(*), MIN(module_id) FROM module_memory" +
+    auto q = db.connection().Prepare("SELECT " + kIdentityInRunColumns.SelectList() + " FROM module_memory" +
                                      where.Where() + " GROUP BY identity_key, run_id");
     BindArgs(*q, where.args());
-    while (q->Step()) by_key[q->Text(0)][q->Int(1)] = {q->Int(2), q->Int(3)};
+    while (q->Step()) {
+      IdentityInRun row = kIdentityInRunColumns.Read(*q);
+      by_key[std::move(row.identity_key)][row.run_id] = {row.count, row.module_id};
+    }
   }
   return by_key;
 }
+
+// A run before the one whose recent values are asked.
+struct EarlierRun {
+  int64_t run_id = 0;
+  std::string name;
+};
+const ResultColumns<EarlierRun> kEarlierRunColumns = {{"run_id", &EarlierRun::run_id}, {"name", &EarlierRun::name}};
+
+// One identity's value in one run: the largest of its instances (-1: none has a figure).
+struct IdentityValue {
+  std::string identity_key;
+  int64_t run_id = 0;
+  int64_t value = -1;
+};
 
 }  // namespace
 
@@ -194,12 +239,12 @@ StatusOr<RecentValues> RecentIdentityValues(Database& db, const std::string& run
   if (m == nullptr) return Status::InvalidArgument("'" + metric + "' is not a metric");
   if (runs < 1) return Status::InvalidArgument("recent values need at least one run");
   return CatchSqlErrors("recent values of run '" + run_name + "'", [&]() -> StatusOr<RecentValues> {
-    auto run = db.connection().Prepare("SELECT run_id, run_time_us FROM runs WHERE name = ?");
-    run->Bind(1, run_name);
-    if (!run->Step()) return Status::NotFound("run '" + run_name + "' not found");
-    const int64_t run_id = run->Int(0), time_us = run->Int(1);
+    const StatusOr<CheckedRun> run = FindCheckedRun(db.connection(), run_name);
+    if (!run.ok()) return run.status();
+    const int64_t run_id = run->run_id, time_us = run->run_time_us;
     auto before = db.connection().Prepare(
-        "SELECT run_id, name FROM runs WHERE run_time_us < ? OR (run_time_us = ? AND run_id <= ?) "
+        "SELECT " + kEarlierRunColumns.SelectList() +
+        " FROM runs WHERE run_time_us < ? OR (run_time_us = ? AND run_id <= ?) "
         "ORDER BY run_time_us DESC, run_id DESC LIMIT ?");
     before->Bind(1, time_us);
     before->Bind(2, time_us);
@@ -208,8 +253,9 @@ StatusOr<RecentValues> RecentIdentityValues(Database& db, const std::string& run
     std::vector<int64_t> ids;
     RecentValues out;
     while (before->Step()) {
-      ids.push_back(before->Int(0));
-      out.runs.push_back(before->Text(1));
+      EarlierRun earlier = kEarlierRunColumns.Read(*before);
+      ids.push_back(earlier.run_id);
+      out.runs.push_back(std::move(earlier.name));
     }
     std::reverse(ids.begin(), ids.end());
     std::reverse(out.runs.begin(), out.runs.end());
@@ -218,13 +264,16 @@ StatusOr<RecentValues> RecentIdentityValues(Database& db, const std::string& run
     Conditions where;
     where.AddIn("mm.run_id", ids);
     where.Add("mm.identity_key IN (SELECT identity_key FROM modules WHERE run_id = ?)", run_id);
-    auto values = db.connection().Prepare("SELECT mm.identity_key, mm.run_id, MAX(mm." + std::string(m->name) +
-                                          ") FROM module_memory mm" + where.Where() +
-                                          " GROUP BY mm.identity_key, mm.run_id");
+    const ResultColumns<IdentityValue> value_columns = {{"mm.identity_key", &IdentityValue::identity_key},
+                                                        {"mm.run_id", &IdentityValue::run_id},
+                                                        {"MAX(mm." + std::string(m->name) + ")", &IdentityValue::value}};
+    auto values = db.connection().Prepare("SELECT " + value_columns.SelectList() + " FROM module_memory mm" +
+                                          where.Where() + " GROUP BY mm.identity_key, mm.run_id");
     BindArgs(*values, where.args());
     while (values->Step()) {
-      auto& series = out.by_identity.try_emplace(values->Text(0), std::vector<int64_t>(ids.size(), -1)).first->second;
-      series[index[values->Int(1)]] = values->IntOr(2, -1);
+      IdentityValue v = value_columns.Read(*values);
+      auto& series = out.by_identity.try_emplace(std::move(v.identity_key), ids.size(), -1).first->second;
+      series[index[v.run_id]] = v.value;
     }
     return out;
   });

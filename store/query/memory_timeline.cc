@@ -5,10 +5,44 @@
 #include <unordered_map>
 #include <utility>
 
+#include "store/query/result_columns.h"
 #include "store/query/statement_text.h"
 #include "store/facts/shape_text.h"
 
 namespace xladb::store {
+namespace {
+
+// A module's module_summary s (-1: unknown; no live ranges when it has no summary).
+struct SummaryRow {
+  int64_t schedule_length = -1;
+  int64_t peak_time = -1;
+  int64_t peak_bytes = -1;
+  int64_t live_range_count = 0;
+};
+const ResultColumns<SummaryRow> kSummaryColumns = {
+    {"s.schedule_length", &SummaryRow::schedule_length},
+    {"s.peak_time", &SummaryRow::peak_time},
+    {"s.peak_bytes", &SummaryRow::peak_bytes},
+    {"s.live_range_count", &SummaryRow::live_range_count},
+};
+
+// Something of the module (a shape, a value) and the text of its shape.
+struct ShapeOf {
+  int64_t id = 0;
+  std::string shape;
+};
+const ResultColumns<ShapeOf> kShapeColumns = {{"shape_id", &ShapeOf::id}, {"text", &ShapeOf::shape}};
+const ResultColumns<ShapeOf> kValueInstructionShapeColumns = {{"v.value_id", &ShapeOf::id},
+                                                              {"sh.text", &ShapeOf::shape}};
+
+struct ScheduleStep {
+  int64_t time = 0;
+  std::string instruction;
+};
+const ResultColumns<ScheduleStep> kScheduleColumns = {{"time", &ScheduleStep::time},
+                                                      {"instruction", &ScheduleStep::instruction}};
+
+}  // namespace
 
 StatusOr<MemoryTimeline> LoadMemoryTimeline(Database& db, int64_t module_id) {
   return CatchSqlErrors("memory timeline of module " + std::to_string(module_id),
@@ -16,39 +50,40 @@ StatusOr<MemoryTimeline> LoadMemoryTimeline(Database& db, int64_t module_id) {
     MemoryTimeline t;
     t.module_id = module_id;
     auto summary = db.connection().Prepare(
-                              "SELECT s.schedule_length, s.peak_time, s.peak_bytes, s.live_range_count "
-                              "FROM modules m LEFT JOIN module_summary s ON s.module_id = m.module_id "
+                              "SELECT " + kSummaryColumns.SelectList() +
+                              " FROM modules m LEFT JOIN module_summary s ON s.module_id = m.module_id "
                               "WHERE m.module_id = ?");
     summary->Bind(1, module_id);
     if (!summary->Step()) return Status::NotFound("module " + std::to_string(module_id) + " not found");
-    t.schedule_length = summary->IntOr(0, -1);
-    t.xla_peak_time = summary->IntOr(1, -1);
-    t.xla_peak_bytes = summary->IntOr(2, -1);
-    const int64_t live_ranges = summary->IntOr(3, 0);
+    const SummaryRow s = kSummaryColumns.Read(*summary);
+    t.schedule_length = s.schedule_length;
+    t.xla_peak_time = s.peak_time;
+    t.xla_peak_bytes = s.peak_bytes;
+    const int64_t live_ranges = s.live_range_count;
 
     // Logical sizes per shape: a module has far fewer shapes than values.
     std::unordered_map<int64_t, std::optional<int64_t>> logical_size;
     auto shapes = db.connection().Prepare(
-                             "SELECT shape_id, text FROM shapes WHERE shape_id IN "
+                             "SELECT " + kShapeColumns.SelectList() + " FROM shapes WHERE shape_id IN "
                              "(SELECT DISTINCT shape_id FROM buffer_values WHERE module_id = ?)");
     shapes->Bind(1, module_id);
     while (shapes->Step()) {
-      logical_size.emplace(shapes->Int(0), LogicalByteSize(shapes->Text(1)));
+      const ShapeOf shape = kShapeColumns.Read(*shapes);
+      logical_size.emplace(shape.id, LogicalByteSize(shape.shape));
     }
 
     // Before 2025-04 XLA sized a tuple element by its whole defining instruction's shape (§4.1): the size
     // each such value would have had then, from the instruction's shape.
     std::unordered_map<int64_t, int64_t> instruction_size;
     auto elements = db.connection().Prepare(
-                               "SELECT v.value_id, sh.text FROM buffer_values v "
+                               "SELECT " + kValueInstructionShapeColumns.SelectList() + " FROM buffer_values v "
                                "JOIN instructions i ON i.module_id = v.module_id AND i.name = v.instruction "
                                "JOIN shapes sh ON sh.shape_id = i.shape_id "
                                "WHERE v.module_id = ? AND v.shape_index <> '{}'");
     elements->Bind(1, module_id);
     while (elements->Step()) {
-      if (auto size = LogicalByteSize(elements->Text(1))) {
-        instruction_size.emplace(elements->Int(0), *size);
-      }
+      const ShapeOf element = kValueInstructionShapeColumns.Read(*elements);
+      if (auto size = LogicalByteSize(element.shape)) instruction_size.emplace(element.id, *size);
     }
 
     std::vector<SliceUse> uses;
@@ -114,12 +149,13 @@ StatusOr<MemoryTimeline> LoadMemoryTimeline(Database& db, int64_t module_id) {
     t.logical_peak = logical_live.Peak();
 
     t.instructions.resize(t.logical_bytes.size());
-    auto schedule = db.connection().Prepare("SELECT time, instruction FROM schedule WHERE module_id = ? AND time <= ?");
+    auto schedule = db.connection().Prepare("SELECT " + kScheduleColumns.SelectList() +
+                                            " FROM schedule WHERE module_id = ? AND time <= ?");
     schedule->Bind(1, module_id);
     schedule->Bind(2, static_cast<int64_t>(last_time));
     while (schedule->Step()) {
-      const int64_t time = schedule->Int(0);
-      if (time >= 0) t.instructions[static_cast<size_t>(time)] = schedule->Text(1);
+      ScheduleStep step = kScheduleColumns.Read(*schedule);
+      if (step.time >= 0) t.instructions[static_cast<size_t>(step.time)] = std::move(step.instruction);
     }
     return t;
   });
