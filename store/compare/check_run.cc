@@ -6,8 +6,10 @@
 #include <tuple>
 
 #include "base/enum_names.h"
+#include "ingest/records/file_verdict.h"
 #include "ingest/text/dump_name.h"
 #include "store/compare/baseline_selector.h"
+#include "store/backend/row_binding.h"
 #include "store/compare/module_match.h"
 #include "store/facts/module_metrics.h"
 #include "store/query/queries.h"
@@ -273,9 +275,8 @@ std::vector<ErrorFile> ErrorFiles(SqlConnection& sql, int64_t baseline_run_id, i
                                                         "-live-range.txt", "-memory-usage-report.txt"};
   auto q = sql.Prepare(
       "SELECT " + kErrorFileColumns.SelectList() + " FROM dump_files f JOIN runs r ON r.run_id = f.run_id "
-      "WHERE f.run_id IN (?, ?) AND f.verdict = 'error' ORDER BY r.run_time_us, r.run_id, f.path");
-  q->Bind(1, baseline_run_id);
-  q->Bind(2, run_id);
+      "WHERE f.run_id IN (?, ?) AND f.verdict = ? ORDER BY r.run_time_us, r.run_id, f.path");
+  BindRow(*q, baseline_run_id, run_id, ingest::FileVerdictName(ingest::FileVerdict::kError));
   std::vector<ErrorFile> files;
   while (q->Step()) {
     ErrorFile f = kErrorFileColumns.Read(*q);
