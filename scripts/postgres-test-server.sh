@@ -36,6 +36,12 @@ case "$cmd" in
       while [ "$p" != "/" ]; do chmod o+x "$p" 2>/dev/null || true; p="$(dirname "$p")"; done
       chown postgres "$dir"
     fi
+    # A cluster left by a test run that was killed before its stop: stop it if it still runs, and start afresh.
+    if [ -e "$dir/cluster" ]; then
+      echo "postgres-test-server: removing $dir/cluster, left by an earlier run that did not stop it" >&2
+      as_owner "$PG_BIN/pg_ctl" -D "$dir/cluster" -m immediate -w stop >/dev/null 2>&1 || true
+      rm -rf "$dir/cluster"
+    fi
     as_owner "$PG_BIN/initdb" -D "$dir/cluster" -U postgres -A trust -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 \
       || { cat "$dir/initdb.log" >&2; exit 1; }
     # A free port: ask the kernel for one, then let the server take it (retry if someone else did meanwhile).
