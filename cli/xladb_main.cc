@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "base/build_version.h"
 #include "cli/changes_command.h"
 #include "cli/copy_command.h"
 #include "cli/ingest_command.h"
@@ -40,6 +41,7 @@
 #include "ingest/source/run_name.h"
 #include "ingest/text/visible_text.h"
 #include "store/backend/database.h"
+#include "store/schema/schema_migrations.h"
 #include "store/facts/module_metrics.h"
 
 namespace xladb::cli {
@@ -574,6 +576,7 @@ int CheckCommonFlags(CommonFlags& c) {
 int main(int argc, char** argv) {
   using namespace xladb::cli;
   CLI::App app{"xladb: XLA memory dumps across runs (a client of xladbd; --db FILE works offline)"};
+  app.set_version_flag("--version", xladb::VersionLine("xladb", xladb::store::kSchemaVersion));
   app.require_subcommand(1);
   app.option_defaults()->always_capture_default();
   app.fallthrough();  // common options may follow the subcommand: `xladb runs --format csv`

@@ -44,6 +44,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/build_version.h"
 #include "base/timer_thread.h"
 #include "ingest/text/visible_text.h"
 #include "service/access_policy.h"
@@ -53,6 +54,7 @@
 #include "service/query_service.h"
 #include "service/run_folder_watcher.h"
 #include "store/backend/database.h"
+#include "store/schema/schema_migrations.h"
 #include "store/postgres/postgres_connection.h"
 #include "store/postgres/postgres_sql_query.h"
 #include "store/sqlite/query_temp_storage.h"
@@ -487,7 +489,8 @@ int Serve(DaemonFlags& f) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"xladbd: the xladb daemon (gRPC over a local SQLite database)"};
+  CLI::App app{"xladbd: the xladb daemon (gRPC over a SQLite or PostgreSQL store)"};
+  app.set_version_flag("--version", xladb::VersionLine("xladbd", xladb::store::kSchemaVersion));
   DaemonFlags flags;
   AddFlags(app, flags);
   try {

@@ -611,3 +611,42 @@ class ServiceTest(DaemonTestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class VersionTest(unittest.TestCase):
+    """`xladb --version` and `xladbd --version`: the project's version, the commit built and the schema version,
+    each checked against its own source: CMakeLists.txt, git, and the user_version of a store the CLI makes."""
+
+    LINE = re.compile(r"^(xladbd?) (\S+) \(commit (\S+), schema version (\d+)\)\n$")
+
+    def version_of(self, binary):
+        out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=30)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        match = self.LINE.match(out.stdout)
+        self.assertIsNotNone(match, f"unexpected --version output: {out.stdout!r}")
+        return match.groups()
+
+    def test_both_binaries_name_the_version_commit_and_schema(self):
+        with open(os.path.join(SOURCE_DIR, "CMakeLists.txt"), encoding="utf-8") as f:
+            project_version = re.search(r"project\(xladb VERSION (\S+)", f.read()).group(1)
+        git = subprocess.run(["git", "-C", SOURCE_DIR, "rev-parse", "--short=12", "HEAD"],
+                             capture_output=True, text=True)
+        # Outside a git checkout (a source tarball) the build says so rather than guessing.
+        commit = git.stdout.strip() if git.returncode == 0 else "unknown"
+        with tempfile.TemporaryDirectory() as tmp:
+            db = os.path.join(tmp, "v.db")
+            run = os.path.join(tmp, "r")
+            make_run(run)
+            made = subprocess.run([XLADB, "--db", db, "ingest", run], capture_output=True, text=True, timeout=120)
+            self.assertEqual(made.returncode, 0, made.stderr)
+            with sqlite3.connect(db) as conn:
+                stored_schema = conn.execute("PRAGMA user_version").fetchone()[0]
+        for binary, program in ((XLADB, "xladb"), (XLADBD, "xladbd")):
+            with self.subTest(program=program):
+                name, version, built_commit, schema = self.version_of(binary)
+                self.assertEqual(name, program)
+                self.assertEqual(version, project_version)
+                self.assertEqual(built_commit, commit,
+                                 "the binary was built from another commit: rebuild (CMake configures again "
+                                 "when HEAD moves)")
+                self.assertEqual(int(schema), stored_schema)
