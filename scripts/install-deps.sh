@@ -10,7 +10,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev libfmt-dev libtomlplusplus-dev
   nlohmann-json3-dev libabsl-dev libxxhash-dev libzstd-dev zlib1g-dev zstd
   libarchive-dev libarchive-tools
-  python3-grpcio python3-protobuf openssl cmark-gfm
+  python3-grpcio python3-protobuf python3-yaml openssl cmark-gfm
   libcpp-httplib-dev libssl-dev libbrotli-dev chromium python3-websocket fonts-dejavu-core
   libpq-dev postgresql-15
 )
