@@ -36,6 +36,9 @@ namespace xladb::bench {
 
 std::string HumanReadableNumBytes(int64_t bytes);
 
+// Whether the instruction text of `backend`'s era prints operand shapes (XLA until 2025-03-11: kGpu).
+inline bool OperandShapesPrinted(Backend backend) { return backend == Backend::kGpu; }
+
 // A shape as XLA prints it: `bf16[8,2048,128]`, with layout `bf16[8,2048,128]{2,1,0:T(8,128)(2,1)}` (TPU
 // tiling and S(n) only on kTpu), tuples `(a, b, c, d, e, /*index=5*/f)`.
 void AppendShape(const ArrayShape& shape, Backend backend, bool with_layout, std::string* out);
