@@ -3,6 +3,7 @@
 #include "ingest/source/run_name.h"
 #include "store/backend/row_binding.h"
 #include "store/query/statement_text.h"
+#include "store/facts/run_labels.h"
 #include "store/facts/store_tables.h"
 
 namespace xladb::store {
@@ -80,12 +81,7 @@ Status RelabelRun(Database& db, const std::string& run, const LabelList& set, co
       BindRow(*drop, *run_id, key);
       drop->Execute();
     }
-    auto put = db.connection().Prepare("INSERT INTO run_labels(run_id, key, value) VALUES (?, ?, ?) "
-                                       "ON CONFLICT(run_id, key) DO UPDATE SET value = excluded.value");
-    for (const auto& [key, value] : set) {
-      BindRow(*put, *run_id, key, value);
-      put->Execute();
-    }
+    PutRunLabels(db.connection(), *run_id, set);
     tx.Commit();
     return true;
   });

@@ -16,9 +16,6 @@
 
 namespace xladb::store {
 
-// Binds text without copying it: `text` must stay valid until the statement is stepped.
-inline void BindText(SqlStatement& st, int i, const std::string& text) { st.BindTextRef(i, text); }
-
 // One value to placeholder i: integers and bools as INTEGER, doubles as REAL, text copied; std::nullopt or an
 // empty std::optional as NULL.
 template <typename T>

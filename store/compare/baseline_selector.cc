@@ -3,6 +3,7 @@
 #include <string_view>
 #include <vector>
 
+#include "store/backend/row_binding.h"
 #include "store/query/result_columns.h"
 #include "store/query/statement_text.h"
 
@@ -55,9 +56,7 @@ StatusOr<Baseline> BaselineByCommit(SqlConnection& sql, const std::string& selec
   if (sha.size() >= 7) {
     auto commits = sql.Prepare("SELECT COUNT(DISTINCT l.value) FROM run_labels l "
                                "WHERE l.key = 'commit' AND substr(l.value, 1, ?) = ? AND l.run_id <> ?");
-    commits->Bind(1, static_cast<int64_t>(sha.size()));
-    commits->Bind(2, sha);
-    commits->Bind(3, run.run_id);
+    BindRow(*commits, static_cast<int64_t>(sha.size()), sha, run.run_id);
     const int64_t n = commits->Step() ? commits->Int(0) : 0;
     if (n > 1) {
       b.missing = "commit prefix " + sha + " matches " + std::to_string(n) + " commits; give more of the sha";

@@ -4,6 +4,7 @@
 #include <set>
 #include <string_view>
 
+#include "store/backend/row_binding.h"
 #include "store/query/result_columns.h"
 #include "store/query/statement_text.h"
 #include "store/compare/reshaped_pairs.h"
@@ -146,8 +147,7 @@ StatusOr<std::vector<ModulePair>> MatchModules(Database& db, int64_t baseline_ru
   if (text.pairs.empty()) return Status::Internal("schema.sql has no module_matches view with its /*@runs*/ marker");
   try {
     SqlStatement& q = db.statements().Get(text.pairs.c_str());
-    q.Bind(1, baseline_run_id);
-    q.Bind(2, current_run_id);
+    BindRow(q, baseline_run_id, current_run_id);
     if (!identity_key.empty()) q.Bind(3, identity_key);
     std::vector<ModulePair> pairs;
     std::set<int64_t> matched;
@@ -158,8 +158,7 @@ StatusOr<std::vector<ModulePair>> MatchModules(Database& db, int64_t baseline_ru
       pairs.push_back(std::move(p));
     }
     SqlStatement& lone = db.statements().Get(text.lone.c_str());
-    lone.Bind(1, baseline_run_id);
-    lone.Bind(2, current_run_id);
+    BindRow(lone, baseline_run_id, current_run_id);
     if (!identity_key.empty()) lone.Bind(3, identity_key);
     std::vector<ModulePair> added;
     while (lone.Step()) {

@@ -6,6 +6,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "store/backend/row_binding.h"
 #include "store/compare/baseline_selector.h"
 #include "store/compare/module_match.h"
 #include "store/facts/module_metrics.h"
@@ -246,10 +247,7 @@ StatusOr<RecentValues> RecentIdentityValues(Database& db, const std::string& run
         "SELECT " + kEarlierRunColumns.SelectList() +
         " FROM runs WHERE run_time_us < ? OR (run_time_us = ? AND run_id <= ?) "
         "ORDER BY run_time_us DESC, run_id DESC LIMIT ?");
-    before->Bind(1, time_us);
-    before->Bind(2, time_us);
-    before->Bind(3, run_id);
-    before->Bind(4, runs);
+    BindRow(*before, time_us, time_us, run_id, runs);
     std::vector<int64_t> ids;
     RecentValues out;
     while (before->Step()) {

@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "store/backend/row_binding.h"
 #include "store/query/result_columns.h"
 #include "store/query/statement_text.h"
 #include "store/facts/shape_text.h"
@@ -151,8 +152,7 @@ StatusOr<MemoryTimeline> LoadMemoryTimeline(Database& db, int64_t module_id) {
     t.instructions.resize(t.logical_bytes.size());
     auto schedule = db.connection().Prepare("SELECT " + kScheduleColumns.SelectList() +
                                             " FROM schedule WHERE module_id = ? AND time <= ?");
-    schedule->Bind(1, module_id);
-    schedule->Bind(2, static_cast<int64_t>(last_time));
+    BindRow(*schedule, module_id, static_cast<int64_t>(last_time));
     while (schedule->Step()) {
       ScheduleStep step = kScheduleColumns.Read(*schedule);
       if (step.time >= 0) t.instructions[static_cast<size_t>(step.time)] = std::move(step.instruction);

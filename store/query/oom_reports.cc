@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "ingest/records/records.h"
+#include "store/backend/row_binding.h"
 #include "store/query/result_columns.h"
 #include "store/query/statement_text.h"
 
@@ -56,9 +57,7 @@ StatusOr<std::vector<OomReportInfo>> ListOomReports(Database& db, const std::str
         " FROM dump_files f LEFT JOIN modules m ON m.module_id = f.module_id "
         "WHERE f.run_id = ? AND f.kind = 'oom_report' AND (? = '' OR m.name = ?) "
         "ORDER BY COALESCE(m.name, ''), COALESCE(m.xla_module_id, -1), f.path");
-    files->Bind(1, *run_id);
-    files->Bind(2, module);
-    files->Bind(3, module);
+    BindRow(*files, *run_id, module, module);
     std::vector<OomReportInfo> reports;
     std::vector<int64_t> file_ids;
     while (files->Step()) {

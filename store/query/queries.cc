@@ -1,5 +1,6 @@
 #include "store/query/queries.h"
 
+#include "store/backend/row_binding.h"
 #include "store/query/result_columns.h"
 #include "store/query/statement_text.h"
 #include "store/facts/module_metrics.h"
@@ -188,8 +189,7 @@ std::vector<TopBuffer> ReadBuffersLiveAt(SqlConnection& db, int64_t module_id, i
       "LEFT JOIN names opn ON opn.name_id = i.op_name_id "
       "LEFT JOIN source_files sf ON sf.source_file_id = i.source_file_id "
       "WHERE l.module_id = ?1 AND l.live_start <= ?2 AND ?2 <= l.live_end AND v.size_bytes IS NOT NULL) AS live");
-  q->Bind(1, module_id);
-  q->Bind(2, time);
+  BindRow(*q, module_id, time);
   // (allocation or -1 - value_id, offset, size, color) -> the slice's value
   std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, TopBuffer> by_slice;
   while (q->Step()) {
@@ -505,8 +505,7 @@ StatusOr<std::vector<RetraceGroup>> ListRetraces(Database& db, const std::string
     auto q = db.connection().Prepare("SELECT " + kRetraceColumns.SelectList() +
                                      " FROM retrace_groups WHERE run_id = ? AND compiles >= ? "
                                      "ORDER BY compiles DESC, module_name, stage, folder");
-    q->Bind(1, *run_id);
-    q->Bind(2, min_compiles);
+    BindRow(*q, *run_id, min_compiles);
     std::vector<RetraceGroup> groups;
     while (q->Step()) groups.push_back(kRetraceColumns.Read(*q));
     auto ids = db.connection().Prepare("SELECT " + kXlaModuleIdColumns.SelectList() +
@@ -515,10 +514,7 @@ StatusOr<std::vector<RetraceGroup>> ListRetraces(Database& db, const std::string
                                        "ORDER BY COALESCE(xla_module_id, -1)");
     for (RetraceGroup& g : groups) {
       ids->Reset();
-      ids->Bind(1, *run_id);
-      ids->Bind(2, g.module);
-      ids->Bind(3, g.stage);
-      ids->Bind(4, g.folder);
+      BindRow(*ids, *run_id, g.module, g.stage, g.folder);
       while (ids->Step()) g.xla_module_ids.push_back(kXlaModuleIdColumns.Read(*ids).xla_module_id);
     }
     return groups;

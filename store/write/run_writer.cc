@@ -15,6 +15,7 @@
 #include "store/write/file_writer.h"
 #include "store/facts/interned_texts.h"
 #include "store/facts/module_facts.h"
+#include "store/facts/run_labels.h"
 #include "store/facts/run_summary.h"
 #include "store/backend/statement_cache.h"
 #include "base/unix_time.h"
@@ -271,15 +272,6 @@ struct RunWriter::Impl {
     return ins->Int(0);
   }
 
-  void PutLabels(int64_t run_id, const std::vector<std::pair<std::string, std::string>>& labels) {
-    auto put = sql.Prepare("INSERT INTO run_labels(run_id, key, value) VALUES (?, ?, ?) "
-                           "ON CONFLICT(run_id, key) DO UPDATE SET value = excluded.value");
-    for (const auto& [key, value] : labels) {
-      BindRow(*put, run_id, key, value);
-      put->Execute();
-    }
-  }
-
   void WriteIssues(int64_t fid, const FileIssues& issues) {
     auto& st = Cached("INSERT INTO ingest_issues(file_id, line, severity, reason) VALUES (?,?,?,?)");
     for (const auto& issue : issues.stored) {
@@ -337,7 +329,7 @@ StatusOr<int64_t> RunWriter::BeginRun(const RunSpec& spec) {
       BindRow(*up, spec.time_us, *run_id);
       up->Execute();
     }
-    d.PutLabels(*run_id, spec.labels);
+    PutRunLabels(d.sql, *run_id, spec.labels);
     d.sql.Exec("COMMIT");
     return *run_id;
   } catch (const std::exception& e) {
@@ -521,7 +513,7 @@ Status RunWriter::ApplyRunMetadata(int64_t run_id, const std::vector<std::pair<s
   try {
     d.OpenGroup();
     Savepoint savepoint(d.sql, "meta");
-    d.PutLabels(run_id, labels);
+    PutRunLabels(d.sql, run_id, labels);
     if (time_us >= 0) {
       auto up = d.sql.Prepare("UPDATE runs SET run_time_us = ?, run_time_source = 'run_file' "
                            "WHERE run_id = ? AND run_time_source <> 'flag'");
