@@ -13,6 +13,7 @@ PACKAGES=(
   python3-grpcio python3-protobuf python3-yaml openssl cmark-gfm
   libcpp-httplib-dev libssl-dev libbrotli-dev chromium python3-websocket fonts-dejavu-core
   libpq-dev postgresql-15
+  prometheus
 )
 
 missing=()

@@ -24,6 +24,7 @@
 #include <unordered_map>
 
 #include "service/http_sockets.h"
+#include "service/metrics/service_events.h"
 
 namespace xladb::service {
 namespace {
@@ -224,6 +225,7 @@ struct HttpConnectionLoop::State {
       }
     }
     if (victim == nullptr) return false;
+    metrics::CountRefusal(metrics::RefusalCap::kHttpConnections);
     Close(*victim);
     return true;
   }
@@ -340,6 +342,7 @@ struct HttpConnectionLoop::State {
     const size_t head_end = c.in.find("\r\n\r\n");
     if (head_end == std::string::npos || head_end + 4 > options.max_header_bytes) {
       if (c.in.size() >= options.max_header_bytes) {
+        metrics::CountRefusal(metrics::RefusalCap::kHttpRequestSize);
         return Reply(c, LoopResponse(431, "Request Header Fields Too Large", "", "request headers too large\n"));
       }
       if (c.peer_closed) return Close(c);
@@ -373,6 +376,7 @@ struct HttpConnectionLoop::State {
       }
       const size_t body = std::stoul(std::string(*content_length));
       if (body > options.max_form_bytes) {
+        metrics::CountRefusal(metrics::RefusalCap::kHttpRequestSize);
         return Reply(c, LoopResponse(413, "Payload Too Large", "", "the form is too large\n"));
       }
       length += body;
@@ -387,6 +391,7 @@ struct HttpConnectionLoop::State {
       c.in.resize(length);
     }
     if (dispatched >= options.workers + options.max_queued) {
+      metrics::CountRefusal(metrics::RefusalCap::kHttpQueue);
       return Reply(c, LoopResponse(503, "Service Unavailable", "Retry-After: 1\r\n", "too many requests at once\n"));
     }
     c.request = c.in.substr(0, length);
@@ -458,7 +463,13 @@ struct HttpConnectionLoop::State {
     for (auto& [fd, c] : connections) {
       if (c->phase != Phase::kWorking && c->deadline <= now) expired.push_back(c.get());
     }
-    for (Connection* c : expired) Close(*c);
+    for (Connection* c : expired) {
+      // A keep-alive connection idle between requests is closed as agreed; anything else was too slow.
+      if (!(c->phase == Phase::kReading && c->in.empty() && c->awaiting_first_byte)) {
+        metrics::CountRefusal(metrics::RefusalCap::kHttpDeadline);
+      }
+      Close(*c);
+    }
   }
 
   void Run() {

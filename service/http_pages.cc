@@ -4,6 +4,8 @@
 #include <cstdlib>
 
 #include "service/http_connection_loop.h"
+#include "service/metrics/exposition_text.h"
+#include "service/metrics/service_events.h"
 #include "service/page_sessions.h"
 #include "service/pages/html_text.h"
 #include "service/pages/page_frame.h"
@@ -18,6 +20,7 @@ struct HttpPages::Server {
   const AccessPolicy* access = nullptr;
   ConcurrencyGate* gate = nullptr;
   PageSessions sessions;
+  std::function<std::string()> metrics;
   bool tls = false;
   // Last, so destroyed first: its workers call the routes, which read everything above.
   std::unique_ptr<HttpConnectionLoop> loop;
@@ -101,6 +104,19 @@ void LogIn(HttpPages::Server& s, const httplib::Request& req, httplib::Response&
   res.set_header("Cache-Control", "no-store");
 }
 
+// GET /metrics: the metrics text, to a caller with the read token (a header, or the pages' login cookie).
+void SendMetrics(HttpPages::Server& s, const httplib::Request& req, httplib::Response& res) {
+  res.set_header("Cache-Control", "no-store");
+  if (!s.access->CheckToken(req.get_header_value("Authorization")).ok() &&
+      !s.sessions.Valid(req.get_header_value("Cookie"))) {
+    res.status = 401;
+    res.set_header("WWW-Authenticate", "Bearer");
+    res.set_content("this server needs its read token: send 'Authorization: Bearer <token>'\n", "text/plain");
+    return;
+  }
+  res.set_content(s.metrics(), metrics::kExpositionContentType);
+}
+
 // Checks the token, takes a gate slot and a read-only connection, renders, and sends.
 template <typename Render>
 void Serve(HttpPages::Server& s, const httplib::Request& req, httplib::Response& res, Render&& render) {
@@ -111,6 +127,7 @@ void Serve(HttpPages::Server& s, const httplib::Request& req, httplib::Response&
     return;
   }
   if (!s.gate->Enter(std::chrono::milliseconds(5000))) {
+    metrics::CountRefusal(metrics::RefusalCap::kQueryConcurrency);
     SendError(res, Status::ResourceExhausted("too many pages and queries at once; retry shortly"));
     return;
   }
@@ -150,16 +167,8 @@ pages::ReportRequest ModuleRequest(const httplib::Request& req, Status* error) {
   return r;
 }
 
-}  // namespace
-
-StatusOr<std::unique_ptr<HttpPages>> HttpPages::Start(const HttpPagesOptions& options, std::string db_path,
-                                                      const AccessPolicy* access, ConcurrencyGate* gate) {
-  auto server = std::make_unique<Server>();
-  server->db_path = std::move(db_path);
-  server->home_label = options.home_label;
-  server->access = access;
-  server->gate = gate;
-  Server& s = *server;
+// The pages' routes: /, /runs, /run, /module, /diff and the login form.
+void AddPageRoutes(HttpPages::Server& s) {
   httplib::Server& http = s.routes;
   http.Get("/", [&s](const httplib::Request& req, httplib::Response& res) {
     pages::HomeRequest home;
@@ -203,6 +212,24 @@ StatusOr<std::unique_ptr<HttpPages>> HttpPages::Start(const HttpPagesOptions& op
     SendLoginPage(res, 200, "This server needs its read token.", next);
   });
   http.Post("/login", [&s](const httplib::Request& req, httplib::Response& res) { LogIn(s, req, res); });
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<HttpPages>> HttpPages::Start(const HttpPagesOptions& options, std::string db_path,
+                                                      const AccessPolicy* access, ConcurrencyGate* gate) {
+  auto server = std::make_unique<Server>();
+  server->db_path = std::move(db_path);
+  server->home_label = options.home_label;
+  server->access = access;
+  server->gate = gate;
+  server->metrics = options.metrics;
+  Server& s = *server;
+  httplib::Server& http = s.routes;
+  if (s.metrics) {
+    http.Get("/metrics", [&s](const httplib::Request& req, httplib::Response& res) { SendMetrics(s, req, res); });
+  }
+  if (options.serve_pages) AddPageRoutes(s);
   http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
   // Methods other than GET and HEAD never reach the routes: the loop answers them 405.
   HttpLoopOptions loop_options;
@@ -210,7 +237,7 @@ StatusOr<std::unique_ptr<HttpPages>> HttpPages::Start(const HttpPagesOptions& op
   loop_options.port = options.port;
   loop_options.tls_cert_file = options.tls_cert_file;
   loop_options.tls_key_file = options.tls_key_file;
-  loop_options.form_paths = {"/login"};
+  if (options.serve_pages) loop_options.form_paths = {"/login"};
   s.tls = !options.tls_cert_file.empty();
   auto loop = HttpConnectionLoop::Start(loop_options, &s.routes);
   if (!loop.ok()) return loop.status();

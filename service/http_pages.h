@@ -9,6 +9,7 @@
 //   GET /module?run=R&name=M[&stage=S][&xla_id=N][&folder=F]   a module
 //   GET /diff?run=R&baseline=B                    the gate's page: R against B (a run, label:K=V, commit:SHA)
 //   GET /healthz                                  "ok"
+//   GET /metrics                                  Prometheus metrics (HttpPagesOptions::metrics; 404 without)
 //   GET /login[?next=PATH], POST /login           the login form (below)
 //
 // Contract
@@ -25,11 +26,15 @@
 //     escapes the message. Every response has a Content-Security-Policy that forbids network requests.
 //   * Slow clients: a request must arrive whole within a few seconds, at most 512 connections are open (the
 //     oldest idle one is closed to make room), and workers serve only complete requests (see the loop).
+//   * /metrics answers HttpPagesOptions::metrics() as the text exposition format 0.0.4, outside the query gate
+//     (it must be cheap: it reads counters), under the same token rules (401 and WWW-Authenticate: Bearer).
+//     With `serve_pages` false only /metrics and /healthz are served: `xladbd --metrics-listen`.
 //   * Start binds before returning (port 0 picks a free port, port() says which) and serves on its own
 //     threads until Stop (or destruction). Thread-safe.
 #ifndef XLADB_SERVICE_HTTP_PAGES_H_
 #define XLADB_SERVICE_HTTP_PAGES_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -44,6 +49,8 @@ struct HttpPagesOptions {
   int port = 0;
   std::string tls_cert_file, tls_key_file;  // both set: HTTPS
   std::string home_label;                   // the front page groups runs by this label ("" = every run)
+  bool serve_pages = true;                  // false: /metrics and /healthz only
+  std::function<std::string()> metrics;     // GET /metrics's text; unset: no /metrics
 };
 
 class HttpPages {

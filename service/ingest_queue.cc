@@ -180,6 +180,22 @@ int64_t IngestQueue::jobs_finished() const {
   return jobs_finished_;
 }
 
+IngestQueue::Backlog IngestQueue::backlog() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  Backlog backlog;
+  backlog.queued = static_cast<int64_t>(queue_.size());
+  backlog.running = job_running_;
+  for (const auto& [id, request] : queue_) {
+    const auto job = jobs_.find(id);
+    if (job == jobs_.end()) continue;
+    const int64_t created = job->second.created_at_us;
+    if (backlog.oldest_queued_created_at_us < 0 || created < backlog.oldest_queued_created_at_us) {
+      backlog.oldest_queued_created_at_us = created;
+    }
+  }
+  return backlog;
+}
+
 Status IngestQueue::RunOnWriter(std::function<Status(store::Database&)> task) {
   WriterTask t{std::move(task), std::nullopt};
   std::unique_lock<std::mutex> lock(mu_);
@@ -239,8 +255,11 @@ void IngestQueue::Run() {
     const std::pair<std::string, IngestRequest> next = std::move(queue_.front());
     queue_.pop_front();
     if (next.second.source == "upload") running_upload_ = next.second.path;
+    job_running_ = true;
     lock.unlock();
     RunJob(next.first, next.second, *db.value(), writer.get(), claims);
+    lock.lock();
+    job_running_ = false;
   }
 }
 

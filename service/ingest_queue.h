@@ -122,6 +122,14 @@ class IngestQueue {
   void Shutdown();
 
   int64_t jobs_finished() const;
+  // The queue now, for the daemon's metrics: jobs waiting, whether one is being ingested, and when the
+  // oldest waiting one was submitted (-1: none waits).
+  struct Backlog {
+    int64_t queued = 0;
+    bool running = false;
+    int64_t oldest_queued_created_at_us = -1;
+  };
+  Backlog backlog() const;
   // True once Shutdown() has begun.
   bool stopping() const;
   // The staged folders of upload jobs not finished yet (queued, running, or waiting to be resumed).
@@ -173,6 +181,7 @@ class IngestQueue {
   std::map<std::string, JobStatus> jobs_;
   bool stopping_ = false;
   std::string running_upload_;  // the staged folder of the upload being ingested, or ""
+  bool job_running_ = false;    // the writer is ingesting a job
   int64_t jobs_finished_ = 0;
   std::thread thread_;
 };

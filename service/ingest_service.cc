@@ -19,6 +19,7 @@
 #include "ingest/dump_ingester.h"
 #include "ingest/source/run_name.h"
 #include "proto/wire_text.h"
+#include "service/metrics/service_events.h"
 #include "service/query_service.h"
 #include "service/query_answers.h"
 #include "store/admin/run_lifecycle.h"
@@ -114,6 +115,7 @@ class StagedFiles {
     }
     bytes_ += static_cast<int64_t>(f.data().size());
     if (bytes_ > limits_.max_bytes) {
+      metrics::CountRefusal(metrics::RefusalCap::kUploadBytes);
       return {grpc::StatusCode::RESOURCE_EXHAUSTED,
               "upload exceeds " + std::to_string(limits_.max_bytes) + " bytes (server --max-upload-bytes)"};
     }
@@ -146,6 +148,7 @@ class StagedFiles {
               "upload path " + Quoted(path) + " " + why + " (paths are relative, '/'-separated, without '..')"};
     }
     if (++files_ > limits_.max_files) {
+      metrics::CountRefusal(metrics::RefusalCap::kUploadFiles);
       return {grpc::StatusCode::RESOURCE_EXHAUSTED,
               "upload has more than " + std::to_string(limits_.max_files) + " files (server --max-upload-files)"};
     }
@@ -458,6 +461,7 @@ StatusOr<store::PrunedDetail> PruneOnWriter(IngestQueue* queue, int64_t keep_det
     return Status::Ok();
   });
   if (!st.ok()) return st;
+  metrics::NotePrune(static_cast<double>(UnixMicrosNow()) / 1e6);
   return result;
 }
 

@@ -8,6 +8,7 @@
 
 #include "base/timer_thread.h"
 #include "proto/wire_text.h"
+#include "service/metrics/service_events.h"
 #include "service/query_answers.h"
 #include "store/sql_endpoint.h"
 
@@ -59,6 +60,11 @@ bool ConcurrencyGate::Enter(std::chrono::milliseconds timeout) {
   if (!freed_.wait_for(lock, timeout, [&] { return held_ < limit_; })) return false;
   ++held_;
   return true;
+}
+
+int ConcurrencyGate::held() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return held_;
 }
 
 void ConcurrencyGate::Leave() {
@@ -153,6 +159,7 @@ grpc::Status QueryServiceImpl::Report(grpc::ServerContext* ctx, const v1::Report
   auto db = Begin(ctx, db_path_);
   if (!db.ok()) return ToGrpc(db.status());
   if (!query_gate_.Enter(std::chrono::milliseconds(limits_.queue_wait_ms))) {
+    metrics::CountRefusal(metrics::RefusalCap::kQueryConcurrency);
     return {grpc::StatusCode::RESOURCE_EXHAUSTED, "too many queries and reports at once; retry shortly"};
   }
   std::string html;
@@ -182,6 +189,7 @@ grpc::Status QueryServiceImpl::Query(grpc::ServerContext* ctx, const v1::QueryRe
   if (req->max_rows() < 0) return {grpc::StatusCode::INVALID_ARGUMENT, "max_rows must not be negative (0 = the server's limit)"};
   if (req->sql().empty()) return {grpc::StatusCode::INVALID_ARGUMENT, "sql is required"};
   if (!query_gate_.Enter(std::chrono::milliseconds(limits_.queue_wait_ms))) {
+    metrics::CountRefusal(metrics::RefusalCap::kQueryConcurrency);
     return {grpc::StatusCode::RESOURCE_EXHAUSTED,
             "too many SQL queries at once (the server runs " + std::to_string(limits_.max_concurrent) +
                 ", --query-max-concurrent); retry shortly"};
@@ -253,6 +261,7 @@ grpc::Status QueryServiceImpl::Query(grpc::ServerContext* ctx, const v1::QueryRe
         return true;
       },
       &truncated);
+  if (st.code() == Status::Code::kResourceExhausted) metrics::CountRefusal(metrics::RefusalCap::kQueryLimits);
   if (!st.ok()) return ToGrpc(st);
   if (client_gone || ctx->IsCancelled()) return {grpc::StatusCode::CANCELLED, "client cancelled, or stopped reading"};
   batch.set_truncated(truncated);

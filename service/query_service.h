@@ -57,11 +57,14 @@ class ConcurrencyGate {
   // Waits up to `timeout` for a slot; false when none came.
   bool Enter(std::chrono::milliseconds timeout);
   void Leave();
+  // Slots held now (for metrics: a moment's figure).
+  int held() const;
+  int limit() const { return limit_; }
 
  private:
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable freed_;
-  int limit_;
+  const int limit_;
   int held_ = 0;
 };
 

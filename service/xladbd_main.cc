@@ -2,7 +2,8 @@
 // postgresql://…, with --spool-dir), ingests what clients send or point at, and watches artifact folders.
 //
 //   xladbd --db FILE|URI [--listen 127.0.0.1:50051] [--watch DIR]... [--allow-root DIR]... [--quiet-seconds N]
-//          [--http 127.0.0.1:8080] [--token-file F] [--admin-token-file F] [--tls-cert F --tls-key F]
+//          [--http 127.0.0.1:8080] [--metrics-listen 127.0.0.1:9464] [--token-file F] [--admin-token-file F]
+//          [--tls-cert F --tls-key F]
 //          [--insecure-listen]
 //          [--log-level info] [limits…]
 //   (`xladbd --help` lists every option with its default.)
@@ -16,7 +17,8 @@
 // token that may write (upload, ingest a server path, label, delete, prune). With --token-file alone its token
 // may do everything (service/access_policy.h).
 // --http ADDR serves the report pages read-only (service/http_pages.h) under the same rules: loopback, or TLS
-// and a token.
+// and a token. Prometheus metrics (service/daemon_metrics.h) are at /metrics there, and with --metrics-listen
+// ADDR on an address of their own (only /metrics and /healthz), under the same rules.
 //
 // SIGTERM / SIGINT: stop accepting, let the ingest in hand finish its file, exit 0. Jobs not finished are
 // kept in the database and resumed on the next start; watched folders are caught up on start.
@@ -48,10 +50,12 @@
 #include "base/timer_thread.h"
 #include "ingest/text/visible_text.h"
 #include "service/access_policy.h"
+#include "service/daemon_metrics.h"
 #include "service/http_pages.h"
 #include "service/ingest_queue.h"
 #include "service/ingest_service.h"
 #include "service/query_service.h"
+#include "service/rpc_metrics.h"
 #include "service/run_folder_watcher.h"
 #include "store/backend/database.h"
 #include "store/schema/schema_migrations.h"
@@ -125,7 +129,8 @@ using namespace xladb;
 
 // Every flag of xladbd, as parsed.
 struct DaemonFlags {
-  std::string db_path, sql_db, listen = "127.0.0.1:50051", http_listen, home_label, token_file, admin_token_file;
+  std::string db_path, sql_db, listen = "127.0.0.1:50051", http_listen, metrics_listen, home_label, token_file;
+  std::string admin_token_file;
   std::string tls_cert, tls_key, log_level = "info", spool_dir;
   std::vector<std::string> watch_dirs, allow_roots, prune_keep_labels;
   double quiet_seconds = 5;
@@ -157,6 +162,9 @@ void AddFlags(CLI::App& app, DaemonFlags& f) {
   app.add_option("--http", f.http_listen,
                  "Also serve the report pages, read-only, on this host:port (HTTPS with --tls-cert; port 0 picks; "
                  "with a token, browsers log in at /login)");
+  app.add_option("--metrics-listen", f.metrics_listen,
+                 "Serve Prometheus metrics at /metrics on this host:port alone (they are also at /metrics of "
+                 "--http); the same rules as --http: loopback, or TLS and a token");
   app.add_option("--home-label", f.home_label,
                  "The front page (/ of --http) groups runs by this label's value, e.g. branch (default: every run)");
   app.add_option("--watch", f.watch_dirs, "Folder whose subfolders (or archives) are runs to ingest (repeatable)");
@@ -277,14 +285,15 @@ int CheckFlags(DaemonFlags& f) {
       return 1;
     }
   }
-  if (!f.http_listen.empty()) {
-    const std::string http_port = f.http_listen.substr(f.http_listen.rfind(':') + 1);
-    if (f.http_listen.rfind(':') == std::string::npos || http_port.empty() ||
-        http_port.find_first_not_of("0123456789") != std::string::npos || http_port.size() > 5) {
-      std::fprintf(stderr, "xladbd: --http wants host:port, not %s\n", f.http_listen.c_str());
+  for (const auto& [address, flag] : {std::pair{&f.http_listen, "--http"}, std::pair{&f.metrics_listen, "--metrics-listen"}}) {
+    if (address->empty()) continue;
+    const std::string port = address->substr(address->rfind(':') + 1);
+    if (address->rfind(':') == std::string::npos || port.empty() ||
+        port.find_first_not_of("0123456789") != std::string::npos || port.size() > 5) {
+      std::fprintf(stderr, "xladbd: %s wants host:port, not %s\n", flag, address->c_str());
       return 2;
     }
-    if (!AddressAllowed(f, f.http_listen, "--http")) return 2;
+    if (!AddressAllowed(f, *address, flag)) return 2;
   }
   return 0;
 }
@@ -302,8 +311,10 @@ StatusOr<service::AccessPolicy> LoadAccessPolicy(const DaemonFlags& f) {
 }
 
 // The gRPC server with both services on --listen; null (and said on stderr) when it cannot listen.
+// Calls are timed for the metrics when `metrics` is given.
 std::unique_ptr<grpc::Server> StartGrpcServer(const DaemonFlags& f, service::QueryServiceImpl& query_service,
-                                              service::IngestServiceImpl& ingest_service) {
+                                              service::IngestServiceImpl& ingest_service,
+                                              service::DaemonMetrics* metrics) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
@@ -319,6 +330,11 @@ std::unique_ptr<grpc::Server> StartGrpcServer(const DaemonFlags& f, service::Que
   builder.SetMaxReceiveMessageSize(service::kMaxMessageBytes);
   builder.RegisterService(&query_service);
   builder.RegisterService(&ingest_service);
+  if (metrics != nullptr) {
+    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+    interceptors.push_back(service::RpcMetricsInterceptors(metrics));
+    builder.experimental().SetInterceptorCreators(std::move(interceptors));
+  }
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) {
     std::string why = f.listen_port.empty() ? "not a host:port" : BindFailure(f.listen_host, f.listen_port);
@@ -330,20 +346,38 @@ std::unique_ptr<grpc::Server> StartGrpcServer(const DaemonFlags& f, service::Que
   return server;
 }
 
-StatusOr<std::unique_ptr<service::HttpPages>> StartPages(const DaemonFlags& f, const service::AccessPolicy* access,
-                                                         service::QueryServiceImpl& query_service) {
-  service::HttpPagesOptions ho;
-  ho.host = f.http_listen.substr(0, f.http_listen.rfind(':'));
-  if (ho.host.size() >= 2 && ho.host.front() == '[' && ho.host.back() == ']') ho.host = ho.host.substr(1, ho.host.size() - 2);
-  ho.port = std::atoi(f.http_listen.substr(f.http_listen.rfind(':') + 1).c_str());
-  ho.tls_cert_file = f.tls_cert;
-  ho.tls_key_file = f.tls_key;
-  ho.home_label = f.home_label;
-  auto pages = service::HttpPages::Start(ho, f.db_path, access, query_service.query_gate());
-  if (!pages.ok()) return pages.status();
-  std::printf("xladbd pages on %s://%s:%d/\n", f.tls_cert.empty() ? "http" : "https",
-              f.http_listen.substr(0, f.http_listen.rfind(':')).c_str(), pages.value()->port());
-  return pages;
+// The HTTP servers: the pages (--http, with /metrics when metrics are kept) and the metrics alone
+// (--metrics-listen). Each prints its address.
+struct HttpServers {
+  std::unique_ptr<service::HttpPages> pages, metrics;
+  void Stop() {
+    if (pages) pages->Stop();
+    if (metrics) metrics->Stop();
+  }
+};
+
+StatusOr<HttpServers> StartHttp(const DaemonFlags& f, const service::AccessPolicy* access,
+                                service::QueryServiceImpl& query_service, const service::DaemonMetrics* metrics) {
+  HttpServers servers;
+  for (const bool pages : {true, false}) {
+    const std::string& address = pages ? f.http_listen : f.metrics_listen;
+    if (address.empty()) continue;
+    service::HttpPagesOptions ho;
+    ho.host = address.substr(0, address.rfind(':'));
+    if (ho.host.size() >= 2 && ho.host.front() == '[' && ho.host.back() == ']') ho.host = ho.host.substr(1, ho.host.size() - 2);
+    ho.port = std::atoi(address.substr(address.rfind(':') + 1).c_str());
+    ho.tls_cert_file = f.tls_cert;
+    ho.tls_key_file = f.tls_key;
+    ho.home_label = f.home_label;
+    ho.serve_pages = pages;
+    if (metrics != nullptr) ho.metrics = [metrics] { return metrics->Scrape(); };
+    auto started = service::HttpPages::Start(ho, f.db_path, access, query_service.query_gate());
+    if (!started.ok()) return started.status();
+    std::printf("xladbd %s on %s://%s:%d/%s\n", pages ? "pages" : "metrics", f.tls_cert.empty() ? "http" : "https",
+                address.substr(0, address.rfind(':')).c_str(), started.value()->port(), pages ? "" : "metrics");
+    (pages ? servers.pages : servers.metrics) = std::move(started.value());
+  }
+  return servers;
 }
 
 StatusOr<std::unique_ptr<service::RunFolderWatcher>> StartWatcher(const DaemonFlags& f, service::IngestQueue* queue) {
@@ -380,12 +414,15 @@ void PruneOldRuns(service::IngestQueue* queue, int64_t days, const store::LabelL
 }
 
 // The ingest queue (the one writer), with the log lines of its start.
-StatusOr<std::unique_ptr<service::IngestQueue>> StartQueue(const DaemonFlags& f, const service::AccessPolicy* access) {
+// Jobs that end are counted in `metrics` when given.
+StatusOr<std::unique_ptr<service::IngestQueue>> StartQueue(const DaemonFlags& f, const service::AccessPolicy* access,
+                                                           service::DaemonMetrics* metrics) {
   std::error_code spool_ec;
   std::filesystem::create_directories(f.spool_dir, spool_ec);
-  auto queue = service::IngestQueue::Start(f.db_path, access, f.source_limits, [](const service::JobStatus& job) {
+  auto queue = service::IngestQueue::Start(f.db_path, access, f.source_limits, [metrics](const service::JobStatus& job) {
     Log(job.state == service::JobStatus::State::kSucceeded ? LogLevel::kInfo : LogLevel::kWarn, "%s",
         service::JobEndLine(job).c_str());
+    if (metrics != nullptr) metrics->OnJobEnd(job);
   });
   if (!queue.ok()) return queue.status();
   for (const std::string& job : queue.value()->left_to_other_daemons()) {
@@ -431,7 +468,13 @@ int Serve(DaemonFlags& f) {
 
   auto access = LoadAccessPolicy(f);
   if (!access.ok()) return Fail(2, access.status().message());
-  auto queue = StartQueue(f, &access.value());
+  // Kept when something serves them; destroyed last: the queue, the servers and the interceptors report to it.
+  std::unique_ptr<service::DaemonMetrics> metrics;
+  if (!f.http_listen.empty() || !f.metrics_listen.empty()) {
+    metrics = service::DaemonMetrics::Start(
+        {std::string(BuildVersion()), std::string(BuildCommit()), store::kSchemaVersion}, f.db_path);
+  }
+  auto queue = StartQueue(f, &access.value(), metrics.get());
   if (!queue.ok()) return Fail(1, queue.status().message());
   service::IngestQueue& writer = *queue.value();
   if (Status sql = PrepareSqlEndpoint(f); !sql.ok()) {
@@ -442,20 +485,20 @@ int Serve(DaemonFlags& f) {
                                           f.query_limits);
   service::IngestServiceImpl ingest_service(&writer, &access.value(), f.spool_dir,
                                             service::UploadLimits{f.max_upload_bytes, f.max_upload_files});
-  std::unique_ptr<grpc::Server> server = StartGrpcServer(f, query_service, ingest_service);
+  std::unique_ptr<grpc::Server> server = StartGrpcServer(f, query_service, ingest_service, metrics.get());
   if (!server) {
     writer.Shutdown();
     return 1;
   }
-  std::unique_ptr<service::HttpPages> http;
-  if (!f.http_listen.empty()) {
-    auto pages = StartPages(f, &access.value(), query_service);
-    if (!pages.ok()) {
-      server->Shutdown();
-      writer.Shutdown();
-      return Fail(1, pages.status().message());
-    }
-    http = std::move(pages.value());
+  if (metrics) {
+    metrics->set_sources({&writer, query_service.query_gate(), f.spool_dir});
+    metrics->StartMeasuring();  // the queue has made the store
+  }
+  auto http = StartHttp(f, &access.value(), query_service, metrics.get());
+  if (!http.ok()) {
+    server->Shutdown();
+    writer.Shutdown();
+    return Fail(1, http.status().message());
   }
   std::fflush(stdout);
   std::unique_ptr<service::RunFolderWatcher> watcher;
@@ -478,7 +521,7 @@ int Serve(DaemonFlags& f) {
   sigwait(&signals, &sig);
   Log(LogLevel::kInfo, "signal %d: shutting down (finishing the file in hand)", sig);
   if (watcher) watcher->Stop();
-  if (http) http->Stop();
+  http->Stop();
   writer.Shutdown();  // the writer stops after its current file; unfinished jobs resume on restart
   pruner.reset();     // a prune waiting for the writer is refused by the shutdown
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));

@@ -1,5 +1,6 @@
 #include "store/admin/run_lifecycle.h"
 
+#include "store/admin/store_size.h"
 #include "ingest/source/run_name.h"
 #include "store/backend/row_binding.h"
 #include "store/query/statement_text.h"
@@ -37,14 +38,6 @@ constexpr const char* kUnusedInterned[] = {
     "DELETE FROM names WHERE name_id IN (SELECT name_id FROM run_names) AND name_id NOT IN "
     "(SELECT computation_id FROM instructions WHERE computation_id IS NOT NULL UNION "
     " SELECT op_name_id FROM instructions WHERE op_name_id IS NOT NULL)"};
-
-// The bytes the store takes: the SQLite file's pages, or the PostgreSQL database's size.
-int64_t StoreBytes(SqlConnection& sql) {
-  auto q = sql.Prepare(sql.dialect() == SqlDialect::kSqlite
-                           ? "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()"
-                           : "SELECT pg_database_size(current_database())");
-  return q->Step() ? q->Int(0) : 0;
-}
 
 // Fills the temporary table doomed_runs, the runs whose rows go; collects the interned rows they refer to.
 void BeginRemoval(SqlConnection& sql, const std::vector<int64_t>& run_ids) {

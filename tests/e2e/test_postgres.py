@@ -129,6 +129,23 @@ class PostgresDaemonTest(PostgresStore, DaemonTestCase):
         page = urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=30).read().decode()
         self.assertIn("gate_base", page)
 
+    def test_metrics_measure_the_postgresql_store(self):
+        from test_metrics import scrape, served_ports
+        d = self.start("--metrics-listen", "127.0.0.1:0")
+        port = served_ports(d, "metrics")["metrics"]
+        for run in ("base", "head"):
+            d.cli("ingest", os.path.join(GATE, run), "--run", "gate_" + run)
+        def measured():
+            families = scrape(port)
+            runs = families.get("xladb_runs_stored")
+            return families if runs and runs.value() == 2 else None
+        families = wait_for(measured, what="xladb_runs_stored to reach 2")
+        self.assertEqual(families["xladb_modules_stored"].value(),
+                         int(self.psql("-c", "SELECT COUNT(*) FROM modules", target=self.uri)))
+        database = int(self.psql("-c", "SELECT pg_database_size(current_database())", target=self.uri))
+        self.assertLess(abs(families["xladb_database_size_bytes"].value() - database), 0.2 * database)
+        self.assertEqual(families["xladb_ingest_jobs_total"].value(state="succeeded"), 2)
+
     def test_the_sql_endpoint_reads_as_the_reader_role(self):
         with open(os.path.join(POSTGRES_DIR, "reader_uri")) as fh:
             reader_uri = f"{fh.read().strip()}?options=-csearch_path%3D{self.schema}"
