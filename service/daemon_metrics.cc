@@ -2,6 +2,7 @@
 
 #include <sys/statvfs.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iterator>
@@ -48,9 +49,7 @@ DaemonMetrics::DaemonMetrics(BuildInfo build, std::string db_path, std::chrono::
       db_path_(std::move(db_path)),
       store_period_(store_period),
       job_seconds_(metrics::SecondsBuckets(2500)),
-      rpc_seconds_({"service", "method", "code"}, metrics::SecondsBuckets(100)) {
-  static_assert(std::size(ingest::kFileVerdicts) + 1 == std::size(decltype(files_by_verdict_){}));
-}
+      rpc_seconds_({"service", "method", "code"}, metrics::SecondsBuckets(100)) {}
 
 std::unique_ptr<DaemonMetrics> DaemonMetrics::Start(BuildInfo build, std::string db_path,
                                                     std::chrono::milliseconds store_period) {

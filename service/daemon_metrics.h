@@ -17,6 +17,7 @@
 #define XLADB_SERVICE_DAEMON_METRICS_H_
 
 #include <atomic>
+#include <iterator>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -27,6 +28,7 @@
 #include <string_view>
 #include <thread>
 
+#include "ingest/records/file_verdict.h"
 #include "service/ingest_queue.h"
 #include "service/metrics/histogram.h"
 #include "service/query_service.h"
@@ -81,7 +83,8 @@ class DaemonMetrics {
   MetricsSources sources_;
 
   std::atomic<int64_t> jobs_succeeded_{0}, jobs_failed_{0};
-  std::atomic<int64_t> files_by_verdict_[5] = {};  // FileVerdict order, then the files read again
+  // By ingest::FileVerdict, then the files read again (ingest::kFilesRereadKey).
+  std::atomic<int64_t> files_by_verdict_[std::size(ingest::kFileVerdicts) + 1] = {};
   std::atomic<int64_t> bytes_{0}, rows_{0};
   metrics::Histogram job_seconds_;
   metrics::HistogramFamily rpc_seconds_;
