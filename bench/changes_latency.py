@@ -1,18 +1,16 @@
 """ListChanges latencies on an existing store, as bench/run_bench.py asks them, beside the gate run over every
 consecutive pair of the same window (what a user would script without `changes`).
 
-    /usr/bin/python3 bench/changes_latency.py STORE.db build/release/service/xladbd [STUBS_DIR]
+    build/test/tests/py-venv/bin/python bench/changes_latency.py STORE.db build/release/service/xladbd
 
-STUBS_DIR holds the Python gRPC stubs (default build/test/tests/py). Starts its own xladbd on 127.0.0.1."""
-import os
+Any python with xladb_client installed (clients/python; the test build's venv has it) will do: the stubs are
+the client's. Starts its own xladbd on 127.0.0.1."""
 import subprocess
 import sys
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, sys.argv[3] if len(sys.argv) > 3 else os.path.join(REPO, "build", "test", "tests", "py"))
-import grpc  # noqa: E402
-from xladb.v1 import xladb_pb2 as pb, xladb_pb2_grpc as rpc  # noqa: E402
+import grpc
+from xladb_client import xladb_pb2 as pb, xladb_pb2_grpc as rpc
 
 db, xladbd = sys.argv[1], sys.argv[2]
 proc = subprocess.Popen([xladbd, "--db", db, "--listen", "127.0.0.1:0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)

@@ -11,6 +11,7 @@ PACKAGES=(
   nlohmann-json3-dev libabsl-dev libxxhash-dev libzstd-dev zlib1g-dev zstd
   libarchive-dev libarchive-tools
   python3-grpcio python3-protobuf python3-yaml openssl cmark-gfm
+  python3-venv python3-pip python3-setuptools python3-wheel python3-pandas
   libcpp-httplib-dev libssl-dev libbrotli-dev chromium python3-websocket fonts-dejavu-core
   libpq-dev postgresql-15
   prometheus

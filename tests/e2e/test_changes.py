@@ -251,9 +251,8 @@ class ChangesTest(DaemonTestCase):
             offline = xladb("changes", "--db", self.db, *fmt, *args, check_rc=0).stdout
             online = d.cli("changes", *fmt, *args).stdout
             self.assertEqual(online, offline, args)
-        # And a Python grpcio client gets the same change points.
-        answer = d.query.ListChanges(xladb_pb2.ListChangesRequest(
-            labels=[xladb_pb2.Label(key="branch", value="main")], attribute=-1), timeout=60)
+        # And the Python client gets the same change points.
+        answer = d.client.list_changes(labels={"branch": "main"}, attribute=-1, timeout=60)
         self.assertEqual([(c.run_name, c.previous_run_name, c.module, c.before, c.after, c.delta)
                           for c in answer.changes],
                          [(p[0], p[1], p[3], p[5], p[6], p[7]) for p in self.expected_main()])

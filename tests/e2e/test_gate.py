@@ -234,7 +234,7 @@ class GateTest(DaemonTestCase):
         self.assertEqual(online.returncode, 1)
         self.assertEqual(online.stdout, offline)
         # The Python client gets the same verdict and numbers.
-        resp = d.query.CheckRun(xladb_pb2.CheckRunRequest(run_name="head", baseline="base"), timeout=30)
+        resp = d.client.check_run(run_name="head", baseline="base", timeout=30)
         self.assertEqual(resp.verdict, xladb_pb2.CheckRunResponse.FAIL)
         self.assertEqual(resp.summary.regressed, 1)
         self.assertEqual(resp.modules[0].module, "jit_step")
@@ -624,7 +624,7 @@ class CampaignTest(DaemonTestCase):
             on = d.cli(*args, "--format", "json", check=False)
             off = xladb(*args, "--db", db, "--format", "json")
             self.assertEqual((on.returncode, on.stdout, on.stderr), (off.returncode, off.stdout, off.stderr), args)
-        resp = d.query.DiffRuns(xladb_pb2.DiffRunsRequest(run_a="r1", run_b="r2"), timeout=30)
+        resp = d.client.diff_runs(run_a="r1", run_b="r2", timeout=30)
         # diff rolls up peak, total, temp and padded live peak: jit_tau's temp went 4096 -> 4080 (-16 bytes).
         self.assertEqual([(n.module, n.baseline_compiles, n.current_compiles) for n in resp.by_name],
                          [("jit_accumulate", 1, 1), ("jit_retrace", 3, 2), ("jit_tau", 1, 1)])
@@ -632,13 +632,13 @@ class CampaignTest(DaemonTestCase):
         self.assertEqual((tau["temp_bytes"], tau["total_bytes"]), ((4096, 4080), (12288, 12288)))
         # A baseline named by a run name that does not exist: NOT_FOUND from the RPC, exit 2 from the CLI.
         with self.assertRaises(grpc.RpcError) as e:
-            d.query.CheckRun(xladb_pb2.CheckRunRequest(run_name="r2", baseline="nosuchrun"), timeout=30)
+            d.client.check_run(run_name="r2", baseline="nosuchrun", timeout=30)
         self.assertEqual(e.exception.code(), grpc.StatusCode.NOT_FOUND)
         out = d.cli("check", "r2", "--baseline", "nosuchrun", check=False)
         self.assertEqual((out.returncode, out.stdout), (2, ""))
         self.assertIn("no run named 'nosuchrun'", out.stderr)
         with self.assertRaises(grpc.RpcError) as e:
-            d.query.CheckRun(xladb_pb2.CheckRunRequest(run_name="r2", baseline="r1", on_added="judge"), timeout=30)
+            d.client.check_run(run_name="r2", baseline="r1", on_added="judge", timeout=30)
         self.assertEqual(e.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
 
     def test_missing_data_is_inconclusive_and_other_errors_are_listed(self):

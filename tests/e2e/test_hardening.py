@@ -16,7 +16,7 @@ import threading
 import time
 import unittest
 
-from test_service import XLADB, XLADBD, DaemonTestCase, make_run, seed, wait_for, xladb_pb2
+from test_service import XLADB, XLADBD, Client, DaemonTestCase, make_run, seed, wait_for, xladb_pb2
 
 import grpc  # noqa: E402
 
@@ -144,10 +144,10 @@ class HardeningTest(DaemonTestCase):
         self.assertEqual(err.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
         self.assertIn("without its UploadTrailer", err.exception.details())
         self.assertIn("b/" + SEED000_NAME, err.exception.details())  # the last file that arrived
-        self.assertEqual(list(d.query.ListRuns(xladb_pb2.ListRunsRequest(), timeout=10).runs), [])
+        self.assertEqual(list(d.client.list_runs(timeout=10).runs), [])
         wait_for(lambda: os.listdir(spool) == [], timeout=10, what="the refused upload's staging to go")
         # The same file name sent as raw_path bytes is stored.
-        job = d.ingest.Upload(upload_messages("r", [(b"a/\xff.txt", data)]), timeout=30)
+        job = d.client.upload_chunks(upload_messages("r", [(b"a/\xff.txt", data)]), timeout=30)
         self.assertEqual(job.state, xladb_pb2.IngestJob.SUCCEEDED)
         self.assertEqual(job.files_received, 1)
         self.assertEqual(job.files_by_verdict["ingested"], 1)
@@ -155,7 +155,7 @@ class HardeningTest(DaemonTestCase):
         with self.assertRaises(grpc.RpcError) as err:
             msgs = list(upload_messages("r3", [("x.txt", data)], trailer=False))
             msgs.append(xladb_pb2.UploadChunk(trailer=xladb_pb2.UploadTrailer(files=2, bytes=len(data))))
-            d.ingest.Upload(iter(msgs), timeout=30)
+            d.client.upload_chunks(iter(msgs), timeout=30)
         self.assertEqual(err.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
         self.assertIn("client sent 2 files", err.exception.details())
 
@@ -170,8 +170,7 @@ class HardeningTest(DaemonTestCase):
         lines = out.stdout.splitlines()
         self.assertEqual(len(lines), 2001)
         self.assertEqual(lines[-1], "2000,\\xffA")
-        rows = [r for m in d.query.Query(xladb_pb2.QueryRequest(
-            sql="SELECT x'ff', CAST(x'ff41' AS TEXT), 'é'"), timeout=10) for r in m.rows]
+        rows = [r for m in d.client.query(sql="SELECT x'ff', CAST(x'ff41' AS TEXT), 'é'", timeout=10) for r in m.rows]
         self.assertEqual(rows[0].values[0].bytes_value, b"\xff")
         self.assertEqual(rows[0].values[1].text_bytes_value, b"\xffA")  # TEXT, told apart from a BLOB
         self.assertEqual(rows[0].values[2].text_value, "é")
@@ -184,18 +183,18 @@ class HardeningTest(DaemonTestCase):
         shutil.move(staging, os.path.join(root, b"poison\xffrun"))
         db = self.path("x.db")
         d = self.start("--watch", self.path("artifacts"), "--quiet-seconds", "0.3", db=db)
-        runs = wait_for(lambda: d.query.ListRuns(xladb_pb2.ListRunsRequest(), timeout=10).runs, what="the run")
+        runs = wait_for(lambda: d.client.list_runs(timeout=10).runs, what="the run")
         self.assertEqual(runs[0].name, "poison\ufffdrun")
         self.assertEqual(sql_rows(db, "SELECT CAST(name AS BLOB) FROM runs"), [(b"poison\xffrun",)])
         self.assertIn("poison\ufffdrun", d.cli("runs").stdout)
         d.stop()
         self.daemons.remove(d)
         d = self.start(db=db)  # and after a restart
-        self.assertEqual([r.name for r in d.query.ListRuns(xladb_pb2.ListRunsRequest(), timeout=10).runs],
+        self.assertEqual([r.name for r in d.client.list_runs(timeout=10).runs],
                          ["poison\ufffdrun"])
         # The name as sent is not the name stored (that is queryable through SQL): a clean NOT_FOUND, no crash.
         with self.assertRaises(grpc.RpcError) as err:
-            d.query.ListModules(xladb_pb2.ListModulesRequest(run_name="poison\ufffdrun"), timeout=10)
+            d.client.list_modules(run_name="poison\ufffdrun", timeout=10)
         self.assertEqual(err.exception.code(), grpc.StatusCode.NOT_FOUND)
 
     def test_2_the_cli_does_not_hang_on_a_stream_it_cannot_read(self):
@@ -243,14 +242,13 @@ class HardeningTest(DaemonTestCase):
     def test_4_queries_are_bounded_per_value_per_message_and_in_temp_storage(self):
         d = self.start("--query-max-temp-bytes", str(16 << 20))
         with self.assertRaises(grpc.RpcError) as err:
-            list(d.query.Query(xladb_pb2.QueryRequest(sql="SELECT hex(zeroblob(499000000))"), timeout=30))
+            list(d.client.query(sql="SELECT hex(zeroblob(499000000))", timeout=30))
         self.assertEqual(err.exception.code(), grpc.StatusCode.RESOURCE_EXHAUSTED)
         self.assertIn("value", err.exception.details())
 
         def big_value(_):
             try:
-                list(d.query.Query(xladb_pb2.QueryRequest(sql="SELECT length(hex(zeroblob(300000000)))"),
-                                   timeout=60))
+                list(d.client.query(sql="SELECT length(hex(zeroblob(300000000)))", timeout=60))
                 return grpc.StatusCode.OK
             except grpc.RpcError as e:
                 return e.code()
@@ -259,9 +257,10 @@ class HardeningTest(DaemonTestCase):
         self.assertEqual(codes, [grpc.StatusCode.RESOURCE_EXHAUSTED] * 4)
 
         # 20 MB of results reach a client with gRPC's default 4 MiB receive limit: messages are cut by bytes.
-        messages = list(d.query.Query(xladb_pb2.QueryRequest(
-            sql="WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 20000) "
-                "SELECT x, randomblob(1000) FROM c"), timeout=60))
+        with Client(d.addr, options=[("grpc.max_receive_message_length", 4 << 20)]) as small_messages:
+            messages = list(small_messages.query(
+                sql="WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 20000) "
+                    "SELECT x, randomblob(1000) FROM c", timeout=60))
         rows = [r for m in messages for r in m.rows]
         self.assertEqual(len(rows), 20000)
         self.assertTrue(all(len(r.values[1].bytes_value) == 1000 for r in rows))
@@ -269,12 +268,11 @@ class HardeningTest(DaemonTestCase):
         self.assertLess(max(m.ByteSize() for m in messages), (1 << 20) + 64 * 1024)
         # A row is bounded too: SQLite builds a whole row at once, so wide rows of big values are refused.
         with self.assertRaises(grpc.RpcError) as err:
-            list(d.query.Query(xladb_pb2.QueryRequest(
-                sql="SELECT " + ", ".join(["randomblob(1000000)"] * 5)), timeout=30))
+            list(d.client.query(sql="SELECT " + ", ".join(["randomblob(1000000)"] * 5), timeout=30))
         self.assertEqual(err.exception.code(), grpc.StatusCode.RESOURCE_EXHAUSTED)
         self.assertIn("per-row", err.exception.details())
         with self.assertRaises(grpc.RpcError) as err:
-            list(d.query.Query(xladb_pb2.QueryRequest(sql="SELECT " + ", ".join(["1"] * 100)), timeout=30))
+            list(d.client.query(sql="SELECT " + ", ".join(["1"] * 100), timeout=30))
         self.assertEqual(err.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
         self.assertIn("too many columns", err.exception.details())
         out = d.cli("sql", "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 20000) "
@@ -283,9 +281,9 @@ class HardeningTest(DaemonTestCase):
 
         # A sort that spills more than the temp-storage cap stops with a clear error.
         with self.assertRaises(grpc.RpcError) as err:
-            list(d.query.Query(xladb_pb2.QueryRequest(
+            list(d.client.query(
                 sql="WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 400000) "
-                    "SELECT x, randomblob(200) AS b FROM c ORDER BY b"), timeout=60))
+                    "SELECT x, randomblob(200) AS b FROM c ORDER BY b", timeout=60))
         self.assertEqual(err.exception.code(), grpc.StatusCode.RESOURCE_EXHAUSTED)
         self.assertIn("temp", err.exception.details())
         self.assertLess(peak_rss(d.proc.pid), RSS_BOUND_BYTES)
@@ -339,12 +337,12 @@ class HardeningTest(DaemonTestCase):
         spool = self.path("spool")
         d = self.start("--spool-dir", spool)
         with self.assertRaises(grpc.RpcError) as err:
-            d.ingest.Upload(upload_messages("r", [("a" * 300 + "/x.txt", b"x")]), timeout=30)
+            d.client.upload_chunks(upload_messages("r", [("a" * 300 + "/x.txt", b"x")]), timeout=30)
         self.assertEqual(err.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
         self.assertIn("255", err.exception.details())
         # A first file with no name at all is checked like any other (it once slipped past the check).
         with self.assertRaises(grpc.RpcError) as err:
-            d.ingest.Upload(upload_messages("r", [("", b"x")]), timeout=30)
+            d.client.upload_chunks(upload_messages("r", [("", b"x")]), timeout=30)
         self.assertEqual(err.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
         self.assertIn("is empty", err.exception.details())
         self.assertEqual(os.listdir(spool), [])
@@ -380,7 +378,7 @@ class HardeningTest(DaemonTestCase):
 
         def run():
             try:
-                d.ingest.Upload(slow_upload(), timeout=60)
+                d.client.upload_chunks(slow_upload(), timeout=60)
             except grpc.RpcError as e:
                 result["code"] = e.code()
 
@@ -394,11 +392,10 @@ class HardeningTest(DaemonTestCase):
         t.join(60)
         self.assertEqual(result.get("code"), grpc.StatusCode.UNAVAILABLE)
         self.daemons.remove(d)
-        d.channel.close()
+        d.client.close()
         d = self.start("--spool-dir", spool, db=db)
         self.assertEqual(os.listdir(spool), [])
-        self.assertEqual([r.name for r in d.query.ListRuns(xladb_pb2.ListRunsRequest(), timeout=10).runs],
-                         ["shared"])
+        self.assertEqual([r.name for r in d.client.list_runs(timeout=10).runs], ["shared"])
 
     # 7. One file failed a whole job ----------------------------------------------------------------------------
 
@@ -439,16 +436,16 @@ class HardeningTest(DaemonTestCase):
             make_run(slow, copies=copies)
             target = os.path.join(allowed, f"small{attempt}")
             make_run(target)
-            first = d.ingest.IngestPath(xladb_pb2.IngestPathRequest(path=slow), timeout=30)
-            second = d.ingest.IngestPath(xladb_pb2.IngestPathRequest(path=target, run_name="swapped"), timeout=30)
+            first = d.client.ingest_path(path=slow, timeout=30)
+            second = d.client.ingest_path(path=target, run_name="swapped", timeout=30)
             shutil.rmtree(target)
             os.symlink(outside, target)
-            state = d.ingest.GetIngestJob(xladb_pb2.GetIngestJobRequest(job_id=second.job_id), timeout=10).state
+            state = d.client.get_ingest_job(job_id=second.job_id, timeout=10).state
             if state != xladb_pb2.IngestJob.QUEUED:  # the swap came too late to test anything: retry, slower
                 continue
             job = wait_for(lambda: (lambda j: j if j.state in (xladb_pb2.IngestJob.SUCCEEDED,
                                                                xladb_pb2.IngestJob.FAILED) else None)(
-                d.ingest.GetIngestJob(xladb_pb2.GetIngestJobRequest(job_id=second.job_id), timeout=10)),
+                d.client.get_ingest_job(job_id=second.job_id, timeout=10)),
                 timeout=300, what="the swapped job to end")
             self.assertEqual(job.state, xladb_pb2.IngestJob.FAILED)
             self.assertIn("outside the allowed root", job.message)
@@ -467,15 +464,14 @@ class HardeningTest(DaemonTestCase):
         answers = []
         for path in ("/etc/shadow", "/root/nonexistent-xladb-test", "/etc"):
             with self.assertRaises(grpc.RpcError) as err:
-                d.ingest.IngestPath(xladb_pb2.IngestPathRequest(path=path, wait=True), timeout=10)
+                d.client.ingest_path(path=path, wait=True, timeout=10)
             answers.append((err.exception.code(), err.exception.details().replace(path, "PATH")))
             self.assertNotIn("resolved", err.exception.details())
         self.assertEqual(len(set(answers)), 1, answers)
         self.assertEqual(answers[0][0], grpc.StatusCode.PERMISSION_DENIED)
         # Beneath the root, a missing path may say so: the caller may read there.
         with self.assertRaises(grpc.RpcError) as err:
-            d.ingest.IngestPath(xladb_pb2.IngestPathRequest(path=os.path.join(allowed, "nope"), wait=True),
-                                timeout=10)
+            d.client.ingest_path(path=os.path.join(allowed, "nope"), wait=True, timeout=10)
         self.assertEqual(err.exception.code(), grpc.StatusCode.NOT_FOUND)
 
     # 10. An open listen address started without protection ----------------------------------------------------
@@ -564,7 +560,7 @@ class HardeningTest(DaemonTestCase):
             out = d.cli("ingest", self.path("r"), "--run", name, check=False)
             self.assertEqual(out.returncode, 2, name)
             with self.assertRaises(grpc.RpcError) as err:
-                d.ingest.Upload(upload_messages(name, [("x.txt", b"x")]), timeout=30)
+                d.client.upload_chunks(upload_messages(name, [("x.txt", b"x")]), timeout=30)
             self.assertEqual(err.exception.code(), grpc.StatusCode.INVALID_ARGUMENT, name)
         self.assertEqual(d.cli_json("runs"), [])
 
@@ -576,17 +572,17 @@ class HardeningTest(DaemonTestCase):
                          ["one", "1"])
         names = d.cli("sql", "SELECT name FROM pragma_table_info('runs') ORDER BY cid", "--format", "csv").stdout
         self.assertEqual(names.splitlines()[:3], ["name", "run_id", "name"])
-        for call, request in ((d.query.ListRuns, xladb_pb2.ListRunsRequest(page_size=-1)),
-                              (d.query.ListRuns, xladb_pb2.ListRunsRequest(page_size=5000)),
-                              (d.query.TopBuffers, xladb_pb2.TopBuffersRequest(run_name="r", module="m", n=-5)),
-                              (d.query.SpillRates, xladb_pb2.SpillRatesRequest(limit=-1)),
-                              (d.query.PeakMemoryTrend, xladb_pb2.PeakMemoryTrendRequest(module="m", last_n=-1)),
-                              (d.query.GetRun, xladb_pb2.GetRunRequest())):
+        for call, request in ((d.client.list_runs, dict(page_size=-1)),
+                              (d.client.list_runs, dict(page_size=5000)),
+                              (d.client.top_buffers, dict(run_name="r", module="m", n=-5)),
+                              (d.client.spill_rates, dict(limit=-1)),
+                              (d.client.peak_memory_trend, dict(module="m", last_n=-1)),
+                              (d.client.get_run, dict())):
             with self.assertRaises(grpc.RpcError) as err:
-                call(request, timeout=10)
-            self.assertEqual(err.exception.code(), grpc.StatusCode.INVALID_ARGUMENT, request)
+                call(**request, timeout=10)
+            self.assertEqual(err.exception.code(), grpc.StatusCode.INVALID_ARGUMENT, (call.__name__, request))
         with self.assertRaises(grpc.RpcError) as err:
-            list(d.query.Query(xladb_pb2.QueryRequest(sql="SELECT 1", max_rows=-1), timeout=10))
+            list(d.client.query(sql="SELECT 1", max_rows=-1, timeout=10))
         self.assertEqual(err.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
         for args in (("runs", "--limit", "-1"), ("sql", "SELECT 1", "--max-rows", "-3"), ("top", "r", "m", "-n", "0")):
             self.assertEqual(d.cli(*args, check=False).returncode, 2, args)
@@ -616,7 +612,7 @@ class HardeningTest(DaemonTestCase):
             while time.time() < stop and n < 200:
                 sql = adversarial[(i + n) % len(adversarial)]
                 try:
-                    for _ in d.query.Query(xladb_pb2.QueryRequest(sql=sql), timeout=60):
+                    for _ in d.client.query(sql=sql, timeout=60):
                         pass
                     code = grpc.StatusCode.OK
                 except grpc.RpcError as e:

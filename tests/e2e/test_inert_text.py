@@ -287,19 +287,18 @@ class InertTextTest(DaemonTestCase):
         for key, value, shown in bad:
             label = xladb_pb2.Label(key=key, value=value)
             with self.assertRaises(grpc.RpcError) as err:
-                d.ingest.Upload(upload_messages("up", [("x.txt", b"x")], labels=[label]), timeout=30)
+                d.client.upload_chunks(upload_messages("up", [("x.txt", b"x")], labels=[label]), timeout=30)
             self.assertEqual(err.exception.code(), grpc.StatusCode.INVALID_ARGUMENT, (key, value))
             self.assertIn(shown, err.exception.details())
             with self.assertRaises(grpc.RpcError) as err:
-                d.ingest.IngestPath(xladb_pb2.IngestPathRequest(path=folder, labels=[label], wait=True), timeout=30)
+                d.client.ingest_path(path=folder, labels=[label], wait=True, timeout=30)
             self.assertEqual(err.exception.code(), grpc.StatusCode.INVALID_ARGUMENT, (key, value))
             self.assertIn(shown, err.exception.details())
         self.assertEqual(d.cli_json("runs"), [])
         d.cli("ingest", folder, "--run", "r")
         for key, value, shown in bad:
             with self.assertRaises(grpc.RpcError) as err:
-                d.ingest.LabelRun(xladb_pb2.LabelRunRequest(run_name="r", set=[xladb_pb2.Label(key=key, value=value)]),
-                                  timeout=30)
+                d.client.label_run(run_name="r", set=[xladb_pb2.Label(key=key, value=value)], timeout=30)
             self.assertEqual(err.exception.code(), grpc.StatusCode.INVALID_ARGUMENT, (key, value))
             self.assertIn(shown, err.exception.details())
         self.assertEqual(d.cli_json("runs")[0]["labels"], "")
@@ -368,15 +367,16 @@ class InertTextTest(DaemonTestCase):
         d = self.start("--allow-root", os.path.join(self.tmp, "allowed"))
         for us in (-1, 7258118400 * 1000000 + 1, 2**63 - 1):
             with self.assertRaises(grpc.RpcError) as err:
-                d.ingest.IngestPath(xladb_pb2.IngestPathRequest(path=folder, run_time_us=us, wait=True), timeout=30)
+                d.client.ingest_path(path=folder, run_time_us=us, wait=True, timeout=30)
             self.assertEqual(err.exception.code(), grpc.StatusCode.INVALID_ARGUMENT, us)
             self.assertIn(str(us), err.exception.details())
             with self.assertRaises(grpc.RpcError) as err:
-                d.ingest.Upload(upload_messages("up", [("x.txt", b"x")], run_time_us=us), timeout=30)
+                d.client.upload_chunks(upload_messages("up", [("x.txt", b"x")], run_time_us=us), timeout=30)
             self.assertEqual(err.exception.code(), grpc.StatusCode.INVALID_ARGUMENT, us)
         with self.assertRaises(grpc.RpcError) as err:
-            d.ingest.Upload(upload_messages("up", [("x.txt", b"x")],
-                                            labels=[xladb_pb2.Label(key="time", value="9999-12-31")]), timeout=30)
+            d.client.upload_chunks(upload_messages("up", [("x.txt", b"x")],
+                                                   labels=[xladb_pb2.Label(key="time", value="9999-12-31")]),
+                                   timeout=30)
         self.assertEqual(err.exception.code(), grpc.StatusCode.INVALID_ARGUMENT)
         self.assertIn("label time: time '9999-12-31' is outside", err.exception.details())
         self.assertEqual(d.cli_json("runs"), [])

@@ -17,9 +17,10 @@ import urllib.parse
 import yaml  # Debian's python3-yaml
 
 import exposition_format
-from test_service import SOURCE_DIR, XLADBD, DaemonTestCase, make_run, wait_for, xladb_pb2
+from test_service import SOURCE_DIR, XLADBD, DaemonTestCase, make_run, wait_for
+from xladb_client import Client, xladb_pb2
 
-import grpc  # noqa: E402  (Debian's python3-grpcio, on the path test_service set)
+import grpc  # Debian's python3-grpcio
 
 
 def served_ports(daemon, *names):
@@ -120,7 +121,7 @@ class MetricsTest(DaemonTestCase):
             folders = [os.path.join(root, f"run{i}") for i in range(4)]
             for folder in folders:
                 make_run(folder, copies=copies)
-            jobs = [d.ingest.IngestPath(xladb_pb2.IngestPathRequest(path=f), timeout=30).job_id for f in folders]
+            jobs = [d.client.ingest_path(path=f, timeout=30).job_id for f in folders]
             seen_busy = False
             while True:
                 families = scrape(port)
@@ -132,8 +133,7 @@ class MetricsTest(DaemonTestCase):
                 if depth == 0:
                     self.assertEqual(age, 0)
                 seen_busy = seen_busy or depth > 0 or running == 1
-                states = [d.ingest.GetIngestJob(xladb_pb2.GetIngestJobRequest(job_id=j), timeout=10).state
-                          for j in jobs]
+                states = [d.client.get_ingest_job(job_id=j, timeout=10).state for j in jobs]
                 if all(s in (xladb_pb2.IngestJob.SUCCEEDED, xladb_pb2.IngestJob.FAILED) for s in states):
                     break
                 time.sleep(0.02)
@@ -152,7 +152,7 @@ class MetricsTest(DaemonTestCase):
         for verdict in ("unchanged", "not_ingested", "error"):
             self.assertEqual(families["xladb_ingest_files_total"].value(verdict=verdict), 0)
         self.assertEqual(families["xladb_ingest_bytes_total"].value(), sum(c[1] for c in counts))
-        rows = sum(d.ingest.GetIngestJob(xladb_pb2.GetIngestJobRequest(job_id=j), timeout=10).rows for j in jobs)
+        rows = sum(d.client.get_ingest_job(job_id=j, timeout=10).rows for j in jobs)
         self.assertEqual(families["xladb_ingest_rows_total"].value(), rows)
         self.assertEqual(families["xladb_ingest_job_duration_seconds"].value("xladb_ingest_job_duration_seconds_count"), 4)
         self.assertEqual(families["xladb_ingest_queue_depth"].value(), 0)
@@ -207,9 +207,9 @@ class MetricsTest(DaemonTestCase):
 
         before = scrape(ports["metrics"])
         for _ in range(3):
-            d.query.ListRuns(xladb_pb2.ListRunsRequest(), timeout=10)
+            d.client.list_runs(timeout=10)
         with self.assertRaises(grpc.RpcError) as refused:
-            d.query.GetRun(xladb_pb2.GetRunRequest(run_name="no-such-run"), timeout=10)
+            d.client.get_run(run_name="no-such-run", timeout=10)
         self.assertEqual(refused.exception.code(), grpc.StatusCode.NOT_FOUND)
         after = scrape(ports["metrics"])
         self.assertEqual(count("ListRuns", "OK", after) - count("ListRuns", "OK", before), 3)
@@ -231,7 +231,7 @@ class MetricsTest(DaemonTestCase):
         make_run(folder)  # ~140 KB: over the 10 kB upload cap
         self.assertNotEqual(d.cli("ingest", folder, check=False).returncode, 0)
         with self.assertRaises(grpc.RpcError) as refused:
-            list(d.query.Query(xladb_pb2.QueryRequest(sql="SELECT hex(zeroblob(2000))"), timeout=30))
+            list(d.client.query(sql="SELECT hex(zeroblob(2000))", timeout=30))
         self.assertEqual(refused.exception.code(), grpc.StatusCode.RESOURCE_EXHAUSTED)
         status, _, _ = get(port, "/metrics", headers={"X-Padding": "x" * 20000})
         self.assertEqual(status, 431)
@@ -389,8 +389,7 @@ class PrometheusTest(DaemonTestCase):
         make_run(folder)
         with open(os.path.join(folder, "module_0009.x.after_optimizations-buffer-assignment.txt"), "wb") as f:
             f.write(b"\x00\x01binary")
-        d.ingest.IngestPath(xladb_pb2.IngestPathRequest(path=folder, wait=True), timeout=60,
-                            metadata=[("authorization", "Bearer read-token-for-prometheus")])
+        Client(d.addr, token="read-token-for-prometheus").ingest_path(path=folder, wait=True, timeout=60)
         wait_for(lambda: self.query_value(port, 'xladb_ingest_files_total{verdict="error"}') == 1,
                  what="Prometheus to see the file with an error verdict")
         fired = wait_for(lambda: (lambda r: r if r["XladbIngestFailing"]["state"] in ("pending", "firing") else None)(

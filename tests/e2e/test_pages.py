@@ -21,7 +21,7 @@ import urllib.request
 
 from browser import Browser, have_chromium
 from test_page_server import self_signed_certificate
-from test_service import (HAVE_CORPUS, RUNS_DIR, SOURCE_DIR, XLADB, DaemonTestCase, Daemon, read_text, xladb_pb2)
+from test_service import (HAVE_CORPUS, RUNS_DIR, SOURCE_DIR, XLADB, DaemonTestCase, Daemon, read_text)
 
 FIXTURE = os.path.join(SOURCE_DIR, "tests", "fixtures", "report")
 HISTORY = os.path.join(SOURCE_DIR, "tests", "fixtures", "history")
@@ -232,7 +232,7 @@ class PagesTest(BrowserTestCase):
         self.assertEqual(href, "/module?run=head&name=jit_mlp&stage=after_optimizations&xla_id=7")
         # The Report RPC (Python grpcio) and `xladb report` through the daemon give the offline file, byte for byte.
         offline = read_bytes(self.report("head", "--module", "jit_mlp"))
-        chunks = list(d.query.Report(xladb_pb2.ReportRequest(run_name="head", module="jit_mlp")))
+        chunks = list(d.client.report(run_name="head", module="jit_mlp"))
         self.assertTrue(chunks[-1].last)
         self.assertEqual(b"".join(c.html for c in chunks), offline)
         remote = os.path.join(self.tmp, "remote.html")

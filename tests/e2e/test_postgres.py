@@ -94,8 +94,7 @@ class PostgresDaemonTest(PostgresStore, DaemonTestCase):
         expected = [total_bytes_used(read_text(os.path.join(GATE, run, "module_0001.jit_step.after_optimizations-"
                                                                          "buffer-assignment.txt"))) for run in ("base", "head")]
         self.assertEqual(expected, [6144, 71680])
-        trend = d.query.PeakMemoryTrend(xladb_pb2.PeakMemoryTrendRequest(module="jit_step", metric=xladb_pb2.TOTAL_BYTES),
-                                        timeout=30)
+        trend = d.client.peak_memory_trend(module="jit_step", metric=xladb_pb2.TOTAL_BYTES, timeout=30)
         self.assertEqual([p.value for p in trend.points], expected)
         # The two upload jobs, as ingest_jobs records them on PostgreSQL; wait sees them done.
         jobs = d.cli_json("jobs")
@@ -109,9 +108,8 @@ class PostgresDaemonTest(PostgresStore, DaemonTestCase):
         self.assertEqual(gate.returncode, 1, gate.stdout + gate.stderr)
         self.assertIn("jit_step", gate.stdout)
         # Read-only SQL through gRPC: rows come back, writes and server files are refused.
-        rows = list(d.query.Query(xladb_pb2.QueryRequest(sql="SELECT module_name, total_bytes FROM module_memory "
-                                                             "WHERE module_name = 'jit_step' ORDER BY total_bytes"),
-                                  timeout=30))
+        rows = list(d.client.query(sql="SELECT module_name, total_bytes FROM module_memory "
+                                       "WHERE module_name = 'jit_step' ORDER BY total_bytes", timeout=30))
         self.assertEqual([v.values[1].int_value for r in rows for v in r.rows], expected)
         for refused in ("DELETE FROM runs", "SELECT pg_read_file('/etc/passwd')", "SELECT set_config('a.b', '1', false)"):
             out = d.cli("sql", refused, check=False)
@@ -168,8 +166,7 @@ class PostgresDaemonTest(PostgresStore, DaemonTestCase):
         self.psql("-c", f"REVOKE INSERT ON {self.schema}.runs FROM xladb_reader")
 
         d = self.start("--sql-db", reader_uri)
-        rows = list(d.query.Query(xladb_pb2.QueryRequest(sql="SELECT current_user, COUNT(*) FROM runs "
-                                                             "GROUP BY current_user"), timeout=30))
+        rows = list(d.client.query(sql="SELECT current_user, COUNT(*) FROM runs GROUP BY current_user", timeout=30))
         self.assertEqual([(v.values[0].text_value, v.values[1].int_value) for r in rows for v in r.rows],
                          [("xladb_reader", 1)])
         # The other questions still go through the daemon's own connection.
@@ -185,7 +182,7 @@ class PostgresDaemonTest(PostgresStore, DaemonTestCase):
 
         def big_value(_):
             try:
-                list(d.query.Query(xladb_pb2.QueryRequest(sql="SELECT repeat('x', 400000000)"), timeout=120))
+                list(d.client.query(sql="SELECT repeat('x', 400000000)", timeout=120))
                 return grpc.StatusCode.OK, ""
             except grpc.RpcError as e:
                 return e.code(), e.details()
@@ -196,7 +193,7 @@ class PostgresDaemonTest(PostgresStore, DaemonTestCase):
                                     "per-value limit of 1048576 bytes")] * 4)
         self.assertLess(peak_rss(d.proc.pid), RSS_BOUND_BYTES)
         # The four slots are free at once: a fifth query right after is answered.
-        rows = list(d.query.Query(xladb_pb2.QueryRequest(sql="SELECT length(repeat('x', 400000000))"), timeout=60))
+        rows = list(d.client.query(sql="SELECT length(repeat('x', 400000000))", timeout=60))
         self.assertEqual([v.values[0].int_value for r in rows for v in r.rows], [400000000])
 
     def test_an_upload_another_daemon_staged_stays_queued_for_it(self):
@@ -229,8 +226,8 @@ class PostgresDaemonTest(PostgresStore, DaemonTestCase):
         self.assertEqual(expected["ingested"], 452, "150 copies of three seeds, one profile and one HLO text")
 
         d = self.start("--allow-root", dumps)
-        job = d.ingest.IngestPath(xladb_pb2.IngestPathRequest(path=folder, wait=False), timeout=10)
-        wait_for(lambda: d.ingest.GetIngestJob(xladb_pb2.GetIngestJobRequest(job_id=job.job_id), timeout=10)
+        job = d.client.ingest_path(path=folder, wait=False, timeout=10)
+        wait_for(lambda: d.client.get_ingest_job(job_id=job.job_id, timeout=10)
                  .files_done >= 20, what="the ingest to start")
         d.proc.send_signal(signal.SIGKILL)
         d.proc.wait(timeout=30)
@@ -255,7 +252,7 @@ class PostgresDaemonTest(PostgresStore, DaemonTestCase):
 
     def wait_job(self, d, job_id):
         return wait_for(lambda: (lambda j: j if j.state in (xladb_pb2.IngestJob.SUCCEEDED, xladb_pb2.IngestJob.FAILED)
-                                 else None)(d.ingest.GetIngestJob(xladb_pb2.GetIngestJobRequest(job_id=job_id), timeout=10)),
+                                 else None)(d.client.get_ingest_job(job_id=job_id, timeout=10)),
                         timeout=300, what=f"job {job_id}")
 
     def test_two_daemons_share_one_database(self):
@@ -268,8 +265,8 @@ class PostgresDaemonTest(PostgresStore, DaemonTestCase):
         d2 = self.start("--spool-dir", os.path.join(self.tmp, "spool2"), "--allow-root", dumps, db=self.uri)
 
         # Different runs at once (they share every shape and source path): each whole, no text stored twice.
-        a = d1.ingest.IngestPath(xladb_pb2.IngestPathRequest(path=os.path.join(dumps, "run-a"), wait=False), timeout=10)
-        b = d2.ingest.IngestPath(xladb_pb2.IngestPathRequest(path=os.path.join(dumps, "run-b"), wait=False), timeout=10)
+        a = d1.client.ingest_path(path=os.path.join(dumps, "run-a"), wait=False, timeout=10)
+        b = d2.client.ingest_path(path=os.path.join(dumps, "run-b"), wait=False, timeout=10)
         for d, job in ((d1, a), (d2, b)):
             done = self.wait_job(d, job.job_id)
             self.assertEqual(done.state, xladb_pb2.IngestJob.SUCCEEDED, done.message)
@@ -280,8 +277,8 @@ class PostgresDaemonTest(PostgresStore, DaemonTestCase):
                              "0", f"{table} holds a text twice")
 
         # The same run from both at once: every file stored once, whichever daemon came first.
-        request = xladb_pb2.IngestPathRequest(path=os.path.join(dumps, "run-c"), run_name="same", wait=False)
-        jobs = [(d, d.ingest.IngestPath(request, timeout=10)) for d in (d1, d2)]
+        request = dict(path=os.path.join(dumps, "run-c"), run_name="same", wait=False)
+        jobs = [(d, d.client.ingest_path(**request, timeout=10)) for d in (d1, d2)]
         done = [self.wait_job(d, job.job_id) for d, job in jobs]
         for job in done:
             self.assertEqual(job.state, xladb_pb2.IngestJob.SUCCEEDED, job.message)

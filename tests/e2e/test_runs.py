@@ -7,8 +7,7 @@ import subprocess
 import time
 import unittest
 
-from test_service import (XLADB, DaemonTestCase, arrive_in_watched_folder, make_run, table_counts, wait_for,
-                          xladb_pb2)
+from test_service import XLADB, DaemonTestCase, arrive_in_watched_folder, make_run, table_counts, wait_for
 
 METADATA = """# written by the CI job that made the artifact
 time = "2026-10-30T12:00:00Z"
@@ -78,7 +77,7 @@ class RunLifecycleTest(DaemonTestCase):
         d = self.start(db=db)
         out = d.cli("label", "run-b", "branch=dev", "commit=abc")
         self.assertEqual(out.stdout.strip(), "run run-b: branch=dev commit=abc")
-        run = d.ingest.LabelRun(xladb_pb2.LabelRunRequest(run_name="run-b", remove=["commit"]), timeout=30)
+        run = d.client.label_run(run_name="run-b", remove=["commit"], timeout=30)
         self.assertEqual([(l.key, l.value) for l in run.labels], [("branch", "dev")])
         unknown = d.cli("label", "nope", "k=v", check=False)
         self.assertEqual(unknown.returncode, 1)

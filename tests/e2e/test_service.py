@@ -1,7 +1,8 @@
-"""End-to-end tests of xladbd, the xladb CLI and a Python grpcio client, as real processes on 127.0.0.1.
+"""End-to-end tests of xladbd, the xladb CLI and the Python client (clients/python), as real processes on 127.0.0.1.
 
-Run by ctest (tests/CMakeLists.txt sets XLADBD, XLADB, XLADB_PY_STUBS, XLADB_SOURCE_DIR, XLADB_CORPUS_DIR).
-Every server listens on a free port (--listen 127.0.0.1:0; the daemon prints the port it got).
+Run by ctest (tests/CMakeLists.txt sets XLADBD, XLADB, XLADB_PY_VENV, XLADB_SOURCE_DIR, XLADB_CORPUS_DIR) on the
+python of the venv where it installed xladb_client, whose stubs its build generated from proto/. Every server
+listens on a free port (--listen 127.0.0.1:0; the daemon prints the port it got).
 """
 import fnmatch
 import json
@@ -11,7 +12,6 @@ import shutil
 import signal
 import sqlite3
 import subprocess
-import sys
 import tempfile
 import time
 import unittest
@@ -21,14 +21,9 @@ XLADB = os.environ["XLADB"]
 XLADB_LOAD = os.environ.get("XLADB_LOAD", "")
 SOURCE_DIR = os.environ["XLADB_SOURCE_DIR"]
 CORPUS_DIR = os.environ.get("XLADB_CORPUS_DIR", "")
-sys.path.insert(0, os.environ["XLADB_PY_STUBS"])
 
 import grpc  # noqa: E402  (Debian's python3-grpcio)
-import health_pb2  # noqa: E402
-import health_pb2_grpc  # noqa: E402
-import reflection_pb2  # noqa: E402
-import reflection_pb2_grpc  # noqa: E402
-from xladb.v1 import xladb_pb2, xladb_pb2_grpc  # noqa: E402
+from xladb_client import Client, reflection_pb2, reflection_pb2_grpc, xladb_pb2  # noqa: E402
 
 SEEDS = os.path.join(SOURCE_DIR, "tests", "data", "seeds")
 RUNS_DIR = os.path.join(CORPUS_DIR, "runs")
@@ -115,9 +110,8 @@ class Daemon:
             self.proc.kill()
             raise RuntimeError("xladbd did not start: " + line + self.proc.stderr.read())
         self.addr = line.split("listening on ")[1].split(" ")[0]
-        self.channel = grpc.insecure_channel(self.addr)
-        self.query = xladb_pb2_grpc.QueryServiceStub(self.channel)
-        self.ingest = xladb_pb2_grpc.IngestServiceStub(self.channel)
+        self.client = Client(self.addr)  # with no token; a test that needs one makes its own Client
+        self.channel = self.client.channel
 
     def cli(self, *args, check=True):
         out = subprocess.run([XLADB, *args, "--addr", self.addr], capture_output=True, text=True, timeout=120)
@@ -133,7 +127,7 @@ class Daemon:
         return self.proc.wait(timeout=60)
 
     def stop(self):
-        self.channel.close()
+        self.client.close()
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
@@ -236,6 +230,13 @@ class DaemonTestCase(unittest.TestCase):
         self.daemons.append(d)
         return d
 
+    def start_with_token(self, token, *args):
+        """A daemon whose --token-file holds `token`; returns it and the file."""
+        token_file = os.path.join(self.tmp, "token")
+        with open(token_file, "w") as f:
+            f.write(token + "\n")
+        return self.start("--token-file", token_file, *args), token_file
+
 
 class ServiceTest(DaemonTestCase):
 
@@ -329,7 +330,7 @@ class ServiceTest(DaemonTestCase):
                                  text=True, check=True)
         self.assertEqual(offline.stdout, d.cli("oom", "oom", "--format", "json").stdout)
         # The RPC itself: one report, its stats as printed plus the two read around it.
-        answer = d.query.OomReports(xladb_pb2.OomReportsRequest(run_name="oom"))
+        answer = d.client.oom_reports(run_name="oom")
         self.assertEqual(len(answer.reports), 1)
         self.assertEqual(len(answer.reports[0].stats), 9)
         # `top` on the OOM-only module answers from its report: no -1 placeholders.
@@ -352,20 +353,19 @@ class ServiceTest(DaemonTestCase):
         folder = os.path.join(self.tmp, "dumps", "py-run")
         make_run(folder)
         d = self.start("--allow-root", os.path.join(self.tmp, "dumps"))
-        job = d.ingest.IngestPath(xladb_pb2.IngestPathRequest(path=folder, wait=True), timeout=60)
+        job = d.client.ingest_path(path=folder, wait=True, timeout=60)
         self.assertEqual(job.state, xladb_pb2.IngestJob.SUCCEEDED)
         self.assertEqual(job.files_by_verdict["ingested"], 5)
-        runs = d.query.ListRuns(xladb_pb2.ListRunsRequest(), timeout=10)
+        runs = d.client.list_runs(timeout=10)
         self.assertEqual([r.name for r in runs.runs], ["py-run"])
         self.assertEqual(runs.runs[0].module_count, 3)
-        responses = list(d.query.Query(xladb_pb2.QueryRequest(
-            sql="SELECT module_name, total_bytes FROM module_memory ORDER BY module_name"), timeout=10))
+        responses = list(d.client.query(sql="SELECT module_name, total_bytes FROM module_memory ORDER BY module_name",
+                                        timeout=10))
         self.assertEqual([c.name for c in responses[0].columns], ["module_name", "total_bytes"])
         rows = [(r.values[0].text_value, r.values[1].int_value) for m in responses for r in m.rows]
         self.assertIn(("jit_splash_attention_kernel", 18629632), rows)
         self.assertEqual(len(rows), 3)
-        top = d.query.TopBuffers(xladb_pb2.TopBuffersRequest(run_name="py-run", module="jit_splash_attention_kernel"),
-                                 timeout=10)
+        top = d.client.top_buffers(run_name="py-run", module="jit_splash_attention_kernel", timeout=10)
         self.assertEqual(len(top.buffers), 11)
         self.assertEqual(top.buffers[0].logical_bytes, 4194304)
 
@@ -376,9 +376,7 @@ class ServiceTest(DaemonTestCase):
                                                  timeout=10))
         names = {s.name for s in answers[0].list_services_response.service}
         self.assertTrue({"xladb.v1.QueryService", "xladb.v1.IngestService", "grpc.health.v1.Health"} <= names, names)
-        health = health_pb2_grpc.HealthStub(d.channel)
-        self.assertEqual(health.Check(health_pb2.HealthCheckRequest(service=""), timeout=10).status,
-                         health_pb2.HealthCheckResponse.SERVING)
+        self.assertEqual(d.client.health(timeout=10), "SERVING")
 
     def test_ingest_path_outside_the_allowed_roots_is_refused(self):
         allowed = os.path.join(self.tmp, "allowed")
@@ -389,7 +387,7 @@ class ServiceTest(DaemonTestCase):
         d = self.start("--allow-root", allowed)
         for path in (outside, os.path.join(allowed, "..", "outside"), os.path.join(allowed, "escape")):
             with self.assertRaises(grpc.RpcError) as err:
-                d.ingest.IngestPath(xladb_pb2.IngestPathRequest(path=path, wait=True), timeout=10)
+                d.client.ingest_path(path=path, wait=True, timeout=10)
             self.assertEqual(err.exception.code(), grpc.StatusCode.PERMISSION_DENIED, path)
         out = d.cli("ingest", outside, "--server-path", check=False)
         self.assertEqual(out.returncode, 1)
@@ -406,25 +404,20 @@ class ServiceTest(DaemonTestCase):
         for sql in ("DELETE FROM runs", "DROP TABLE runs", "ATTACH DATABASE '/tmp/x.db' AS x",
                     "PRAGMA journal_mode = DELETE", "SELECT load_extension('x')", "UPDATE runs SET name = 'y'"):
             with self.assertRaises(grpc.RpcError) as err:
-                list(d.query.Query(xladb_pb2.QueryRequest(sql=sql), timeout=10))
+                list(d.client.query(sql=sql, timeout=10))
             self.assertIn(err.exception.code(), (grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.INVALID_ARGUMENT),
                           sql)
         self.assertEqual(table_counts(d.db, "r"), before)
 
     def test_token_is_required_when_configured(self):
-        token_file = os.path.join(self.tmp, "token")
-        with open(token_file, "w") as f:
-            f.write("s3cret-token\n")
-        d = self.start("--token-file", token_file)
+        d, token_file = self.start_with_token("s3cret-token")
         with self.assertRaises(grpc.RpcError) as err:
-            d.query.ListRuns(xladb_pb2.ListRunsRequest(), timeout=10)
+            d.client.list_runs(timeout=10)
         self.assertEqual(err.exception.code(), grpc.StatusCode.PERMISSION_DENIED)
         with self.assertRaises(grpc.RpcError) as err:
-            d.query.ListRuns(xladb_pb2.ListRunsRequest(), timeout=10,
-                             metadata=[("authorization", "Bearer wrong-token!")])
+            d.client.list_runs(timeout=10, metadata=[("authorization", "Bearer wrong-token!")])
         self.assertEqual(err.exception.code(), grpc.StatusCode.PERMISSION_DENIED)
-        ok = d.query.ListRuns(xladb_pb2.ListRunsRequest(), timeout=10,
-                              metadata=[("authorization", "Bearer s3cret-token")])
+        ok = d.client.list_runs(timeout=10, metadata=[("authorization", "Bearer s3cret-token")])
         self.assertEqual(len(ok.runs), 0)
         self.assertEqual(d.cli("runs", "--token-file", token_file).returncode, 0)
 
@@ -448,15 +441,12 @@ class ServiceTest(DaemonTestCase):
             yield xladb_pb2.UploadChunk(trailer=xladb_pb2.UploadTrailer(files=1, bytes=len(seed_bytes)))
 
         writes = {
-            "IngestPath": lambda md: d.ingest.IngestPath(xladb_pb2.IngestPathRequest(
-                path=os.path.join(root, "r1"), run_name="by-path", wait=True), timeout=60, metadata=md),
-            "Upload": lambda md: d.ingest.Upload(upload_chunks("by-upload"), timeout=60, metadata=md),
-            "LabelRun": lambda md: d.ingest.LabelRun(xladb_pb2.LabelRunRequest(
-                run_name="by-path", set=[xladb_pb2.Label(key="k", value="v")]), timeout=30, metadata=md),
-            "PruneDetail": lambda md: d.ingest.PruneDetail(xladb_pb2.PruneDetailRequest(keep_detail_days=0),
-                                                           timeout=60, metadata=md),
-            "DeleteRun": lambda md: d.ingest.DeleteRun(xladb_pb2.DeleteRunRequest(run_name="by-upload"),
-                                                       timeout=30, metadata=md),
+            "IngestPath": lambda md: d.client.ingest_path(path=os.path.join(root, "r1"), run_name="by-path",
+                                                          wait=True, timeout=60, metadata=md),
+            "Upload": lambda md: d.client.upload_chunks(upload_chunks("by-upload"), timeout=60, metadata=md),
+            "LabelRun": lambda md: d.client.label_run(run_name="by-path", set={"k": "v"}, timeout=30, metadata=md),
+            "PruneDetail": lambda md: d.client.prune_detail(keep_detail_days=0, timeout=60, metadata=md),
+            "DeleteRun": lambda md: d.client.delete_run(run_name="by-upload", timeout=30, metadata=md),
         }
         # In this order each write has something to change: the two ingests make the runs that the label,
         # the prune and the delete then change.
@@ -472,15 +462,12 @@ class ServiceTest(DaemonTestCase):
                 self.assertEqual(store_counts(d.db), before, f"{rpc} with the read token changed the store")
                 call(admin)
                 self.assertNotEqual(store_counts(d.db), before, f"{rpc} with the admin token changed nothing")
-        self.assertEqual([r.name for r in d.query.ListRuns(xladb_pb2.ListRunsRequest(), timeout=10,
-                                                           metadata=reader).runs], ["by-path"])
+        self.assertEqual([r.name for r in d.client.list_runs(timeout=10, metadata=reader).runs], ["by-path"])
         # Every read answers the read token and the admin token, and nobody else.
         reads = {
-            "ListRuns": lambda md: d.query.ListRuns(xladb_pb2.ListRunsRequest(), timeout=10, metadata=md),
-            "GetRun": lambda md: d.query.GetRun(xladb_pb2.GetRunRequest(run_name="by-path"), timeout=10,
-                                                metadata=md),
-            "Query": lambda md: list(d.query.Query(xladb_pb2.QueryRequest(sql="SELECT count(*) FROM runs"),
-                                                   timeout=10, metadata=md)),
+            "ListRuns": lambda md: d.client.list_runs(timeout=10, metadata=md),
+            "GetRun": lambda md: d.client.get_run(run_name="by-path", timeout=10, metadata=md),
+            "Query": lambda md: list(d.client.query(sql="SELECT count(*) FROM runs", timeout=10, metadata=md)),
         }
         for rpc, call in reads.items():
             with self.subTest(rpc=rpc):
@@ -497,12 +484,9 @@ class ServiceTest(DaemonTestCase):
         self.assertEqual(d.cli("delete", "by-path", "--token-file", os.path.join(self.tmp, "admin")).returncode, 0)
 
     def test_one_token_alone_keeps_every_right(self):
-        token_file = os.path.join(self.tmp, "token")
-        with open(token_file, "w") as f:
-            f.write("only-token\n")
         folder = os.path.join(self.tmp, "dumps", "r1")
         make_run(folder)
-        d = self.start("--token-file", token_file)
+        d, token_file = self.start_with_token("only-token")
         self.assertEqual(d.cli("ingest", folder, "--token-file", token_file).returncode, 0)
         self.assertEqual(d.cli("label", "r1", "k=v", "--token-file", token_file).returncode, 0)
         self.assertEqual(d.cli("delete", "r1", "--token-file", token_file).returncode, 0)
@@ -554,7 +538,7 @@ class ServiceTest(DaemonTestCase):
         ]
         for files, code in cases:
             with self.assertRaises(grpc.RpcError) as err:
-                d.ingest.Upload(upload(files), timeout=30)
+                d.client.upload_chunks(upload(files), timeout=30)
             self.assertEqual(err.exception.code(), code, files[0][0])
         self.assertFalse(os.path.exists(os.path.join(self.tmp, "escape.txt")))
         self.assertEqual(os.listdir(spool), [], "refused uploads leave nothing staged")
@@ -570,13 +554,13 @@ class ServiceTest(DaemonTestCase):
         d = self.start("--tls-cert", cert, "--tls-key", key)
         ok = d.cli("ingest", folder, "--tls-ca", cert)
         self.assertIn("SUCCEEDED", ok.stdout)
-        with open(cert, "rb") as f:
-            creds = grpc.ssl_channel_credentials(root_certificates=f.read())
-        with grpc.secure_channel(d.addr, creds) as channel:
-            runs = xladb_pb2_grpc.QueryServiceStub(channel).ListRuns(xladb_pb2.ListRunsRequest(), timeout=10)
-        self.assertEqual([r.name for r in runs.runs], ["tls-run"])
+        with Client(d.addr, tls_ca=cert) as client:
+            self.assertEqual([r.name for r in client.list_runs(timeout=10).runs], ["tls-run"])
         plain = d.cli("runs", check=False)  # a plaintext client cannot talk to a TLS server
         self.assertEqual(plain.returncode, 1)
+        with self.assertRaises(grpc.RpcError) as err:
+            d.client.list_runs(timeout=10)
+        self.assertEqual(err.exception.code(), grpc.StatusCode.UNAVAILABLE)
 
     def test_sigterm_during_ingest_loses_nothing_and_a_restart_finishes_the_run(self):
         folder = os.path.join(self.tmp, "dumps", "big-run")
@@ -587,8 +571,8 @@ class ServiceTest(DaemonTestCase):
 
         db = os.path.join(self.tmp, "xladb.db")
         d = self.start("--allow-root", os.path.join(self.tmp, "dumps"), db=db)
-        job = d.ingest.IngestPath(xladb_pb2.IngestPathRequest(path=folder, wait=False), timeout=10)
-        wait_for(lambda: d.ingest.GetIngestJob(xladb_pb2.GetIngestJobRequest(job_id=job.job_id), timeout=10)
+        job = d.client.ingest_path(path=folder, wait=False, timeout=10)
+        wait_for(lambda: d.client.get_ingest_job(job_id=job.job_id, timeout=10)
                  .files_done >= 5, what="the ingest to start")
         self.assertEqual(d.terminate(), 0, "xladbd exits 0 on SIGTERM")
         partial = table_counts(db, "big-run")
