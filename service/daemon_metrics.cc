@@ -3,9 +3,10 @@
 #include <sys/statvfs.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <iterator>
+#include <optional>
+#include <vector>
 
 #include "base/unix_time.h"
 #include "ingest/dump_ingester.h"
@@ -20,8 +21,6 @@ using metrics::ExpositionText;
 using metrics::MetricType;
 
 namespace {
-
-double UnixSecondsNow() { return static_cast<double>(UnixMicrosNow()) / 1e6; }
 
 // The slot of `name` in DaemonMetrics::files_by_verdict_: a verdict's index, or the one after them for the
 // files read again. -1 for anything else.
@@ -51,26 +50,20 @@ DaemonMetrics::DaemonMetrics(BuildInfo build, std::string db_path, std::chrono::
       job_seconds_(metrics::SecondsBuckets(2500)),
       rpc_seconds_({"service", "method", "code"}, metrics::SecondsBuckets(100)) {}
 
-std::unique_ptr<DaemonMetrics> DaemonMetrics::Start(BuildInfo build, std::string db_path,
-                                                    std::chrono::milliseconds store_period) {
+std::unique_ptr<DaemonMetrics> DaemonMetrics::Create(BuildInfo build, std::string db_path,
+                                                     std::chrono::milliseconds store_period) {
   return std::unique_ptr<DaemonMetrics>(new DaemonMetrics(std::move(build), std::move(db_path), store_period));
 }
 
-void DaemonMetrics::StartMeasuring() {
-  std::lock_guard<std::mutex> lock(store_mu_);
-  if (!store_thread_.joinable() && !stopping_) store_thread_ = std::thread([this] { MeasureStoreLoop(); });
-}
+DaemonMetrics::~DaemonMetrics() = default;
 
-DaemonMetrics::~DaemonMetrics() {
-  {
-    std::lock_guard<std::mutex> lock(store_mu_);
-    stopping_ = true;
-  }
-  store_wake_.notify_all();
-  if (store_thread_.joinable()) store_thread_.join();
+void DaemonMetrics::StartMeasuring() {
+  std::lock_guard<std::mutex> lock(measure_mu_);
+  if (!store_measure_) store_measure_ = std::make_unique<StoreMeasure>(db_path_, store_period_);
 }
 
 void DaemonMetrics::OnJobEnd(const JobStatus& job) {
+  if (!job.ran_here) return;  // another daemon's job: counted by that daemon
   (job.state == JobStatus::State::kSucceeded ? jobs_succeeded_ : jobs_failed_).fetch_add(1);
   for (const auto& [verdict, files] : job.files_by_verdict) {
     if (const int slot = VerdictSlot(verdict); slot >= 0) files_by_verdict_[slot].fetch_add(files);
@@ -78,11 +71,8 @@ void DaemonMetrics::OnJobEnd(const JobStatus& job) {
   bytes_.fetch_add(job.bytes_done);
   rows_.fetch_add(job.rows);
   job_seconds_.Observe(job.seconds);
-  {
-    std::lock_guard<std::mutex> lock(store_mu_);
-    measure_soon_ = true;
-  }
-  store_wake_.notify_all();
+  std::lock_guard<std::mutex> lock(measure_mu_);
+  if (store_measure_) store_measure_->MeasureSoon();
 }
 
 void DaemonMetrics::ObserveRpc(std::string_view method, std::string_view code, double seconds) {
@@ -94,56 +84,9 @@ void DaemonMetrics::ObserveRpc(std::string_view method, std::string_view code, d
   rpc_seconds_.Observe({std::string(service), std::string(name), std::string(code)}, seconds);
 }
 
-void DaemonMetrics::MeasureStoreLoop() {
-  std::unique_ptr<store::Database> db;
-  bool said_why = false;
-  using Clock = std::chrono::steady_clock;
-  Clock::time_point last{};  // the first measure is at once
-  std::unique_lock<std::mutex> lock(store_mu_);
-  while (!stopping_) {
-    // Every period, and a second after the last measure when a job or prune ended since: at most one a second.
-    Clock::time_point due = last + store_period_;
-    if (measure_soon_) due = std::min(due, last + std::chrono::seconds(1));
-    if (Clock::now() < due) {
-      store_wake_.wait_until(lock, due);  // woken early by a job's end or the destructor: look again
-      continue;
-    }
-    measure_soon_ = false;
-    lock.unlock();
-    std::optional<store::StoreSize> size;
-    std::string why;
-    if (!db) {
-      auto opened = store::Database::Open(db_path_, store::Database::Mode::kReadOnly);
-      if (opened.ok()) db = std::move(opened.value());
-      else why = opened.status().message();
-    }
-    if (db) {
-      auto measured = store::MeasureStore(*db);
-      if (measured.ok()) {
-        size = *measured;
-      } else {
-        why = measured.status().message();
-        db.reset();  // a broken connection (a restarted PostgreSQL) is opened again next time
-      }
-    }
-    std::error_code ec;
-    const auto wal = std::filesystem::file_size(db_path_ + "-wal", ec);
-    if (!why.empty() && !said_why) {
-      std::fprintf(stderr, "xladbd warn: metrics: cannot measure the store: %s\n", why.c_str());
-      said_why = true;
-    }
-    last = Clock::now();
-    lock.lock();
-    if (size) {
-      store_size_ = size;
-      store_wal_bytes_ = ec ? 0 : static_cast<int64_t>(wal);
-      store_measured_seconds_ = UnixSecondsNow();
-    }
-  }
-}
-
 void DaemonMetrics::WriteIngest(ExpositionText& out) const {
-  out.Family("xladb_ingest_jobs_total", MetricType::kCounter, "Ingest jobs ended since the daemon started, by final state.");
+  out.Family("xladb_ingest_jobs_total", MetricType::kCounter,
+             "Ingest jobs ended since the daemon started, by final state.");
   out.Sample("xladb_ingest_jobs_total", {{"state", "succeeded"}}, jobs_succeeded_.load());
   out.Sample("xladb_ingest_jobs_total", {{"state", "failed"}}, jobs_failed_.load());
   out.Family("xladb_ingest_files_total", MetricType::kCounter,
@@ -164,34 +107,36 @@ void DaemonMetrics::WriteIngest(ExpositionText& out) const {
     Gauge(out, "xladb_ingest_queue_depth", "Ingest jobs waiting for the writer.", backlog.queued);
     Gauge(out, "xladb_ingest_jobs_running", "Ingest jobs being ingested now (0 or 1: there is one writer).",
           int64_t{backlog.running ? 1 : 0});
-    const double age = backlog.oldest_queued_created_at_us < 0
-                           ? 0.0
-                           : std::max(0.0, (static_cast<double>(UnixMicrosNow() - backlog.oldest_queued_created_at_us)) / 1e6);
+    const int64_t waited_us =
+        backlog.oldest_queued_created_at_us < 0 ? 0 : UnixMicrosNow() - backlog.oldest_queued_created_at_us;
+    const double age = std::max(0.0, static_cast<double>(waited_us) / 1e6);
     Gauge(out, "xladb_ingest_oldest_queued_job_age_seconds",
           "How long the oldest waiting ingest job has waited (0 when none waits).", age);
   }
 }
 
 void DaemonMetrics::WriteStore(ExpositionText& out) const {
-  std::lock_guard<std::mutex> lock(store_mu_);
-  if (!store_size_) return;
-  Gauge(out, "xladb_runs_stored", "Runs in the store, at the last measure.", store_size_->runs);
-  Gauge(out, "xladb_modules_stored", "Modules in the store, at the last measure.", store_size_->modules);
+  std::optional<StoreMeasure::Measure> measure;
+  {
+    std::lock_guard<std::mutex> lock(measure_mu_);
+    if (store_measure_) measure = store_measure_->Last();
+  }
+  if (!measure) return;
+  Gauge(out, "xladb_runs_stored", "Runs in the store, at the last measure.", measure->runs);
+  Gauge(out, "xladb_modules_stored", "Modules in the store, at the last measure.", measure->modules);
   Gauge(out, "xladb_database_size_bytes",
         "The store's size at the last measure: SQLite's file and its WAL, or the PostgreSQL database.",
-        store_size_->bytes + store_wal_bytes_);
+        measure->bytes);
   Gauge(out, "xladb_store_measured_timestamp_seconds", "When the store's sizes were last measured (Unix time).",
-        store_measured_seconds_);
+        measure->unix_seconds);
 }
 
-// The free and total bytes of the file systems the daemon writes to: the SQLite file's folder (a PostgreSQL
-// store's disk is the database server's) and the upload spool. statvfs(2): no query, no file opened.
+// The free and total bytes of the file systems the daemon writes to: the SQLite file's (a PostgreSQL store's
+// disk is the database server's) and the upload spool's. statvfs(2): no query, no file opened.
 void DaemonMetrics::WriteFileSystems(ExpositionText& out) const {
   std::vector<std::pair<std::string_view, std::string>> folders;
   std::error_code ec;
-  if (std::filesystem::is_regular_file(db_path_, ec)) {
-    folders.emplace_back("store", std::filesystem::absolute(db_path_, ec).parent_path().string());
-  }
+  if (std::filesystem::is_regular_file(db_path_, ec)) folders.emplace_back("store", db_path_);
   if (!sources_.spool_dir.empty()) folders.emplace_back("spool", sources_.spool_dir);
   std::vector<std::pair<std::string_view, struct statvfs>> measured;
   for (const auto& [role, folder] : folders) {

@@ -23,6 +23,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "service/http_request_head.h"
 #include "service/http_sockets.h"
 #include "service/metrics/service_events.h"
 
@@ -85,59 +86,6 @@ class BufferedStream final : public httplib::Stream {
   std::string* out_;
   size_t pos_ = 0;
 };
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](unsigned char x, unsigned char y) {
-           return std::tolower(x) == std::tolower(y);
-         });
-}
-
-// The header lines of `head` (the request line and header lines, CRLF-separated), without the request line.
-std::vector<std::string_view> HeaderLines(std::string_view head) {
-  std::vector<std::string_view> lines;
-  size_t line = head.find("\r\n");
-  while (line != std::string_view::npos && line + 2 < head.size()) {
-    const size_t start = line + 2;
-    line = head.find("\r\n", start);
-    lines.push_back(head.substr(start, (line == std::string_view::npos ? head.size() : line) - start));
-  }
-  return lines;
-}
-
-bool IsHeader(std::string_view field, std::string_view name) {
-  const size_t colon = field.find(':');
-  return colon != std::string_view::npos && EqualsIgnoreCase(field.substr(0, colon), name);
-}
-
-// The value of header `name` in `head`, trimmed; the first when there are several (HeaderProblem refuses
-// duplicates of the headers that frame a body).
-std::optional<std::string_view> HeaderValue(std::string_view head, std::string_view name) {
-  for (std::string_view field : HeaderLines(head)) {
-    if (!IsHeader(field, name)) continue;
-    std::string_view value = field.substr(field.find(':') + 1);
-    while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
-    while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
-    return value;
-  }
-  return std::nullopt;
-}
-
-// Why the loop and httplib could read `head` differently, so that a body could pass for a pipelined
-// request (or the reverse): a bare LF, a folded line, or a second Content-Length or Transfer-Encoding.
-// Such a request is refused (400) rather than guessed at. nullopt when there is nothing of that kind.
-std::optional<std::string_view> HeaderProblem(std::string_view head) {
-  for (size_t i = head.find('\n'); i != std::string_view::npos; i = head.find('\n', i + 1)) {
-    if (i == 0 || head[i - 1] != '\r') return "a line ends in a bare LF";
-  }
-  int lengths = 0, encodings = 0;
-  for (std::string_view field : HeaderLines(head)) {
-    if (!field.empty() && (field.front() == ' ' || field.front() == '\t')) return "a folded header line";
-    lengths += IsHeader(field, "Content-Length");
-    encodings += IsHeader(field, "Transfer-Encoding");
-  }
-  if (lengths > 1 || encodings > 1) return "a second Content-Length or Transfer-Encoding";
-  return std::nullopt;
-}
 
 // A response the loop gives itself, without a worker; the connection is closed after it.
 std::string LoopResponse(int status, std::string_view reason, std::string_view extra_headers, std::string_view text) {
@@ -225,7 +173,6 @@ struct HttpConnectionLoop::State {
       }
     }
     if (victim == nullptr) return false;
-    metrics::CountRefusal(metrics::RefusalCap::kHttpConnections);
     Close(*victim);
     return true;
   }
@@ -236,15 +183,22 @@ struct HttpConnectionLoop::State {
       socklen_t len = sizeof addr;
       const int fd = accept4(listen_fd, reinterpret_cast<sockaddr*>(&addr), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) {
-        if (errno == EINTR || ((errno == EMFILE || errno == ENFILE) && MakeRoom())) continue;
+        if (errno == EINTR) continue;
+        if ((errno == EMFILE || errno == ENFILE) && MakeRoom()) {
+          metrics::CountRefusal(metrics::RefusalCap::kHttpConnections);
+          continue;
+        }
         // Out of descriptors with none of ours to give back: the listening socket stays readable, so stop
         // watching it for a moment instead of spinning on it; the listen queue holds the rest.
         if (errno == EMFILE || errno == ENFILE) PauseAccepting();
         return;  // EAGAIN, or paused
       }
-      if (connections.size() >= options.max_connections && !MakeRoom()) {
-        close(fd);
-        continue;
+      if (connections.size() >= options.max_connections) {
+        metrics::CountRefusal(metrics::RefusalCap::kHttpConnections);  // one goes: the oldest idle, or this one
+        if (!MakeRoom()) {
+          close(fd);
+          continue;
+        }
       }
       auto c = std::make_unique<Connection>();
       c->fd = fd;
@@ -463,11 +417,9 @@ struct HttpConnectionLoop::State {
     for (auto& [fd, c] : connections) {
       if (c->phase != Phase::kWorking && c->deadline <= now) expired.push_back(c.get());
     }
-    for (Connection* c : expired) {
-      // A keep-alive connection idle between requests is closed as agreed; anything else was too slow.
-      if (!(c->phase == Phase::kReading && c->in.empty() && c->awaiting_first_byte)) {
-        metrics::CountRefusal(metrics::RefusalCap::kHttpDeadline);
-      }
+    for (Connection* c : expired) {  // counted: a request (or handshake) too slow, not an idle keep-alive
+      const bool idle = c->phase == Phase::kReading && c->in.empty() && c->awaiting_first_byte;
+      if (c->phase != Phase::kWriting && !idle) metrics::CountRefusal(metrics::RefusalCap::kHttpDeadline);
       Close(*c);
     }
   }

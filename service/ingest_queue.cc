@@ -218,15 +218,20 @@ void IngestQueue::Update(const std::string& job_id, const std::function<void(Job
   changed_.notify_all();
 }
 
-void IngestQueue::Ended(const std::string& job_id) {
-  std::optional<JobStatus> ended;
+void IngestQueue::End(const std::string& job_id, const std::function<void(JobStatus&)>& change) {
+  JobStatus ended;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    ++jobs_finished_;
-    auto it = jobs_.find(job_id);
-    if (it != jobs_.end() && it->second.finished()) ended = it->second;
+    ended = jobs_[job_id];
   }
-  if (ended && on_job_end_) on_job_end_(*ended);
+  change(ended);  // only the writer thread changes a job it runs: nothing changes the original meanwhile
+  if (ended.finished() && on_job_end_) on_job_end_(ended);
+  std::lock_guard<std::mutex> lock(mu_);
+  ++jobs_finished_;
+  JobStatus& js = jobs_[job_id];
+  ended.version = js.version + 1;
+  js = std::move(ended);
+  changed_.notify_all();
 }
 
 void IngestQueue::Run() {
@@ -375,13 +380,14 @@ void IngestQueue::RunJob(const std::string& job_id, const IngestRequest& request
     std::filesystem::remove_all(request.path, ec);
   }
   ClearRunningUpload();
-  Update(job_id, [&](JobStatus& js) { RecordJobEnd(js, summary, end, started); });
-  Ended(job_id);
+  End(job_id, [&](JobStatus& js) { RecordJobEnd(js, summary, end, started); });
 }
 
 void IngestQueue::EndUnclaimed(const std::string& job_id, const StatusOr<store::JobClaims::Claim>& claim) {
   const bool ended_elsewhere = claim.ok() && claim->state.has_value();
-  Update(job_id, [&](JobStatus& js) {
+  ClearRunningUpload();
+  End(job_id, [&](JobStatus& js) {
+    js.ran_here = false;
     js.state = ended_elsewhere && claim->state == store::JobState::kSucceeded ? store::JobState::kSucceeded
                                                                                : store::JobState::kFailed;
     js.message = !claim.ok()          ? claim.status().message()
@@ -390,8 +396,6 @@ void IngestQueue::EndUnclaimed(const std::string& job_id, const StatusOr<store::
                                          (claim->message.empty() ? "" : " (" + claim->message + ")")
                                    : "the job is no longer in the store";
   });
-  ClearRunningUpload();
-  Ended(job_id);
 }
 
 ingest::IngestOptions IngestQueue::OptionsFor(const IngestRequest& request) const {

@@ -16,7 +16,8 @@
 //   * A job whose source could not be read at all (no file seen, an error for the source itself: a corrupt
 //     archive) FAILS with that error; one that read files SUCCEEDS, files with errors listed in its status.
 //   * When a job ends (SUCCEEDED or FAILED, not when a shutdown leaves it QUEUED), the `on_job_end` given to
-//     Start() is called on the writer thread with its final status (JobEndLine words it for a log).
+//     Start() is called on the writer thread with its final status (JobEndLine words it for a log), before
+//     Get() and WaitForChange() show the job finished.
 //   * All methods are thread-safe.
 #ifndef XLADB_SERVICE_INGEST_QUEUE_H_
 #define XLADB_SERVICE_INGEST_QUEUE_H_
@@ -78,6 +79,7 @@ struct JobStatus {
   int64_t created_at_us = 0;
   int64_t files_received = 0;  // uploads: files received and staged
   int64_t modules = -1;    // modules with a buffer assignment in the run once the job ended (-1 = unknown)
+  bool ran_here = true;    // false: another daemon sharing the store ran it, or it left the store unrun
   uint64_t version = 0;    // increases on every change
   bool finished() const { return store::IsFinal(state); }
 };
@@ -146,7 +148,7 @@ class IngestQueue {
   // Runs a label or delete task on the writer's connection; what it throws is its failure.
   static Status RunWriterTask(WriterTask& task, store::Database& db);
   // One job, from its claim (JobClaims) to its end: ingested with `writer`, its end recorded in the store,
-  // in its status and through Ended().
+  // in its status and through End().
   void RunJob(const std::string& job_id, const IngestRequest& request, store::Database& db,
               store::RunWriter* writer, StatusOr<std::unique_ptr<store::JobClaims>>& claims);
   // A job this daemon could not claim: it ended as the store says another daemon ended it, or FAILED.
@@ -159,8 +161,9 @@ class IngestQueue {
                                             const ingest::IngestOptions& options, store::RunWriter* writer);
   void ClearRunningUpload();
   void Update(const std::string& job_id, const std::function<void(JobStatus&)>& change);
-  // Counts the job finished and tells on_job_end_ (SUCCEEDED or FAILED only).
-  void Ended(const std::string& job_id);
+  // Ends a job: `change` gives it its final status, on_job_end_ hears of it (SUCCEEDED or FAILED only), and
+  // only then is the end published, so whoever sees the job finished sees it counted too (the metrics).
+  void End(const std::string& job_id, const std::function<void(JobStatus&)>& change);
 
   std::string db_path_;
   const AccessPolicy* access_ = nullptr;

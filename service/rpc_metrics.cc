@@ -1,6 +1,10 @@
 #include "service/rpc_metrics.h"
 
+#include <google/protobuf/descriptor.h>
+
 #include <chrono>
+#include <memory>
+#include <set>
 #include <string>
 
 namespace xladb::service {
@@ -8,10 +12,15 @@ namespace {
 
 using grpc::experimental::InterceptionHookPoints;
 
+// The paths ("/package.Service/Method") a label may name; any other is "/unknown/unknown".
+using KnownMethods = std::set<std::string, std::less<>>;
+
 class RpcTimer final : public grpc::experimental::Interceptor {
  public:
-  RpcTimer(DaemonMetrics* metrics, const char* method)
-      : metrics_(metrics), method_(method == nullptr ? "" : method), start_(std::chrono::steady_clock::now()) {}
+  RpcTimer(DaemonMetrics* metrics, const KnownMethods& known, const char* method)
+      : metrics_(metrics),
+        method_(method != nullptr && known.count(std::string_view(method)) > 0 ? method : "/unknown/unknown"),
+        start_(std::chrono::steady_clock::now()) {}
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
     if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
@@ -29,19 +38,30 @@ class RpcTimer final : public grpc::experimental::Interceptor {
 
 class RpcTimerFactory final : public grpc::experimental::ServerInterceptorFactoryInterface {
  public:
-  explicit RpcTimerFactory(DaemonMetrics* metrics) : metrics_(metrics) {}
+  RpcTimerFactory(DaemonMetrics* metrics, KnownMethods known) : metrics_(metrics), known_(std::move(known)) {}
   grpc::experimental::Interceptor* CreateServerInterceptor(grpc::experimental::ServerRpcInfo* info) override {
-    return new RpcTimer(metrics_, info->method());  // gRPC owns it for the call
+    return new RpcTimer(metrics_, known_, info->method());  // gRPC owns it for the call
   }
 
  private:
   DaemonMetrics* metrics_;
+  const KnownMethods known_;
 };
 
 }  // namespace
 
-std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> RpcMetricsInterceptors(DaemonMetrics* metrics) {
-  return std::make_unique<RpcTimerFactory>(metrics);
+std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> RpcMetricsInterceptors(
+    DaemonMetrics* metrics, const std::vector<std::string>& services) {
+  // gRPC's own services, served by every xladbd (grpc::EnableDefaultHealthCheckService, reflection).
+  KnownMethods known = {"/grpc.health.v1.Health/Check", "/grpc.health.v1.Health/Watch",
+                        "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo"};
+  for (const std::string& name : services) {
+    const auto* service = google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(name);
+    for (int i = 0; service != nullptr && i < service->method_count(); ++i) {
+      known.insert("/" + name + "/" + service->method(i)->name());
+    }
+  }
+  return std::make_unique<RpcTimerFactory>(metrics, std::move(known));
 }
 
 std::string_view GrpcCodeName(grpc::StatusCode code) {

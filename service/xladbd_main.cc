@@ -285,7 +285,8 @@ int CheckFlags(DaemonFlags& f) {
       return 1;
     }
   }
-  for (const auto& [address, flag] : {std::pair{&f.http_listen, "--http"}, std::pair{&f.metrics_listen, "--metrics-listen"}}) {
+  for (const auto& [address, flag] :
+       {std::pair{&f.http_listen, "--http"}, std::pair{&f.metrics_listen, "--metrics-listen"}}) {
     if (address->empty()) continue;
     const std::string port = address->substr(address->rfind(':') + 1);
     if (address->rfind(':') == std::string::npos || port.empty() ||
@@ -332,7 +333,8 @@ std::unique_ptr<grpc::Server> StartGrpcServer(const DaemonFlags& f, service::Que
   builder.RegisterService(&ingest_service);
   if (metrics != nullptr) {
     std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
-    interceptors.push_back(service::RpcMetricsInterceptors(metrics));
+    interceptors.push_back(service::RpcMetricsInterceptors(
+        metrics, {xladb::v1::QueryService::service_full_name(), xladb::v1::IngestService::service_full_name()}));
     builder.experimental().SetInterceptorCreators(std::move(interceptors));
   }
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
@@ -364,7 +366,9 @@ StatusOr<HttpServers> StartHttp(const DaemonFlags& f, const service::AccessPolic
     if (address.empty()) continue;
     service::HttpPagesOptions ho;
     ho.host = address.substr(0, address.rfind(':'));
-    if (ho.host.size() >= 2 && ho.host.front() == '[' && ho.host.back() == ']') ho.host = ho.host.substr(1, ho.host.size() - 2);
+    if (ho.host.size() >= 2 && ho.host.front() == '[' && ho.host.back() == ']') {
+      ho.host = ho.host.substr(1, ho.host.size() - 2);
+    }
     ho.port = std::atoi(address.substr(address.rfind(':') + 1).c_str());
     ho.tls_cert_file = f.tls_cert;
     ho.tls_key_file = f.tls_key;
@@ -419,11 +423,12 @@ StatusOr<std::unique_ptr<service::IngestQueue>> StartQueue(const DaemonFlags& f,
                                                            service::DaemonMetrics* metrics) {
   std::error_code spool_ec;
   std::filesystem::create_directories(f.spool_dir, spool_ec);
-  auto queue = service::IngestQueue::Start(f.db_path, access, f.source_limits, [metrics](const service::JobStatus& job) {
+  const auto on_job_end = [metrics](const service::JobStatus& job) {
     Log(job.state == service::JobStatus::State::kSucceeded ? LogLevel::kInfo : LogLevel::kWarn, "%s",
         service::JobEndLine(job).c_str());
     if (metrics != nullptr) metrics->OnJobEnd(job);
-  });
+  };
+  auto queue = service::IngestQueue::Start(f.db_path, access, f.source_limits, on_job_end);
   if (!queue.ok()) return queue.status();
   for (const std::string& job : queue.value()->left_to_other_daemons()) {
     Log(LogLevel::kInfo, "job %s is an upload another daemon staged: left queued for it", job.c_str());
@@ -471,7 +476,7 @@ int Serve(DaemonFlags& f) {
   // Kept when something serves them; destroyed last: the queue, the servers and the interceptors report to it.
   std::unique_ptr<service::DaemonMetrics> metrics;
   if (!f.http_listen.empty() || !f.metrics_listen.empty()) {
-    metrics = service::DaemonMetrics::Start(
+    metrics = service::DaemonMetrics::Create(
         {std::string(BuildVersion()), std::string(BuildCommit()), store::kSchemaVersion}, f.db_path);
   }
   auto queue = StartQueue(f, &access.value(), metrics.get());

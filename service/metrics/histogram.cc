@@ -45,7 +45,9 @@ void HistogramFamily::Write(ExpositionText& out, std::string_view name) const {
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& [values, histogram] : histograms_) {
     MetricLabels labels;
-    for (size_t i = 0; i < label_names_.size() && i < values.size(); ++i) labels.emplace_back(label_names_[i], values[i]);
+    for (size_t i = 0; i < label_names_.size() && i < values.size(); ++i) {
+      labels.emplace_back(label_names_[i], values[i]);
+    }
     histogram->Write(out, name, labels);
   }
 }

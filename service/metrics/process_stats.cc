@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -70,9 +71,8 @@ ProcessStats ReadProcessStats() {
     std::string field;
     long long utime = -1, stime = -1, start = -1;
     for (int number = 3; fields >> field && number <= 22; ++number) {
-      if (number == 14) utime = std::stoll(field);
-      if (number == 15) stime = std::stoll(field);
-      if (number == 22) start = std::stoll(field);
+      long long* target = number == 14 ? &utime : number == 15 ? &stime : number == 22 ? &start : nullptr;
+      if (target != nullptr) *target = std::strtoll(field.c_str(), nullptr, 10);
     }
     if (utime >= 0 && stime >= 0) stats.cpu_seconds = static_cast<double>(utime + stime) / ticks;
     if (const int64_t boot = BootTimeSeconds(); boot >= 0 && start >= 0) {

@@ -2,7 +2,7 @@
 // names and meanings of the official client libraries: process_resident_memory_bytes, process_open_fds, …).
 //
 // Contract: reads /proc/self/{statm,stat,fd} and /proc/stat; a figure that cannot be read is -1 (and is then
-// left out of the scrape). A few system calls, no allocation beyond the fd listing's; thread-safe.
+// left out of the scrape). A few system calls and small buffers; never throws; thread-safe.
 #ifndef XLADB_SERVICE_METRICS_PROCESS_STATS_H_
 #define XLADB_SERVICE_METRICS_PROCESS_STATS_H_
 

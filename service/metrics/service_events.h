@@ -17,12 +17,12 @@
   X(kQueryConcurrency, "query_concurrency",                                                                       \
     "an SQL query, report or page found every slot taken for 5 s (--query-max-concurrent)")                       \
   X(kQueryLimits, "query_limits",                                                                                 \
-    "an SQL query stopped at a limit: rows, bytes, a value, a row, columns, time or temp storage (--query-max-*)") \
+    "an SQL query refused at a limit: bytes, a value, a row, columns, time or temp storage (--query-max-*)") \
   X(kUploadBytes, "upload_bytes", "an upload larger than --max-upload-bytes")                                     \
   X(kUploadFiles, "upload_files", "an upload of more files than --max-upload-files")                              \
   X(kHttpConnections, "http_connections",                                                                         \
-    "an HTTP connection closed to make room at the cap of 512 open connections")                                  \
-  X(kHttpDeadline, "http_deadline", "an HTTP client closed for not sending its request (or reading the answer) in time") \
+    "an HTTP connection closed (the oldest idle, or the new one) at the cap of 512, or out of descriptors")        \
+  X(kHttpDeadline, "http_deadline", "an HTTP client closed for not sending its whole request in time")             \
   X(kHttpRequestSize, "http_request_size", "an HTTP request whose headers or form were too large (431, 413)")       \
   X(kHttpQueue, "http_queue", "an HTTP request answered 503: every worker busy and the queue full")
 

@@ -1,7 +1,7 @@
 #include "store/admin/run_lifecycle.h"
 
-#include "store/admin/store_size.h"
 #include "ingest/source/run_name.h"
+#include "store/admin/store_size.h"
 #include "store/backend/row_binding.h"
 #include "store/query/statement_text.h"
 #include "store/facts/run_labels.h"

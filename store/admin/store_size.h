@@ -3,8 +3,8 @@
 //
 // Contract: read-only statements on the caller's connection (a read-only Database is fine), one thread at a
 // time per connection. Counting the modules reads a whole index of the modules table, so callers measure
-// now and then (the daemon: every few seconds at most), never per request. kIoError on a database failure; no exceptions escape (StoreBytes aside: it is for callers
-// already inside a transaction that handles them).
+// now and then (the daemon: every few seconds at most), never per request. kIoError on a database failure;
+// no exceptions escape (StoreBytes aside: it is for callers already inside a transaction that handles them).
 #ifndef XLADB_STORE_ADMIN_STORE_SIZE_H_
 #define XLADB_STORE_ADMIN_STORE_SIZE_H_
 

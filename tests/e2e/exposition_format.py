@@ -189,8 +189,6 @@ def parse(text):
             raise FormatError(f"{where}: sample {name}{labels} twice")
         seen.add(key)
         f = families.setdefault(family_name, Family(family_name))
-        if f.type in ("counter", "gauge", "untyped") and name != family_name:
-            raise FormatError(f"{where}: sample {name} in family {family_name}")
         if f.type == "counter" and (value < 0 or math.isnan(value)):
             raise FormatError(f"{where}: counter {name} is {value}")
         f.samples.append((name, labels, value))

@@ -10,6 +10,7 @@ import re
 import signal
 import sqlite3
 import subprocess
+import time
 import unittest
 import urllib.request
 
@@ -128,16 +129,14 @@ class PostgresDaemonTest(PostgresStore, DaemonTestCase):
         self.assertIn("gate_base", page)
 
     def test_metrics_measure_the_postgresql_store(self):
-        from test_metrics import scrape, served_ports
+        from test_metrics import measured_since, served_ports
         d = self.start("--metrics-listen", "127.0.0.1:0")
         port = served_ports(d, "metrics")["metrics"]
         for run in ("base", "head"):
             d.cli("ingest", os.path.join(GATE, run), "--run", "gate_" + run)
-        def measured():
-            families = scrape(port)
-            runs = families.get("xladb_runs_stored")
-            return families if runs and runs.value() == 2 else None
-        families = wait_for(measured, what="xladb_runs_stored to reach 2")
+        ingested = time.time()
+        families = wait_for(lambda: measured_since(port, ingested), what="a measure of the store after the ingests")
+        self.assertEqual(families["xladb_runs_stored"].value(), 2)
         self.assertEqual(families["xladb_modules_stored"].value(),
                          int(self.psql("-c", "SELECT COUNT(*) FROM modules", target=self.uri)))
         database = int(self.psql("-c", "SELECT pg_database_size(current_database())", target=self.uri))
