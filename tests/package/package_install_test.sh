@@ -89,7 +89,8 @@ getent passwd xladb >/dev/null || fail "no xladb user"
 # The daemon as the unit starts it: the xladb user, the options file's store, on a free loopback port.
 set -a; . /etc/default/xladbd; set +a
 [ "$XLADBD_DB" = /var/lib/xladb/xladb.db ] || fail "XLADBD_DB is $XLADBD_DB"
-runuser -u xladb -- /usr/bin/xladbd --db "$XLADBD_DB" --listen 127.0.0.1:0 >"$tmp/daemon.log" 2>&1 &
+runuser -u xladb -- /usr/bin/xladbd --db "$XLADBD_DB" --listen 127.0.0.1:0 --metrics-listen 127.0.0.1:0 \
+  >"$tmp/daemon.log" 2>&1 &
 daemon_pid=$!
 for _ in $(seq 100); do grep -q "listening on" "$tmp/daemon.log" && break; sleep 0.1; done
 addr="$(sed -n 's/.*listening on \(127\.0\.0\.1:[0-9]*\).*/\1/p' "$tmp/daemon.log" | head -1)"
@@ -97,6 +98,17 @@ addr="$(sed -n 's/.*listening on \(127\.0\.0\.1:[0-9]*\).*/\1/p' "$tmp/daemon.lo
 runs="$(/usr/bin/xladb --addr "$addr" runs --format csv)" || fail "the installed CLI could not ask the daemon"
 head -1 <<<"$runs" | grep -q "^run," || fail "runs answered: $runs"
 grep -q "^run-before-upgrade," <<<"$runs" || fail "the run stored before the upgrade is not listed: $runs"
+# Its metrics: the store it measures holds the one run (it measures at start, on its own thread).
+metrics_url="$(sed -n 's/.*metrics on \(http:[^ ]*\).*/\1/p' "$tmp/daemon.log" | head -1)"
+[ -n "$metrics_url" ] || fail "xladbd printed no metrics address"
+for _ in $(seq 100); do
+  scrape="$(/usr/bin/python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' \
+            "$metrics_url" 2>/dev/null)" || true
+  grep -qx "xladb_runs_stored 1" <<<"$scrape" && break
+  sleep 0.1
+done
+grep -qx "xladb_runs_stored 1" <<<"$scrape" || fail "/metrics of the installed daemon: $scrape"
+grep -q '^xladb_build_info{version="'"$version"'"' <<<"$scrape" || fail "/metrics names another version: $scrape"
 kill "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=""
 [ "$(stat -c %U "$XLADBD_DB")" = xladb ] || fail "the store is not the xladb user's"
 schema="$(sed -n 's/.*schema version \([0-9]*\).*/\1/p' <<<"$(/usr/bin/xladbd --version)")"
