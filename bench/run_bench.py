@@ -69,20 +69,22 @@ class Profile:
     load_seconds: float
     load_clients: int
     upload_modules: int       # modules of the folder xladb_load keeps uploading
+    catch_up_runs: int        # real-size runs xladbd catches up with (bench/catch_up.py)
+    catch_up_backends: str    # on these stores
 
 
 PROFILES = {
     "smoke": Profile(file_sizes=["1M", "2M"], repeat=1, store_runs=5, store_modules=10, store_batch=5,
                      rpc_calls=20, rpc_warmup=5, diff_calls=5, query_rows=10_000, load_seconds=2, load_clients=4,
-                     upload_modules=3),
+                     upload_modules=3, catch_up_runs=2, catch_up_backends="sqlite"),
     # The issue's store: 1,000 runs × 500 modules (2,000,000 files, ~30 GB of database, most of the bench's
     # time). "quick" is the same with 100 runs, for a check in minutes.
     "full": Profile(file_sizes=["10M", "100M", "1G"], repeat=3, store_runs=1000, store_modules=500, store_batch=25,
                     rpc_calls=200, rpc_warmup=20, diff_calls=20, query_rows=1_000_000, load_seconds=10,
-                    load_clients=8, upload_modules=20),
+                    load_clients=8, upload_modules=20, catch_up_runs=100, catch_up_backends="sqlite,postgresql"),
     "quick": Profile(file_sizes=["10M", "100M", "1G"], repeat=3, store_runs=100, store_modules=500, store_batch=10,
                      rpc_calls=200, rpc_warmup=20, diff_calls=20, query_rows=1_000_000, load_seconds=10,
-                     load_clients=8, upload_modules=20),
+                     load_clients=8, upload_modules=20, catch_up_runs=10, catch_up_backends="sqlite,postgresql"),
 }
 
 
@@ -463,6 +465,16 @@ class Bench:
         args = [run, "--module", module] + ([] if xla_id is None else ["--xla-id", str(xla_id)])
         measured, size = self.time_report(db, *args)
         return dict(seconds=measured.seconds, rss=measured.rss_bytes, bytes=size, values=values)
+
+    def catching_up(self):
+        """bench/catch_up.py: the daemon catching up with real-size runs on each store, queries meanwhile."""
+        a, p = self.args, self.p
+        if not a.run_folder or not os.path.isdir(a.run_folder):
+            self.report.section("Catching up", "skipped: the corpus's run folder is absent from this machine")
+            return
+        out = run_tool([a.python, os.path.join(BENCH_DIR, "catch_up.py"), "--xladbd", a.xladbd,
+                        "--runs", str(p.catch_up_runs), "--backends", p.catch_up_backends], timeout=4 * 3600)
+        self.report.section(f"Catching up: {p.catch_up_runs} watched real-size runs", out.stdout.strip())
 
     def report_pages(self):
         big = getattr(self, "big_file_result", None)
@@ -884,6 +896,22 @@ def source_revision():
         return "unknown"
 
 
+# docs/PERFORMANCE.md holds this run's report above this line, and the measurements of each issue's work below
+# it, which a new run keeps.
+HISTORY_MARKER = "<!-- Below: measurements kept across runs of scripts/bench.sh (bench/run_bench.py keeps them). -->"
+
+
+def kept_history(path):
+    """The part of the report at `path` from HISTORY_MARKER on ("" without one)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except FileNotFoundError:
+        return ""
+    at = text.find(HISTORY_MARKER)
+    return "\n" + text[at:] if at >= 0 else ""
+
+
 def render(bench, size_name, started, load_before, load_after, seconds):
     p = bench.p
     r = bench.report
@@ -994,6 +1022,7 @@ def main():
         r.step("build the query store", bench.build_store)
         r.step("queries through xladbd", bench.store_queries)
         r.step("report pages", bench.report_pages)
+        r.step("catching up", bench.catching_up)
     finally:
         if not args.keep_work:
             shutil.rmtree(work, ignore_errors=True)
@@ -1006,7 +1035,7 @@ def main():
         return 1
     if not args.no_write:
         with open(args.output, "w") as f:
-            f.write(text)
+            f.write(text + kept_history(args.output))
         print(f"wrote {args.output}")
     return 0
 
