@@ -3,7 +3,7 @@
 runs arriving while the daemon was down, on SQLite and on PostgreSQL 15. Measured: runs per minute from the
 daemon's start until every run's job has ended (counted on its own /metrics), and meanwhile the latency of a
 client's queries (ListRuns, PeakMemoryTrend of one module over every run, CheckRun of the newest run against
-the oldest), p50 and p99.
+the oldest; a pause of --pause-ms after each round, 0 for a client that never stops), p50 and p99.
 
     /usr/bin/python3 bench/catch_up.py [--build-dir build/release] [--runs 100] [--backends sqlite,postgresql]
 
@@ -54,8 +54,8 @@ def jobs_ended(metrics_port):
 class QueryLoop:
     """A client asking the daemon the usual questions, back to back, while it ingests."""
 
-    def __init__(self, pb, stub):
-        self.pb, self.stub = pb, stub
+    def __init__(self, pb, stub, pause_seconds):
+        self.pb, self.stub, self.pause = pb, stub, pause_seconds
         self.latencies = {"ListRuns": [], "PeakMemoryTrend": [], "CheckRun": []}
         self.errors = []
         self.stop = threading.Event()
@@ -86,9 +86,10 @@ class QueryLoop:
                 pb.PeakMemoryTrendRequest(module=module, metric=pb.TOTAL_BYTES), timeout=60))
             self.timed("CheckRun", lambda: stub.CheckRun(
                 pb.CheckRunRequest(run_name=names[0], baseline=names[-1]), timeout=60))
+            self.stop.wait(self.pause)
 
 
-def catch_up(xladbd, db, extra, watch, runs, pb, pb_grpc, grpc):
+def catch_up(xladbd, db, extra, watch, runs, pause_seconds, pb, pb_grpc, grpc):
     daemon = subprocess.Popen([xladbd, "--db", db, *extra, "--listen", "127.0.0.1:0", "--metrics-listen",
                                "127.0.0.1:0", "--watch", watch, "--quiet-seconds", "0"],
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
@@ -97,7 +98,7 @@ def catch_up(xladbd, db, extra, watch, runs, pb, pb_grpc, grpc):
         addr = daemon.stdout.readline().split("listening on ")[1].split(" ")[0]
         metrics_port = int(re.search(r":(\d+)/", daemon.stdout.readline()).group(1))
         channel = grpc.insecure_channel(addr, options=[("grpc.max_receive_message_length", 64 << 20)])
-        queries = QueryLoop(pb, pb_grpc.QueryServiceStub(channel))
+        queries = QueryLoop(pb, pb_grpc.QueryServiceStub(channel), pause_seconds)
         queries.thread.start()
         while jobs_ended(metrics_port) < runs:
             time.sleep(0.25)
@@ -118,6 +119,8 @@ def main():
     parser.add_argument("--xladbd", help="the daemon (default: BUILD_DIR/service/xladbd)")
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--backends", default="sqlite,postgresql")
+    parser.add_argument("--pause-ms", type=float, default=200,
+                        help="the client's pause between rounds of its three queries (0: back to back)")
     args = parser.parse_args()
     if not os.path.isdir(CORPUS_RUN):
         sys.exit(f"catch_up: {CORPUS_RUN} is missing (the corpus is on development machines and in CI)")
@@ -141,7 +144,7 @@ def main():
                                check=True, capture_output=True)
                 uri = open(os.path.join(server, "uri")).read().strip()
                 db, extra = uri, ["--spool-dir", os.path.join(tmp, backend, "spool")]
-            wall, stored, q = catch_up(xladbd, db, extra, watch, args.runs, pb, pb_grpc, grpc)
+            wall, stored, q = catch_up(xladbd, db, extra, watch, args.runs, args.pause_ms / 1000, pb, pb_grpc, grpc)
             rows.append((backend, wall, stored, q))
             shutil.rmtree(os.path.join(tmp, backend), ignore_errors=True)
     finally:
@@ -150,7 +153,8 @@ def main():
                            capture_output=True)
         shutil.rmtree(tmp, ignore_errors=True)
 
-    print(f"{args.runs} runs of {files:,} files each, already in the watched folder when xladbd starts\n")
+    print(f"{args.runs} runs of {files:,} files each, already in the watched folder when xladbd starts; a client "
+          f"asks its three questions, then pauses {args.pause_ms:.0f} ms, until every job has ended\n")
     print("| store | wall to ingest all | runs/min | files/s | runs stored | ListRuns p50 / p99 | "
           "PeakMemoryTrend p50 / p99 | CheckRun p50 / p99 | queries answered | refused |")
     print("|---|---|---|---|---|---|---|---|---|---|")

@@ -67,6 +67,11 @@ const ResultColumns<JobRecord> kListedJobColumns = kJobHeadColumns.Then({
     {"finished_at_us", &JobRecord::finished_at_us},
 });
 
+// The advisory lock of a job (JobClaims): of a bound job id, and of a row's. The one-bigint key space, where
+// the schema's lock (store/schema/schema_dialect.h) is one fixed key.
+constexpr const char* kJobLockKey = "hashtextextended(CAST(? AS TEXT), 0)";
+constexpr const char* kJobLockKeyOfRow = "hashtextextended(job_id, 0)";
+
 // What a claim reads of its job, then its state.
 const ResultColumns<JobClaims::Claim> kClaimColumns = {
     {"message", &JobClaims::Claim::message},
@@ -107,20 +112,28 @@ Status JobLog::SetState(const std::string& job_id, JobState state, const std::st
 StatusOr<std::vector<JobRecord>> JobLog::Unfinished() {
   try {
     std::vector<JobRecord> jobs;
-    // On PostgreSQL, jobs another daemon holds (JobClaims) are not this daemon's to resume: passed over.
+    // On PostgreSQL, jobs another daemon holds (JobClaims' advisory lock) are not this daemon's to resume:
+    // passed over. A lock this asks for and gets is given back at once.
     const bool shared = db_->dialect() == SqlDialect::kPostgresql;
-    if (shared) db_->connection().Exec("BEGIN");
+    const std::string free_column =
+        shared ? std::string(", CAST(pg_try_advisory_lock(") + kJobLockKeyOfRow + ") AS INTEGER)" : "";
     auto q = db_->connection().Prepare(
         "SELECT " + kUnfinishedJobColumns.SelectList() + ", " + kStateColumn.SelectList() + ", " +
-        kJobLabelsColumns.SelectList() + " FROM ingest_jobs WHERE state IN (?, ?) ORDER BY created_at_us, job_id" +
-        (shared ? " FOR UPDATE SKIP LOCKED" : ""));
+        kJobLabelsColumns.SelectList() + free_column +
+        " FROM ingest_jobs WHERE state IN (?, ?) ORDER BY created_at_us, job_id");
     BindRow(*q, JobStateName(JobState::kQueued), JobStateName(JobState::kRunning));
+    std::vector<std::string> to_release;
     while (q->Step()) {
       JobRecord j;
       JobLabels json;
       const int state_column = kUnfinishedJobColumns.ReadInto(*q, &j);
       j.state = ReadState(*q, state_column);
-      kJobLabelsColumns.ReadInto(*q, &json, state_column + kStateColumn.size());
+      const int labels_column = state_column + kStateColumn.size();
+      kJobLabelsColumns.ReadInto(*q, &json, labels_column);
+      if (shared) {
+        if (q->Int(labels_column + kJobLabelsColumns.size()) == 0) continue;  // held by another daemon
+        to_release.push_back(j.job_id);
+      }
       auto labels = nlohmann::json::parse(json.json, nullptr, /*allow_exceptions=*/false);
       if (labels.is_object()) {
         for (auto it = labels.begin(); it != labels.end(); ++it) {
@@ -130,10 +143,13 @@ StatusOr<std::vector<JobRecord>> JobLog::Unfinished() {
       jobs.push_back(std::move(j));
     }
     q.reset();
-    if (shared) db_->connection().Exec("ROLLBACK");  // the locks were only for telling held jobs apart
+    for (const std::string& job_id : to_release) {
+      auto unlock = db_->connection().Prepare(std::string("SELECT pg_advisory_unlock(") + kJobLockKey + ")");
+      unlock->Bind(1, job_id);
+      unlock->Step();
+    }
     return jobs;
   } catch (const std::exception& e) {
-    if (db_->dialect() == SqlDialect::kPostgresql) (void)db_->Exec("ROLLBACK");
     return Status::IoError(std::string("reading ingest jobs: ") + e.what());
   }
 }
@@ -168,37 +184,44 @@ StatusOr<JobClaims::Claim> JobClaims::Take(const std::string& job_id) {
   SqlConnection& sql = db_->connection();
   const bool shared = db_->dialect() == SqlDialect::kPostgresql;
   try {
+    Release();  // a claim not finished (its job failed to start) ends with the next
     Claim claim;
-    // `wait`: FOR UPDATE waits for another holder; without it, SKIP LOCKED passes a held row over.
-    const auto read = [&](bool wait) {
-      if (shared) sql.Exec("BEGIN");
-      auto q = sql.Prepare("SELECT " + kClaimColumns.SelectList() + ", " + kStateColumn.SelectList() +
-                           " FROM ingest_jobs WHERE job_id = ?" +
-                           (!shared ? "" : wait ? " FOR UPDATE" : " FOR UPDATE SKIP LOCKED"));
-      q->Bind(1, job_id);
-      const bool found = q->Step();
-      if (found) claim.state = ReadState(*q, kClaimColumns.ReadInto(*q, &claim));
-      return found;
-    };
-    bool found = read(/*wait=*/false);
-    if (!found && shared) {  // held by another daemon (or gone): wait for it to end
-      sql.Exec("ROLLBACK");
-      found = read(/*wait=*/true);
+    if (shared) {
+      auto lock = sql.Prepare(std::string("SELECT CAST(pg_try_advisory_lock(") + kJobLockKey + ") AS INTEGER)");
+      lock->Bind(1, job_id);
+      if (!lock->Step() || lock->Int(0) == 0) {  // another daemon holds it: wait for it to end (or die)
+        auto wait = sql.Prepare(std::string("SELECT pg_advisory_lock(") + kJobLockKey + ")");
+        wait->Bind(1, job_id);
+        wait->Step();
+      }
+      held_job_ = job_id;
     }
+    auto q = sql.Prepare("SELECT " + kClaimColumns.SelectList() + ", " + kStateColumn.SelectList() +
+                         " FROM ingest_jobs WHERE job_id = ?");
+    q->Bind(1, job_id);
+    const bool found = q->Step();
+    if (found) claim.state = ReadState(*q, kClaimColumns.ReadInto(*q, &claim));
+    q.reset();
     claim.claimed = found && !IsFinal(*claim.state);
-    if (shared && !claim.claimed) sql.Exec("COMMIT");
-    in_transaction_ = shared && claim.claimed;
+    if (!claim.claimed) Release();
     if (!found) claim.state.reset();
     return claim;
   } catch (const std::exception& e) {
-    if (shared) {
-      try {
-        sql.Exec("ROLLBACK");
-      } catch (...) {
-      }
-    }
-    in_transaction_ = false;
+    Release();
     return Status::IoError(std::string("claiming ingest job ") + job_id + ": " + e.what());
+  }
+}
+
+void JobClaims::Release() {
+  if (held_job_.empty()) return;
+  const std::string job_id = std::move(held_job_);
+  held_job_.clear();
+  try {
+    auto unlock = db_->connection().Prepare(std::string("SELECT pg_advisory_unlock(") + kJobLockKey + ")");
+    unlock->Bind(1, job_id);
+    unlock->Step();
+  } catch (...) {
+    // A connection that failed has lost its locks with it.
   }
 }
 
@@ -209,13 +232,8 @@ Status JobClaims::SetState(const std::string& job_id, JobState state, const std:
 Status JobClaims::Finish(const std::string& job_id, JobState state, const std::string& message,
                          const std::string& run_name) {
   Status set = log_.SetState(job_id, state, message, run_name);
-  if (!in_transaction_) return set;
-  in_transaction_ = false;
-  if (!set.ok()) {
-    (void)db_->Exec("ROLLBACK");
-    return set;
-  }
-  return db_->Exec("COMMIT");
+  Release();
+  return set;
 }
 
 }  // namespace xladb::store
