@@ -3,6 +3,7 @@
 #include <chrono>
 #include <optional>
 #include <set>
+#include <unordered_set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -107,6 +108,15 @@ struct RunWriter::Impl {
   int64_t group_bytes = 0, group_files = 0;
   std::string group_failure;  // set when a group's COMMIT failed: its files are gone; the run must stop
   std::set<int64_t> group_runs;  // runs with files in the open group: their summaries are recounted at COMMIT
+
+  // The run BeginRun created (0: it found one): no file of it was stored before this ingest, so a path this
+  // writer has not stored in it needs no lookup (CheckFile, the replacement's) to know it is new. A file
+  // another writer stores there meanwhile still meets InsertFileRow's conflict (CheckOtherWritersFile).
+  int64_t created_run = 0;
+  std::unordered_set<std::string> created_run_paths;  // the paths this writer stored in it
+  bool Unstored(int64_t run_id, const std::string& path) const {
+    return run_id == created_run && created_run != 0 && created_run_paths.count(path) == 0;
+  }
 
   void OpenGroup() {
     if (in_group) return;
@@ -316,6 +326,8 @@ StatusOr<int64_t> RunWriter::BeginRun(const RunSpec& spec) {
       d.sql.Exec("ROLLBACK");
       return run_id.status();
     }
+    d.created_run = 0;
+    d.created_run_paths.clear();
     if (*run_id == 0) {
       std::optional<int64_t> created = d.CreateRun(spec);
       if (!created) {
@@ -324,6 +336,7 @@ StatusOr<int64_t> RunWriter::BeginRun(const RunSpec& spec) {
         continue;
       }
       run_id = *created;
+      d.created_run = *created;
     } else if (spec.time_us >= 0) {
       auto up = d.sql.Prepare("UPDATE runs SET run_time_us = ?, run_time_source = 'flag' WHERE run_id = ?");
       BindRow(*up, spec.time_us, *run_id);
@@ -344,6 +357,7 @@ StatusOr<int64_t> RunWriter::BeginRun(const RunSpec& spec) {
 StatusOr<RunWriter::FileState> RunWriter::CheckFile(int64_t run_id, const std::string& path,
                                                     const std::string& content_hash) {
   try {
+    if (impl_->Unstored(run_id, path)) return FileState::kNew;
     SqlStatement& q =
         impl_->Cached("SELECT content_hash, verdict FROM dump_files WHERE run_id = ? AND path = ?");
     BindRow(q, run_id, path);
@@ -372,7 +386,9 @@ StatusOr<ingest::RecordSink*> RunWriter::BeginFile(const FileSpec& spec) {
     Savepoint savepoint(d.sql, "file");
     // The new version writes into the module again, so a module the old one wrote alone stays.
     const FileFacts replaced =
-        d.replacement.RemoveStoredVersion(spec, /*drop_lone_module=*/false).value_or(FileFacts{});
+        d.Unstored(spec.run_id, spec.path)
+            ? FileFacts{}
+            : d.replacement.RemoveStoredVersion(spec, /*drop_lone_module=*/false).value_or(FileFacts{});
     int64_t module_id = 0;
     bool module_is_new = false;
     if (spec.has_module) std::tie(module_id, module_is_new) = d.FindOrCreateModule(spec);
@@ -385,6 +401,7 @@ StatusOr<ingest::RecordSink*> RunWriter::BeginFile(const FileSpec& spec) {
       savepoint.RollBack();
       return static_cast<ingest::RecordSink*>(nullptr);
     }
+    if (spec.run_id == d.created_run) d.created_run_paths.insert(spec.path);
     d.file = std::make_unique<FileWriter>(&d.statements, &d.interned, spec.run_id, *file_id, module_id,
                                           module_is_new, replaced);
     d.file_savepoint.emplace(std::move(savepoint));
