@@ -80,6 +80,10 @@ echo "== xladb changes: every module's memory changes over the runs, since when,
 "$XLADB" report --home -o "$REPORT/index.html" >/dev/null
 echo "The front page (latest run, its verdict, recent changes, the largest modules over time):"
 echo "  live: ${PAGES%/}/   file: $(cd "$REPORT" && pwd)/index.html"
+echo "Prometheus metrics of the daemon (jobs, files by verdict, RPC latency, store size): ${PAGES%/}/metrics"
+/usr/bin/python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1], timeout=10).read().decode())' \
+  "${PAGES%/}/metrics" | grep -E '^xladb_(ingest_jobs_total|ingest_files_total\{verdict="(ingested|error)"\}|runs_stored)' \
+  | sed 's/^/  /' || true
 echo "== done. The database is $DB (open it with sqlite3). xladbd log: $LOG"
 echo "The report: $(cd "$REPORT" && pwd)/gate.html (open it in a browser; it needs no network)"
 if [ "${XLADB_KEEP_RUNNING:-0}" = "1" ]; then
