@@ -104,11 +104,16 @@ void LogIn(HttpPages::Server& s, const httplib::Request& req, httplib::Response&
   res.set_header("Cache-Control", "no-store");
 }
 
-// GET /metrics: the metrics text, to a caller with the read token (a header, or the pages' login cookie).
+// Whether the request carries the read token: in its Authorization header, or as the login form's cookie.
+bool MayRead(HttpPages::Server& s, const httplib::Request& req) {
+  return s.access->CheckToken(req.get_header_value("Authorization")).ok() ||
+         s.sessions.Valid(req.get_header_value("Cookie"));
+}
+
+// GET /metrics: the metrics text, to a caller with the read token.
 void SendMetrics(HttpPages::Server& s, const httplib::Request& req, httplib::Response& res) {
   res.set_header("Cache-Control", "no-store");
-  if (!s.access->CheckToken(req.get_header_value("Authorization")).ok() &&
-      !s.sessions.Valid(req.get_header_value("Cookie"))) {
+  if (!MayRead(s, req)) {
     res.status = 401;
     res.set_header("WWW-Authenticate", "Bearer");
     res.set_content("this server needs its read token: send 'Authorization: Bearer <token>'\n", "text/plain");
@@ -120,8 +125,7 @@ void SendMetrics(HttpPages::Server& s, const httplib::Request& req, httplib::Res
 // Checks the token, takes a gate slot and a read-only connection, renders, and sends.
 template <typename Render>
 void Serve(HttpPages::Server& s, const httplib::Request& req, httplib::Response& res, Render&& render) {
-  if (!s.access->CheckToken(req.get_header_value("Authorization")).ok() &&
-      !s.sessions.Valid(req.get_header_value("Cookie"))) {
+  if (!MayRead(s, req)) {
     SendLoginPage(res, 401, "This server needs its read token: log in, or send 'Authorization: Bearer <token>'.",
                   req.target);
     return;
