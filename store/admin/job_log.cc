@@ -72,6 +72,13 @@ const ResultColumns<JobRecord> kListedJobColumns = kJobHeadColumns.Then({
 constexpr const char* kJobLockKey = "hashtextextended(CAST(? AS TEXT), 0)";
 constexpr const char* kJobLockKeyOfRow = "hashtextextended(job_id, 0)";
 
+// Gives back this connection's advisory lock of a job.
+void UnlockJob(SqlConnection& sql, const std::string& job_id) {
+  auto unlock = sql.Prepare(std::string("SELECT pg_advisory_unlock(") + kJobLockKey + ")");
+  unlock->Bind(1, job_id);
+  unlock->Step();
+}
+
 // What a claim reads of its job, then its state.
 const ResultColumns<JobClaims::Claim> kClaimColumns = {
     {"message", &JobClaims::Claim::message},
@@ -143,11 +150,7 @@ StatusOr<std::vector<JobRecord>> JobLog::Unfinished() {
       jobs.push_back(std::move(j));
     }
     q.reset();
-    for (const std::string& job_id : to_release) {
-      auto unlock = db_->connection().Prepare(std::string("SELECT pg_advisory_unlock(") + kJobLockKey + ")");
-      unlock->Bind(1, job_id);
-      unlock->Step();
-    }
+    for (const std::string& job_id : to_release) UnlockJob(db_->connection(), job_id);
     return jobs;
   } catch (const std::exception& e) {
     return Status::IoError(std::string("reading ingest jobs: ") + e.what());
@@ -217,9 +220,7 @@ void JobClaims::Release() {
   const std::string job_id = std::move(held_job_);
   held_job_.clear();
   try {
-    auto unlock = db_->connection().Prepare(std::string("SELECT pg_advisory_unlock(") + kJobLockKey + ")");
-    unlock->Bind(1, job_id);
-    unlock->Step();
+    UnlockJob(db_->connection(), job_id);
   } catch (...) {
     // A connection that failed has lost its locks with it.
   }
