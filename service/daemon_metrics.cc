@@ -75,13 +75,9 @@ void DaemonMetrics::OnJobEnd(const JobStatus& job) {
   if (store_measure_) store_measure_->MeasureSoon();
 }
 
-void DaemonMetrics::ObserveRpc(std::string_view method, std::string_view code, double seconds) {
-  // "/xladb.v1.QueryService/ListRuns": service "xladb.v1.QueryService", method "ListRuns".
-  if (!method.empty() && method.front() == '/') method.remove_prefix(1);
-  const size_t slash = method.rfind('/');
-  const std::string_view service = slash == std::string_view::npos ? std::string_view() : method.substr(0, slash);
-  const std::string_view name = slash == std::string_view::npos ? method : method.substr(slash + 1);
-  rpc_seconds_.Observe({std::string(service), std::string(name), std::string(code)}, seconds);
+void DaemonMetrics::ObserveRpc(std::string_view service, std::string_view method, std::string_view code,
+                               double seconds) {
+  rpc_seconds_.Observe({std::string(service), std::string(method), std::string(code)}, seconds);
 }
 
 void DaemonMetrics::WriteIngest(ExpositionText& out) const {

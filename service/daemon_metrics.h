@@ -61,8 +61,8 @@ class DaemonMetrics {
   // A job ended (SUCCEEDED or FAILED): its state, files by verdict, bytes, rows and duration. Jobs this
   // daemon did not run (JobStatus::ran_here) are not counted.
   void OnJobEnd(const JobStatus& job);
-  // One gRPC call: its full method name (/xladb.v1.QueryService/ListRuns), status code name, duration.
-  void ObserveRpc(std::string_view method, std::string_view code, double seconds);
+  // One gRPC call: its service ("xladb.v1.QueryService"), method ("ListRuns"), status code name, duration.
+  void ObserveRpc(std::string_view service, std::string_view method, std::string_view code, double seconds);
 
   // The exposition text (service/metrics/exposition_text.h) of every family.
   std::string Scrape() const;

@@ -3,8 +3,8 @@
 #include <google/protobuf/descriptor.h>
 
 #include <chrono>
+#include <map>
 #include <memory>
-#include <set>
 #include <string>
 
 namespace xladb::service {
@@ -12,27 +12,36 @@ namespace {
 
 using grpc::experimental::InterceptionHookPoints;
 
-// The paths ("/package.Service/Method") a label may name; any other is "/unknown/unknown".
-using KnownMethods = std::set<std::string, std::less<>>;
+// A method's labels: its service ("xladb.v1.QueryService") and its name ("ListRuns").
+struct MethodLabels {
+  std::string service, method;
+};
+const MethodLabels kUnknownMethod{"unknown", "unknown"};
+
+// The paths ("/package.Service/Method") a label may name, split into their labels once, at start.
+using KnownMethods = std::map<std::string, MethodLabels, std::less<>>;
+
+void AddKnownMethod(KnownMethods& known, const std::string& service, const std::string& method) {
+  known.emplace("/" + service + "/" + method, MethodLabels{service, method});
+}
 
 class RpcTimer final : public grpc::experimental::Interceptor {
  public:
-  RpcTimer(DaemonMetrics* metrics, const KnownMethods& known, const char* method)
-      : metrics_(metrics),
-        method_(method != nullptr && known.count(std::string_view(method)) > 0 ? method : "/unknown/unknown"),
-        start_(std::chrono::steady_clock::now()) {}
+  RpcTimer(DaemonMetrics* metrics, const MethodLabels& labels)
+      : metrics_(metrics), labels_(labels), start_(std::chrono::steady_clock::now()) {}
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
     if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::PRE_SEND_STATUS)) {
       const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start_;
-      metrics_->ObserveRpc(method_, GrpcCodeName(methods->GetSendStatus().error_code()), took.count());
+      metrics_->ObserveRpc(labels_.service, labels_.method, GrpcCodeName(methods->GetSendStatus().error_code()),
+                           took.count());
     }
     methods->Proceed();
   }
 
  private:
   DaemonMetrics* metrics_;
-  std::string method_;
+  const MethodLabels& labels_;  // in the factory's KnownMethods, which outlives every call
   std::chrono::steady_clock::time_point start_;
 };
 
@@ -40,7 +49,9 @@ class RpcTimerFactory final : public grpc::experimental::ServerInterceptorFactor
  public:
   RpcTimerFactory(DaemonMetrics* metrics, KnownMethods known) : metrics_(metrics), known_(std::move(known)) {}
   grpc::experimental::Interceptor* CreateServerInterceptor(grpc::experimental::ServerRpcInfo* info) override {
-    return new RpcTimer(metrics_, known_, info->method());  // gRPC owns it for the call
+    const char* path = info->method();
+    const auto known = path == nullptr ? known_.end() : known_.find(std::string_view(path));
+    return new RpcTimer(metrics_, known == known_.end() ? kUnknownMethod : known->second);  // gRPC owns it
   }
 
  private:
@@ -53,12 +64,14 @@ class RpcTimerFactory final : public grpc::experimental::ServerInterceptorFactor
 std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> RpcMetricsInterceptors(
     DaemonMetrics* metrics, const std::vector<std::string>& services) {
   // gRPC's own services, served by every xladbd (grpc::EnableDefaultHealthCheckService, reflection).
-  KnownMethods known = {"/grpc.health.v1.Health/Check", "/grpc.health.v1.Health/Watch",
-                        "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo"};
+  KnownMethods known;
+  AddKnownMethod(known, "grpc.health.v1.Health", "Check");
+  AddKnownMethod(known, "grpc.health.v1.Health", "Watch");
+  AddKnownMethod(known, "grpc.reflection.v1alpha.ServerReflection", "ServerReflectionInfo");
   for (const std::string& name : services) {
     const auto* service = google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(name);
     for (int i = 0; service != nullptr && i < service->method_count(); ++i) {
-      known.insert("/" + name + "/" + service->method(i)->name());
+      AddKnownMethod(known, name, service->method(i)->name());
     }
   }
   return std::make_unique<RpcTimerFactory>(metrics, std::move(known));

@@ -7,7 +7,8 @@
 // shut down first) is not counted. Calls to a method that is not one of `services`' (their methods read from
 // the protobuf descriptors), gRPC health's or reflection's are counted as service and method "unknown":
 // with callback services (gRPC's health service is one) such calls reach interceptors with whatever path the
-// client sent, and a label per path would let any client grow the scrape without bound. Thread-safe.
+// client sent, and a label per path would let any client grow the scrape without bound. The labels of every
+// known path are made once, with the factory. Thread-safe.
 #ifndef XLADB_SERVICE_RPC_METRICS_H_
 #define XLADB_SERVICE_RPC_METRICS_H_
 
