@@ -2,7 +2,6 @@
 
 #include <condition_variable>
 #include <cstdio>
-#include <filesystem>
 #include <mutex>
 
 #include "base/unix_time.h"
@@ -42,15 +41,7 @@ std::optional<StoreMeasure::Measure> MeasureOnce(const std::string& db_path, std
     db.reset();  // a broken connection (a restarted PostgreSQL) is opened again next time
     return std::nullopt;
   }
-  StoreMeasure::Measure measure{size->runs, size->modules, size->bytes, static_cast<double>(UnixMicrosNow()) / 1e6};
-  std::error_code ec;
-  if (std::filesystem::is_regular_file(db_path, ec)) {  // SQLite: the bytes on disk, WAL included
-    const auto file = std::filesystem::file_size(db_path, ec);
-    if (!ec) measure.bytes = static_cast<int64_t>(file);
-    const auto wal = std::filesystem::file_size(db_path + "-wal", ec);
-    if (!ec) measure.bytes += static_cast<int64_t>(wal);
-  }
-  return measure;
+  return StoreMeasure::Measure{size->runs, size->modules, size->bytes, static_cast<double>(UnixMicrosNow()) / 1e6};
 }
 
 void MeasureLoop(const std::shared_ptr<StoreMeasure::Shared>& shared, const std::string& db_path,

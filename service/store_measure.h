@@ -5,8 +5,8 @@
 // Contract
 //   * Last() returns the latest measure, or nullopt before the first good one; a failed measure keeps the
 //     previous one (and its time says how old it is) and is said once on stderr. Thread-safe.
-//   * Sizes: runs and modules counted (store/admin/store_size.h); bytes are the SQLite file and its WAL on
-//     disk, or pg_database_size on PostgreSQL.
+//   * Sizes: store/admin/store_size.h's MeasureStore (runs and modules counted; the SQLite file and its WAL
+//     on disk, or pg_database_size on PostgreSQL).
 //   * Destruction stops the thread and waits up to 5 s for a measure in progress; past that (a PostgreSQL
 //     server that stopped answering) the thread is left to end on its own, holding only its shared state and
 //     connection, so that a stuck database cannot hold the daemon's exit.

@@ -1,5 +1,8 @@
 #include "store/admin/store_size.h"
 
+#include <filesystem>
+#include <system_error>
+
 #include "store/query/statement_text.h"
 
 namespace xladb::store {
@@ -20,7 +23,15 @@ StatusOr<StoreSize> MeasureStore(Database& db) {
       size.runs = counts->Int(0);
       size.modules = counts->Int(1);
     }
-    size.bytes = StoreBytes(sql);
+    if (!db.is_sqlite()) {
+      size.bytes = StoreBytes(sql);
+      return size;
+    }
+    for (const std::string& file : {db.path(), db.path() + "-wal"}) {  // a WAL that is not there weighs nothing
+      std::error_code ec;
+      const auto bytes = std::filesystem::file_size(file, ec);
+      if (!ec) size.bytes += static_cast<int64_t>(bytes);
+    }
     return size;
   });
 }

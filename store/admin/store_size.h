@@ -18,12 +18,13 @@ namespace xladb::store {
 struct StoreSize {
   int64_t runs = 0;
   int64_t modules = 0;
-  int64_t bytes = 0;  // SQLite: the file's pages (page_count × page_size, not its WAL); PostgreSQL: the database
+  int64_t bytes = 0;  // SQLite: the file and its WAL on disk; PostgreSQL: the database (pg_database_size)
 };
 
 [[nodiscard]] StatusOr<StoreSize> MeasureStore(Database& db);
 
-// The bytes of StoreSize: throws the backend's SqlError.
+// The bytes the store's data takes, for what a prune gave back: SQLite's pages (page_count × page_size), or
+// the PostgreSQL database. Throws the backend's SqlError.
 int64_t StoreBytes(SqlConnection& sql);
 
 }  // namespace xladb::store
