@@ -23,13 +23,10 @@ import tempfile
 import threading
 import time
 
+from run_bench import percentile  # bench/ is this script's folder, first on sys.path
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS_RUN = os.path.join(REPO, "..", "shared", "corpus", "runs", "21_lorrax_scan_C")
-
-
-def percentile(values, p):
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))] if values else float("nan")
 
 
 def make_runs(watch, count):
@@ -136,8 +133,7 @@ def main():
         sys.exit(f"catch_up: {CORPUS_RUN} is missing (the corpus is on development machines and in CI)")
     xladbd = args.xladbd or os.path.join(args.build_dir, "service", "xladbd")
     tmp = tempfile.mkdtemp(prefix="xladb_catchup.")
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import run_bench  # the grpcio stubs, generated the way the main benchmark does
+    import run_bench  # the grpcio stubs, generated the way the main benchmark does (bench/ is on sys.path)
     grpc, pb, pb_grpc = run_bench.load_grpc_stubs(os.path.join(tmp, "pystubs"))
     files = sum(len(f) for _, _, f in os.walk(CORPUS_RUN))
     rows = []

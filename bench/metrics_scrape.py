@@ -18,13 +18,10 @@ import tempfile
 import threading
 import time
 
+from run_bench import percentile  # bench/ is this script's folder, first on sys.path
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SEEDS = os.path.join(REPO, "tests", "data", "seeds")
-
-
-def percentile(values, p):
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
 
 
 def make_runs(root, count, first=0):

@@ -284,8 +284,10 @@ def fmt_ms(x):
 
 
 def percentile(values, p):
-    """Nearest-rank percentile."""
+    """Nearest-rank percentile; NaN of no values."""
     ordered = sorted(values)
+    if not ordered:
+        return float("nan")
     return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
 
 
