@@ -1,11 +1,17 @@
 #include "ingest/dump_ingester.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <ctime>
+#include <exception>
+#include <memory>
+#include <thread>
 #include <utility>
 
 #include "ingest/file_ingest.h"
+#include "ingest/file_passes.h"
+#include "ingest/read_ahead_queue.h"
 #include "ingest/records/file_verdict.h"
 #include "ingest/source/dump_source.h"
 #include "ingest/source/run_name.h"
@@ -88,6 +94,62 @@ StatusOr<RunSpec> RunSpecFor(DumpSource& source, const std::string& path, const 
   return spec;
 }
 
+// The first walk of a run in two stages, on two threads (read_ahead_queue.h): this one walks the source, reads
+// each small file twice, sniffs it and parses it into records ahead; a writer's thread takes the files through
+// the rest of their steps into the target, in the walk's order, owning `run` until it ends. What the walk
+// itself keeps (the newest file time, whether it was asked to stop) is its own, and joins `run` at the end.
+// A throw on the writer's thread (a bug; the target returns its errors as values) is thrown again here.
+Status WalkReadingAhead(DumpSource& source, const IngestOptions& options, RunIngestState& run,
+                        int64_t* newest_mtime) {
+  // Enough files to keep both threads busy, few enough bytes not to matter beside the parsers' own memory.
+  ReadAheadQueue queue(/*max_files=*/64, /*max_bytes=*/size_t{32} << 20);
+  std::atomic<bool> parse_ahead{true};
+  run.parse_ahead = &parse_ahead;
+  std::exception_ptr thrown;
+  std::thread writer([&] {
+    try {
+      ReadAheadQueue::Item item;
+      while (queue.Pop(&item)) {
+        if (options.should_stop && options.should_stop()) {
+          run.summary.interrupted = true;
+        } else {
+          ++run.summary.files;
+          if (item.ahead != nullptr) {
+            IngestFile(run, *item.ahead);
+          } else {
+            IngestFile(run, *item.in_place);
+          }
+        }
+        queue.Finished(item);
+        item = {};
+        if (!run.fatal.ok() || run.summary.interrupted) queue.Stop();
+      }
+    } catch (...) {
+      thrown = std::current_exception();
+      queue.Stop();
+    }
+  });
+  bool walking = true, interrupted = false;
+  const auto buffer = std::make_unique_for_overwrite<char[]>(kHashReadChunk);
+  Status walk = source.ForEach([&](DumpEntry& entry) {
+    if (InRunTimeRange(entry.mtime_us)) *newest_mtime = std::max(*newest_mtime, entry.mtime_us);
+    if (!walking) return;
+    if (options.should_stop && options.should_stop()) {
+      interrupted = true;
+      walking = false;
+      return;
+    }
+    std::unique_ptr<ReadAheadFile> ahead = ReadAhead(entry, buffer.get(), parse_ahead.load());
+    walking = ahead != nullptr ? queue.Push(std::move(ahead)) : queue.RunInPlace(&entry);
+  });
+  queue.Close();
+  writer.join();
+  run.parse_ahead = nullptr;
+  if (thrown) std::rethrow_exception(thrown);
+  run.summary.interrupted = run.summary.interrupted || interrupted;
+  return walk;
+}
+
 }  // namespace
 
 StatusOr<IngestSummary> DumpIngester::Ingest(DumpSource& source, const std::string& path,
@@ -125,7 +187,9 @@ StatusOr<IngestSummary> DumpIngester::Ingest(DumpSource& source, const std::stri
     if (!run.reread) ++run.summary.files;
     IngestFile(run, entry);
   };
-  Status walk = source.ForEach(visit);
+  Status walk = options.read_ahead && std::thread::hardware_concurrency() > 1
+                    ? WalkReadingAhead(source, options, run, &newest_mtime)
+                    : source.ForEach(visit);
   // A replaced file whose module other files also wrote to made the target rebuild that module: read those
   // files again (they are "changed" now; the rest is unchanged and skipped). Counted apart, not twice.
   if (walk.ok() && run.fatal.ok() && !run.summary.interrupted && target_->TakeRereadRequest()) {

@@ -4,7 +4,9 @@
 // if the target already holds the same content at the same path; otherwise parse it line by line straight
 // into the target, each file atomic (BeginFile..CommitFile). The content is hashed again while parsing, so
 // a file that changes while being read is rolled back and recorded as an error, not half-stored. The run's
-// `xladb-run.toml` (run_metadata_file.h), met at its root, gives the run labels and a time.
+// `xladb-run.toml` (run_metadata_file.h), met at its root, gives the run labels and a time. On two cores the
+// walk reads, sniffs and parses the next small files ahead on a second thread while this one's target stores
+// the earlier ones (IngestOptions::read_ahead; docs/architecture.md "Threads and connections").
 //
 // Contract
 //   * Never stops on a bad file: every file gets a verdict (ingested, not_ingested, error, or unchanged) and
@@ -12,7 +14,9 @@
 //     failed write) is that file's error too. Only a failure to record a verdict at all (the database is
 //     failing) stops the run, and that is returned as a non-OK Status.
 //   * Memory: bounded by the longest line and the parsers' per-module state, never by file size.
-//   * Not thread-safe; one ingester per thread and target.
+//   * Not thread-safe; one ingester per thread and target. With read_ahead, the target is called from a
+//     thread of the ingester's own (one call at a time, never two threads at once), and so are `progress` and
+//     `should_stop` (which the walk's thread calls too): targets, connections and callbacks must allow that.
 #ifndef XLADB_INGEST_DUMP_INGESTER_H_
 #define XLADB_INGEST_DUMP_INGESTER_H_
 
@@ -42,6 +46,9 @@ struct IngestOptions {
   // left for a later ingest, which skips what is already stored). Optional.
   std::function<bool()> should_stop;
   SourceLimits source_limits;      // expansion caps and spool folder for Ingest(path, …)
+  // Read, sniff and parse the next small files on a second thread while this one stores (when the machine
+  // has more than one core). Off: one thread, each file read in turn (tests that act between a file's steps).
+  bool read_ahead = true;
 };
 
 // The key under which counts by verdict name (IngestSummary::FilesByVerdictWithRereads, the IngestJob message's

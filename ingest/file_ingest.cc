@@ -4,43 +4,19 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "base/content_hash.h"
-#include "ingest/parser_registry.h"
-#include "ingest/records/record_pipe.h"
+#include "ingest/file_passes.h"
 #include "ingest/run_metadata_file.h"
 #include "ingest/source/file_kind.h"
-#include "ingest/source/line_reader.h"
 #include "ingest/source/run_name.h"
 #include "ingest/source/sniff.h"
 #include "ingest/text/dump_name.h"
 
 namespace xladb::ingest {
 namespace {
-
-// Passes bytes through while hashing them and counting them.
-class HashingSource : public ByteSource {
- public:
-  explicit HashingSource(ByteSource* inner) : inner_(inner) {}
-  StatusOr<size_t> Read(char* buffer, size_t capacity) override {
-    auto n = inner_->Read(buffer, capacity);
-    if (n.ok() && *n > 0) {
-      hasher_.Update(buffer, *n);
-      bytes_ += static_cast<int64_t>(*n);
-    }
-    return n;
-  }
-  std::string HexDigest() const { return hasher_.HexDigest(); }
-  int64_t bytes() const { return bytes_; }
-
- private:
-  ByteSource* inner_;
-  ContentHasher hasher_;
-  int64_t bytes_ = 0;
-};
 
 bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
@@ -77,110 +53,10 @@ ModuleKey ModuleKeyFor(const std::string& path, const std::string& file_name, co
   return key;
 }
 
-struct FirstPass {
-  std::string head;
-  std::string hash;
-  int64_t bytes = 0;
-};
-
-// `buf` holds kHashReadChunk bytes (RunIngestState::read_buffer).
-StatusOr<FirstPass> HashAndHead(DumpEntry& entry, char* buf) {
-  auto source = entry.Open();
-  if (!source.ok()) return source.status();
-  FirstPass pass;
-  ContentHasher hasher;
-  for (;;) {
-    auto n = source.value()->Read(buf, kHashReadChunk);
-    if (!n.ok()) return n.status();
-    if (*n == 0) break;
-    hasher.Update(buf, *n);
-    if (pass.head.size() < kSniffBytes) {
-      pass.head.append(buf, std::min(*n, kSniffBytes - pass.head.size()));
-    }
-    pass.bytes += static_cast<int64_t>(*n);
-  }
-  pass.hash = hasher.HexDigest();
-  return pass;
-}
-
-// Files at least this big are parsed on a second thread (RecordPipe); smaller ones inline, where a thread
-// would cost more than it saves.
-constexpr int64_t kPipelineMinBytes = int64_t{1} << 20;
-
-struct ParseResult {
-  Status status;
-  int64_t line_count = 0;
-  int64_t unknown_lines = 0;
-  int64_t bytes = 0;
-  std::string hash;  // of the bytes read while parsing
-};
-
-// Reads `entry` line by line into the parser for `kind`, hashing what it reads.
-ParseResult ParseEntry(DumpEntry& entry, FileKind kind, RecordSink* sink) {
-  ParseResult result;
-  auto content = entry.Open();
-  if (!content.ok()) {
-    result.status = content.status();
-    return result;
-  }
-  HashingSource hashing(content.value().get());
-  LineReader reader(&hashing);
-  std::unique_ptr<LineParser> parser = MakeParser(kind, sink);
-  std::string_view line;
-  while (reader.Next(&line)) parser->ParseLine(line, reader.line_number());
-  result.line_count = reader.line_number();
-  if (!reader.status().ok()) {
-    result.status = reader.status();
-  } else {
-    // Signs of a damaged file that no format parser can see on its own (bad-input catalog,
-    // tests/store/bad_input_test.cc): a cut-off last line parses as a shorter valid one, and NUL bytes past
-    // the sniffed head (the zero-filled tail a crash leaves) would pass as odd text.
-    if (reader.last_line_unterminated()) {
-      sink->OnIssue({result.line_count, IssueRecord::Severity::kWarning,
-                     "truncated file: no newline at the end (XLA ends every dump with one), so line " +
-                         std::to_string(result.line_count) + " may be cut short"});
-    }
-    if (reader.saw_nul()) {
-      sink->OnIssue({0, IssueRecord::Severity::kWarning,
-                     "the file holds NUL bytes (a zero-filled tail a crash leaves, or a damaged copy)"});
-    }
-    result.status = parser->Finish();
-  }
-  result.unknown_lines = parser->unknown_lines();
-  result.bytes = hashing.bytes();
-  result.hash = hashing.HexDigest();
-  return result;
-}
-
-// Parses on a second thread while this one writes (two cores, two stages) when the file is big.
-ParseResult ParseInto(DumpEntry& entry, FileKind kind, int64_t size_bytes, RecordSink* sink) {
-  if (size_bytes < kPipelineMinBytes) return ParseEntry(entry, kind, sink);
-  ParseResult parsed;
-  RecordPipe pipe;
-  std::thread parser_thread([&] {
-    parsed = ParseEntry(entry, kind, pipe.input());
-    pipe.Close();
-  });
-  pipe.Drain(sink);
-  parser_thread.join();
-  return parsed;
-}
-
-// The parse's failure in words; nullopt when it succeeded and read the content the hash pass read.
-std::optional<std::string> ParseFailure(const ParseResult& parsed, const std::string& content_hash) {
-  if (parsed.status.ok() && parsed.hash == content_hash) return std::nullopt;
-  std::string reason = parsed.status.ok() ? "file changed while being read (content hash differs between passes); "
-                                            "ingest it again once it is complete"
-                                          : parsed.status.message();
-  if (parsed.line_count > 0 && reason.find("line ") == std::string::npos) {
-    reason += " (after line " + std::to_string(parsed.line_count) + ")";
-  }
-  return reason;
-}
-
 class FileIngest {
  public:
-  FileIngest(RunIngestState& run, DumpEntry& entry) : run_(run), summary_(run.summary), entry_(entry) {
+  FileIngest(RunIngestState& run, DumpEntry& entry, ReadAheadFile* ahead)
+      : run_(run), summary_(run.summary), entry_(entry), ahead_(ahead) {
     spec_.run_id = run.run_id;
     spec_.path = entry.path;
     spec_.mtime_us = entry.mtime_us;
@@ -205,8 +81,9 @@ class FileIngest {
  private:
   // Step 1. False when the file ended here: unreadable, its verdict recorded.
   bool Hash() {
-    auto first = entry_.open_error.ok() ? HashAndHead(entry_, run_.read_buffer.get())
-                                        : StatusOr<FirstPass>(entry_.open_error);
+    auto first = ahead_ != nullptr          ? FirstReadAhead()
+                 : entry_.open_error.ok() ? HashAndHead(entry_, run_.read_buffer.get())
+                                          : StatusOr<FirstPass>(entry_.open_error);
     if (first.ok()) {
       first_ = std::move(*first);
       spec_.size_bytes = first_.bytes;
@@ -227,15 +104,26 @@ class FileIngest {
     return false;
   }
 
+  // The first read of a file read ahead, without its content (which stays with the file, for its parse).
+  StatusOr<FirstPass> FirstReadAhead() const {
+    if (!ahead_->first.ok()) return ahead_->first.status();
+    FirstPass first;
+    first.head = ahead_->first->head;
+    first.hash = ahead_->first->hash;
+    first.bytes = ahead_->first->bytes;
+    return first;
+  }
+
   // Step 2 (sniffing first: the kind is recorded with the file). nullopt when the file ended here.
   std::optional<IngestTarget::FileState> CheckStored() {
-    sniff_ = SniffFile(entry_.name, first_.head);
+    sniff_ = ahead_ != nullptr ? ahead_->sniff : SniffFile(entry_.name, first_.head);
     spec_.kind = std::string(FileKindName(sniff_.kind));
     auto state = run_.target->CheckFile(spec_.run_id, spec_.path, spec_.content_hash);
     if (!state.ok()) {
       run_.fatal = state.status();
       return std::nullopt;
     }
+    if (run_.parse_ahead != nullptr) run_.parse_ahead->store(*state != IngestTarget::FileState::kUnchanged);
     if (*state == IngestTarget::FileState::kUnchanged) {
       if (!run_.reread) summary_.Count(FileVerdict::kUnchanged);
       return std::nullopt;
@@ -268,7 +156,7 @@ class FileIngest {
       if (!run_.reread) summary_.Count(FileVerdict::kUnchanged);
       return;
     }
-    Conclude(ParseInto(entry_, sniff_.kind, spec_.size_bytes, *sink));
+    Conclude(ahead_ != nullptr ? ahead_->ParseInto(*sink) : ParseInto(entry_, sniff_.kind, spec_.size_bytes, *sink));
     ++run_.progress.files_done;
     run_.progress.bytes_done = summary_.bytes_read;
     run_.progress.current_path = &entry_.path;
@@ -350,6 +238,7 @@ class FileIngest {
   RunIngestState& run_;
   IngestSummary& summary_;
   DumpEntry& entry_;
+  ReadAheadFile* ahead_;  // the file read ahead, or nullptr: read `entry_` here
   FileSpec spec_;
   FirstPass first_;
   SniffResult sniff_;
@@ -357,6 +246,8 @@ class FileIngest {
 
 }  // namespace
 
-void IngestFile(RunIngestState& run, DumpEntry& entry) { FileIngest(run, entry).Run(); }
+void IngestFile(RunIngestState& run, DumpEntry& entry) { FileIngest(run, entry, nullptr).Run(); }
+
+void IngestFile(RunIngestState& run, ReadAheadFile& ahead) { FileIngest(run, ahead.entry, &ahead).Run(); }
 
 }  // namespace xladb::ingest

@@ -18,6 +18,12 @@ struct Deliverer {
 
 void Deliver(AnyRecord&& record, RecordSink* sink) { std::visit(Deliverer{sink}, std::move(record)); }
 
+void RecordCollector::DeliverAll(RecordSink* sink) {
+  for (AnyRecord& record : records_) Deliver(std::move(record), sink);
+  std::vector<AnyRecord>().swap(records_);
+  bytes_ = 0;
+}
+
 RecordPipe::RecordPipe(size_t batch_records, size_t depth) : batch_records_(batch_records), depth_(depth) {
   batch_.reserve(batch_records_);
 }

@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <deque>
 #include <mutex>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -42,6 +43,31 @@ using AnyRecord = VariantOfRecords<void XLADB_RECORD_TYPES(XLADB_RECORD_TYPE_AFT
 
 // Hands `record` to the matching On* method of `sink`.
 void Deliver(AnyRecord&& record, RecordSink* sink);
+
+// Keeps every record of one file, in order, for Deliver() later (a file parsed ahead on one thread and stored
+// on another: dump_ingester.cc). Single-threaded; handed to the other thread whole.
+class RecordCollector : public RecordSink {
+ public:
+#define XLADB_COLLECT_METHOD(Name, plural) \
+  void On##Name(Name##Record&& r) override { Keep(std::move(r)); }
+  XLADB_RECORD_TYPES(XLADB_COLLECT_METHOD)
+#undef XLADB_COLLECT_METHOD
+
+  // Replays the records into `sink`, in the order they came, and forgets them.
+  void DeliverAll(RecordSink* sink);
+  // About how much memory the records hold (their text and the records themselves).
+  size_t approx_bytes() const { return bytes_; }
+
+ private:
+  template <typename R>
+  void Keep(R&& r) {
+    bytes_ += sizeof(AnyRecord);
+    if constexpr (std::is_same_v<std::decay_t<R>, InstructionRecord>) bytes_ += r.text.size() + r.op_name.size();
+    records_.emplace_back(std::forward<R>(r));
+  }
+  std::vector<AnyRecord> records_;
+  size_t bytes_ = 0;
+};
 
 class RecordPipe {
  public:
