@@ -14,7 +14,10 @@ What it runs, all on inputs it generates under a fresh work folder (xladb_gen) e
     end and bench/baseline.py on the same file (best of --repeat, fresh databases), xladb_parse and the
     baseline's own regex loop with its database calls discarded (parse only);
   * the real run folder (../shared/corpus/runs/21_lorrax_scan_C; skipped with a note when absent): ingest into a
-    fresh database, then again unchanged (0 rows must be written: checked by counting every table);
+    fresh database, then again unchanged (0 rows must be written: checked by counting every table); its
+    buffer-assignment files alone through xladb and through the baseline;
+  * PostgreSQL beside SQLite (quick and full; --postgres-ingest): the real run folder and a generated buffer
+    assignment (200 MiB) into a PostgreSQL 15 of a temporary cluster and into SQLite, schemas made first;
   * a store of --store-runs runs x --store-modules modules (xladb_gen folder per run, `xladb ingest --db`), served
     by xladbd on 127.0.0.1: PeakMemoryTrend, SpillRates top 20 and DiffRuns timed from a Python grpcio client
     (warm-up calls first), a 1,000,000-row Query (full size) streamed by `xladb sql --format csv`, and
@@ -71,6 +74,7 @@ class Profile:
     upload_modules: int       # modules of the folder xladb_load keeps uploading
     catch_up_runs: int        # real-size runs xladbd catches up with (bench/catch_up.py)
     catch_up_backends: str    # on these stores
+    postgres_ingest: str = ""  # generated buffer assignment ingested into PostgreSQL beside SQLite ("": no step)
 
 
 PROFILES = {
@@ -81,10 +85,12 @@ PROFILES = {
     # time). "quick" is the same with 100 runs, for a check in minutes.
     "full": Profile(file_sizes=["10M", "100M", "1G"], repeat=3, store_runs=1000, store_modules=500, store_batch=25,
                     rpc_calls=200, rpc_warmup=20, diff_calls=20, query_rows=1_000_000, load_seconds=10,
-                    load_clients=8, upload_modules=20, catch_up_runs=100, catch_up_backends="sqlite,postgresql"),
+                    load_clients=8, upload_modules=20, catch_up_runs=100, catch_up_backends="sqlite,postgresql",
+                    postgres_ingest="200M"),
     "quick": Profile(file_sizes=["10M", "100M", "1G"], repeat=3, store_runs=100, store_modules=500, store_batch=10,
                      rpc_calls=200, rpc_warmup=20, diff_calls=20, query_rows=1_000_000, load_seconds=10,
-                     load_clients=8, upload_modules=20, catch_up_runs=10, catch_up_backends="sqlite,postgresql"),
+                     load_clients=8, upload_modules=20, catch_up_runs=10, catch_up_backends="sqlite,postgresql",
+                     postgres_ingest="200M"),
 }
 
 
@@ -530,6 +536,7 @@ class Bench:
             remove_database(base_db)
             base_runs.append(run_tool([a.python, a.baseline, *ba_files, "--db", base_db]))
         e2e, unchanged, base = best(first), best(again), best(base_runs)
+        self.small_real_files(folder, name, ba_files, ba_bytes, e2e, base, base_runs, len(files))
         text_bytes = summary.mb * 1e6
         label = f"{name}: {len(files):,} files, {mb(on_disk):.1f} MB ({summary.mb:.1f} MB parsed)"
         self.report.target(
@@ -566,6 +573,118 @@ class Bench:
             "filled database (rows counted in every table before and after). Rows: all rows of all tables.")
         remove_database(db)
         remove_database(base_db)
+
+    def small_real_files(self, folder, name, ba_files, ba_bytes, e2e, base, base_runs, folder_files):
+        """The real folder's buffer-assignment files alone, through xladb (every fact it keeps) and the baseline,
+        each timed as a whole process; the baseline also prints its own time inside the process (no interpreter
+        start), the figure the issue's table set its targets against."""
+        a, p = self.args, self.p
+        ba_folder = self.path("run-folder-buffer-assignments")
+        for f in ba_files:
+            dest = os.path.join(ba_folder, os.path.relpath(f, folder))
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+            shutil.copyfile(f, dest)
+        ba_db = self.path("run-folder-buffer-assignments.db")
+        ba_runs = []
+        for _ in range(p.repeat):
+            remove_database(ba_db)
+            ba_runs.append(run_tool([a.xladb, "ingest", ba_folder, "--db", ba_db]))
+        ba_summary = parse_ingest_output(ba_runs[-1].stdout)
+        if ba_summary.verdicts.get("ingested") != len(ba_files):
+            raise StepError(f"xladb ingested {ba_summary.verdicts} of the {len(ba_files)} buffer assignments")
+        ba_rows = count_all_rows(ba_db)
+        ba = best(ba_runs)
+        inside = []
+        for m in base_runs:
+            found = re.search(r"^baseline: [\d.]+ MB in ([\d.]+) s", m.stdout, re.M)
+            if not found:
+                raise StepError(f"the baseline printed no total line: {m.stdout.strip()[-300:]}")
+            inside.append(float(found.group(1)))
+        inside = min(inside)
+        self.report.target(
+            "small real files on SQLite: the buffer assignments of a real run",
+            f"{name}: its {len(ba_files)} buffer-assignment files ({mb(ba_bytes):.1f} MB)",
+            f"{ba.seconds:.3f} s ({ba_rows:,} rows)",
+            f"{base.seconds:.3f} s as a process, {inside:.3f} s inside it",
+            f"{base.seconds / ba.seconds:.2f}× ({inside / ba.seconds:.2f}× inside)", fmt_mib(ba.rss_bytes),
+            "≥ 1× the loader inside its process (aim 2×)", verdict([("time", ba.seconds <= inside)]))
+        self.report.target(
+            "the whole real folder against the loader on its buffer assignments",
+            f"{name}: {folder_files:,} files against {len(ba_files)}",
+            f"{e2e.seconds:.3f} s", f"{base.seconds:.3f} s as a process, {inside:.3f} s inside it",
+            f"{e2e.seconds / base.seconds:.1f}× the time ({e2e.seconds / inside:.1f}× inside)", "",
+            "≤ 3× the loader's time inside its process", verdict([("time", e2e.seconds <= 3 * inside)]))
+        remove_database(ba_db)
+        shutil.rmtree(ba_folder, ignore_errors=True)
+
+    # -- PostgreSQL beside SQLite: the same inputs into a store whose schema exists already ----------------------
+
+    def postgres_ingest(self):
+        p = self.p
+        if not p.postgres_ingest:
+            return
+        server = self.path("postgres")
+        script = os.path.join(REPO_DIR, "scripts", "postgres-test-server.sh")
+        run_tool([script, "start", server], timeout=300)
+        try:
+            self.postgres_ingest_on(server)
+        finally:
+            run_tool([script, "stop", server], timeout=300, check=False)
+
+    def postgres_ingest_on(self, server):
+        a, p = self.args, self.p
+        with open(os.path.join(server, "uri")) as f:
+            uri = f.read().strip()
+        empty = self.path("empty-folder")
+        os.makedirs(empty, exist_ok=True)
+        schemas = iter(range(1_000_000))
+
+        def fresh_postgres():
+            schema = f"bench{next(schemas)}"
+            run_tool(["/usr/lib/postgresql/15/bin/psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", uri,
+                      "-c", f"CREATE SCHEMA {schema}"])
+            target = f"{uri}?options=-csearch_path%3D{schema}"
+            run_tool([a.xladb, "ingest", empty, "--db", target])  # the schema, not counted
+            return target
+
+        def fresh_sqlite():
+            db = self.path("pg-side.db")
+            remove_database(db)
+            run_tool([a.xladb, "ingest", empty, "--db", db])
+            return db
+
+        inputs = []
+        if a.run_folder and os.path.isdir(a.run_folder):
+            inputs.append((f"real run folder {os.path.basename(os.path.normpath(a.run_folder))}", a.run_folder))
+        generated = self.path(f"pg-{p.postgres_ingest}-buffer-assignment.txt")
+        run_tool([a.gen, "buffer-assignment", "--bytes", p.postgres_ingest, "--seed", "1", "--out", generated])
+        inputs.append((f"generated buffer assignment ({fmt_size_label(p.postgres_ingest)})", generated))
+        rows = []
+        for label, path in inputs:
+            sqlite_runs, pg_runs = [], []
+            for _ in range(p.repeat):
+                sqlite_runs.append(run_tool([a.xladb, "ingest", path, "--db", fresh_sqlite()]))
+                pg_runs.append(run_tool([a.xladb, "ingest", path, "--db", fresh_postgres()]))
+            lite, pg = best(sqlite_runs), best(pg_runs)
+            stored, stored_lite = parse_ingest_output(pg_runs[-1].stdout), parse_ingest_output(sqlite_runs[-1].stdout)
+            if stored.rows != stored_lite.rows:
+                raise StepError(f"{label}: {stored.rows} rows into PostgreSQL, {stored_lite.rows} into SQLite")
+            ratio = pg.seconds / lite.seconds
+            self.report.target(
+                "ingest into PostgreSQL 15 on 127.0.0.1 against SQLite (schema made before)", label,
+                f"{pg.seconds:.2f} s ({stored.rows:,} rows)", f"SQLite {lite.seconds:.2f} s",
+                f"{ratio:.1f}× the time", fmt_mib(pg.rss_bytes), "≤ 2× SQLite's time",
+                verdict([("time", ratio <= 2)]))
+            rows.append([label, f"{lite.seconds:.2f} s", f"{pg.seconds:.2f} s", f"{ratio:.1f}×", f"{stored.rows:,}"])
+        os.remove(generated)
+        remove_database(self.path("pg-side.db"))
+        self.report.section("PostgreSQL beside SQLite", markdown_table(
+            ["input", "SQLite", "PostgreSQL", "PostgreSQL / SQLite", "rows"], rows)
+            + f"\n\n`xladb ingest INPUT --db TARGET`, best of {p.repeat}, each into a store whose schema an ingest "
+            "of an empty folder made first (a fresh SQLite file; a fresh PostgreSQL schema). PostgreSQL 15 runs in "
+            "a temporary cluster on this machine (scripts/postgres-test-server.sh: fsync off, as in the tests), so "
+            "its time is the statements' and the loopback's, not a disk's. Rows: as `xladb ingest` counts them, "
+            "equal on both.")
 
     # -- the store: built once, then queried through xladbd -------------------------------------------------------
 
@@ -980,6 +1099,9 @@ def main():
     parser.add_argument("--store-runs", type=int, help="runs in the query store (overrides --size)")
     parser.add_argument("--store-modules", type=int, help="modules per run in the query store (overrides --size)")
     parser.add_argument("--repeat", type=int, help="best of this many runs (overrides --size)")
+    parser.add_argument("--postgres-ingest", metavar="BYTES",
+                        help="size of the generated buffer assignment ingested into PostgreSQL beside SQLite, with "
+                             "the real run folder (overrides --size; '' skips the step)")
     parser.add_argument("--output", default=os.path.join(REPO_DIR, "docs", "PERFORMANCE.md"),
                         help="where to write the report (default docs/PERFORMANCE.md)")
     parser.add_argument("--no-write", action="store_true", help="print the report only")
@@ -1007,6 +1129,8 @@ def main():
         profile.store_modules = args.store_modules
     if args.repeat:
         profile.repeat = args.repeat
+    if args.postgres_ingest is not None:
+        profile.postgres_ingest = args.postgres_ingest
     if profile.store_runs < 2:
         parser.error("--store-runs must be at least 2 (DiffRuns compares two runs)")
 
@@ -1021,6 +1145,7 @@ def main():
         r = bench.report
         r.step("buffer-assignment files by size", bench.buffer_assignment_sizes)
         r.step("real run folder", bench.real_run_folder)
+        r.step("PostgreSQL beside SQLite", bench.postgres_ingest)
         r.step("build the query store", bench.build_store)
         r.step("queries through xladbd", bench.store_queries)
         r.step("report pages", bench.report_pages)
