@@ -29,21 +29,23 @@ struct DerivedModuleFacts::Statements {
             "       COALESCE((SELECT b.hlo_entry_sharding FROM modules b WHERE b.run_id = m.run_id "
             "                   AND b.name = m.name AND b.xla_module_id = m.xla_module_id AND b.folder = m.folder "
             "                   AND b.stage = 'before_optimizations' AND b.hlo_entry_sharding IS NOT NULL "
-            "                 ORDER BY b.module_id LIMIT 1), m.hlo_entry_sharding, '') "
+            "                 ORDER BY b.module_id LIMIT 1), m.hlo_entry_sharding, ''), "
+            // In the same statement (one round trip on PostgreSQL): the output shape the first allocation that
+            // prints one gives, how many allocations and live ranges the module has.
+            "       (SELECT output_shape FROM allocations WHERE module_id = m.module_id AND output_shape IS NOT NULL "
+            "         ORDER BY allocation_index LIMIT 1), "
+            "       (SELECT COUNT(*) FROM allocations WHERE module_id = m.module_id), "
+            "       (SELECT COUNT(*) FROM buffer_live_ranges WHERE module_id = m.module_id) "
             "FROM modules m WHERE m.module_id = ?")),
         params(sql.Prepare("SELECT parameter_number, parameter_shape FROM allocations "
                "WHERE module_id = ? AND is_parameter = 1 AND parameter_number IS NOT NULL "
                "ORDER BY parameter_number, parameter_shape_index, allocation_index")),
-        output(sql.Prepare("SELECT (SELECT output_shape FROM allocations WHERE module_id = ?1 AND output_shape IS NOT NULL "
-               "        ORDER BY allocation_index LIMIT 1), "
-               "       (SELECT COUNT(*) FROM allocations WHERE module_id = ?1)")),
         identity(sql.Prepare("UPDATE modules SET entry_signature = ?, identity_key = ?, entry_signature_confirmed = ?, "
                  "entry_sharding = ? WHERE module_id = ?")),
         siblings(sql.Prepare("SELECT s.module_id FROM modules m JOIN modules s ON s.run_id = m.run_id "
                  "AND s.name = m.name AND s.xla_module_id = m.xla_module_id AND s.folder = m.folder "
                  "AND s.module_id <> m.module_id WHERE m.module_id = ? ORDER BY s.module_id")),
         live(sql.Prepare(kLiveSlicesSql)),
-        live_count(sql.Prepare("SELECT COUNT(*) FROM buffer_live_ranges WHERE module_id = ?")),
         summary(sql.Prepare("UPDATE module_summary SET live_peak_padded_bytes = ?, live_peak_padded_time = ?, "
                 "color0_total_bytes = (SELECT SUM(size_bytes) FROM allocations "
                 "                      WHERE module_id = ?3 AND color = 0) "
@@ -55,9 +57,6 @@ struct DerivedModuleFacts::Statements {
                      "live_peak_padded_bytes) VALUES (?, ?, ?, ?, ?)")),
         clear_spills(sql.Prepare("DELETE FROM kernel_spill_summary WHERE module_id = ?")),
         spills(sql.Prepare(kSpillSummarySql)),
-        printed(sql.Prepare("UPDATE module_summary SET total_bytes = COALESCE(?, total_bytes), "
-                "schedule_length = COALESCE(?, schedule_length), peak_time = COALESCE(?, peak_time), "
-                "stack_trace_peak_bytes = COALESCE(?, stack_trace_peak_bytes) WHERE module_id = ?")),
         aggregates(sql.Prepare(kAggregatesSql)),
         hlo_fingerprint(sql.Prepare("UPDATE modules SET fingerprint = ?, fingerprint_source = 'hlo_text' WHERE module_id = ?")),
         value_fingerprint(sql.Prepare("UPDATE modules SET fingerprint = ?, fingerprint_source = 'buffer_assignment' "
@@ -85,10 +84,13 @@ struct DerivedModuleFacts::Statements {
               AND counter IN ('VMEM_SPILL_COUNT', 'VMEM_FILL_COUNT', 'SMEM_SPILL_COUNT', 'SMEM_FILL_COUNT')
             GROUP BY kernel) AS per_kernel)sql";
 
-  // module_summary's aggregates, recomputed from the module's rows (a module can span several files). Each
-  // table is read once (row-value assignments: SQLite 3.15+, PostgreSQL).
+  // module_summary's figures the file printed (?2..?5, NULL: leave what is stored), and its aggregates,
+  // recomputed from the module's rows (a module can span several files). Each table is read once (row-value
+  // assignments: SQLite 3.15+, PostgreSQL).
   static constexpr const char* kAggregatesSql = R"sql(
       UPDATE module_summary SET
+        total_bytes = COALESCE(?2, total_bytes), schedule_length = COALESCE(?3, schedule_length),
+        peak_time = COALESCE(?4, peak_time), stack_trace_peak_bytes = COALESCE(?5, stack_trace_peak_bytes),
         (allocation_bytes, parameter_bytes, output_bytes, temp_bytes, constant_bytes, thread_local_bytes,
          allocation_count) = (
           SELECT SUM(size_bytes),
@@ -106,8 +108,8 @@ struct DerivedModuleFacts::Statements {
         instruction_count  = (SELECT COUNT(*) FROM instructions WHERE module_id = ?1)
       WHERE module_id = ?1)sql";
 
-  std::unique_ptr<SqlStatement> names, params, output, identity, siblings, live, live_count, summary, clear_spaces, spaces,
-      insert_space, clear_spills, spills, printed, aggregates, hlo_fingerprint, value_fingerprint;
+  std::unique_ptr<SqlStatement> names, params, identity, siblings, live, summary, clear_spaces, spaces,
+      insert_space, clear_spills, spills, aggregates, hlo_fingerprint, value_fingerprint;
 };
 
 namespace {
@@ -130,7 +132,31 @@ std::string HexU64(uint64_t v) {
   return buf;
 }
 
-std::string EntrySignature(DerivedModuleFacts::Statements& st, int64_t module_id) {
+// A module's row and what the `names` statement counts with it.
+struct ModuleRow {
+  std::string name, stage, folder, hlo_signature, sharding;
+  std::optional<std::string> output_shape;  // the first allocation's that prints one
+  int64_t allocations = 0, live_ranges = 0;
+};
+
+std::optional<ModuleRow> ReadModuleRow(DerivedModuleFacts::Statements& st, int64_t module_id) {
+  SqlStatement& names = Fresh(st.names);
+  names.Bind(1, module_id);
+  if (!names.Step()) return std::nullopt;
+  ModuleRow row;
+  row.name = names.Text(0);
+  row.stage = names.Text(1);
+  row.folder = names.Text(2);
+  if (!names.IsNull(3)) row.hlo_signature = names.Text(3);
+  row.sharding = names.Text(4);
+  if (!names.IsNull(5)) row.output_shape = names.Text(5);
+  row.allocations = names.Int(6);
+  row.live_ranges = names.Int(7);
+  names.Reset();  // a statement left on a row would hold a read transaction open after the file's COMMIT
+  return row;
+}
+
+std::string EntrySignature(DerivedModuleFacts::Statements& st, int64_t module_id, const ModuleRow& row) {
   SqlStatement& params = Fresh(st.params);
   params.Bind(1, module_id);
   // Per parameter number, its distinct shapes in shape-index order.
@@ -142,13 +168,8 @@ std::string EntrySignature(DerivedModuleFacts::Statements& st, int64_t module_id
     auto& shapes = by_number.back().second;
     if (std::find(shapes.begin(), shapes.end(), shape) == shapes.end()) shapes.push_back(std::move(shape));
   }
-  SqlStatement& output = Fresh(st.output);
-  output.Bind(1, module_id);
-  const bool has_allocations = output.Step() && output.Int(1) > 0;
-  const std::string out =
-      !has_allocations || output.IsNull(0) ? std::string("?") : ShapeWithoutComments(output.Text(0));
-  output.Reset();  // a statement left on a row would hold a read transaction open after the file's COMMIT
-  if (!has_allocations) return {};
+  if (row.allocations == 0) return {};
+  const std::string out = row.output_shape ? ShapeWithoutComments(*row.output_shape) : std::string("?");
 
   std::string sig = "(";
   for (size_t i = 0; i < by_number.size(); ++i) {
@@ -173,15 +194,12 @@ struct LivePeaks {
   std::map<int64_t, LivePeak> by_color;
 };
 
-LivePeaks ComputeLivePeaks(DerivedModuleFacts::Statements& st, int64_t module_id) {
+LivePeaks ComputeLivePeaks(DerivedModuleFacts::Statements& st, int64_t module_id, int64_t live_ranges) {
   SqlStatement& q = Fresh(st.live);
   q.Bind(1, module_id);
   LivePeaks peaks;
   std::vector<SliceUse> uses;
-  SqlStatement& count = Fresh(st.live_count);
-  count.Bind(1, module_id);
-  if (count.Step()) uses.reserve(static_cast<size_t>(count.Int(0)));  // no regrowth
-  count.Reset();
+  uses.reserve(static_cast<size_t>(live_ranges));  // no regrowth (a 1 GiB file has 1.3 M)
   const int32_t last_time = ReadLiveSlices(q, &uses, [](const SqlStatement&, const SliceUse&) {});
   if (uses.empty()) return peaks;
   peaks.any = true;
@@ -230,15 +248,12 @@ void DerivedModuleFacts::UpdateAfterFile(int64_t run_id, int64_t module_id, bool
     BindRow(spills, module_id, run_id);
     spills.ExecuteLater();
   }
-  SqlStatement& printed = Fresh(st.printed);
-  BindIfSet(printed, 1, facts.total_bytes);
-  BindIfSet(printed, 2, facts.schedule_length);
-  BindIfSet(printed, 3, facts.peak_time);
-  BindIfSet(printed, 4, facts.stack_peak);
-  printed.Bind(5, module_id);
-  printed.ExecuteLater();
   SqlStatement& aggregates = Fresh(st.aggregates);
   aggregates.Bind(1, module_id);
+  BindIfSet(aggregates, 2, facts.total_bytes);
+  BindIfSet(aggregates, 3, facts.schedule_length);
+  BindIfSet(aggregates, 4, facts.peak_time);
+  BindIfSet(aggregates, 5, facts.stack_peak);
   aggregates.ExecuteLater();
   if (facts.hlo_fingerprint) {
     SqlStatement& fp = Fresh(st.hlo_fingerprint);
@@ -263,17 +278,20 @@ void DerivedModuleFacts::UpdateAfterFile(int64_t run_id, int64_t module_id, bool
 }
 
 std::string DerivedModuleFacts::UpdateIdentity(int64_t module_id) {
+  int64_t live_ranges = 0;
+  return UpdateIdentity(module_id, &live_ranges);
+}
+
+std::string DerivedModuleFacts::UpdateIdentity(int64_t module_id, int64_t* live_ranges) {
   if (!st_) st_ = std::make_unique<Statements>(sql_);
   Statements& st = *st_;
-  SqlStatement& names = Fresh(st.names);
-  names.Bind(1, module_id);
-  if (!names.Step()) return {};
-  const std::string name = names.Text(0), stage = names.Text(1),
-                    folder = names.Text(2);
-  const std::string hlo_signature = names.IsNull(3) ? std::string() : names.Text(3);
-  const std::string sharding = names.Text(4);
-  names.Reset();  // see EntrySignature
-  std::string signature = EntrySignature(st, module_id);
+  const std::optional<ModuleRow> row = ReadModuleRow(st, module_id);
+  if (!row) return {};
+  *live_ranges = row->live_ranges;
+  const std::string& stage = row->stage;
+  const std::string& hlo_signature = row->hlo_signature;
+  const std::string& sharding = row->sharding;
+  std::string signature = EntrySignature(st, module_id, *row);
   SqlStatement& identity = Fresh(st.identity);
   // A buffer assignment that prints no parameter or output shape (the 2019-2020 format) gives '?' for it.
   const bool partial = signature.find('?') != std::string::npos;
@@ -283,16 +301,17 @@ std::string DerivedModuleFacts::UpdateIdentity(int64_t module_id) {
   }
   // No buffer assignment, or one with shapes missing: the HLO text's, when there is one.
   if (signature.empty() || (partial && !hlo_signature.empty())) signature = hlo_signature;
-  BindRow(identity, signature, ModuleIdentityKey(name, stage, signature, folder, sharding), confirmed, sharding,
-          module_id);
+  BindRow(identity, signature, ModuleIdentityKey(row->name, stage, signature, row->folder, sharding), confirmed,
+          sharding, module_id);
   identity.ExecuteLater();
   return stage;
 }
 
 std::string DerivedModuleFacts::Update(int64_t module_id) {
-  std::string stage = UpdateIdentity(module_id);
+  int64_t live_ranges = 0;
+  std::string stage = UpdateIdentity(module_id, &live_ranges);
   Statements& st = *st_;
-  const LivePeaks peaks = ComputeLivePeaks(st, module_id);
+  const LivePeaks peaks = ComputeLivePeaks(st, module_id, live_ranges);
   SqlStatement& summary = Fresh(st.summary);
   BindRow(summary, OnlyIf(peaks.any, peaks.all.bytes), OnlyIf(peaks.any, peaks.all.time), module_id);
   summary.ExecuteLater();

@@ -83,6 +83,9 @@ class DerivedModuleFacts {
   struct Statements;  // the prepared statements (module_facts.cc)
 
  private:
+  // UpdateIdentity, also telling how many live ranges the module has (read in the same statement).
+  std::string UpdateIdentity(int64_t module_id, int64_t* live_ranges);
+
   SqlConnection& sql_;
   std::unique_ptr<Statements> st_;  // prepared on first use
 };
