@@ -517,10 +517,7 @@ class Bench:
         files = [os.path.join(d, f) for d, _, fs in os.walk(folder) for f in fs]
         on_disk = sum(os.path.getsize(f) for f in files)
         db = self.path("run-folder.db")
-        first = []
-        for _ in range(p.repeat):
-            remove_database(db)
-            first.append(run_tool([a.xladb, "ingest", folder, "--db", db]))
+        first = self.fresh_ingests(folder, db)
         summary = parse_ingest_output(first[-1].stdout)
         rows_stored = count_all_rows(db)
         again = [run_tool([a.xladb, "ingest", folder, "--db", db]) for _ in range(p.repeat)]
@@ -574,21 +571,25 @@ class Bench:
         remove_database(db)
         remove_database(base_db)
 
+    def fresh_ingests(self, path, db):
+        """`xladb ingest PATH --db DB` --repeat times, into a fresh database each time (the last one is kept)."""
+        runs = []
+        for _ in range(self.p.repeat):
+            remove_database(db)
+            runs.append(run_tool([self.args.xladb, "ingest", path, "--db", db]))
+        return runs
+
     def small_real_files(self, folder, name, ba_files, ba_bytes, e2e, base, base_runs, folder_files):
         """The real folder's buffer-assignment files alone, through xladb (every fact it keeps) and the baseline,
         each timed as a whole process; the baseline also prints its own time inside the process (no interpreter
         start), the figure the issue's table set its targets against."""
-        a, p = self.args, self.p
         ba_folder = self.path("run-folder-buffer-assignments")
         for f in ba_files:
             dest = os.path.join(ba_folder, os.path.relpath(f, folder))
             os.makedirs(os.path.dirname(dest), exist_ok=True)
             shutil.copyfile(f, dest)
         ba_db = self.path("run-folder-buffer-assignments.db")
-        ba_runs = []
-        for _ in range(p.repeat):
-            remove_database(ba_db)
-            ba_runs.append(run_tool([a.xladb, "ingest", ba_folder, "--db", ba_db]))
+        ba_runs = self.fresh_ingests(ba_folder, ba_db)
         ba_summary = parse_ingest_output(ba_runs[-1].stdout)
         if ba_summary.verdicts.get("ingested") != len(ba_files):
             raise StepError(f"xladb ingested {ba_summary.verdicts} of the {len(ba_files)} buffer assignments")

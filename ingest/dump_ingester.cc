@@ -94,6 +94,18 @@ StatusOr<RunSpec> RunSpecFor(DumpSource& source, const std::string& path, const 
   return spec;
 }
 
+// Whether the walk goes on with one more file: not after a fatal error or a stop (asked now: the run is then
+// interrupted). Counts the file when it does, except in the second pass (it was counted in the first).
+bool AdmitFile(const IngestOptions& options, RunIngestState& run) {
+  if (!run.fatal.ok() || run.summary.interrupted) return false;
+  if (options.should_stop && options.should_stop()) {
+    run.summary.interrupted = true;
+    return false;
+  }
+  if (!run.reread) ++run.summary.files;
+  return true;
+}
+
 // The first walk of a run in two stages, on two threads (read_ahead_queue.h): this one walks the source, reads
 // each small file twice, sniffs it and parses it into records ahead; a writer's thread takes the files through
 // the rest of their steps into the target, in the walk's order, owning `run` until it ends. What the walk
@@ -110,10 +122,7 @@ Status WalkReadingAhead(DumpSource& source, const IngestOptions& options, RunIng
     try {
       ReadAheadQueue::Item item;
       while (queue.Pop(&item)) {
-        if (options.should_stop && options.should_stop()) {
-          run.summary.interrupted = true;
-        } else {
-          ++run.summary.files;
+        if (AdmitFile(options, run)) {
           if (item.ahead != nullptr) {
             IngestFile(run, *item.ahead);
           } else {
@@ -179,13 +188,7 @@ StatusOr<IngestSummary> DumpIngester::Ingest(DumpSource& source, const std::stri
     if (!run.reread && InRunTimeRange(entry.mtime_us)) {
       newest_mtime = std::max(newest_mtime, entry.mtime_us);
     }
-    if (!run.fatal.ok() || run.summary.interrupted) return;
-    if (options.should_stop && options.should_stop()) {
-      run.summary.interrupted = true;
-      return;
-    }
-    if (!run.reread) ++run.summary.files;
-    IngestFile(run, entry);
+    if (AdmitFile(options, run)) IngestFile(run, entry);
   };
   Status walk = options.read_ahead && std::thread::hardware_concurrency() > 1
                     ? WalkReadingAhead(source, options, run, &newest_mtime)

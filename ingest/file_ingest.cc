@@ -104,12 +104,13 @@ class FileIngest {
     return false;
   }
 
-  // The first read of a file read ahead, without its content (which stays with the file, for its parse).
-  StatusOr<FirstPass> FirstReadAhead() const {
+  // The first read of a file read ahead, moved here without its content (which stays with the file, for its
+  // parse): this runs on the writer's thread, the longer stage, so the head is not copied.
+  StatusOr<FirstPass> FirstReadAhead() {
     if (!ahead_->first.ok()) return ahead_->first.status();
     FirstPass first;
-    first.head = ahead_->first->head;
-    first.hash = ahead_->first->hash;
+    first.head = std::move(ahead_->first->head);
+    first.hash = std::move(ahead_->first->hash);
     first.bytes = ahead_->first->bytes;
     return first;
   }

@@ -44,6 +44,17 @@ using AnyRecord = VariantOfRecords<void XLADB_RECORD_TYPES(XLADB_RECORD_TYPE_AFT
 // Hands `record` to the matching On* method of `sink`.
 void Deliver(AnyRecord&& record, RecordSink* sink);
 
+// The text a record holds beyond its own size: instruction texts (up to MBs of backend config) dominate;
+// every other record is small. For the bounds of RecordPipe's batches and of files read ahead.
+template <typename R>
+size_t RecordTextBytes(const R& r) {
+  if constexpr (std::is_same_v<R, InstructionRecord>) {
+    return r.text.size() + r.op_name.size();
+  } else {
+    return 0;
+  }
+}
+
 // Keeps every record of one file, in order, for Deliver() later (a file parsed ahead on one thread and stored
 // on another: dump_ingester.cc). Single-threaded; handed to the other thread whole.
 class RecordCollector : public RecordSink {
@@ -61,8 +72,7 @@ class RecordCollector : public RecordSink {
  private:
   template <typename R>
   void Keep(R&& r) {
-    bytes_ += sizeof(AnyRecord);
-    if constexpr (std::is_same_v<std::decay_t<R>, InstructionRecord>) bytes_ += r.text.size() + r.op_name.size();
+    bytes_ += sizeof(AnyRecord) + RecordTextBytes(r);
     records_.emplace_back(std::forward<R>(r));
   }
   std::vector<AnyRecord> records_;
@@ -93,14 +103,10 @@ class RecordPipe {
    private:
     template <typename R>
     void Push(R&& r) {
-      pipe_->batch_bytes_ += ApproxBytes(r);
+      pipe_->batch_bytes_ += sizeof(r) + RecordTextBytes(r);
       pipe_->batch_.emplace_back(std::forward<R>(r));
       if (pipe_->batch_.size() >= pipe_->batch_records_ || pipe_->batch_bytes_ >= kBatchBytes) pipe_->Flush();
     }
-    // Instruction texts (up to MBs of backend config) dominate; everything else is small.
-    static size_t ApproxBytes(const InstructionRecord& r) { return sizeof(r) + r.text.size() + r.op_name.size(); }
-    template <typename R>
-    static size_t ApproxBytes(const R&) { return sizeof(R); }
     RecordPipe* pipe_;
   };
 
