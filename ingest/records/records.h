@@ -97,6 +97,9 @@ struct ValueDetailRecord {
 // ---------------------------------------------------------------------------------------------------
 // HLO instructions (§7, and the `from instruction:` / `HLO:` lines that embed the same long text)
 
+// Every parser emits at most one InstructionRecord per name in a file (the HLO module text reports a repeated
+// name as an issue; the buffer assignment and bundle profile emit an instruction where it is first named), so
+// a file that creates its module never replaces a text it wrote itself (store/write/rows/hlo_module_rows.cc).
 struct InstructionRecord {
   std::string name;                   // without '%'
   std::string computation;            // enclosing computation; empty when only seen in a from-instruction line

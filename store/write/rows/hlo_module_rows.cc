@@ -67,14 +67,15 @@ void HloModuleRows::Flush() {
 
 void HloModuleRows::NoteReplacedTexts(const std::vector<int64_t>& text_ids) {
   FileContext& f = *file_;
+  // A module this file created has only the rows it writes, one per name (records.h): nothing to replace,
+  // and no map of every instruction (a million in a 1 GiB buffer assignment) to hold.
+  if (f.module_is_new) return;
   if (!stored_texts_read_) {
     stored_texts_read_ = true;
-    if (!f.module_is_new) {
-      auto& stored = f.Statement("SELECT name, text_id FROM instructions WHERE module_id = ? AND text_id IS NOT NULL");
-      stored.Bind(1, f.module_id);
-      while (stored.Step()) stored_texts_[TextHash(stored.Text(0))] = stored.Int(1);
-      stored.Reset();
-    }
+    auto& stored = f.Statement("SELECT name, text_id FROM instructions WHERE module_id = ? AND text_id IS NOT NULL");
+    stored.Bind(1, f.module_id);
+    while (stored.Step()) stored_texts_[TextHash(stored.Text(0))] = stored.Int(1);
+    stored.Reset();
   }
   for (const PendingInstruction& p : pending_) {
     if (p.text < 0) continue;  // a row without a text keeps the one it has (COALESCE)

@@ -58,9 +58,9 @@ class HloModuleRows {
   void NoteReplacedTexts(const std::vector<int64_t>& text_ids);
 
   FileContext* file_;
-  // Each instruction's text as stored, by TextHash of its name: the module's rows from earlier files (read
-  // at the first batch of a file whose module was stored before), then this file's. A hash collision can
-  // only name a text still in use, which the sweep keeps.
+  // Each instruction's text as stored, by TextHash of its name, when the module was stored before this file:
+  // its rows from earlier files (read at the first batch), then this file's. Empty for a module this file
+  // creates. A hash collision can only name a text still in use, which the sweep keeps.
   std::unordered_map<int64_t, int64_t> stored_texts_;
   bool stored_texts_read_ = false;
   std::vector<PendingInstruction> pending_;

@@ -535,6 +535,25 @@ TEST(BufferAssignmentParserTruncated, MidRepeatedFromInstructionLine) {
   EXPECT_EQ(whole.sink.value_details.size(), 4u);
 }
 
+// An instruction printed by several value blocks is one record, the first printing, even when a later one
+// prints it otherwise: the writer relies on one record per name in a file (records.h).
+TEST(BufferAssignmentParser, AnInstructionPrintedByManyValuesIsOneRecord) {
+  std::string text = ReadFixture("2025_04_gpu_v2_peak-buffer-assignment.txt");
+  const std::string printed = "custom_call_target=\"__cublas$gemm\"";
+  size_t third = text.find(printed, text.find(printed, text.find(printed) + 1) + 1);
+  ASSERT_NE(third, std::string::npos);
+  text.replace(third, printed.size(), "custom_call_target=\"__cublas$lt$matmul\"");
+  Parsed p = ParseBufferAssignment(text);
+  ASSERT_TRUE(p.status.ok()) << p.status.ToString();
+  int printings = 0;
+  for (const auto& r : p.sink.instructions) {
+    if (r.name != "custom-call.2") continue;
+    ++printings;
+    EXPECT_EQ(r.custom_call_target, "__cublas$gemm");
+  }
+  EXPECT_EQ(printings, 1);
+}
+
 TEST(BufferAssignmentParserTruncated, MidValueBlock) {
   std::string text = ReadFixture("2025_04_gpu_v2_peak-buffer-assignment.txt");
   text = text.substr(0, text.find("  add.4\n uses:"));  // cut inside the positions of value 4

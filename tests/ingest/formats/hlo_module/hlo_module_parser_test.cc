@@ -139,6 +139,26 @@ TEST(HloModuleParser, Seed003LongFormWithoutOperandShapes) {
   EXPECT_EQ(roots, 13);
 }
 
+// A name printed twice (invalid HLO) is reported and its second instruction dropped: the writer relies on
+// one record per name in a file (records.h).
+TEST(HloModuleParser, ARepeatedInstructionNameIsOneRecordAndAnIssue) {
+  VectorSink sink;
+  ASSERT_TRUE(Parse("HloModule m\n\n"
+                    "ENTRY main {\n"
+                    "  p = f32[2]{0} parameter(0)\n"
+                    "  p = f32[4]{0} parameter(1)\n"
+                    "  ROOT add = f32[2]{0} add(p, p)\n"
+                    "}\n",
+                    &sink)
+                  .ok());
+  ASSERT_EQ(sink.instructions.size(), 2u);
+  EXPECT_EQ(sink.instructions[0].name, "p");
+  EXPECT_EQ(sink.instructions[0].shape, "f32[2]{0}");
+  EXPECT_EQ(sink.instructions[1].name, "add");
+  ASSERT_EQ(sink.CountIssues(Severity::kInvariant), 1u);
+  EXPECT_NE(sink.issues[0].reason.find("instruction name p repeated"), std::string::npos) << sink.issues[0].reason;
+}
+
 TEST(HloModuleParser, ShortParsable2022WithoutSigilsOrSignatures) {
   VectorSink sink = ParseClean("short_parsable_2022.txt");
   EXPECT_EQ(ComputationNames(sink), (std::vector<std::string>{"fused_computation", "scale_and_pack.9_spmd"}));
