@@ -46,21 +46,25 @@ const ResultColumns<Buffer> kPeakBufferColumns = {
 };
 
 // Every value of the module, or the buffers of its peak list (their padded value size; the logical size
-// XLA printed when the value is not resolved or has no size).
-std::vector<Buffer> ReadBuffers(SqlConnection& sql, int64_t module_id, AttributionScope scope) {
+// XLA printed when the value is not resolved or has no size). The statements' texts are built once: their
+// addresses key the connection's statement cache, so a gate over 500 reshaped pairs prepares them once.
+std::vector<Buffer> ReadBuffers(StatementCache& statements, int64_t module_id, AttributionScope scope) {
+  static const std::string kValuesSql =
+      "SELECT " + kValueColumns.SelectList() +
+      " FROM buffer_values v "
+      "LEFT JOIN shapes sh ON sh.shape_id = v.shape_id "
+      "LEFT JOIN instructions i ON i.module_id = v.module_id AND i.name = v.instruction "
+      "LEFT JOIN names opn ON opn.name_id = i.op_name_id "
+      "LEFT JOIN source_files sf ON sf.source_file_id = i.source_file_id "
+      "WHERE v.module_id = ? ORDER BY v.value_id";
+  static const std::string kPeakBuffersSql = "SELECT " + kPeakBufferColumns.SelectList() +
+                                             " FROM peak_buffer_details WHERE module_id = ? ORDER BY ordinal";
   const bool values = scope == AttributionScope::kValues;
   const ResultColumns<Buffer>& columns = values ? kValueColumns : kPeakBufferColumns;
-  const char* from = values ? "FROM buffer_values v "
-                              "LEFT JOIN shapes sh ON sh.shape_id = v.shape_id "
-                              "LEFT JOIN instructions i ON i.module_id = v.module_id AND i.name = v.instruction "
-                              "LEFT JOIN names opn ON opn.name_id = i.op_name_id "
-                              "LEFT JOIN source_files sf ON sf.source_file_id = i.source_file_id "
-                              "WHERE v.module_id = ? ORDER BY v.value_id"
-                            : "FROM peak_buffer_details WHERE module_id = ? ORDER BY ordinal";
-  auto q = sql.Prepare("SELECT " + columns.SelectList() + " " + from);
-  q->Bind(1, module_id);
+  SqlStatement& q = statements.Get(values ? kValuesSql.c_str() : kPeakBuffersSql.c_str());
+  q.Bind(1, module_id);
   std::vector<Buffer> buffers;
-  while (q->Step()) buffers.push_back(columns.Read(*q));
+  while (q.Step()) buffers.push_back(columns.Read(q));
   return buffers;
 }
 
@@ -130,14 +134,17 @@ struct ScheduleTimes {
 const ResultColumns<ScheduleTimes> kScheduleTimesColumns = {{"peak_time", &ScheduleTimes::peak_time},
                                                             {"schedule_length", &ScheduleTimes::schedule_length}};
 
-void ReadSummary(SqlConnection& sql, int64_t module_id, int64_t* peak_time, int64_t* schedule_length) {
-  auto q = sql.Prepare("SELECT " + kScheduleTimesColumns.SelectList() + " FROM module_summary WHERE module_id = ?");
-  q->Bind(1, module_id);
-  if (q->Step()) {
-    const ScheduleTimes times = kScheduleTimesColumns.Read(*q);
+void ReadSummary(StatementCache& statements, int64_t module_id, int64_t* peak_time, int64_t* schedule_length) {
+  static const std::string kSql =
+      "SELECT " + kScheduleTimesColumns.SelectList() + " FROM module_summary WHERE module_id = ?";
+  SqlStatement& q = statements.Get(kSql.c_str());
+  q.Bind(1, module_id);
+  if (q.Step()) {
+    const ScheduleTimes times = kScheduleTimesColumns.Read(q);
     *peak_time = times.peak_time;
     *schedule_length = times.schedule_length;
   }
+  q.Reset();  // one row: done with it (no snapshot held)
 }
 
 }  // namespace
@@ -151,10 +158,11 @@ StatusOr<Attribution> AttributeChange(Database& db, int64_t baseline_module_id, 
   return CatchSqlErrors("attributing a module's change", [&]() -> StatusOr<Attribution> {
     Attribution result;
     result.scope = scope;
-    ReadSummary(db.connection(), baseline_module_id, &result.baseline_peak_time, &result.baseline_schedule_length);
-    ReadSummary(db.connection(), current_module_id, &result.current_peak_time, &result.current_schedule_length);
-    std::vector<Buffer> base = ReadBuffers(db.connection(), baseline_module_id, scope);
-    std::vector<Buffer> cur = ReadBuffers(db.connection(), current_module_id, scope);
+    StatementCache& statements = db.statements();
+    ReadSummary(statements, baseline_module_id, &result.baseline_peak_time, &result.baseline_schedule_length);
+    ReadSummary(statements, current_module_id, &result.current_peak_time, &result.current_schedule_length);
+    std::vector<Buffer> base = ReadBuffers(statements, baseline_module_id, scope);
+    std::vector<Buffer> cur = ReadBuffers(statements, current_module_id, scope);
     std::vector<BufferChange>& changes = result.changes;
     Pair(base, cur, [](const Buffer& b) -> std::optional<Key> { return Key(b.instruction, b.shape_index, "", "", 0); },
          "name", &changes);

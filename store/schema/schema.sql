@@ -639,13 +639,25 @@ LEFT JOIN long_texts t ON t.text_id = i.text_id;
 -- (or the ids): over every pair of runs the view grows with the square of the runs. xladb's own queries run
 -- this same text restricted to two runs at the marker below (store/compare/module_match.cc).
 CREATE VIEW IF NOT EXISTS module_matches AS
+-- n (modules of the key in the run) and program_rank (the module's place among those of its program, by
+-- xla_module_id) are counted by correlated subqueries through modules_by_identity, not by window functions:
+-- SQLite (3.40) builds no automatic index on a CTE computed with a window function, so by_program's join of m
+-- with itself would compare every pair of modules (1,000 × 1,000 for two 500-module runs: 45 ms instead of
+-- 5). For the same reason program is NULL without a fingerprint, instead of a WHERE on a that makes the
+-- planner scan.
 WITH m AS (
   SELECT mm.module_id, mm.run_id, mm.identity_key, mo.fingerprint, mo.fingerprint_source,
-         COALESCE(mo.fingerprint_source, '') || ':' || COALESCE(mo.fingerprint, '') AS program,
+         CASE WHEN mo.fingerprint IS NOT NULL
+              THEN COALESCE(mo.fingerprint_source, '') || ':' || mo.fingerprint END AS program,
          COALESCE(mm.xla_module_id, -1) AS xid,
-         COUNT(*) OVER (PARTITION BY mm.run_id, mm.identity_key) AS n,
-         ROW_NUMBER() OVER (PARTITION BY mm.run_id, mm.identity_key, mo.fingerprint_source, mo.fingerprint
-                            ORDER BY COALESCE(mm.xla_module_id, -1), mm.module_id) AS program_rank
+         (SELECT COUNT(*) FROM module_memory o
+          WHERE o.identity_key = mm.identity_key AND o.run_id = mm.run_id) AS n,
+         (SELECT COUNT(*) FROM module_memory o JOIN modules om ON om.module_id = o.module_id
+          WHERE o.identity_key = mm.identity_key AND o.run_id = mm.run_id
+            AND om.fingerprint_source IS NOT DISTINCT FROM mo.fingerprint_source
+            AND om.fingerprint IS NOT DISTINCT FROM mo.fingerprint
+            AND (COALESCE(o.xla_module_id, -1), o.module_id) <= (COALESCE(mm.xla_module_id, -1), mm.module_id))
+           AS program_rank
   FROM module_memory mm JOIN modules mo ON mo.module_id = mm.module_id
   WHERE 1 = 1 /*@runs*/
 ),
@@ -654,7 +666,6 @@ by_program AS (
          CASE WHEN a.n = 1 AND b.n = 1 THEN 'identity' ELSE 'fingerprint' END AS matched_by
   FROM m a JOIN m b ON b.identity_key = a.identity_key AND b.program = a.program
                    AND b.program_rank = a.program_rank AND b.run_id <> a.run_id
-  WHERE a.fingerprint IS NOT NULL
 ),
 rest AS (
   SELECT a.run_id AS run_id_a, o.run_id AS run_id_b, a.module_id, a.identity_key, a.n, o.n AS other_n,
