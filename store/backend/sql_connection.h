@@ -108,6 +108,31 @@ class SqlConnection {
   virtual size_t bulk_batch_rows() const = 0;
 };
 
+// A read transaction for a query that runs many statements (the gate, a diff): every statement until it ends
+// reads the same snapshot of the store, and SQLite takes that snapshot once instead of at every statement
+// (a 500-module gate runs about 3,000). SQLite: BEGIN (deferred: nothing is locked for writing); PostgreSQL:
+// REPEATABLE READ READ ONLY. Ended by ROLLBACK when destroyed (nothing was written). The connection must not
+// be in a transaction already. Not thread-safe: one connection, one thread.
+class ReadTransaction {
+ public:
+  explicit ReadTransaction(SqlConnection& connection) : connection_(connection) {
+    connection_.Exec(connection_.dialect() == SqlDialect::kPostgresql
+                         ? "BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY"
+                         : "BEGIN");
+  }
+  ~ReadTransaction() {
+    try {
+      connection_.Exec("ROLLBACK");
+    } catch (...) {
+    }
+  }
+  ReadTransaction(const ReadTransaction&) = delete;
+  ReadTransaction& operator=(const ReadTransaction&) = delete;
+
+ private:
+  SqlConnection& connection_;
+};
+
 // A write transaction (SqlConnection::BeginWrite) that is rolled back unless Commit() is reached.
 class WriteTransaction {
  public:

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <optional>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 
@@ -14,51 +16,53 @@
 namespace xladb::store {
 namespace {
 
-// A buffer with what identifies it across runs.
+// A buffer with what identifies it across runs. Its shape, op_name and source file are ids into the interned
+// tables (each text stored once, so equal ids are equal texts): a pair's texts are read only for the changes
+// that are listed, not joined into every row.
 struct Buffer {
   std::string instruction, shape_index;
   int64_t size = -1;
-  std::string shape, op_name, source_file;
-  int64_t source_line = -1;
+  int64_t shape_id = -1, op_name_id = -1, source_file_id = -1, source_line = -1;
   bool paired = false;
 };
 
-// A value of buffer_values v, with its shape, instruction, op name and source file (ReadBuffers' joins).
+// A value of buffer_values v, with its instruction i's metadata.
 const ResultColumns<Buffer> kValueColumns = {
     {"v.instruction", &Buffer::instruction},
     {"v.shape_index", &Buffer::shape_index},
     {"v.size_bytes", &Buffer::size},
-    {"sh.text", &Buffer::shape},
-    {"opn.text", &Buffer::op_name},
-    {"sf.path", &Buffer::source_file},
+    {"v.shape_id", &Buffer::shape_id},
+    {"i.op_name_id", &Buffer::op_name_id},
+    {"i.source_file_id", &Buffer::source_file_id},
     {"i.source_line", &Buffer::source_line},
 };
 
-// A buffer of the peak_buffer_details view.
+// A buffer of the peak list p: what the view peak_buffer_details shows (its padded value size, or the logical
+// size XLA printed when the value is not resolved or has no size), by id.
 const ResultColumns<Buffer> kPeakBufferColumns = {
-    {"instruction", &Buffer::instruction},
-    {"shape_index", &Buffer::shape_index},
-    {"COALESCE(size_bytes, logical_bytes)", &Buffer::size},
-    {"shape", &Buffer::shape},
-    {"op_name", &Buffer::op_name},
-    {"source_file", &Buffer::source_file},
-    {"source_line", &Buffer::source_line},
+    {"p.instruction", &Buffer::instruction},
+    {"p.shape_index", &Buffer::shape_index},
+    {"COALESCE(v.size_bytes, p.logical_bytes)", &Buffer::size},
+    {"v.shape_id", &Buffer::shape_id},
+    {"i.op_name_id", &Buffer::op_name_id},
+    {"i.source_file_id", &Buffer::source_file_id},
+    {"i.source_line", &Buffer::source_line},
 };
 
-// Every value of the module, or the buffers of its peak list (their padded value size; the logical size
-// XLA printed when the value is not resolved or has no size). The statements' texts are built once: their
+// Every value of the module, or the buffers of its peak list. The statements' texts are built once: their
 // addresses key the connection's statement cache, so a gate over 500 reshaped pairs prepares them once.
 std::vector<Buffer> ReadBuffers(StatementCache& statements, int64_t module_id, AttributionScope scope) {
   static const std::string kValuesSql =
       "SELECT " + kValueColumns.SelectList() +
       " FROM buffer_values v "
-      "LEFT JOIN shapes sh ON sh.shape_id = v.shape_id "
       "LEFT JOIN instructions i ON i.module_id = v.module_id AND i.name = v.instruction "
-      "LEFT JOIN names opn ON opn.name_id = i.op_name_id "
-      "LEFT JOIN source_files sf ON sf.source_file_id = i.source_file_id "
       "WHERE v.module_id = ? ORDER BY v.value_id";
-  static const std::string kPeakBuffersSql = "SELECT " + kPeakBufferColumns.SelectList() +
-                                             " FROM peak_buffer_details WHERE module_id = ? ORDER BY ordinal";
+  static const std::string kPeakBuffersSql =
+      "SELECT " + kPeakBufferColumns.SelectList() +
+      " FROM peak_buffers p "
+      "LEFT JOIN buffer_values v ON v.module_id = p.module_id AND v.value_id = p.value_id "
+      "LEFT JOIN instructions i ON i.module_id = p.module_id AND i.name = p.instruction "
+      "WHERE p.module_id = ? ORDER BY p.ordinal";
   const bool values = scope == AttributionScope::kValues;
   const ResultColumns<Buffer>& columns = values ? kValueColumns : kPeakBufferColumns;
   SqlStatement& q = statements.Get(values ? kValuesSql.c_str() : kPeakBuffersSql.c_str());
@@ -68,19 +72,70 @@ std::vector<Buffer> ReadBuffers(StatementCache& statements, int64_t module_id, A
   return buffers;
 }
 
-std::string SourceOf(const Buffer& b) {
-  if (b.source_file.empty()) return {};
-  return b.source_line >= 0 ? b.source_file + ":" + std::to_string(b.source_line) : b.source_file;
-}
+// The texts behind a pair's ids, each read once (shapes, op_names and source paths repeat within a module).
+class InternedTextReader {
+ public:
+  explicit InternedTextReader(StatementCache& statements) : statements_(statements) {}
 
-using Key = std::tuple<std::string, std::string, std::string, std::string, int64_t>;
+  const std::string& Shape(int64_t id) { return Read(shapes_, "SELECT text FROM shapes WHERE shape_id = ?", id); }
+  const std::string& OpName(int64_t id) { return Read(names_, "SELECT text FROM names WHERE name_id = ?", id); }
+  const std::string& SourceFile(int64_t id) {
+    return Read(source_files_, "SELECT path FROM source_files WHERE source_file_id = ?", id);
+  }
+  const std::string& ShapeWithoutLayoutOf(int64_t id) {
+    auto [it, added] = shapes_without_layout_.try_emplace(id);
+    if (added) it->second = ShapeWithoutLayout(Shape(id));
+    return it->second;
+  }
+  // "file:line" (or "file"), "" when the buffer's instruction has no source file.
+  std::string SourceOf(const Buffer& b) {
+    const std::string& file = SourceFile(b.source_file_id);
+    if (file.empty()) return {};
+    return b.source_line >= 0 ? file + ":" + std::to_string(b.source_line) : file;
+  }
+
+ private:
+  const std::string& Read(std::unordered_map<int64_t, std::string>& cache, const char* sql, int64_t id) {
+    auto [it, added] = cache.try_emplace(id);
+    if (added && id >= 0) {
+      SqlStatement& q = statements_.Get(sql);
+      q.Bind(1, id);
+      if (q.Step()) it->second = q.Text(0);
+      q.Reset();
+    }
+    return it->second;
+  }
+
+  StatementCache& statements_;
+  std::unordered_map<int64_t, std::string> shapes_, names_, source_files_, shapes_without_layout_;
+};
+
+// A change found by pairing: its two buffers (nullptr: the side is absent); its texts are read when it is listed.
+struct FoundChange {
+  BufferChange::Kind kind;
+  const char* matched_by;  // "name", "origin" or ""
+  const Buffer* base;
+  const Buffer* cur;
+  int64_t delta() const {
+    auto bytes = [](const Buffer* b) { return b && b->size > 0 ? b->size : 0; };
+    return bytes(cur) - bytes(base);
+  }
+  // The ordering names of BufferChange: the current instruction, the baseline's, the shape index.
+  std::string_view instruction() const { return cur ? std::string_view(cur->instruction) : std::string_view(); }
+  std::string_view baseline_instruction() const { return base ? std::string_view(base->instruction) : ""; }
+  std::string_view shape_index() const { return cur ? cur->shape_index : base->shape_index; }
+};
+
+// A buffer's identity for one pass: (instruction, shape index) by name; (op_name, source file, shape index,
+// shape without layout, source line) by origin. Views into the buffers and the text reader, which outlive it.
+using Key = std::tuple<int64_t, int64_t, std::string_view, std::string_view, int64_t>;
 
 struct KeyHash {
   size_t operator()(const Key& k) const {
-    size_t h = std::hash<std::string>()(std::get<0>(k));
-    h = h * 31 + std::hash<std::string>()(std::get<1>(k));
-    h = h * 31 + std::hash<std::string>()(std::get<2>(k));
-    h = h * 31 + std::hash<std::string>()(std::get<3>(k));
+    size_t h = std::hash<int64_t>()(std::get<0>(k));
+    h = h * 31 + std::hash<int64_t>()(std::get<1>(k));
+    h = h * 31 + std::hash<std::string_view>()(std::get<2>(k));
+    h = h * 31 + std::hash<std::string_view>()(std::get<3>(k));
     return h * 31 + std::hash<int64_t>()(std::get<4>(k));
   }
 };
@@ -90,15 +145,21 @@ struct KeyHash {
 // pairing is O(1): thousands of buffers of one origin (a renamed loop body) pair in linear time.
 template <typename KeyFn>
 void Pair(std::vector<Buffer>& base, std::vector<Buffer>& cur, KeyFn key, const char* matched_by,
-          std::vector<BufferChange>* changes) {
+          std::vector<FoundChange>* changes) {
   struct Waiting {
-    std::vector<size_t> indices;  // ascending
-    size_t next = 0;              // the earliest not yet paired
+    size_t first = 0;                // the first current buffer of the key
+    std::vector<size_t> more;        // the others, ascending (most keys have one buffer)
+    size_t next = 0;                 // how many are paired
+    size_t at(size_t i) const { return i == 0 ? first : more[i - 1]; }
+    size_t size() const { return 1 + more.size(); }
   };
   std::unordered_map<Key, Waiting, KeyHash> cur_by_key;
+  cur_by_key.reserve(cur.size());
   for (size_t j = 0; j < cur.size(); ++j) {
-    if (!cur[j].paired) {
-      if (auto k = key(cur[j]); k) cur_by_key[std::move(*k)].indices.push_back(j);
+    if (cur[j].paired) continue;
+    if (auto k = key(cur[j]); k) {
+      auto [it, added] = cur_by_key.try_emplace(*k);
+      if (added) it->second.first = j; else it->second.more.push_back(j);
     }
   }
   for (Buffer& a : base) {
@@ -106,24 +167,35 @@ void Pair(std::vector<Buffer>& base, std::vector<Buffer>& cur, KeyFn key, const 
     auto k = key(a);
     if (!k) continue;
     auto found = cur_by_key.find(*k);
-    if (found == cur_by_key.end() || found->second.next == found->second.indices.size()) continue;
-    Buffer& b = cur[found->second.indices[found->second.next++]];
+    if (found == cur_by_key.end() || found->second.next == found->second.size()) continue;
+    Buffer& b = cur[found->second.at(found->second.next++)];
     a.paired = b.paired = true;
     if (a.size < 0 || b.size < 0 || a.size == b.size) continue;
-    BufferChange c;
-    c.kind = b.size > a.size ? BufferChange::Kind::kGrew : BufferChange::Kind::kShrank;
-    c.instruction = b.instruction;
-    c.baseline_instruction = a.instruction;
-    c.shape_index = b.shape_index;
-    c.matched_by = matched_by;
-    c.baseline_bytes = a.size;
-    c.current_bytes = b.size;
-    c.baseline_shape = a.shape;
-    c.current_shape = b.shape;
-    c.op_name = b.op_name.empty() ? a.op_name : b.op_name;
-    c.source = SourceOf(b).empty() ? SourceOf(a) : SourceOf(b);
-    changes->push_back(std::move(c));
+    changes->push_back({b.size > a.size ? BufferChange::Kind::kGrew : BufferChange::Kind::kShrank, matched_by, &a, &b});
   }
+}
+
+// The listed change, its texts read.
+BufferChange Describe(const FoundChange& f, InternedTextReader& texts) {
+  BufferChange c;
+  c.kind = f.kind;
+  c.matched_by = f.matched_by;
+  c.shape_index = std::string(f.shape_index());
+  if (f.cur) {
+    c.instruction = f.cur->instruction;
+    c.current_bytes = f.cur->size;
+    c.current_shape = texts.Shape(f.cur->shape_id);
+  }
+  if (f.base) {
+    c.baseline_instruction = f.base->instruction;
+    c.baseline_bytes = f.base->size;
+    c.baseline_shape = texts.Shape(f.base->shape_id);
+  }
+  const std::string& current_op_name = f.cur ? texts.OpName(f.cur->op_name_id) : texts.OpName(-1);
+  c.op_name = !current_op_name.empty() || !f.base ? current_op_name : texts.OpName(f.base->op_name_id);
+  std::string current_source = f.cur ? texts.SourceOf(*f.cur) : std::string();
+  c.source = !current_source.empty() || !f.base ? std::move(current_source) : texts.SourceOf(*f.base);
+  return c;
 }
 
 // A module's peak time and schedule length (-1: unknown).
@@ -163,40 +235,36 @@ StatusOr<Attribution> AttributeChange(Database& db, int64_t baseline_module_id, 
     ReadSummary(statements, current_module_id, &result.current_peak_time, &result.current_schedule_length);
     std::vector<Buffer> base = ReadBuffers(statements, baseline_module_id, scope);
     std::vector<Buffer> cur = ReadBuffers(statements, current_module_id, scope);
-    std::vector<BufferChange>& changes = result.changes;
-    Pair(base, cur, [](const Buffer& b) -> std::optional<Key> { return Key(b.instruction, b.shape_index, "", "", 0); },
-         "name", &changes);
+    InternedTextReader texts(statements);
+    std::vector<FoundChange> found;
+    Pair(base, cur, [](const Buffer& b) -> std::optional<Key> { return Key(-1, -1, b.instruction, b.shape_index, 0); },
+         "name", &found);
     Pair(base, cur,
-         [](const Buffer& b) -> std::optional<Key> {
-           if (b.op_name.empty()) return std::nullopt;
-           return Key(b.op_name, b.source_file, b.shape_index, ShapeWithoutLayout(b.shape), b.source_line);
+         [&texts](const Buffer& b) -> std::optional<Key> {
+           if (texts.OpName(b.op_name_id).empty()) return std::nullopt;
+           return Key(b.op_name_id, b.source_file_id, b.shape_index, texts.ShapeWithoutLayoutOf(b.shape_id),
+                      b.source_line);
          },
-         "origin", &changes);
-    auto lone = [&changes](const Buffer& b, bool current) {
-      if (b.paired) return;
-      BufferChange c;
-      c.kind = current ? BufferChange::Kind::kAppeared : BufferChange::Kind::kDisappeared;
-      (current ? c.instruction : c.baseline_instruction) = b.instruction;
-      (current ? c.current_bytes : c.baseline_bytes) = b.size;
-      (current ? c.current_shape : c.baseline_shape) = b.shape;
-      c.shape_index = b.shape_index;
-      c.op_name = b.op_name;
-      c.source = SourceOf(b);
-      changes.push_back(std::move(c));
-    };
-    for (const Buffer& b : base) lone(b, false);
-    for (const Buffer& b : cur) lone(b, true);
-    std::stable_sort(changes.begin(), changes.end(), [](const BufferChange& x, const BufferChange& y) {
+         "origin", &found);
+    for (const Buffer& b : base) {
+      if (!b.paired) found.push_back({BufferChange::Kind::kDisappeared, "", &b, nullptr});
+    }
+    for (const Buffer& b : cur) {
+      if (!b.paired) found.push_back({BufferChange::Kind::kAppeared, "", nullptr, &b});
+    }
+    std::stable_sort(found.begin(), found.end(), [](const FoundChange& x, const FoundChange& y) {
       const int64_t dx = std::abs(x.delta()), dy = std::abs(y.delta());
       if (dx != dy) return dx > dy;
-      return std::tie(x.instruction, x.baseline_instruction, x.shape_index) <
-             std::tie(y.instruction, y.baseline_instruction, y.shape_index);
+      return std::tuple(x.instruction(), x.baseline_instruction(), x.shape_index()) <
+             std::tuple(y.instruction(), y.baseline_instruction(), y.shape_index());
     });
     std::map<std::string, SourceLineChange> by_source;
-    for (const BufferChange& c : changes) {
-      SourceLineChange& s = by_source[c.source];
-      s.source = c.source;
-      s.delta += c.delta();
+    for (const FoundChange& f : found) {
+      std::string source = f.cur ? texts.SourceOf(*f.cur) : std::string();
+      if (source.empty() && f.base) source = texts.SourceOf(*f.base);
+      SourceLineChange& s = by_source[source];
+      s.source = std::move(source);
+      s.delta += f.delta();
       ++s.buffers;
     }
     for (auto& [source, s] : by_source) result.by_source.push_back(std::move(s));
@@ -204,8 +272,10 @@ StatusOr<Attribution> AttributeChange(Database& db, int64_t baseline_module_id, 
                      [](const SourceLineChange& x, const SourceLineChange& y) {
                        return std::abs(x.delta) > std::abs(y.delta);
                      });
-    result.change_count = static_cast<int64_t>(changes.size());
-    if (max_changes >= 0 && result.change_count > max_changes) changes.resize(static_cast<size_t>(max_changes));
+    result.change_count = static_cast<int64_t>(found.size());
+    const size_t listed = max_changes >= 0 ? std::min(found.size(), static_cast<size_t>(max_changes)) : found.size();
+    result.changes.reserve(listed);
+    for (size_t i = 0; i < listed; ++i) result.changes.push_back(Describe(found[i], texts));
     return result;
   });
 }

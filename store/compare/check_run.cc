@@ -543,7 +543,10 @@ StatusOr<CheckResult> CheckRun(Database& db, const CheckOptions& options) {
     result.metrics = options.metrics;
   }
   if (Status st = CheckOptionsValid(options, result.metrics); !st.ok()) return st;
-  return CatchSqlErrors("checking run '" + options.run + "'", [&] { return Gate(db, options, std::move(result)); });
+  return CatchSqlErrors("checking run '" + options.run + "'", [&] {
+    ReadTransaction snapshot(db.connection());
+    return Gate(db, options, std::move(result));
+  });
 }
 
 }  // namespace xladb::store

@@ -47,6 +47,7 @@ void FillSide(const ModuleRow& m, bool side_b, ModuleDiff* d) {
 
 StatusOr<RunDiff> DiffRuns(Database& db, const DiffQuery& query) {
   return CatchSqlErrors("diff of runs '" + query.run_a + "' and '" + query.run_b + "'", [&]() -> StatusOr<RunDiff> {
+    ReadTransaction snapshot(db.connection());
     StatusOr<int64_t> run_a = FindRunId(db.connection(), query.run_a);
     if (!run_a.ok()) return run_a.status();
     StatusOr<int64_t> run_b = FindRunId(db.connection(), query.run_b);
