@@ -15,7 +15,7 @@ namespace xladb {
 std::string_view BuildVersion();  // "0.1.0"
 std::string_view BuildCommit();   // 12 hex digits, or "unknown"
 
-// "xladb 0.1.0 (commit 1a2b3c4d5e6f, schema version 7)"
+// "xladb 0.1.0 (commit 1a2b3c4d5e6f, schema version 8)"
 std::string VersionLine(std::string_view program, int schema_version);
 
 }  // namespace xladb

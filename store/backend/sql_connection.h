@@ -108,21 +108,24 @@ class SqlConnection {
   virtual size_t bulk_batch_rows() const = 0;
 };
 
-// A read transaction for a query that runs many statements (the gate, a diff): every statement until it ends
-// reads the same snapshot of the store, and SQLite takes that snapshot once instead of at every statement
-// (a 500-module gate runs about 3,000). SQLite: BEGIN (deferred: nothing is locked for writing); PostgreSQL:
-// REPEATABLE READ READ ONLY. Ended by ROLLBACK when destroyed (nothing was written). The connection must not
-// be in a transaction already. Not thread-safe: one connection, one thread.
+// A read transaction for a query that runs many statements (the gate, a diff), on SQLite: every statement
+// until it ends reads the same snapshot of the store, and SQLite takes that snapshot once instead of at every
+// statement (a 500-module gate runs about 3,000). BEGIN (deferred: nothing is locked for writing), ROLLBACK
+// when destroyed (nothing was written). The connection must not be in a transaction already.
+// On PostgreSQL it does nothing: each statement stays in autocommit there, because a statement whose
+// prepared name the session lost (the SQL endpoint's DISCARD ALL on a shared connection) is prepared again
+// and retried (store/postgres/postgres_backend.cc), which an open transaction would not survive.
+// Not thread-safe: one connection, one thread.
 class ReadTransaction {
  public:
-  explicit ReadTransaction(SqlConnection& connection) : connection_(connection) {
-    connection_.Exec(connection_.dialect() == SqlDialect::kPostgresql
-                         ? "BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY"
-                         : "BEGIN");
+  explicit ReadTransaction(SqlConnection& connection)
+      : connection_(connection.dialect() == SqlDialect::kSqlite ? &connection : nullptr) {
+    if (connection_ != nullptr) connection_->Exec("BEGIN");
   }
   ~ReadTransaction() {
+    if (connection_ == nullptr) return;
     try {
-      connection_.Exec("ROLLBACK");
+      connection_->Exec("ROLLBACK");
     } catch (...) {
     }
   }
@@ -130,7 +133,7 @@ class ReadTransaction {
   ReadTransaction& operator=(const ReadTransaction&) = delete;
 
  private:
-  SqlConnection& connection_;
+  SqlConnection* connection_;  // nullptr on PostgreSQL
 };
 
 // A write transaction (SqlConnection::BeginWrite) that is rolled back unless Commit() is reached.

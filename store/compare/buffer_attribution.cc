@@ -17,8 +17,9 @@ namespace xladb::store {
 namespace {
 
 // A buffer with what identifies it across runs. Its shape, op_name and source file are ids into the interned
-// tables (each text stored once, so equal ids are equal texts): a pair's texts are read only for the changes
-// that are listed, not joined into every row.
+// tables, whose texts are read only where a pass or a listed change needs them, not joined into every row.
+// shapes.text and source_files.path are UNIQUE (one id, one text), so source files compare by id; names
+// may hold a text twice (two writers sharing a PostgreSQL store), so op_names compare by text.
 struct Buffer {
   std::string instruction, shape_index;
   int64_t size = -1;
@@ -126,16 +127,16 @@ struct FoundChange {
   std::string_view shape_index() const { return cur ? cur->shape_index : base->shape_index; }
 };
 
-// A buffer's identity for one pass: (instruction, shape index) by name; (op_name, source file, shape index,
-// shape without layout, source line) by origin. Views into the buffers and the text reader, which outlive it.
-using Key = std::tuple<int64_t, int64_t, std::string_view, std::string_view, int64_t>;
+// A buffer's identity for one pass: (instruction, shape index) by name; (op_name, shape index, shape without
+// layout, source file, source line) by origin. Views into the buffers and the text reader, which outlive it.
+using Key = std::tuple<std::string_view, std::string_view, std::string_view, int64_t, int64_t>;
 
 struct KeyHash {
   size_t operator()(const Key& k) const {
-    size_t h = std::hash<int64_t>()(std::get<0>(k));
-    h = h * 31 + std::hash<int64_t>()(std::get<1>(k));
+    size_t h = std::hash<std::string_view>()(std::get<0>(k));
+    h = h * 31 + std::hash<std::string_view>()(std::get<1>(k));
     h = h * 31 + std::hash<std::string_view>()(std::get<2>(k));
-    h = h * 31 + std::hash<std::string_view>()(std::get<3>(k));
+    h = h * 31 + std::hash<int64_t>()(std::get<3>(k));
     return h * 31 + std::hash<int64_t>()(std::get<4>(k));
   }
 };
@@ -237,13 +238,13 @@ StatusOr<Attribution> AttributeChange(Database& db, int64_t baseline_module_id, 
     std::vector<Buffer> cur = ReadBuffers(statements, current_module_id, scope);
     InternedTextReader texts(statements);
     std::vector<FoundChange> found;
-    Pair(base, cur, [](const Buffer& b) -> std::optional<Key> { return Key(-1, -1, b.instruction, b.shape_index, 0); },
+    Pair(base, cur, [](const Buffer& b) -> std::optional<Key> { return Key(b.instruction, b.shape_index, "", -1, 0); },
          "name", &found);
     Pair(base, cur,
          [&texts](const Buffer& b) -> std::optional<Key> {
-           if (texts.OpName(b.op_name_id).empty()) return std::nullopt;
-           return Key(b.op_name_id, b.source_file_id, b.shape_index, texts.ShapeWithoutLayoutOf(b.shape_id),
-                      b.source_line);
+           const std::string& op_name = texts.OpName(b.op_name_id);
+           if (op_name.empty()) return std::nullopt;
+           return Key(op_name, b.shape_index, texts.ShapeWithoutLayoutOf(b.shape_id), b.source_file_id, b.source_line);
          },
          "origin", &found);
     for (const Buffer& b : base) {

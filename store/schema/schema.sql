@@ -1,4 +1,4 @@
--- xladb schema, version 6 (PRAGMA user_version = 6).
+-- xladb schema, version 8 (PRAGMA user_version = 8; store/schema/schema_migrations.h kSchemaVersion).
 --
 -- One file holds every run. The tables follow the data as XLA printed it; the views at the end are the
 -- stable interface for analysts (docs/schema.md). Conventions:
@@ -644,7 +644,8 @@ CREATE VIEW IF NOT EXISTS module_matches AS
 -- SQLite (3.40) builds no automatic index on a CTE computed with a window function, so by_program's join of m
 -- with itself would compare every pair of modules (1,000 × 1,000 for two 500-module runs: 45 ms instead of
 -- 5). For the same reason program is NULL without a fingerprint, instead of a WHERE on a that makes the
--- planner scan.
+-- planner scan. (NOT (x IS NOT y) is NULL-safe equality that SQLite before 3.39 reads too; PostgreSQL's
+-- translation says IS DISTINCT FROM.)
 WITH m AS (
   SELECT mm.module_id, mm.run_id, mm.identity_key, mo.fingerprint, mo.fingerprint_source,
          CASE WHEN mo.fingerprint IS NOT NULL
@@ -654,8 +655,8 @@ WITH m AS (
           WHERE o.identity_key = mm.identity_key AND o.run_id = mm.run_id) AS n,
          (SELECT COUNT(*) FROM module_memory o JOIN modules om ON om.module_id = o.module_id
           WHERE o.identity_key = mm.identity_key AND o.run_id = mm.run_id
-            AND om.fingerprint_source IS NOT DISTINCT FROM mo.fingerprint_source
-            AND om.fingerprint IS NOT DISTINCT FROM mo.fingerprint
+            AND NOT (om.fingerprint_source IS NOT mo.fingerprint_source)
+            AND NOT (om.fingerprint IS NOT mo.fingerprint)
             AND (COALESCE(o.xla_module_id, -1), o.module_id) <= (COALESCE(mm.xla_module_id, -1), mm.module_id))
            AS program_rank
   FROM module_memory mm JOIN modules mo ON mo.module_id = mm.module_id

@@ -229,6 +229,32 @@ TEST_F(AnswersOnBothBackends, DiffGateAndRetraces) {
   Same(&service::AnswerListChanges, unknown);
 }
 
+// The SQL endpoint ends each query with DISCARD ALL on the daemon's connection when it has no reader role of
+// its own, which forgets the statements the gate prepared. The gate and diff prepare them again on their
+// next call (each statement runs in autocommit on PostgreSQL; an open transaction would not survive the
+// failed first try).
+TEST_F(AnswersOnBothBackends, TheGateAndDiffAnswerAfterTheSessionForgotTheirStatements) {
+  v1::CheckRunRequest check;
+  check.set_run_name("gate_head");
+  check.set_baseline("gate_base");
+  v1::DiffRunsRequest diff;
+  diff.set_run_a("gate_base");
+  diff.set_run_b("gate_head");
+  diff.set_buffer_level(true);
+  v1::CheckRunResponse first_check, second_check;
+  v1::DiffRunsResponse first_diff, second_diff;
+  ASSERT_TRUE(service::AnswerCheckRun(*postgres_, check, &first_check).ok());
+  ASSERT_TRUE(service::AnswerDiffRuns(*postgres_, diff, &first_diff).ok());
+  postgres_->connection().Exec("DISCARD ALL");
+  const Status checked = service::AnswerCheckRun(*postgres_, check, &second_check);
+  ASSERT_TRUE(checked.ok()) << checked.ToString();
+  const Status diffed = service::AnswerDiffRuns(*postgres_, diff, &second_diff);
+  ASSERT_TRUE(diffed.ok()) << diffed.ToString();
+  EXPECT_EQ(second_check.verdict(), v1::CheckRunResponse::FAIL);
+  EXPECT_EQ(first_check.DebugString(), second_check.DebugString());
+  EXPECT_EQ(first_diff.DebugString(), second_diff.DebugString());
+}
+
 TEST_F(AnswersOnBothBackends, ReportPages) {
   v1::ReportRequest run;
   run.set_run_name("report_head");

@@ -879,6 +879,24 @@ TEST(DiffRenamedInstructions, PairByOpNameAndSource) {
             "jit(splash_attention_kernel)/jit(main)/splash_attention_kernel/splash_kernel_b512_h8_s2048/"
             "jit(_splash_attention)/broadcast_in_dim");
   EXPECT_NE(b.source.find("splash_attention_kernel.py:1045"), std::string::npos);
+
+  // Two writers sharing a PostgreSQL store may each intern the same op_name (names has no UNIQUE text): run
+  // b's iota.7 under a second row of the same text still pairs by origin.
+  db.reset();
+  {
+    SQLite::Database raw(db_path, SQLite::OPEN_READWRITE);
+    raw.exec("INSERT INTO names(hash, text) SELECT hash, text FROM names WHERE name_id = "
+             "(SELECT op_name_id FROM instructions WHERE name = 'iota.7')");
+    ASSERT_EQ(raw.exec("UPDATE instructions SET op_name_id = last_insert_rowid() WHERE name = 'iota.7'"), 1);
+  }
+  db = OpenOrDie(db_path);
+  ASSERT_NE(db, nullptr);
+  diff = store::DiffRuns(*db, query);
+  ASSERT_TRUE(diff.ok()) << diff.status().ToString();
+  ASSERT_EQ(diff->modules.size(), 1u);
+  ASSERT_EQ(diff->modules[0].buffers.size(), 1u);
+  EXPECT_EQ(diff->modules[0].buffers[0].matched_by, "origin");
+  EXPECT_EQ(diff->modules[0].buffers[0].instruction, "iota.7");
 }
 
 // A page token is a position in the newest-first order: a run ingested between two pages does not shift
