@@ -305,14 +305,17 @@ TEST(RunFolderWatcherTest, ArchiveDroppedInRootIsReportedWithItsRunName) {
   auto watcher = StartOrDie({root.path().string()}, kQuiet, &recorder);
   ASSERT_NE(watcher, nullptr);
 
+  Clock::time_point written;
   {  // written in chunks through one open file, like a slow copy
     std::ofstream out(root / "ci-run-42.tar.gz", std::ios::binary);
     for (int i = 0; i < 4; ++i) {
       out << std::string(4096, static_cast<char>('a' + i)) << std::flush;
       std::this_thread::sleep_for(milliseconds(50));
     }
+    // Before the close, the file's last change: the quiet period may start at the close, and taking the time
+    // after it let a busy machine see the report 1.6 ms "early".
+    written = Clock::now();
   }
-  Clock::time_point written = Clock::now();
   // A download under a temporary name is not a run until it is renamed to an archive name.
   WriteFile(root / "nightly.tar.zst.part", "partial");
   WriteFile(root / "notes.txt", "not a run");
