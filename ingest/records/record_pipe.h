@@ -53,8 +53,8 @@ size_t RecordTextBytes(const R& r) {
   if constexpr (std::is_same_v<R, InstructionRecord>) {
     return r.text.size() + r.op_name.size();
   } else if constexpr (std::is_same_v<R, ValueDetailRecord>) {
-    size_t bytes = r.positions.size() * sizeof(ValueDetailRecord::Position) +
-                   r.uses.size() * sizeof(ValueDetailRecord::Use);
+    size_t bytes = r.positions.capacity() * sizeof(ValueDetailRecord::Position) +
+                   r.uses.capacity() * sizeof(ValueDetailRecord::Use);  // what the vectors hold, grown
     for (const auto& p : r.positions) bytes += p.instruction.size();
     for (const auto& u : r.uses) bytes += u.instruction.size();
     return bytes;
