@@ -21,9 +21,12 @@ from test_service import XLADB, XLADBD, Client, DaemonTestCase, make_run, seed, 
 import grpc  # noqa: E402
 
 # The daemon's peak RSS under the adversarial queries of this file must stay below this (docs/RELIABILITY.md).
-# Under AddressSanitizer, its shadow memory and its quarantine of freed blocks (256 MB by default) count in the
-# RSS too, so that build checks twice the bound; the plain build checks the bound itself.
-RSS_BOUND_BYTES = (512 << 20) * (2 if os.environ.get("XLADB_SANITIZED") == "1" else 1)
+# The plain build checks the bound itself (it peaks at 194–242 MiB in the upload load test). Under
+# AddressSanitizer its shadow memory and its quarantine of freed blocks (256 MB by default) count in the RSS
+# too: the same test peaked at 904–1,011 MiB alone and 1,041–1,092 MiB inside a parallel CI run, with today's
+# build and with 9cf6669's alike (2026-11-27), so that build checks three times the bound: still far below
+# what an uncapped query or upload reaches (several GiB).
+RSS_BOUND_BYTES = (512 << 20) * (3 if os.environ.get("XLADB_SANITIZED") == "1" else 1)
 
 SEED000_NAME = "module_0001.jit_splash_attention_kernel.after_optimizations-buffer-assignment.txt"
 
