@@ -13,21 +13,16 @@
 #include "ingest/dump_ingester.h"
 #include "store/backend/database.h"
 #include "store/write/run_writer.h"
+#include "tests/store/sqlite_scalar.h"
 #include "tests/store/test_dirs.h"
 
 namespace xladb {
 namespace {
 
 using testing::MakeSeedRun;
+using testing::Scalar;
 using testing::TempDir;
 using testing::WriteFile;
-
-int64_t Scalar(const std::string& db_path, const std::string& sql) {
-  SQLite::Database db(db_path, SQLite::OPEN_READONLY);
-  SQLite::Statement q(db, sql);
-  if (!q.executeStep() || q.getColumn(0).isNull()) return -1;
-  return q.getColumn(0).getInt64();
-}
 
 std::string Text(const std::string& db_path, const std::string& sql) {
   SQLite::Database db(db_path, SQLite::OPEN_READONLY);

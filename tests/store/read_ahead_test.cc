@@ -21,6 +21,7 @@
 #include "ingest/source/dump_source.h"
 #include "store/backend/database.h"
 #include "store/write/run_writer.h"
+#include "tests/store/sqlite_scalar.h"
 #include "tests/store/test_dirs.h"
 
 namespace xladb {
@@ -29,17 +30,11 @@ namespace {
 namespace fs = std::filesystem;
 using testing::ReadFile;
 using testing::SeedFile;
+using testing::Scalar;
 using testing::TempDir;
 using testing::WriteFile;
 
 constexpr char kTrainStep[] = "module_0002.jit_train_step.after_optimizations-buffer-assignment.txt";
-
-int64_t Scalar(const std::string& db_path, const std::string& sql) {
-  SQLite::Database db(db_path, SQLite::OPEN_READONLY);
-  SQLite::Statement q(db, sql);
-  if (!q.executeStep() || q.getColumn(0).isNull()) return -1;
-  return q.getColumn(0).getInt64();
-}
 
 // Every row of every table, as text in a stable order, without the columns that hold when the ingest ran.
 std::string EveryRow(const std::string& db_path) {
