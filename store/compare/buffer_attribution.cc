@@ -117,6 +117,7 @@ struct FoundChange {
   const char* matched_by;  // "name", "origin" or ""
   const Buffer* base;
   const Buffer* cur;
+  std::string source = {};  // "file:line" of the current side, else of the baseline's (set after sorting)
   int64_t delta() const {
     auto bytes = [](const Buffer* b) { return b && b->size > 0 ? b->size : 0; };
     return bytes(cur) - bytes(base);
@@ -176,6 +177,15 @@ void Pair(std::vector<Buffer>& base, std::vector<Buffer>& cur, KeyFn key, const 
   }
 }
 
+// The current side's text, else the baseline's: a grown buffer keeps the op_name and source its current
+// instruction has, one that disappeared has only the baseline's.
+template <typename TextOf>
+std::string CurrentElseBaseline(const FoundChange& f, TextOf text_of) {
+  std::string text = f.cur ? std::string(text_of(*f.cur)) : std::string();
+  if (text.empty() && f.base) text = text_of(*f.base);
+  return text;
+}
+
 // The listed change, its texts read.
 BufferChange Describe(const FoundChange& f, InternedTextReader& texts) {
   BufferChange c;
@@ -192,10 +202,8 @@ BufferChange Describe(const FoundChange& f, InternedTextReader& texts) {
     c.baseline_bytes = f.base->size;
     c.baseline_shape = texts.Shape(f.base->shape_id);
   }
-  const std::string& current_op_name = f.cur ? texts.OpName(f.cur->op_name_id) : texts.OpName(-1);
-  c.op_name = !current_op_name.empty() || !f.base ? current_op_name : texts.OpName(f.base->op_name_id);
-  std::string current_source = f.cur ? texts.SourceOf(*f.cur) : std::string();
-  c.source = !current_source.empty() || !f.base ? std::move(current_source) : texts.SourceOf(*f.base);
+  c.op_name = CurrentElseBaseline(f, [&texts](const Buffer& b) -> const std::string& { return texts.OpName(b.op_name_id); });
+  c.source = f.source;
   return c;
 }
 
@@ -260,11 +268,10 @@ StatusOr<Attribution> AttributeChange(Database& db, int64_t baseline_module_id, 
              std::tuple(y.instruction(), y.baseline_instruction(), y.shape_index());
     });
     std::map<std::string, SourceLineChange> by_source;
-    for (const FoundChange& f : found) {
-      std::string source = f.cur ? texts.SourceOf(*f.cur) : std::string();
-      if (source.empty() && f.base) source = texts.SourceOf(*f.base);
-      SourceLineChange& s = by_source[source];
-      s.source = std::move(source);
+    for (FoundChange& f : found) {
+      f.source = CurrentElseBaseline(f, [&texts](const Buffer& b) { return texts.SourceOf(b); });
+      SourceLineChange& s = by_source[f.source];
+      s.source = f.source;
       s.delta += f.delta();
       ++s.buffers;
     }
