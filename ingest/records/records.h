@@ -12,6 +12,7 @@
 #ifndef XLADB_INGEST_RECORDS_RECORDS_H_
 #define XLADB_INGEST_RECORDS_RECORDS_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -115,6 +116,16 @@ struct InstructionRecord {
   int64_t sequence_index = -1;        // position within its computation in the printed order (HLO text only)
   std::string text;                   // the whole printed instruction text (without leading "ROOT "),
                                       // stored once per distinct text by the store
+
+  // Where `text` prints a field byte for byte: its offset in `text` and length (at == kNotPrinted when the
+  // field is absent or printed otherwise, e.g. C-escaped). The store keeps such a part once, in the table
+  // that interns the field, and cuts it out of the stored text (store/facts/long_text.h).
+  struct TextSpan {
+    static constexpr size_t kNotPrinted = static_cast<size_t>(-1);
+    size_t at = kNotPrinted;
+    size_t size = 0;
+  };
+  TextSpan shape_in_text, op_name_in_text, source_file_in_text;
 };
 
 // A computation block of HLO module text (§7.2).

@@ -71,8 +71,17 @@ int HexValue(char c) {
   return -1;
 }
 
-// Fills the metadata fields of `record` from the body of `metadata={…}`.
-void ReadMetadata(std::string_view value, InstructionRecord* record) {
+// Where `quoted` (a view into `text`) prints its value byte for byte: the span of its body when the body
+// needs no unescaping and is all of `value`, the field UnquoteValue read from it.
+InstructionRecord::TextSpan VerbatimSpan(std::string_view text, std::string_view quoted, const std::string& value) {
+  if (quoted.size() < 2 || quoted.front() != '"' || quoted.back() != '"') return {};
+  const std::string_view body = quoted.substr(1, quoted.size() - 2);
+  if (body != value) return {};
+  return {static_cast<size_t>(body.data() - text.data()), body.size()};
+}
+
+// Fills the metadata fields of `record` from the body of `metadata={…}`, a view into `text`.
+void ReadMetadata(std::string_view text, std::string_view value, InstructionRecord* record) {
   if (!value.empty() && value.front() == '{') value.remove_prefix(1);
   if (!value.empty() && value.back() == '}') value.remove_suffix(1);
   TopLevelItems fields(value, ' ');
@@ -85,8 +94,10 @@ void ReadMetadata(std::string_view value, InstructionRecord* record) {
       record->op_type = UnquoteValue(v);
     } else if (key == "op_name") {
       record->op_name = UnquoteValue(v);
+      record->op_name_in_text = VerbatimSpan(text, v, record->op_name);
     } else if (key == "source_file") {
       record->source_file = UnquoteValue(v);
+      record->source_file_in_text = VerbatimSpan(text, v, record->source_file);
     } else if (key == "source_line") {
       auto line = ParseInt64(v);
       if (line && *line >= 0) record->source_line = *line;
@@ -278,6 +289,7 @@ InstructionRecord MakeInstructionRecord(const HloInstructionPieces& pieces) {
   record.shape = std::string(pieces.shape);
   record.is_root = pieces.is_root;
   record.text = std::string(pieces.text);
+  record.shape_in_text = {static_cast<size_t>(pieces.shape.data() - pieces.text.data()), pieces.shape.size()};
 
   bool seen_metadata = false;
   bool seen_kind = false;
@@ -290,7 +302,7 @@ InstructionRecord MakeInstructionRecord(const HloInstructionPieces& pieces) {
     if (!SplitKeyValue(attribute, &key, &value)) continue;
     if (key == "metadata" && !seen_metadata) {
       seen_metadata = true;
-      ReadMetadata(value, &record);
+      ReadMetadata(pieces.text, value, &record);
     } else if (key == "kind" && !seen_kind && pieces.opcode == "fusion") {
       seen_kind = true;
       record.fusion_kind = std::string(value);

@@ -23,7 +23,9 @@
 //
 // Metadata: op_type, op_name, source_file (C-unescaped) and source_line are read from the first top-level
 // metadata={…}; a source_line that is negative or past int64 is left at -1. fusion_kind is set for fusions
-// only; custom_call_target is C-unescaped.
+// only; custom_call_target is C-unescaped. The record says where `text` prints the shape, op_name and
+// source_file byte for byte (InstructionRecord::TextSpan): an op_name or source_file that needed unescaping
+// has no span.
 //
 // Thread safety: the free functions keep no state and are thread-safe. TopLevelItems and BracketTracker are
 // small cursors: one thread per instance. The string_views of HloInstructionPieces and TopLevelItems point

@@ -14,30 +14,40 @@ namespace {
 // any more. Only the run's own candidates: a text left unreferenced otherwise (on PostgreSQL, by a file
 // rolled back after its texts were committed) stays, so the store is as if the run had never been ingested.
 constexpr const char* kInternedOfRun[] = {
+    "CREATE TEMP TABLE run_texts AS SELECT DISTINCT text_id FROM instructions WHERE text_id IS NOT NULL AND "
+    "module_id IN (SELECT module_id FROM modules WHERE run_id IN (SELECT run_id FROM doomed_runs))",
     "CREATE TEMP TABLE run_shapes AS SELECT shape_id FROM buffer_values WHERE shape_id IS NOT NULL AND module_id IN "
     "(SELECT module_id FROM modules WHERE run_id IN (SELECT run_id FROM doomed_runs)) UNION SELECT shape_id "
     "FROM instructions WHERE shape_id IS NOT NULL AND module_id IN "
-    "(SELECT module_id FROM modules WHERE run_id IN (SELECT run_id FROM doomed_runs))",
-    "CREATE TEMP TABLE run_sources AS SELECT DISTINCT source_file_id FROM instructions WHERE source_file_id IS NOT "
-    "NULL AND module_id IN (SELECT module_id FROM modules WHERE run_id IN (SELECT run_id FROM doomed_runs))",
-    "CREATE TEMP TABLE run_texts AS SELECT DISTINCT text_id FROM instructions WHERE text_id IS NOT NULL AND "
-    "module_id IN (SELECT module_id FROM modules WHERE run_id IN (SELECT run_id FROM doomed_runs))",
+    "(SELECT module_id FROM modules WHERE run_id IN (SELECT run_id FROM doomed_runs)) UNION SELECT shape_id "
+    "FROM long_texts WHERE shape_id IS NOT NULL AND text_id IN (SELECT text_id FROM run_texts)",
+    "CREATE TEMP TABLE run_sources AS SELECT source_file_id FROM instructions WHERE source_file_id IS NOT "
+    "NULL AND module_id IN (SELECT module_id FROM modules WHERE run_id IN (SELECT run_id FROM doomed_runs)) "
+    "UNION SELECT source_file_id FROM long_texts WHERE source_file_id IS NOT NULL AND text_id IN "
+    "(SELECT text_id FROM run_texts)",
     "CREATE TEMP TABLE run_names AS SELECT computation_id AS name_id FROM instructions WHERE computation_id IS NOT "
     "NULL AND module_id IN (SELECT module_id FROM modules WHERE run_id IN (SELECT run_id FROM doomed_runs)) "
     "UNION SELECT op_name_id FROM instructions WHERE op_name_id IS NOT NULL AND module_id IN "
-    "(SELECT module_id FROM modules WHERE run_id IN (SELECT run_id FROM doomed_runs))"};
+    "(SELECT module_id FROM modules WHERE run_id IN (SELECT run_id FROM doomed_runs)) "
+    "UNION SELECT op_name_id FROM long_texts WHERE op_name_id IS NOT NULL AND text_id IN "
+    "(SELECT text_id FROM run_texts)"};
 
+// The long texts first: a text that stays keeps the shape, name and source file cut out of it
+// (store/facts/long_text.h).
 constexpr const char* kUnusedInterned[] = {
-    "DELETE FROM shapes WHERE shape_id IN (SELECT shape_id FROM run_shapes) AND shape_id NOT IN "
-    "(SELECT shape_id FROM buffer_values WHERE shape_id IS NOT NULL UNION "
-    " SELECT shape_id FROM instructions WHERE shape_id IS NOT NULL)",
-    "DELETE FROM source_files WHERE source_file_id IN (SELECT source_file_id FROM run_sources) AND "
-    "source_file_id NOT IN (SELECT source_file_id FROM instructions WHERE source_file_id IS NOT NULL)",
     "DELETE FROM long_texts WHERE text_id IN (SELECT text_id FROM run_texts) AND text_id NOT IN "
     "(SELECT text_id FROM instructions WHERE text_id IS NOT NULL)",
+    "DELETE FROM shapes WHERE shape_id IN (SELECT shape_id FROM run_shapes) AND shape_id NOT IN "
+    "(SELECT shape_id FROM buffer_values WHERE shape_id IS NOT NULL UNION "
+    " SELECT shape_id FROM instructions WHERE shape_id IS NOT NULL UNION "
+    " SELECT shape_id FROM long_texts WHERE shape_id IS NOT NULL)",
+    "DELETE FROM source_files WHERE source_file_id IN (SELECT source_file_id FROM run_sources) AND "
+    "source_file_id NOT IN (SELECT source_file_id FROM instructions WHERE source_file_id IS NOT NULL UNION "
+    " SELECT source_file_id FROM long_texts WHERE source_file_id IS NOT NULL)",
     "DELETE FROM names WHERE name_id IN (SELECT name_id FROM run_names) AND name_id NOT IN "
     "(SELECT computation_id FROM instructions WHERE computation_id IS NOT NULL UNION "
-    " SELECT op_name_id FROM instructions WHERE op_name_id IS NOT NULL)"};
+    " SELECT op_name_id FROM instructions WHERE op_name_id IS NOT NULL UNION "
+    " SELECT op_name_id FROM long_texts WHERE op_name_id IS NOT NULL)"};
 
 // Fills the temporary table doomed_runs, the runs whose rows go; collects the interned rows they refer to.
 void BeginRemoval(SqlConnection& sql, const std::vector<int64_t>& run_ids) {

@@ -3,8 +3,6 @@
 #include <xxhash.h>
 
 #include <algorithm>
-#include <map>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -17,16 +15,16 @@ namespace xladb::store {
 
 namespace {
 
-// The bulk insert of (hash, text) into `table`, one for the program's life (backends key statements by its
+// The bulk insert of long_texts rows (LongText), one for the program's life (backends key statements by its
 // address).
-const BulkInsert* HashedTextInsert(const std::string& table, const std::string& text_column) {
-  static std::mutex mutex;
-  static std::map<std::string, std::unique_ptr<BulkInsert>> inserts;
-  std::lock_guard lock(mutex);
-  std::unique_ptr<BulkInsert>& insert = inserts[table];
-  if (!insert) insert = std::make_unique<BulkInsert>(table, "hash, " + text_column, "ON CONFLICT DO NOTHING", 1);
-  return insert.get();
+const BulkInsert& LongTextInsert() {
+  static const BulkInsert insert("long_texts", "hash, text, shape_id, op_name_id, source_file_id",
+                                 "ON CONFLICT DO NOTHING", 1);
+  return insert;
 }
+
+// An id column of long_texts: -1 (not cut) is NULL.
+BulkCell IdCell(int64_t id) { return id < 0 ? BulkCell{0, BulkCell::Kind::kNull} : BulkCell{id, BulkCell::Kind::kInt}; }
 
 }  // namespace
 
@@ -91,26 +89,33 @@ int64_t InternedTexts::Id(SqlConnection& sql, const std::string& text) {
   return id;
 }
 
-int64_t InternedTexts::Ids(SqlConnection& sql, std::span<const std::string> texts, std::span<int64_t> ids) {
+int64_t InternedTexts::Ids(SqlConnection& sql, std::span<const LongText> texts, std::span<int64_t> ids) {
   if (key_ != Key::kUniqueHash) throw SqlError("InternedTexts::Ids on " + table_ + ": its texts are interned by Id");
   if (texts.empty()) return 0;
-  if (bulk_ == nullptr) bulk_ = HashedTextInsert(table_, text_column_);
-  // A text is stored up to its first NUL, on both backends (PostgreSQL's text holds none).
-  std::vector<std::string> cut;
-  if (std::any_of(texts.begin(), texts.end(), [](const std::string& t) { return t.find('\0') != std::string::npos; })) {
-    for (const std::string& t : texts) cut.emplace_back(t.substr(0, t.find('\0')));
+  if (bulk_ == nullptr) bulk_ = &LongTextInsert();
+  // A text is stored up to its first NUL, on both backends (PostgreSQL's text holds none). A text with cut
+  // parts has none (store/facts/long_text.h).
+  std::vector<LongText> cut;
+  if (std::any_of(texts.begin(), texts.end(), [](const LongText& t) { return t.text.find('\0') != std::string::npos; })) {
+    for (const LongText& t : texts) cut.push_back(LongText{t.text.substr(0, t.text.find('\0')), t.shape_id, t.op_name_id, t.source_file_id});
     texts = cut;
   }
-  // Insert every text (one that is stored already, or twice in the batch, is left alone) ...
+  // Insert every row (one that is stored already, or twice in the batch, is left alone) ...
+  std::vector<std::string> stored_texts;
+  stored_texts.reserve(texts.size());
   std::vector<BulkCell> cells;
-  cells.reserve(texts.size() * 2);
+  cells.reserve(texts.size() * 5);
   std::vector<int64_t> hashes(texts.size());
   for (size_t i = 0; i < texts.size(); ++i) {
-    hashes[i] = TextHash(texts[i]);
+    hashes[i] = LongTextHash(texts[i]);
     cells.push_back({hashes[i], BulkCell::Kind::kInt});
     cells.push_back({static_cast<int64_t>(i), BulkCell::Kind::kText});
+    cells.push_back(IdCell(texts[i].shape_id));
+    cells.push_back(IdCell(texts[i].op_name_id));
+    cells.push_back(IdCell(texts[i].source_file_id));
+    stored_texts.push_back(texts[i].text);
   }
-  const int64_t inserted = sql.AppendRows(BulkRows{*bulk_, cells, texts});
+  const int64_t inserted = sql.AppendRows(BulkRows{*bulk_, cells, stored_texts});
   if (inserted > 0) added_in_file_ = true;
   // ... then read the ids back by hash: an IN list whose length is the next power of two (so a few statements
   // serve every batch), padded with the last hash.
@@ -118,13 +123,17 @@ int64_t InternedTexts::Ids(SqlConnection& sql, std::span<const std::string> text
   while (width < texts.size()) width *= 2;
   std::unique_ptr<SqlStatement>& find = find_hashes_[width];
   if (!find) {
-    std::string sql_text = "SELECT hash, " + id_column_ + ", " + text_column_ + " FROM " + table_ + " WHERE hash IN (?";
+    std::string sql_text = "SELECT hash, " + id_column_ + ", " + text_column_ +
+                           ", shape_id, op_name_id, source_file_id FROM " + table_ + " WHERE hash IN (?";
     for (size_t i = 1; i < width; ++i) sql_text += ",?";
     find = sql.Prepare(sql_text + ")");
   }
   for (size_t i = 0; i < width; ++i) find->Bind(static_cast<int>(i) + 1, hashes[std::min(i, texts.size() - 1)]);
-  std::unordered_map<int64_t, std::pair<int64_t, std::string>> stored;
-  while (find->Step()) stored.emplace(find->Int(0), std::pair(find->Int(1), find->Text(2)));
+  std::unordered_map<int64_t, std::pair<int64_t, LongText>> stored;
+  while (find->Step()) {
+    stored.emplace(find->Int(0), std::pair(find->Int(1), LongText{find->Text(2), find->IntOr(3, -1), find->IntOr(4, -1),
+                                                                  find->IntOr(5, -1)}));
+  }
   find->Reset();
   for (size_t i = 0; i < texts.size(); ++i) {
     auto it = stored.find(hashes[i]);

@@ -5,10 +5,11 @@
 //   * names(name_id, hash, text), op_names and computation names: many, and in generated or very large
 //     programs mostly distinct, so the lookup index holds a 64-bit hash (TextHash) instead of a second copy of
 //     the text. Rows of equal hash are compared by text, so a hash collision only costs a comparison;
-//   * long_texts(text_id, hash UNIQUE, text): whole instruction texts, nearly all distinct, interned a batch
-//     at a time (Ids): the batch is inserted in bulk (store/backend/bulk_insert.h, ON CONFLICT DO NOTHING), then its ids
-//     are read back by hash in one query, and each stored text is compared with the one asked for (a
-//     different text under the same hash is an error, the hash being unique). Not cached.
+//   * long_texts(text_id, hash UNIQUE, text, the ids of its cut parts: store/facts/long_text.h): whole
+//     instruction texts, nearly all distinct, interned a batch at a time (Ids): the batch is inserted in bulk
+//     (store/backend/bulk_insert.h, ON CONFLICT DO NOTHING), then its ids are read back by hash in one query,
+//     and each stored row is compared with the one asked for (a different row under the same hash is an
+//     error, the hash being unique). Not cached.
 //
 // Contract: runs statements on the caller's read-write connection inside its transaction, and throws
 // SqlError on database errors, like the writer's own statements. Ids are cached for the object's
@@ -19,6 +20,7 @@
 #define XLADB_STORE_FACTS_INTERNED_TEXTS_H_
 
 #include "store/backend/sql_connection.h"
+#include "store/facts/long_text.h"
 
 #include <cstdint>
 #include <initializer_list>
@@ -49,10 +51,11 @@ class InternedTexts {
   // after its insert commits. Key kText or kHash.
   int64_t Id(SqlConnection& sql, const std::string& text);
 
-  // Key kUniqueHash: sets ids[i] to the id of texts[i] (up to its first NUL), inserting the new ones, and
-  // returns how many were new. At most sql.bulk_batch_rows() texts a call. Throws SqlError when a text cannot
-  // be stored (its hash is taken by another text).
-  int64_t Ids(SqlConnection& sql, std::span<const std::string> texts, std::span<int64_t> ids);
+  // Key kUniqueHash, the table long_texts: sets ids[i] to the id of texts[i] (its text up to its first NUL,
+  // its cut parts' ids: store/facts/long_text.h), inserting the new ones, and returns how many were new. At
+  // most sql.bulk_batch_rows() texts a call. Throws SqlError when a text cannot be stored (its hash is taken
+  // by another text).
+  int64_t Ids(SqlConnection& sql, std::span<const LongText> texts, std::span<int64_t> ids);
 
   // Where the enclosing file (savepoint) and group (transaction) end: a commit keeps the cache, a rollback
   // of anything that added a text forgets it.

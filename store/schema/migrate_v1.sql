@@ -40,6 +40,13 @@ CREATE TABLE instructions (
   UNIQUE (module_id, name)
 );
 ALTER TABLE long_texts RENAME TO long_texts_v1;
+-- The version-2 long_texts table (unchanged up to version 8), which the second part below fills;
+-- migrate_v8.sql then adds version 9's columns.
+CREATE TABLE long_texts (
+  text_id INTEGER PRIMARY KEY,
+  hash    INTEGER NOT NULL UNIQUE,
+  text    TEXT NOT NULL
+);
 
 -- @apply schema.sql
 

@@ -34,7 +34,7 @@ struct RekeyStatements {
             "SELECT i.is_root, s.text, t.text FROM instructions i "
             "JOIN names cn ON cn.name_id = i.computation_id "
             "JOIN computations c ON c.module_id = i.module_id AND c.name = cn.text AND c.is_entry = 1 "
-            "LEFT JOIN shapes s ON s.shape_id = i.shape_id LEFT JOIN long_texts t ON t.text_id = i.text_id "
+            "LEFT JOIN shapes s ON s.shape_id = i.shape_id LEFT JOIN long_text_details t ON t.text_id = i.text_id "
             "WHERE i.module_id = ? AND (i.opcode = 'parameter' OR i.is_root = 1)")),
         set_entry(sql.Prepare("UPDATE modules SET hlo_entry_sharding = ?, "
                               "hlo_entry_signature = COALESCE(hlo_entry_signature, ?) WHERE module_id = ?")) {}

@@ -1,4 +1,4 @@
--- xladb schema, version 8 (PRAGMA user_version = 8; store/schema/schema_migrations.h kSchemaVersion).
+-- xladb schema, version 9 (PRAGMA user_version = 9; store/schema/schema_migrations.h kSchemaVersion).
 --
 -- One file holds every run. The tables follow the data as XLA printed it; the views at the end are the
 -- stable interface for analysts (docs/schema.md). Conventions:
@@ -10,8 +10,8 @@
 --     storage clause, used on tables keyed by (module_id, …) to store each row once, in key order.
 --   * This file is the schema of both backends. store/schema/schema_dialect.h turns it into PostgreSQL's: INTEGER is
 --     BIGINT there, REAL is DOUBLE PRECISION, an INTEGER PRIMARY KEY is an identity column, WITHOUT ROWID is
---     dropped, `a IS NOT b` is `a IS DISTINCT FROM b`, and a view is CREATE OR REPLACE. Text that differs
---     between the dialects sits between `-- @dialect sqlite` and `-- @dialect postgresql` (whose text is one
+--     dropped, `a IS NOT b` is `a IS DISTINCT FROM b`, char(N) is chr(N), and a view is CREATE OR REPLACE.
+--     Text that differs between the dialects sits between `-- @dialect sqlite` and `-- @dialect postgresql` (whose text is one
 --     /* … */ comment, so SQLite skips it) and ends at `-- @dialect all`.
 --   * Write order decides the layout. Tables a dump fills in key order (buffer_values, buffer_live_ranges,
 --     schedule) are keyed by it; tables it fills in an order unrelated to their lookup key (instructions,
@@ -192,11 +192,17 @@ CREATE INDEX IF NOT EXISTS names_by_hash ON names(hash);
 
 -- Long texts stored once for all runs (whole instruction lines with backend configs), found by their hash.
 -- Rows are appended in arrival order, so a big file's texts fill pages densely; the hash is looked up
--- through its own narrow index.
+-- through its own narrow index. Since version 9 a text is stored without the parts the tables above hold
+-- already (its result shape, op_name and source file path, printed again in every instruction): each cut
+-- part leaves one placeholder byte, X'01', X'02' or X'03', and its id below. Read whole texts through the
+-- view long_text_details (or instruction_details), which puts the parts back (store/facts/long_text.h).
 CREATE TABLE IF NOT EXISTS long_texts (
   text_id INTEGER PRIMARY KEY,          -- surrogate key, in arrival order (nothing may depend on the order)
-  hash    INTEGER NOT NULL UNIQUE,      -- XXH3-64 of the text, as a signed 64-bit integer
-  text    TEXT NOT NULL                 -- the text
+  hash    INTEGER NOT NULL UNIQUE,      -- XXH3-64 of the text (with cut parts: of text, NUL and the ids)
+  text    TEXT NOT NULL,                -- the text, a placeholder byte where a part was cut
+  shape_id       INTEGER,               -- shapes.shape_id of the part cut at X'01'; NULL: none (version 9)
+  op_name_id     INTEGER,               -- names.name_id of the part cut at X'02'; NULL: none (version 9)
+  source_file_id INTEGER                -- source_files.source_file_id of the part cut at X'03'; NULL: none
 );
 
 -- `allocation <idx>: size …, <flags>:` lines (§2.2): one row per buffer allocation.
@@ -615,18 +621,34 @@ LEFT JOIN instructions i ON i.module_id = p.module_id AND i.name = p.instruction
 LEFT JOIN names opn ON opn.name_id = i.op_name_id
 LEFT JOIN source_files sf ON sf.source_file_id = i.source_file_id;
 
+-- Long texts whole: the parts cut out of a stored text put back at their placeholders (a text without cut
+-- parts is as stored). Exact by construction: a part is cut only where neither the text nor any part holds a
+-- placeholder byte (store/facts/long_text.h). A part whose row is missing makes the text NULL, never another
+-- text. Filter on text_id (instruction_details does): the parts are looked up row by row.
+CREATE VIEW IF NOT EXISTS long_text_details AS
+SELECT t.text_id,
+       CASE WHEN t.shape_id IS NULL AND t.op_name_id IS NULL AND t.source_file_id IS NULL THEN t.text
+            ELSE replace(replace(replace(t.text,
+                   char(1), COALESCE((SELECT s.text FROM shapes s WHERE s.shape_id = t.shape_id),
+                                     CASE WHEN t.shape_id IS NULL THEN '' END)),
+                   char(2), COALESCE((SELECT n.text FROM names n WHERE n.name_id = t.op_name_id),
+                                     CASE WHEN t.op_name_id IS NULL THEN '' END)),
+                   char(3), COALESCE((SELECT f.path FROM source_files f WHERE f.source_file_id = t.source_file_id),
+                                     CASE WHEN t.source_file_id IS NULL THEN '' END))
+       END AS text
+FROM long_texts t;
+
 -- Instructions with their interned parts spelled out: computation, shape text, op_name, source file path and
 -- the whole printed instruction.
 CREATE VIEW IF NOT EXISTS instruction_details AS
 SELECT i.module_id, i.name, cn.text AS computation, i.opcode, sh.text AS shape, i.op_type, opn.text AS op_name,
        sf.path AS source_file, i.source_line, i.fusion_kind, i.custom_call_target, i.is_root, i.sequence_index,
-       t.text AS text, i.file_id
+       (SELECT t.text FROM long_text_details t WHERE t.text_id = i.text_id) AS text, i.file_id
 FROM instructions i
 LEFT JOIN names cn ON cn.name_id = i.computation_id
 LEFT JOIN shapes sh ON sh.shape_id = i.shape_id
 LEFT JOIN names opn ON opn.name_id = i.op_name_id
-LEFT JOIN source_files sf ON sf.source_file_id = i.source_file_id
-LEFT JOIN long_texts t ON t.text_id = i.text_id;
+LEFT JOIN source_files sf ON sf.source_file_id = i.source_file_id;
 
 -- Each module of a run paired with its match in another run (both with a buffer assignment), for every
 -- ordered pair of runs (run A, run B): the modules of one identity_key pair up

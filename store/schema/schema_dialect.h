@@ -7,6 +7,7 @@
 //   * `) WITHOUT ROWID;` → `);`;
 //   * `a IS NOT b` (b not NULL) → `a IS DISTINCT FROM b`;
 //   * CREATE VIEW IF NOT EXISTS → CREATE OR REPLACE VIEW;
+//   * char(N), the character of code N → chr(N);
 //   * between `-- @dialect sqlite` and `-- @dialect postgresql` lines: SQLite's text, dropped; from there to
 //     `-- @dialect all`: PostgreSQL's text inside one /* … */ comment, uncommented.
 // tests/postgres/schema_parity_test.cc applies both and checks that they expose the same tables, columns and

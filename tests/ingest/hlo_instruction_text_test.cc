@@ -53,6 +53,34 @@ TEST(HloInstructionText, FusionKindAndMetadata) {
   EXPECT_EQ(r->custom_call_target, "");
 }
 
+// The spans say where the text prints the shape, op_name and source_file byte for byte (the store keeps those
+// parts once, in their own tables); a value printed C-escaped has none.
+TEST(HloInstructionText, SpansOfTheShapeOpNameAndSourceFileInTheText) {
+  auto r = ParseHloInstructionText(
+      "  ROOT %fusion.12 = pred[8]{0} fusion(%p), kind=kLoop, metadata={op_type=\"Mul\" op_name=\"jit(f)/mul\" "
+      "source_file=\"/tmp/a b.py\" source_line=195}");
+  ASSERT_TRUE(r.has_value());
+  auto at = [&r](const InstructionRecord::TextSpan& s) { return r->text.substr(s.at, s.size); };
+  EXPECT_EQ(at(r->shape_in_text), "pred[8]{0}");
+  EXPECT_EQ(r->shape_in_text.at, r->text.find("pred"));
+  EXPECT_EQ(at(r->op_name_in_text), "jit(f)/mul");
+  EXPECT_EQ(at(r->source_file_in_text), "/tmp/a b.py");
+
+  auto escaped = ParseHloInstructionText(
+      "%c = f32[] constant(0), metadata={op_name=\"jit(f)/\\\"q\\\"\" source_file=\"/t\\\\x.py\"}");
+  ASSERT_TRUE(escaped.has_value());
+  EXPECT_EQ(escaped->op_name, "jit(f)/\"q\"");
+  EXPECT_EQ(escaped->source_file, "/t\\x.py");
+  EXPECT_EQ(escaped->op_name_in_text.at, InstructionRecord::TextSpan::kNotPrinted);
+  EXPECT_EQ(escaped->source_file_in_text.at, InstructionRecord::TextSpan::kNotPrinted);
+  EXPECT_EQ(escaped->text.substr(escaped->shape_in_text.at, escaped->shape_in_text.size), "f32[]");
+
+  auto bare = ParseHloInstructionText("%add.39 = f32[] add(f32[] %x.51, f32[] %y.52)");
+  ASSERT_TRUE(bare.has_value());
+  EXPECT_EQ(bare->op_name_in_text.at, InstructionRecord::TextSpan::kNotPrinted);
+  EXPECT_EQ(bare->source_file_in_text.at, InstructionRecord::TextSpan::kNotPrinted);
+}
+
 TEST(HloInstructionText, KindIsOnlyAFusionKind) {
   auto r = ParseHloInstructionText("%x = f32[] custom-call(), kind=kLoop, custom_call_target=\"foo\"");
   ASSERT_TRUE(r.has_value());

@@ -12,6 +12,7 @@
 
 #include "store/backend/bulk_insert.h"
 #include "store/facts/interned_texts.h"
+#include "store/facts/long_text.h"
 #include "store/backend/sql_connection.h"
 #include "tests/postgres/both_backends.h"
 
@@ -149,22 +150,64 @@ TEST_F(BulkRowsOnBothBackends, WholeTextsAreInternedOnceABatch) {
   for (SqlConnection* sql : Backends()) {
     SCOPED_TRACE(Name(*sql));
     store::InternedTexts long_texts("long_texts", "text_id", "text", store::InternedTexts::Key::kUniqueHash);
-    const std::vector<std::string> first = {"%add = f32[8] add(%x, %y)", "%mul = f32[8] multiply(%x, %x)",
-                                            "%add = f32[8] add(%x, %y)"};
+    const std::vector<store::LongText> first = {{"%add = f32[8] add(%x, %y)"}, {"%mul = f32[8] multiply(%x, %x)"},
+                                                {"%add = f32[8] add(%x, %y)"}};
     std::vector<int64_t> ids(first.size());
     EXPECT_EQ(long_texts.Ids(*sql, first, ids), 2);  // the repeated text is stored once
     EXPECT_EQ(ids[0], ids[2]);
     EXPECT_NE(ids[0], ids[1]);
     EXPECT_EQ(testing::Rows(*sql, "SELECT COUNT(*) FROM long_texts"), "2\n");
-    EXPECT_EQ(testing::Rows(*sql, "SELECT text FROM long_texts WHERE text_id = " + std::to_string(ids[1])), first[1] + "\n");
+    EXPECT_EQ(testing::Rows(*sql, "SELECT text FROM long_texts WHERE text_id = " + std::to_string(ids[1])), first[1].text + "\n");
 
     // A later batch finds the stored texts (a writer without this object's state would too).
     store::InternedTexts other("long_texts", "text_id", "text", store::InternedTexts::Key::kUniqueHash);
-    const std::vector<std::string> second = {"%mul = f32[8] multiply(%x, %x)", "%new = f32[] constant(0)"};
+    const std::vector<store::LongText> second = {{"%mul = f32[8] multiply(%x, %x)"}, {"%new = f32[] constant(0)"}};
     std::vector<int64_t> again(second.size());
     EXPECT_EQ(other.Ids(*sql, second, again), 1);
     EXPECT_EQ(again[0], ids[1]);
     EXPECT_EQ(testing::Rows(*sql, "SELECT COUNT(*) FROM long_texts"), "3\n");
+  }
+}
+
+// A text stored without its shape, op_name and source path (store/facts/long_text.h) reads back whole through
+// long_text_details and instruction_details on both backends; the same printed text stored whole is another
+// row; a cut part whose row is gone makes the text NULL, not another text.
+TEST_F(BulkRowsOnBothBackends, ATextWithCutPartsIsSpelledOutWholeByTheViews) {
+  for (SqlConnection* sql : Backends()) {
+    SCOPED_TRACE(Name(*sql));
+    store::InternedTexts shapes("shapes", "shape_id", "text", store::InternedTexts::Key::kText);
+    store::InternedTexts names("names", "name_id", "text", store::InternedTexts::Key::kHash);
+    store::InternedTexts sources("source_files", "source_file_id", "path", store::InternedTexts::Key::kText);
+    const std::string shape = "f32[8]{0}", op_name = "jit(f)/add", path = "/src/model.py";
+    const std::string printed = "%add = " + shape + " add(%x, %y), metadata={op_name=\"" + op_name +
+                                "\" source_file=\"" + path + "\" source_line=7}";
+    const int64_t shape_id = shapes.Id(*sql, shape), name_id = names.Id(*sql, op_name), path_id = sources.Id(*sql, path);
+    const store::LongText cut = store::CutInternedParts(
+        printed, {printed.find(shape), shape.size(), shape_id, shape},
+        {printed.find(op_name), op_name.size(), name_id, op_name}, {printed.find(path), path.size(), path_id, path});
+    ASSERT_EQ(cut.text, "%add = \x01 add(%x, %y), metadata={op_name=\"\x02\" source_file=\"\x03\" source_line=7}");
+
+    store::InternedTexts long_texts("long_texts", "text_id", "text", store::InternedTexts::Key::kUniqueHash);
+    const std::vector<store::LongText> texts = {cut, {printed}};
+    std::vector<int64_t> ids(texts.size());
+    EXPECT_EQ(long_texts.Ids(*sql, texts, ids), 2);
+    EXPECT_NE(ids[0], ids[1]);
+    for (int64_t id : ids) {
+      EXPECT_EQ(testing::Rows(*sql, "SELECT text FROM long_text_details WHERE text_id = " + std::to_string(id)),
+                printed + "\n");
+    }
+    sql->Exec("INSERT INTO runs(name, run_time_us, run_time_source, created_at_us, updated_at_us) "
+              "VALUES ('r', 0, 'flag', 0, 0)");
+    sql->Exec("INSERT INTO modules(run_id, name, stage, backend) SELECT run_id, 'm', 'after_optimizations', '' "
+              "FROM runs");
+    sql->Exec("INSERT INTO dump_files(run_id, path, kind, verdict, size_bytes, content_hash, ingested_at_us) "
+              "SELECT run_id, 'f', 'hlo_module', 'ingested', 0, 'h', 0 FROM runs");
+    sql->Exec("INSERT INTO instructions(module_id, name, text_id, file_id) SELECT module_id, 'add', " +
+              std::to_string(ids[0]) + ", (SELECT file_id FROM dump_files) FROM modules");
+    EXPECT_EQ(testing::Rows(*sql, "SELECT text FROM instruction_details WHERE name = 'add'"), printed + "\n");
+
+    sql->Exec("DELETE FROM names WHERE name_id = " + std::to_string(name_id));
+    EXPECT_EQ(testing::Rows(*sql, "SELECT COUNT(*) FROM long_text_details WHERE text IS NULL"), "1\n");
   }
 }
 
@@ -182,7 +225,7 @@ TEST_F(BulkRowsOnBothBackends, KeysAndTextsWithANulAreStored) {
               sql->dialect() == store::SqlDialect::kSqlite ? "2|2\n" : "1|2\n");
 
     store::InternedTexts long_texts("long_texts", "text_id", "text", store::InternedTexts::Key::kUniqueHash);
-    const std::vector<std::string> texts = {std::string("%c = f32[] constant(0)\0junk", 27)};
+    const std::vector<store::LongText> texts = {{std::string("%c = f32[] constant(0)\0junk", 27)}};
     std::vector<int64_t> ids(1);
     EXPECT_EQ(long_texts.Ids(*sql, texts, ids), 1);
     EXPECT_EQ(testing::Rows(*sql, "SELECT text FROM long_texts WHERE text_id = " + std::to_string(ids[0])),
@@ -197,7 +240,7 @@ TEST_F(BulkRowsOnBothBackends, AHashTakenByAnotherTextIsAnError) {
     sql->Exec("INSERT INTO long_texts(hash, text) VALUES (" + std::to_string(store::TextHash("wanted")) +
               ", 'impostor')");
     store::InternedTexts long_texts("long_texts", "text_id", "text", store::InternedTexts::Key::kUniqueHash);
-    const std::vector<std::string> texts = {"fine", "wanted"};
+    const std::vector<store::LongText> texts = {{"fine"}, {"wanted"}};
     std::vector<int64_t> ids(texts.size());
     try {
       (void)long_texts.Ids(*sql, texts, ids);

@@ -563,7 +563,7 @@ TEST_F(BadInput, A64MiBLineIsReadWholeAndA64MiBFirstLineIsRefusedBriefly) {
   SQLite::Database db = Db();
   const std::string module = std::to_string(long_line.module_id);
   EXPECT_EQ(Scalar(db, "SELECT COUNT(*) FROM instructions WHERE module_id = " + module), 79);
-  EXPECT_EQ(Scalar(db, "SELECT length(t.text) FROM instructions i JOIN long_texts t ON t.text_id = i.text_id "
+  EXPECT_EQ(Scalar(db, "SELECT length(t.text) FROM instructions i JOIN long_text_details t ON t.text_id = i.text_id "
                        "WHERE i.name = 'copy.4' AND i.module_id = " + module),
             static_cast<int64_t>(stored_text_size));
 

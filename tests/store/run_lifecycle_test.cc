@@ -111,7 +111,7 @@ TEST_F(RunLifecycleTest, AMergeThatReplacesAnInstructionsTextLeavesNoTextBehind)
   Ingest(*db, tmp_ / "b", "b");
   EXPECT_EQ(UnreferencedTexts(*db), 0);
   const std::string text = SqliteOf(*db)
-                               .execAndGet("SELECT t.text FROM instructions i JOIN long_texts t USING (text_id) "
+                               .execAndGet("SELECT t.text FROM instructions i JOIN long_text_details t USING (text_id) "
                                            "WHERE i.name = 'add.3'")
                                .getString();
   EXPECT_TRUE(text == "%add.3 = f32[256]{0} add(f32[256]{0} %a, f32[256]{0} %b)" ||
@@ -139,6 +139,29 @@ TEST_F(RunLifecycleTest, ReplacingAFileLeavesNoTextBehind) {
 }
 
 // The same on the two real runs of the corpus (whole run folders), when the corpus is here.
+// A text two runs share keeps the op_name cut out of it (store/facts/long_text.h) when a run is deleted, even
+// where no instruction left refers to that name any more (here an instruction of the run that stays was given
+// another op_name by hand, as a later file could).
+TEST_F(RunLifecycleTest, DeletingARunKeepsThePartsOfTheTextsThatStay) {
+  const std::string add = "%add.3 = f32[256]{0} add(f32[256]{0} %a, f32[256]{0} %a), metadata={op_name=\"jit(step)/add\" "
+                          "source_file=\"/src/model.py\" source_line=7}";
+  for (const char* run : {"a", "b"}) {
+    WriteFile(tmp_ / (std::string("texts/") + run + "/module_0001.jit_step.after_optimizations.txt"),
+              "HloModule jit_step\n\nENTRY %main (a: f32[256]) -> f32[256] {\n  %a = f32[256]{0} parameter(0)\n  ROOT " +
+                  add + "\n}\n");
+  }
+  auto db = Open("texts.db");
+  Ingest(*db, tmp_ / "texts/a", "a");
+  Ingest(*db, tmp_ / "texts/b", "b");
+  SQLite::Database& sql = SqliteOf(*db);
+  sql.exec("INSERT INTO names(hash, text) VALUES (0, 'renamed')");
+  sql.exec("UPDATE instructions SET op_name_id = (SELECT name_id FROM names WHERE text = 'renamed') WHERE name = "
+           "'add.3' AND module_id IN (SELECT module_id FROM modules WHERE run_id = (SELECT run_id FROM runs WHERE "
+           "name = 'a'))");
+  ASSERT_TRUE(store::DeleteRun(*db, "b").ok());
+  EXPECT_EQ(sql.execAndGet("SELECT text FROM instruction_details WHERE name = 'add.3'").getString(), add);
+}
+
 TEST_F(RunLifecycleTest, DeletingACorpusRunLeavesWhatTheOtherRunAloneLeaves) {
   const std::string runs = testing::CorpusDir() + "/runs";
   if (!std::filesystem::is_directory(runs + "/21_lorrax_scan_C")) {

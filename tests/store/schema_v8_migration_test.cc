@@ -24,11 +24,11 @@ std::string ViewText(SQLite::Database& sql, const char* name) {
 TEST(SchemaMigrationV8, AVersion7FileGetsTheNewModuleMatchesView) {
   testing::TempDir tmp;
   {
-    auto made = Database::Open(tmp / "v7.db");
-    ASSERT_TRUE(made.ok()) << made.status().ToString();
-  }
-  {
-    SQLite::Database raw((tmp / "v7.db").c_str(), SQLite::OPEN_READWRITE);
+    // Version 8's schema (tests/fixtures/store/schema_v8.sql) with version 7's view text in its place.
+    const std::string schema_v8 = testing::ReadFile(std::string(XLADB_FIXTURE_DIR) + "/store/schema_v8.sql");
+    ASSERT_NE(schema_v8.find("version 8"), std::string::npos) << "tests/fixtures/store/schema_v8.sql missing?";
+    SQLite::Database raw((tmp / "v7.db").c_str(), SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    raw.exec(schema_v8);
     raw.exec("DROP VIEW module_matches");
     raw.exec("CREATE VIEW module_matches AS SELECT 7 AS stored_by_version_7");
     raw.exec("PRAGMA user_version = 7");

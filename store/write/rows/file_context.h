@@ -67,7 +67,7 @@ struct FileContext {
   int64_t SourceFileId(const std::string& path) { return interned_->source_files.Id(*interned_->connection, path); }
   int64_t NameId(const std::string& name) { return interned_->names.Id(*interned_->connection, name); }
   // The ids of whole instruction texts, a batch at a time (InternedTexts::Ids); returns how many were new.
-  int64_t LongTextIds(std::span<const std::string> texts, std::span<int64_t> ids) {
+  int64_t LongTextIds(std::span<const LongText> texts, std::span<int64_t> ids) {
     return interned_->long_texts.Ids(*interned_->connection, texts, ids);
   }
   // A merge replaced an instruction's whole text `text_id` (InternedTextCaches::TextReplaced).

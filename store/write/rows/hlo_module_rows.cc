@@ -99,17 +99,28 @@ void HloModuleRows::Add(ingest::InstructionRecord&& r) {
     if (from_module_text) in.is_root = r.is_root;
     if (!r.computation.empty()) in.computation_id = f.NameId(r.computation);
     Merge(in.opcode, NonEmpty(std::move(r.opcode)));
-    if (!r.shape.empty()) in.shape_id = f.ShapeId(r.shape);
+    // The parts of the text that the interned tables hold (an empty field has none).
+    InternedPart shape, op_name, source_file;
+    if (!r.shape.empty()) {
+      in.shape_id = f.ShapeId(r.shape);
+      shape = {r.shape_in_text.at, r.shape_in_text.size, *in.shape_id, r.shape};
+    }
     Merge(in.op_type, NonEmpty(std::move(r.op_type)));
-    if (!r.op_name.empty()) in.op_name_id = f.NameId(r.op_name);
-    if (!r.source_file.empty()) in.source_file_id = f.SourceFileId(r.source_file);
+    if (!r.op_name.empty()) {
+      in.op_name_id = f.NameId(r.op_name);
+      op_name = {r.op_name_in_text.at, r.op_name_in_text.size, *in.op_name_id, r.op_name};
+    }
+    if (!r.source_file.empty()) {
+      in.source_file_id = f.SourceFileId(r.source_file);
+      source_file = {r.source_file_in_text.at, r.source_file_in_text.size, *in.source_file_id, r.source_file};
+    }
     Merge(in.source_line, NonNegative(r.source_line));
     Merge(in.fusion_kind, NonEmpty(std::move(r.fusion_kind)));
     Merge(in.custom_call_target, NonEmpty(std::move(r.custom_call_target)));
     Merge(in.sequence_index, NonNegative(r.sequence_index));
     if (!r.text.empty()) {
       p.text = static_cast<int64_t>(texts_.size());
-      texts_.push_back(std::move(r.text));
+      texts_.push_back(CutInternedParts(std::move(r.text), shape, op_name, source_file));
     }
     if (pending_.size() >= f.sql().bulk_batch_rows()) Flush();
   });

@@ -4,7 +4,9 @@
 //   InstructionRecord  → instructions(name, computation_id, opcode, shape_id, op_type, op_name_id,
 //                        source_file_id, source_line, fusion_kind, custom_call_target, is_root, sequence_index,
 //                        text_id). Names, shapes and source paths are interned (store/facts/interned_texts.h); the
-//                        instruction's full text goes to long_texts, stored once by its hash. A field a format
+//                        instruction's full text goes to long_texts, stored once by its hash, without the
+//                        shape, op_name and source path it prints where the record says where they are
+//                        (InstructionRecord::TextSpan; store/facts/long_text.h puts them back). A field a format
 //                        does not print is NULL and leaves what another file wrote (COALESCE); is_root is known
 //                        only from module text (a record with a computation). Rows are held and written a
 //                        batch at a time (store/backend/bulk_batch.h), their texts interned together first; Flush()
@@ -26,6 +28,7 @@
 #include <vector>
 
 #include "ingest/records/records.h"
+#include "store/facts/long_text.h"
 #include "store/write/rows/file_context.h"
 #include "store/backend/bulk_batch.h"
 
@@ -64,7 +67,7 @@ class HloModuleRows {
   std::unordered_map<int64_t, int64_t> stored_texts_;
   bool stored_texts_read_ = false;
   std::vector<PendingInstruction> pending_;
-  std::vector<std::string> texts_;
+  std::vector<LongText> texts_;
   BulkBatch instructions_;
 };
 
