@@ -23,6 +23,23 @@ const BulkInsert& LongTextInsert() {
   return insert;
 }
 
+// The bulk insert of names rows (hash, text): a text may be stored twice (two writers at once), so no conflict.
+const BulkInsert& NameInsert() {
+  static const BulkInsert insert("names", "hash, text", "", 1);
+  return insert;
+}
+
+// The hashes' IN-list parameters of `find` (FindHashes), padded with the last.
+void BindHashes(SqlStatement& find, size_t width, const std::vector<int64_t>& hashes) {
+  for (size_t i = 0; i < width; ++i) find.Bind(static_cast<int>(i) + 1, hashes[std::min(i, hashes.size() - 1)]);
+}
+
+size_t InListWidth(size_t n) {
+  size_t width = 8;
+  while (width < n) width *= 2;
+  return width;
+}
+
 // An id column of long_texts: -1 (not cut) is NULL.
 BulkCell IdCell(int64_t id) { return id < 0 ? BulkCell{0, BulkCell::Kind::kNull} : BulkCell{id, BulkCell::Kind::kInt}; }
 
@@ -89,6 +106,66 @@ int64_t InternedTexts::Id(SqlConnection& sql, const std::string& text) {
   return id;
 }
 
+SqlStatement& InternedTexts::FindHashes(SqlConnection& sql, size_t width) {
+  std::unique_ptr<SqlStatement>& find = find_hashes_[width];
+  if (!find) {
+    std::string sql_text = "SELECT hash, " + id_column_ + ", " + text_column_ +
+                           (key_ == Key::kUniqueHash ? ", shape_id, op_name_id, source_file_id" : "") + " FROM " +
+                           table_ + " WHERE hash IN (?";
+    for (size_t i = 1; i < width; ++i) sql_text += ",?";
+    find = sql.Prepare(sql_text + ")");
+  }
+  return *find;
+}
+
+void InternedTexts::Ids(SqlConnection& sql, std::span<const std::string> texts, std::span<int64_t> ids) {
+  if (key_ != Key::kHash) throw SqlError("InternedTexts::Ids(texts) on " + table_ + ": not interned by hash");
+  // The texts the cache does not know, each once.
+  std::unordered_map<std::string_view, int64_t> found;
+  std::vector<std::string> wanted;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    auto cached = ids_.find(texts[i]);
+    ids[i] = cached == ids_.end() ? 0 : cached->second;
+    if (ids[i] == 0 && found.emplace(texts[i], 0).second) wanted.push_back(texts[i]);
+  }
+  if (wanted.empty()) return;
+  std::vector<int64_t> hashes(wanted.size());
+  for (size_t i = 0; i < wanted.size(); ++i) hashes[i] = TextHash(wanted[i]);
+  // Reads the stored rows of the wanted hashes into `found` (the smallest id of a text stored twice).
+  auto look_up = [&] {
+    const size_t width = InListWidth(hashes.size());
+    SqlStatement& find = FindHashes(sql, width);
+    BindHashes(find, width, hashes);
+    while (find.Step()) {
+      auto it = found.find(find.Text(2));
+      if (it != found.end() && (it->second == 0 || find.Int(1) < it->second)) it->second = find.Int(1);
+    }
+    find.Reset();
+  };
+  look_up();
+  std::vector<std::string> missing;
+  for (const std::string& text : wanted) {
+    if (found.at(text) == 0) missing.push_back(text);
+  }
+  if (!missing.empty()) {
+    std::vector<BulkCell> cells;
+    cells.reserve(missing.size() * 2);
+    for (size_t i = 0; i < missing.size(); ++i) {
+      cells.push_back({TextHash(missing[i]), BulkCell::Kind::kInt});
+      cells.push_back({static_cast<int64_t>(i), BulkCell::Kind::kText});
+    }
+    if (sql.AppendRows(BulkRows{NameInsert(), cells, missing}) > 0) added_in_file_ = true;
+    look_up();
+  }
+  for (size_t i = 0; i < texts.size(); ++i) {
+    if (ids[i] != 0) continue;
+    ids[i] = found.at(texts[i]);
+    if (ids[i] == 0) throw SqlError("a text could not be stored in " + table_ + ": not found after its insert");
+    if (ids_.size() >= kMaxCachedTexts) ids_.clear();
+    ids_.emplace(texts[i], ids[i]);
+  }
+}
+
 int64_t InternedTexts::Ids(SqlConnection& sql, std::span<const LongText> texts, std::span<int64_t> ids) {
   if (key_ != Key::kUniqueHash) throw SqlError("InternedTexts::Ids on " + table_ + ": its texts are interned by Id");
   if (texts.empty()) return 0;
@@ -119,22 +196,15 @@ int64_t InternedTexts::Ids(SqlConnection& sql, std::span<const LongText> texts, 
   if (inserted > 0) added_in_file_ = true;
   // ... then read the ids back by hash: an IN list whose length is the next power of two (so a few statements
   // serve every batch), padded with the last hash.
-  size_t width = 8;
-  while (width < texts.size()) width *= 2;
-  std::unique_ptr<SqlStatement>& find = find_hashes_[width];
-  if (!find) {
-    std::string sql_text = "SELECT hash, " + id_column_ + ", " + text_column_ +
-                           ", shape_id, op_name_id, source_file_id FROM " + table_ + " WHERE hash IN (?";
-    for (size_t i = 1; i < width; ++i) sql_text += ",?";
-    find = sql.Prepare(sql_text + ")");
-  }
-  for (size_t i = 0; i < width; ++i) find->Bind(static_cast<int>(i) + 1, hashes[std::min(i, texts.size() - 1)]);
+  const size_t width = InListWidth(texts.size());
+  SqlStatement& find = FindHashes(sql, width);
+  BindHashes(find, width, hashes);
   std::unordered_map<int64_t, std::pair<int64_t, LongText>> stored;
-  while (find->Step()) {
-    stored.emplace(find->Int(0), std::pair(find->Int(1), LongText{find->Text(2), find->IntOr(3, -1), find->IntOr(4, -1),
-                                                                  find->IntOr(5, -1)}));
+  while (find.Step()) {
+    stored.emplace(find.Int(0), std::pair(find.Int(1), LongText{find.Text(2), find.IntOr(3, -1), find.IntOr(4, -1),
+                                                                find.IntOr(5, -1)}));
   }
-  find->Reset();
+  find.Reset();
   for (size_t i = 0; i < texts.size(); ++i) {
     auto it = stored.find(hashes[i]);
     if (it == stored.end() || it->second.second != texts[i]) {

@@ -51,6 +51,11 @@ class InternedTexts {
   // after its insert commits. Key kText or kHash.
   int64_t Id(SqlConnection& sql, const std::string& text);
 
+  // Key kHash: sets ids[i] to the id of texts[i] as Id would, a batch at a time: the texts not cached are
+  // looked up by hash in one query, those not stored are inserted in bulk and read back in one more (of
+  // several rows of one text, the smallest id). At most sql.bulk_batch_rows() texts a call.
+  void Ids(SqlConnection& sql, std::span<const std::string> texts, std::span<int64_t> ids);
+
   // Key kUniqueHash, the table long_texts: sets ids[i] to the id of texts[i] (its text up to its first NUL,
   // its cut parts' ids: store/facts/long_text.h), inserting the new ones, and returns how many were new. At
   // most sql.bulk_batch_rows() texts a call. Throws SqlError when a text cannot be stored (its hash is taken
@@ -66,12 +71,15 @@ class InternedTexts {
 
  private:
   int64_t Find(SqlConnection& sql, const std::string& text, int64_t hash);  // 0 when absent
+  // The statement that reads the rows of up to `width` hashes (a power of two): hash, id, text, and for
+  // long_texts the ids of the cut parts.
+  SqlStatement& FindHashes(SqlConnection& sql, size_t width);
 
   const Key key_;
   const std::string table_, id_column_, text_column_;
   std::string find_sql_, insert_sql_;
   std::unique_ptr<SqlStatement> find_, insert_;
-  // Ids(): the bulk insert, and the lookups by hash, one per IN-list length (a power of two).
+  // Ids(): the bulk insert, and the lookups by hash, one per IN-list length (a power of two, FindHashes).
   const BulkInsert* bulk_ = nullptr;
   std::unordered_map<size_t, std::unique_ptr<SqlStatement>> find_hashes_;
   std::unordered_map<std::string, int64_t> ids_;

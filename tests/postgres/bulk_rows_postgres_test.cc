@@ -169,6 +169,36 @@ TEST_F(BulkRowsOnBothBackends, WholeTextsAreInternedOnceABatch) {
   }
 }
 
+// Names are interned a batch at a time: a text repeated in the batch is stored once, a stored one is found (of
+// a text stored twice, by two writers at once, the smallest id), and a later batch finds what an earlier one
+// stored without asking the database again.
+TEST_F(BulkRowsOnBothBackends, NamesAreInternedABatchAtATime) {
+  for (SqlConnection* sql : Backends()) {
+    SCOPED_TRACE(Name(*sql));
+    sql->Exec("INSERT INTO names(hash, text) VALUES (" + std::to_string(store::TextHash("twice")) + ", 'twice'), (" +
+              std::to_string(store::TextHash("twice")) + ", 'twice')");
+    const std::string first_twice = testing::Rows(*sql, "SELECT MIN(name_id) FROM names WHERE text = 'twice'");
+    store::InternedTexts names("names", "name_id", "text", store::InternedTexts::Key::kHash);
+    const std::vector<std::string> batch = {"jit(f)/add", "twice", "jit(f)/mul", "jit(f)/add"};
+    std::vector<int64_t> ids(batch.size());
+    names.Ids(*sql, batch, ids);
+    EXPECT_EQ(ids[0], ids[3]);
+    EXPECT_NE(ids[0], ids[2]);
+    EXPECT_EQ(std::to_string(ids[1]) + "\n", first_twice);
+    EXPECT_EQ(testing::Rows(*sql, "SELECT COUNT(*) FROM names"), "4\n");  // twice (2), add, mul
+    for (size_t i = 0; i < batch.size(); ++i) {
+      EXPECT_EQ(testing::Rows(*sql, "SELECT text FROM names WHERE name_id = " + std::to_string(ids[i])), batch[i] + "\n");
+      EXPECT_EQ(names.Id(*sql, batch[i]), ids[i]);  // the same ids one at a time
+    }
+    // A second writer's object finds them stored.
+    store::InternedTexts other("names", "name_id", "text", store::InternedTexts::Key::kHash);
+    std::vector<int64_t> again(batch.size());
+    other.Ids(*sql, batch, again);
+    EXPECT_EQ(again, ids);
+    EXPECT_EQ(testing::Rows(*sql, "SELECT COUNT(*) FROM names"), "4\n");
+  }
+}
+
 // A text stored without its shape, op_name and source path (store/facts/long_text.h) reads back whole through
 // long_text_details and instruction_details on both backends; the same printed text stored whole is another
 // row; a cut part whose row is gone makes the text NULL, not another text.

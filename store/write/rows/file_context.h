@@ -66,6 +66,10 @@ struct FileContext {
   int64_t ShapeId(const std::string& text) { return interned_->shapes.Id(*interned_->connection, text); }
   int64_t SourceFileId(const std::string& path) { return interned_->source_files.Id(*interned_->connection, path); }
   int64_t NameId(const std::string& name) { return interned_->names.Id(*interned_->connection, name); }
+  // The ids of names, a batch at a time (InternedTexts::Ids).
+  void NameIds(std::span<const std::string> names, std::span<int64_t> ids) {
+    interned_->names.Ids(*interned_->connection, names, ids);
+  }
   // The ids of whole instruction texts, a batch at a time (InternedTexts::Ids); returns how many were new.
   int64_t LongTextIds(std::span<const LongText> texts, std::span<int64_t> ids) {
     return interned_->long_texts.Ids(*interned_->connection, texts, ids);

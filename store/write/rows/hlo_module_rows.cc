@@ -37,7 +37,27 @@ HloModuleRows::HloModuleRows(FileContext* file) : file_(file), instructions_(&kI
 void HloModuleRows::Flush() {
   FileContext& f = *file_;
   if (pending_.empty()) return;
-  // The batch's whole texts are interned together (one insert, one lookup), then its rows written.
+  // The batch's op_names are interned together, then its texts cut and interned together (one insert, one
+  // lookup each), then its rows written.
+  std::vector<std::string> op_names;
+  for (const PendingInstruction& p : pending_) {
+    if (!p.op_name.empty()) op_names.push_back(p.op_name);
+  }
+  std::vector<int64_t> op_name_ids(op_names.size());
+  f.NameIds(op_names, op_name_ids);
+  size_t next_op_name = 0;
+  for (PendingInstruction& p : pending_) {
+    if (!p.op_name.empty()) p.row.op_name_id = op_name_ids[next_op_name++];
+    if (p.text.empty()) continue;
+    auto part = [&p](const ingest::InstructionRecord::TextSpan& at, const std::optional<int64_t>& id) {
+      if (at.at == ingest::InstructionRecord::TextSpan::kNotPrinted || !id) return InternedPart{};
+      return InternedPart{at.at, at.size, *id, std::string_view(p.text).substr(at.at, at.size)};
+    };
+    const InternedPart shape = part(p.shape_at, p.row.shape_id), op_name = part(p.op_name_at, p.row.op_name_id),
+                       source_file = part(p.source_file_at, p.row.source_file_id);
+    p.text_index = static_cast<int64_t>(texts_.size());
+    texts_.push_back(CutInternedParts(std::move(p.text), shape, op_name, source_file));
+  }
   std::vector<int64_t> text_ids(texts_.size());
   f.rows += f.LongTextIds(texts_, text_ids);
   NoteReplacedTexts(text_ids);
@@ -57,7 +77,7 @@ void HloModuleRows::Flush() {
     b.OptText(in.custom_call_target);
     b.Opt(in.is_root);
     b.Opt(in.sequence_index);
-    if (p.text < 0) b.Null(); else b.Int(text_ids[static_cast<size_t>(p.text)]);
+    if (p.text_index < 0) b.Null(); else b.Int(text_ids[static_cast<size_t>(p.text_index)]);
     b.Int(f.file_id);
   }
   f.rows += b.Flush(f.sql());
@@ -78,8 +98,8 @@ void HloModuleRows::NoteReplacedTexts(const std::vector<int64_t>& text_ids) {
     stored.Reset();
   }
   for (const PendingInstruction& p : pending_) {
-    if (p.text < 0) continue;  // a row without a text keeps the one it has (COALESCE)
-    const int64_t text_id = text_ids[static_cast<size_t>(p.text)];
+    if (p.text_index < 0) continue;  // a row without a text keeps the one it has (COALESCE)
+    const int64_t text_id = text_ids[static_cast<size_t>(p.text_index)];
     auto [it, first] = stored_texts_.try_emplace(TextHash(p.name), text_id);
     if (!first && it->second != text_id) {
       f.LongTextReplaced(it->second);
@@ -99,29 +119,30 @@ void HloModuleRows::Add(ingest::InstructionRecord&& r) {
     if (from_module_text) in.is_root = r.is_root;
     if (!r.computation.empty()) in.computation_id = f.NameId(r.computation);
     Merge(in.opcode, NonEmpty(std::move(r.opcode)));
-    // The parts of the text that the interned tables hold (an empty field has none).
-    InternedPart shape, op_name, source_file;
+    // Where the text prints the parts the interned tables hold: kept where the printed bytes are the field.
+    auto printed_as = [&r](const ingest::InstructionRecord::TextSpan& at, const std::string& field) {
+      const bool exact = at.at != ingest::InstructionRecord::TextSpan::kNotPrinted && at.at <= r.text.size() &&
+                         r.text.compare(at.at, at.size, field) == 0 && at.size == field.size();
+      return exact ? at : ingest::InstructionRecord::TextSpan{};
+    };
     if (!r.shape.empty()) {
       in.shape_id = f.ShapeId(r.shape);
-      shape = {r.shape_in_text.at, r.shape_in_text.size, *in.shape_id, r.shape};
+      p.shape_at = printed_as(r.shape_in_text, r.shape);
     }
     Merge(in.op_type, NonEmpty(std::move(r.op_type)));
     if (!r.op_name.empty()) {
-      in.op_name_id = f.NameId(r.op_name);
-      op_name = {r.op_name_in_text.at, r.op_name_in_text.size, *in.op_name_id, r.op_name};
+      p.op_name_at = printed_as(r.op_name_in_text, r.op_name);
+      p.op_name = std::move(r.op_name);
     }
     if (!r.source_file.empty()) {
       in.source_file_id = f.SourceFileId(r.source_file);
-      source_file = {r.source_file_in_text.at, r.source_file_in_text.size, *in.source_file_id, r.source_file};
+      p.source_file_at = printed_as(r.source_file_in_text, r.source_file);
     }
     Merge(in.source_line, NonNegative(r.source_line));
     Merge(in.fusion_kind, NonEmpty(std::move(r.fusion_kind)));
     Merge(in.custom_call_target, NonEmpty(std::move(r.custom_call_target)));
     Merge(in.sequence_index, NonNegative(r.sequence_index));
-    if (!r.text.empty()) {
-      p.text = static_cast<int64_t>(texts_.size());
-      texts_.push_back(CutInternedParts(std::move(r.text), shape, op_name, source_file));
-    }
+    p.text = std::move(r.text);
     if (pending_.size() >= f.sql().bulk_batch_rows()) Flush();
   });
 }

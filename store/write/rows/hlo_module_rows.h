@@ -51,10 +51,16 @@ class HloModuleRows {
     std::optional<int64_t> computation_id, shape_id, op_name_id, source_file_id, source_line, sequence_index;
     std::optional<bool> is_root;
   };
+  // An instruction held for the batch. Its op_name is interned with the batch's others (one lookup, one bulk
+  // insert: a big program's op_names are nearly all new), then its text cut (store/facts/long_text.h).
   struct PendingInstruction {
     std::string name;
     InstructionRow row;
-    int64_t text = -1;  // its whole text's index in texts_, or -1
+    std::string op_name;  // "" when none
+    std::string text;     // the printed text, "" when none
+    // Where `text` prints its interned parts (checked against their texts; kNotPrinted otherwise).
+    ingest::InstructionRecord::TextSpan shape_at, op_name_at, source_file_at;
+    int64_t text_index = -1;  // its text's index in texts_ at Flush, or -1
   };
 
   // Records the whole texts the batch about to be written replaces (FileContext::LongTextReplaced).
