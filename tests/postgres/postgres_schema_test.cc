@@ -142,6 +142,30 @@ TEST_F(PostgresSchemaVersions, AVersion6StoreIsRekeyedOnceByWritersOpeningItAtOn
             store::ModuleIdentityKey("jit_b", "after_optimizations", "", "host0"));
 }
 
+// A version-8 store (long_texts without the columns of cut parts, and no long_text_details) gets them, and its
+// whole texts read as they were through instruction_details.
+TEST_F(PostgresSchemaVersions, AVersion8StoreGetsTheColumnsOfCutTextsAndKeepsItsTexts) {
+  Exec("DROP VIEW long_text_details CASCADE");  // and instruction_details, which reads it
+  Exec("ALTER TABLE long_texts DROP COLUMN shape_id, DROP COLUMN op_name_id, DROP COLUMN source_file_id");
+  Exec("INSERT INTO runs(run_id, name, run_time_us, run_time_source, created_at_us, updated_at_us) "
+       "VALUES (1, 'r', 1, 'flag', 1, 1)");
+  Exec("INSERT INTO modules(module_id, run_id, xla_module_id, name, stage, backend) "
+       "VALUES (1, 1, 1, 'jit_a', 'after_optimizations', 'gpu')");
+  Exec("INSERT INTO dump_files(file_id, run_id, path, kind, verdict, size_bytes, content_hash, ingested_at_us) "
+       "VALUES (1, 1, 'f.txt', 'hlo_module', 'ingested', 1, 'h', 1)");
+  const std::string text = "%add = f32[8]{0} add(%x, %y), metadata={op_name=\"jit(a)/add\"}";
+  Exec("INSERT INTO long_texts(text_id, hash, text) VALUES (1, 7, '" + text + "')");
+  Exec("INSERT INTO instructions(module_id, name, text_id, file_id) VALUES (1, 'add', 1, 1)");
+  PretendVersion(8);
+  auto db = store::Database::Open(pg_.uri());
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  EXPECT_EQ(pg_.Value("SELECT xladb_schema_version()"), std::to_string(store::kSchemaVersion));
+  EXPECT_EQ(pg_.Value("SELECT COUNT(*) FROM long_texts WHERE shape_id IS NULL AND op_name_id IS NULL AND "
+                      "source_file_id IS NULL"),
+            "1");
+  EXPECT_EQ(pg_.Value("SELECT text FROM instruction_details WHERE name = 'add'"), text);
+}
+
 TEST_F(PostgresSchemaVersions, ASchemaChangedWithinAVersionIsReapplied) {
   Exec("DROP INDEX modules_by_key");
   Exec("DROP VIEW retrace_groups CASCADE");
