@@ -120,13 +120,15 @@ SqlStatement& InternedTexts::FindHashes(SqlConnection& sql, size_t width) {
 
 void InternedTexts::Ids(SqlConnection& sql, std::span<const std::string> texts, std::span<int64_t> ids) {
   if (key_ != Key::kHash) throw SqlError("InternedTexts::Ids(texts) on " + table_ + ": not interned by hash");
-  // The texts the cache does not know, each once.
+  // The texts the cache does not know, each once, as they are stored: up to their first NUL, on both backends
+  // (PostgreSQL's text holds none), as Ids does for long texts.
+  auto stored_as = [](const std::string& text) { return std::string_view(text).substr(0, text.find('\0')); };
   std::unordered_map<std::string_view, int64_t> found;
   std::vector<std::string> wanted;
   for (size_t i = 0; i < texts.size(); ++i) {
     auto cached = ids_.find(texts[i]);
     ids[i] = cached == ids_.end() ? 0 : cached->second;
-    if (ids[i] == 0 && found.emplace(texts[i], 0).second) wanted.push_back(texts[i]);
+    if (ids[i] == 0 && found.emplace(stored_as(texts[i]), 0).second) wanted.emplace_back(stored_as(texts[i]));
   }
   if (wanted.empty()) return;
   std::vector<int64_t> hashes(wanted.size());
@@ -159,7 +161,7 @@ void InternedTexts::Ids(SqlConnection& sql, std::span<const std::string> texts, 
   }
   for (size_t i = 0; i < texts.size(); ++i) {
     if (ids[i] != 0) continue;
-    ids[i] = found.at(texts[i]);
+    ids[i] = found.at(stored_as(texts[i]));
     if (ids[i] == 0) throw SqlError("a text could not be stored in " + table_ + ": not found after its insert");
     if (ids_.size() >= kMaxCachedTexts) ids_.clear();
     ids_.emplace(texts[i], ids[i]);

@@ -51,8 +51,8 @@ class InternedTexts {
   // after its insert commits. Key kText or kHash.
   int64_t Id(SqlConnection& sql, const std::string& text);
 
-  // Key kHash: sets ids[i] to the id of texts[i] as Id would, a batch at a time: the texts not cached are
-  // looked up by hash in one query, those not stored are inserted in bulk and read back in one more (of
+  // Key kHash: sets ids[i] to the id of texts[i] (up to its first NUL), a batch at a time: the texts not cached
+  // are looked up by hash in one query, those not stored are inserted in bulk and read back in one more (of
   // several rows of one text, the smallest id). At most sql.bulk_batch_rows() texts a call.
   void Ids(SqlConnection& sql, std::span<const std::string> texts, std::span<int64_t> ids);
 

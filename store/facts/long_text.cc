@@ -36,8 +36,9 @@ LongText CutInternedParts(std::string printed, const InternedPart& shape, const 
   size_t copied = 0;  // printed[0, copied) is in `text`
   for (const Cut& c : cuts) {
     const InternedPart& p = *c.part;
-    const bool exact = p.id >= 0 && p.at != InternedPart::npos && p.at >= copied && p.size > 0 &&
-                       p.size <= printed.size() - p.at && std::string_view(printed).substr(p.at, p.size) == p.value &&
+    const bool exact = p.id >= 0 && p.at != InternedPart::npos && p.at >= copied && p.at <= printed.size() &&
+                       p.size > 0 && p.size <= printed.size() - p.at &&
+                       std::string_view(printed).substr(p.at, p.size) == p.value &&
                        !HasReservedByte(p.value);
     if (!exact) continue;
     text.append(printed, copied, p.at - copied);
@@ -77,7 +78,7 @@ int64_t LongTextHash(const LongText& t) {
   std::string bytes = t.text;
   bytes += '\0';
   for (const int64_t id : {t.shape_id, t.op_name_id, t.source_file_id}) {
-    bytes.append(reinterpret_cast<const char*>(&id), sizeof id);
+    for (int shift = 0; shift < 64; shift += 8) bytes += static_cast<char>(static_cast<uint64_t>(id) >> shift);  // LE
   }
   return static_cast<int64_t>(XXH3_64bits(bytes.data(), bytes.size()));
 }

@@ -54,7 +54,8 @@ std::string SpelledOut(const LongText& t, std::string_view shape, std::string_vi
                        std::string_view source_file);
 
 // long_texts.hash of the row: XXH3-64 of the text for a whole text (as before version 9), else of the stored
-// text, a NUL and the three ids, so a text with cut parts never takes the hash of a whole text.
+// text, a NUL and the three ids (64-bit little-endian), so a text with cut parts never takes the hash of a
+// whole text (which holds no NUL).
 int64_t LongTextHash(const LongText& t);
 
 }  // namespace xladb::store

@@ -179,23 +179,27 @@ TEST_F(BulkRowsOnBothBackends, NamesAreInternedABatchAtATime) {
               std::to_string(store::TextHash("twice")) + ", 'twice')");
     const std::string first_twice = testing::Rows(*sql, "SELECT MIN(name_id) FROM names WHERE text = 'twice'");
     store::InternedTexts names("names", "name_id", "text", store::InternedTexts::Key::kHash);
-    const std::vector<std::string> batch = {"jit(f)/add", "twice", "jit(f)/mul", "jit(f)/add"};
+    // An op_name with a NUL (C-escaped \000 in the dump) is stored up to it, on both backends.
+    const std::vector<std::string> batch = {"jit(f)/add", "twice", "jit(f)/mul", "jit(f)/add",
+                                            std::string("jit(f)/nul\0tail", 15)};
     std::vector<int64_t> ids(batch.size());
     names.Ids(*sql, batch, ids);
     EXPECT_EQ(ids[0], ids[3]);
     EXPECT_NE(ids[0], ids[2]);
     EXPECT_EQ(std::to_string(ids[1]) + "\n", first_twice);
-    EXPECT_EQ(testing::Rows(*sql, "SELECT COUNT(*) FROM names"), "4\n");  // twice (2), add, mul
-    for (size_t i = 0; i < batch.size(); ++i) {
+    EXPECT_EQ(testing::Rows(*sql, "SELECT COUNT(*) FROM names"), "5\n");  // twice (2), add, mul, nul
+    store::InternedTexts one_at_a_time("names", "name_id", "text", store::InternedTexts::Key::kHash);
+    for (size_t i = 0; i < 4; ++i) {
       EXPECT_EQ(testing::Rows(*sql, "SELECT text FROM names WHERE name_id = " + std::to_string(ids[i])), batch[i] + "\n");
-      EXPECT_EQ(names.Id(*sql, batch[i]), ids[i]);  // the same ids one at a time
+      EXPECT_EQ(one_at_a_time.Id(*sql, batch[i]), ids[i]);  // what Id finds, from the table
     }
+    EXPECT_EQ(testing::Rows(*sql, "SELECT text FROM names WHERE name_id = " + std::to_string(ids[4])), "jit(f)/nul\n");
     // A second writer's object finds them stored.
     store::InternedTexts other("names", "name_id", "text", store::InternedTexts::Key::kHash);
     std::vector<int64_t> again(batch.size());
     other.Ids(*sql, batch, again);
     EXPECT_EQ(again, ids);
-    EXPECT_EQ(testing::Rows(*sql, "SELECT COUNT(*) FROM names"), "4\n");
+    EXPECT_EQ(testing::Rows(*sql, "SELECT COUNT(*) FROM names"), "5\n");
   }
 }
 

@@ -156,6 +156,14 @@ TEST_F(PostgresSchemaVersions, AVersion8StoreGetsTheColumnsOfCutTextsAndKeepsIts
   const std::string text = "%add = f32[8]{0} add(%x, %y), metadata={op_name=\"jit(a)/add\"}";
   Exec("INSERT INTO long_texts(text_id, hash, text) VALUES (1, 7, '" + text + "')");
   Exec("INSERT INTO instructions(module_id, name, text_id, file_id) VALUES (1, 'add', 1, 1)");
+  // Version 8's instruction_details, which the migration replaces in place (CREATE OR REPLACE VIEW).
+  Exec("CREATE VIEW instruction_details AS SELECT i.module_id, i.name, cn.text AS computation, i.opcode, "
+       "sh.text AS shape, i.op_type, opn.text AS op_name, sf.path AS source_file, i.source_line, i.fusion_kind, "
+       "i.custom_call_target, i.is_root, i.sequence_index, t.text AS text, i.file_id FROM instructions i "
+       "LEFT JOIN names cn ON cn.name_id = i.computation_id LEFT JOIN shapes sh ON sh.shape_id = i.shape_id "
+       "LEFT JOIN names opn ON opn.name_id = i.op_name_id "
+       "LEFT JOIN source_files sf ON sf.source_file_id = i.source_file_id "
+       "LEFT JOIN long_texts t ON t.text_id = i.text_id");
   PretendVersion(8);
   auto db = store::Database::Open(pg_.uri());
   ASSERT_TRUE(db.ok()) << db.status().ToString();

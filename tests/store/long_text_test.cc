@@ -57,6 +57,13 @@ TEST(LongText, APartIsCutOnlyWherePuttingItBackIsExact) {
   EXPECT_EQ(t.shape_id, 4);
   EXPECT_EQ(t.op_name_id, -1);
   EXPECT_EQ(t.source_file_id, -1);
+  t = CutInternedParts(kPrinted, {}, {}, {kPrinted.size() + 5, 9, 6, kPath});  // past the end
+  EXPECT_EQ(t, LongText{kPrinted});
+  t = CutInternedParts(kPrinted, Part(kPrinted, kShape, 4), {kPrinted.find(kShape) + 2, 3, 5, kShape.substr(2, 3)},
+                       {kPrinted.size() - 2, 9, 6, kPath});
+  EXPECT_EQ(t.shape_id, 4);
+  EXPECT_EQ(t.op_name_id, -1);
+  EXPECT_EQ(t.source_file_id, -1);
   EXPECT_EQ(SpelledOut(t, kShape, "", ""), kPrinted);
 }
 

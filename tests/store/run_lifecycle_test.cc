@@ -138,12 +138,12 @@ TEST_F(RunLifecycleTest, ReplacingAFileLeavesNoTextBehind) {
   EXPECT_EQ(TableCounts(*db).at("long_texts"), TableCounts(*fresh).at("long_texts"));
 }
 
-// The same on the two real runs of the corpus (whole run folders), when the corpus is here.
-// A text two runs share keeps the op_name cut out of it (store/facts/long_text.h) when a run is deleted, even
-// where no instruction left refers to that name any more (here an instruction of the run that stays was given
-// another op_name by hand, as a later file could).
+// A text two runs share keeps the shape, op_name and source path cut out of it (store/facts/long_text.h) when a
+// run is deleted, even where no instruction left refers to them any more (here the instruction of the run that
+// stays was given another shape, op_name and source by hand, as a later file could).
 TEST_F(RunLifecycleTest, DeletingARunKeepsThePartsOfTheTextsThatStay) {
-  const std::string add = "%add.3 = f32[256]{0} add(f32[256]{0} %a, f32[256]{0} %a), metadata={op_name=\"jit(step)/add\" "
+  // add.3's shape (with its tiling) is its own: no other instruction refers to it.
+  const std::string add = "%add.3 = f32[256]{0:T(256)} add(f32[256]{0} %a, f32[256]{0} %a), metadata={op_name=\"jit(step)/add\" "
                           "source_file=\"/src/model.py\" source_line=7}";
   for (const char* run : {"a", "b"}) {
     WriteFile(tmp_ / (std::string("texts/") + run + "/module_0001.jit_step.after_optimizations.txt"),
@@ -154,14 +154,18 @@ TEST_F(RunLifecycleTest, DeletingARunKeepsThePartsOfTheTextsThatStay) {
   Ingest(*db, tmp_ / "texts/a", "a");
   Ingest(*db, tmp_ / "texts/b", "b");
   SQLite::Database& sql = SqliteOf(*db);
-  sql.exec("INSERT INTO names(hash, text) VALUES (0, 'renamed')");
-  sql.exec("UPDATE instructions SET op_name_id = (SELECT name_id FROM names WHERE text = 'renamed') WHERE name = "
-           "'add.3' AND module_id IN (SELECT module_id FROM modules WHERE run_id = (SELECT run_id FROM runs WHERE "
-           "name = 'a'))");
+  sql.exec("INSERT INTO names(hash, text) VALUES (0, 'renamed'); INSERT INTO shapes(text) VALUES ('f32[1]{0}'); "
+           "INSERT INTO source_files(path) VALUES ('/src/other.py')");
+  sql.exec("UPDATE instructions SET op_name_id = (SELECT name_id FROM names WHERE text = 'renamed'), "
+           "shape_id = (SELECT shape_id FROM shapes WHERE text = 'f32[1]{0}'), "
+           "source_file_id = (SELECT source_file_id FROM source_files WHERE path = '/src/other.py') "
+           "WHERE name = 'add.3' AND module_id IN (SELECT module_id FROM modules WHERE run_id = "
+           "(SELECT run_id FROM runs WHERE name = 'a'))");
   ASSERT_TRUE(store::DeleteRun(*db, "b").ok());
   EXPECT_EQ(sql.execAndGet("SELECT text FROM instruction_details WHERE name = 'add.3'").getString(), add);
 }
 
+// The same on the two real runs of the corpus (whole run folders), when the corpus is here.
 TEST_F(RunLifecycleTest, DeletingACorpusRunLeavesWhatTheOtherRunAloneLeaves) {
   const std::string runs = testing::CorpusDir() + "/runs";
   if (!std::filesystem::is_directory(runs + "/21_lorrax_scan_C")) {

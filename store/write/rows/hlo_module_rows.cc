@@ -49,12 +49,14 @@ void HloModuleRows::Flush() {
   for (PendingInstruction& p : pending_) {
     if (!p.op_name.empty()) p.row.op_name_id = op_name_ids[next_op_name++];
     if (p.text.empty()) continue;
-    auto part = [&p](const ingest::InstructionRecord::TextSpan& at, const std::optional<int64_t>& id) {
+    auto part = [](const ingest::InstructionRecord::TextSpan& at, const std::optional<int64_t>& id,
+                   const std::string& field) {
       if (at.at == ingest::InstructionRecord::TextSpan::kNotPrinted || !id) return InternedPart{};
-      return InternedPart{at.at, at.size, *id, std::string_view(p.text).substr(at.at, at.size)};
+      return InternedPart{at.at, at.size, *id, field};
     };
-    const InternedPart shape = part(p.shape_at, p.row.shape_id), op_name = part(p.op_name_at, p.row.op_name_id),
-                       source_file = part(p.source_file_at, p.row.source_file_id);
+    const InternedPart shape = part(p.shape_at, p.row.shape_id, p.shape),
+                       op_name = part(p.op_name_at, p.row.op_name_id, p.op_name),
+                       source_file = part(p.source_file_at, p.row.source_file_id, p.source_file);
     p.text_index = static_cast<int64_t>(texts_.size());
     texts_.push_back(CutInternedParts(std::move(p.text), shape, op_name, source_file));
   }
@@ -128,6 +130,7 @@ void HloModuleRows::Add(ingest::InstructionRecord&& r) {
     if (!r.shape.empty()) {
       in.shape_id = f.ShapeId(r.shape);
       p.shape_at = printed_as(r.shape_in_text, r.shape);
+      p.shape = std::move(r.shape);
     }
     Merge(in.op_type, NonEmpty(std::move(r.op_type)));
     if (!r.op_name.empty()) {
@@ -137,6 +140,7 @@ void HloModuleRows::Add(ingest::InstructionRecord&& r) {
     if (!r.source_file.empty()) {
       in.source_file_id = f.SourceFileId(r.source_file);
       p.source_file_at = printed_as(r.source_file_in_text, r.source_file);
+      p.source_file = std::move(r.source_file);
     }
     Merge(in.source_line, NonNegative(r.source_line));
     Merge(in.fusion_kind, NonEmpty(std::move(r.fusion_kind)));

@@ -56,9 +56,9 @@ class HloModuleRows {
   struct PendingInstruction {
     std::string name;
     InstructionRow row;
-    std::string op_name;  // "" when none
-    std::string text;     // the printed text, "" when none
-    // Where `text` prints its interned parts (checked against their texts; kNotPrinted otherwise).
+    std::string shape, op_name, source_file;  // the interned fields ("" when none)
+    std::string text;                         // the printed text, "" when none
+    // Where `text` prints the fields byte for byte (checked when held; kNotPrinted otherwise).
     ingest::InstructionRecord::TextSpan shape_at, op_name_at, source_file_at;
     int64_t text_index = -1;  // its text's index in texts_ at Flush, or -1
   };
