@@ -15,20 +15,20 @@ namespace {
 // rolled back after its texts were committed) stays, so the store is as if the run had never been ingested.
 constexpr const char* kInternedOfRun[] = {
     "CREATE TEMP TABLE run_texts AS SELECT DISTINCT text_id FROM instructions WHERE text_id IS NOT NULL AND "
-    "module_id IN (SELECT module_id FROM modules WHERE run_id IN (SELECT run_id FROM doomed_runs))",
+    "module_id IN (SELECT module_id FROM doomed_modules)",
     "CREATE TEMP TABLE run_shapes AS SELECT shape_id FROM buffer_values WHERE shape_id IS NOT NULL AND module_id IN "
-    "(SELECT module_id FROM modules WHERE run_id IN (SELECT run_id FROM doomed_runs)) UNION SELECT shape_id "
-    "FROM instructions WHERE shape_id IS NOT NULL AND module_id IN "
-    "(SELECT module_id FROM modules WHERE run_id IN (SELECT run_id FROM doomed_runs)) UNION SELECT shape_id "
-    "FROM long_texts WHERE shape_id IS NOT NULL AND text_id IN (SELECT text_id FROM run_texts)",
-    "CREATE TEMP TABLE run_sources AS SELECT source_file_id FROM instructions WHERE source_file_id IS NOT "
-    "NULL AND module_id IN (SELECT module_id FROM modules WHERE run_id IN (SELECT run_id FROM doomed_runs)) "
+    "(SELECT module_id FROM doomed_modules) "
+    "UNION SELECT shape_id FROM instructions WHERE shape_id IS NOT NULL AND module_id IN "
+    "(SELECT module_id FROM doomed_modules) "
+    "UNION SELECT shape_id FROM long_texts WHERE shape_id IS NOT NULL AND text_id IN (SELECT text_id FROM run_texts)",
+    "CREATE TEMP TABLE run_sources AS SELECT source_file_id FROM instructions WHERE source_file_id IS NOT NULL AND "
+    "module_id IN (SELECT module_id FROM doomed_modules) "
     "UNION SELECT source_file_id FROM long_texts WHERE source_file_id IS NOT NULL AND text_id IN "
     "(SELECT text_id FROM run_texts)",
     "CREATE TEMP TABLE run_names AS SELECT computation_id AS name_id FROM instructions WHERE computation_id IS NOT "
-    "NULL AND module_id IN (SELECT module_id FROM modules WHERE run_id IN (SELECT run_id FROM doomed_runs)) "
+    "NULL AND module_id IN (SELECT module_id FROM doomed_modules) "
     "UNION SELECT op_name_id FROM instructions WHERE op_name_id IS NOT NULL AND module_id IN "
-    "(SELECT module_id FROM modules WHERE run_id IN (SELECT run_id FROM doomed_runs)) "
+    "(SELECT module_id FROM doomed_modules) "
     "UNION SELECT op_name_id FROM long_texts WHERE op_name_id IS NOT NULL AND text_id IN "
     "(SELECT text_id FROM run_texts)"};
 
@@ -49,7 +49,8 @@ constexpr const char* kUnusedInterned[] = {
     " SELECT op_name_id FROM instructions WHERE op_name_id IS NOT NULL UNION "
     " SELECT op_name_id FROM long_texts WHERE op_name_id IS NOT NULL)"};
 
-// Fills the temporary table doomed_runs, the runs whose rows go; collects the interned rows they refer to.
+// Fills the temporary tables doomed_runs and doomed_modules, the runs whose rows go and their modules;
+// collects the interned rows they refer to.
 void BeginRemoval(SqlConnection& sql, const std::vector<int64_t>& run_ids) {
   sql.Exec("CREATE TEMP TABLE doomed_runs(run_id BIGINT PRIMARY KEY)");
   auto add = sql.Prepare("INSERT INTO doomed_runs(run_id) VALUES (?)");
@@ -57,6 +58,8 @@ void BeginRemoval(SqlConnection& sql, const std::vector<int64_t>& run_ids) {
     add->Bind(1, id);
     add->Execute();
   }
+  sql.Exec("CREATE TEMP TABLE doomed_modules AS SELECT module_id FROM modules WHERE run_id IN "
+           "(SELECT run_id FROM doomed_runs)");
   for (const char* q : kInternedOfRun) sql.Exec(q);
 }
 
@@ -64,7 +67,8 @@ void BeginRemoval(SqlConnection& sql, const std::vector<int64_t>& run_ids) {
 int64_t EndRemoval(SqlConnection& sql) {
   int64_t rows = 0;
   for (const char* q : kUnusedInterned) rows += sql.Prepare(q)->Execute();
-  for (const char* table : {"doomed_runs", "run_shapes", "run_sources", "run_texts", "run_names"}) {
+  for (const char* table :
+       {"doomed_runs", "doomed_modules", "run_shapes", "run_sources", "run_texts", "run_names"}) {
     sql.Exec(std::string("DROP TABLE ") + table);
   }
   return rows;
@@ -155,8 +159,8 @@ StatusOr<PrunedDetail> PruneDetail(Database& db, const PruneOptions& options) {
       pruned.bytes_before = StoreBytes(sql);
       BeginRemoval(sql, runs);
       for (const char* table : kModuleDetailTables) {
-        pruned.rows += sql.Prepare(std::string("DELETE FROM ") + table + " WHERE module_id IN (SELECT module_id "
-                                   "FROM modules WHERE run_id IN (SELECT run_id FROM doomed_runs))")->Execute();
+        pruned.rows += sql.Prepare(std::string("DELETE FROM ") + table +
+                                   " WHERE module_id IN (SELECT module_id FROM doomed_modules)")->Execute();
       }
       pruned.rows += EndRemoval(sql);
       auto mark = sql.Prepare("UPDATE runs SET detail_pruned_at_us = ? WHERE run_id = ?");
