@@ -24,6 +24,10 @@
 
 namespace xladb::store {
 
+// What a backend keeps of a text: up to its first NUL. PostgreSQL's text holds none (COPY and bound
+// parameters end there); the interned texts are cut the same way on SQLite, so both backends store one text.
+inline std::string_view StoredText(std::string_view text) { return text.substr(0, text.find('\0')); }
+
 class BulkInsert {
  public:
   // `columns`: "c1, c2, …, cN"; `conflict`: what follows the VALUES (an ON CONFLICT clause, or "").

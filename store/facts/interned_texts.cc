@@ -120,15 +120,13 @@ SqlStatement& InternedTexts::FindHashes(SqlConnection& sql, size_t width) {
 
 void InternedTexts::Ids(SqlConnection& sql, std::span<const std::string> texts, std::span<int64_t> ids) {
   if (key_ != Key::kHash) throw SqlError("InternedTexts::Ids(texts) on " + table_ + ": not interned by hash");
-  // The texts the cache does not know, each once, as they are stored: up to their first NUL, on both backends
-  // (PostgreSQL's text holds none), as Ids does for long texts.
-  auto stored_as = [](const std::string& text) { return std::string_view(text).substr(0, text.find('\0')); };
+  // The texts the cache does not know, each once, as they are stored (StoredText, as long texts are).
   std::unordered_map<std::string_view, int64_t> found;
   std::vector<std::string> wanted;
   for (size_t i = 0; i < texts.size(); ++i) {
     auto cached = ids_.find(texts[i]);
     ids[i] = cached == ids_.end() ? 0 : cached->second;
-    if (ids[i] == 0 && found.emplace(stored_as(texts[i]), 0).second) wanted.emplace_back(stored_as(texts[i]));
+    if (ids[i] == 0 && found.emplace(StoredText(texts[i]), 0).second) wanted.emplace_back(StoredText(texts[i]));
   }
   if (wanted.empty()) return;
   std::vector<int64_t> hashes(wanted.size());
@@ -145,54 +143,47 @@ void InternedTexts::Ids(SqlConnection& sql, std::span<const std::string> texts, 
     find.Reset();
   };
   look_up();
-  std::vector<std::string> missing;
-  for (const std::string& text : wanted) {
-    if (found.at(text) == 0) missing.push_back(text);
+  // The texts not stored (rows: hash, index into `wanted`).
+  std::vector<BulkCell> missing;
+  for (size_t i = 0; i < wanted.size(); ++i) {
+    if (found.at(wanted[i]) != 0) continue;
+    missing.push_back({hashes[i], BulkCell::Kind::kInt});
+    missing.push_back({static_cast<int64_t>(i), BulkCell::Kind::kText});
   }
   if (!missing.empty()) {
-    std::vector<BulkCell> cells;
-    cells.reserve(missing.size() * 2);
-    for (size_t i = 0; i < missing.size(); ++i) {
-      cells.push_back({TextHash(missing[i]), BulkCell::Kind::kInt});
-      cells.push_back({static_cast<int64_t>(i), BulkCell::Kind::kText});
-    }
-    if (sql.AppendRows(BulkRows{NameInsert(), cells, missing}) > 0) added_in_file_ = true;
+    if (sql.AppendRows(BulkRows{NameInsert(), missing, wanted}) > 0) added_in_file_ = true;
     look_up();
   }
   for (size_t i = 0; i < texts.size(); ++i) {
     if (ids[i] != 0) continue;
-    ids[i] = found.at(stored_as(texts[i]));
+    ids[i] = found.at(StoredText(texts[i]));
     if (ids[i] == 0) throw SqlError("a text could not be stored in " + table_ + ": not found after its insert");
     if (ids_.size() >= kMaxCachedTexts) ids_.clear();
     ids_.emplace(texts[i], ids[i]);
   }
 }
 
-int64_t InternedTexts::Ids(SqlConnection& sql, std::span<const LongText> texts, std::span<int64_t> ids) {
+int64_t InternedTexts::Ids(SqlConnection& sql, std::vector<LongText> texts, std::span<int64_t> ids) {
   if (key_ != Key::kUniqueHash) throw SqlError("InternedTexts::Ids on " + table_ + ": its texts are interned by Id");
   if (texts.empty()) return 0;
   if (bulk_ == nullptr) bulk_ = &LongTextInsert();
-  // A text is stored up to its first NUL, on both backends (PostgreSQL's text holds none). A text with cut
-  // parts has none (store/facts/long_text.h).
-  std::vector<LongText> cut;
-  if (std::any_of(texts.begin(), texts.end(), [](const LongText& t) { return t.text.find('\0') != std::string::npos; })) {
-    for (const LongText& t : texts) cut.push_back(LongText{t.text.substr(0, t.text.find('\0')), t.shape_id, t.op_name_id, t.source_file_id});
-    texts = cut;
-  }
-  // Insert every row (one that is stored already, or twice in the batch, is left alone) ...
+  // Insert every row (one that is stored already, or twice in the batch, is left alone) ... Each text goes to
+  // the insert as it is stored (StoredText; a text with cut parts has no NUL: store/facts/long_text.h), moved.
   std::vector<std::string> stored_texts;
   stored_texts.reserve(texts.size());
   std::vector<BulkCell> cells;
   cells.reserve(texts.size() * 5);
   std::vector<int64_t> hashes(texts.size());
   for (size_t i = 0; i < texts.size(); ++i) {
-    hashes[i] = LongTextHash(texts[i]);
+    LongText& t = texts[i];
+    t.text.resize(StoredText(t.text).size());
+    hashes[i] = LongTextHash(t);
     cells.push_back({hashes[i], BulkCell::Kind::kInt});
     cells.push_back({static_cast<int64_t>(i), BulkCell::Kind::kText});
-    cells.push_back(IdCell(texts[i].shape_id));
-    cells.push_back(IdCell(texts[i].op_name_id));
-    cells.push_back(IdCell(texts[i].source_file_id));
-    stored_texts.push_back(texts[i].text);
+    cells.push_back(IdCell(t.shape_id));
+    cells.push_back(IdCell(t.op_name_id));
+    cells.push_back(IdCell(t.source_file_id));
+    stored_texts.push_back(std::move(t.text));
   }
   const int64_t inserted = sql.AppendRows(BulkRows{*bulk_, cells, stored_texts});
   if (inserted > 0) added_in_file_ = true;
@@ -208,6 +199,7 @@ int64_t InternedTexts::Ids(SqlConnection& sql, std::span<const LongText> texts, 
   }
   find.Reset();
   for (size_t i = 0; i < texts.size(); ++i) {
+    texts[i].text = std::move(stored_texts[i]);  // back, to compare with the row read
     auto it = stored.find(hashes[i]);
     if (it == stored.end() || it->second.second != texts[i]) {
       throw SqlError("a text could not be stored in " + table_ + ": its hash " + std::to_string(hashes[i]) +

@@ -58,9 +58,10 @@ class InternedTexts {
 
   // Key kUniqueHash, the table long_texts: sets ids[i] to the id of texts[i] (its text up to its first NUL,
   // its cut parts' ids: store/facts/long_text.h), inserting the new ones, and returns how many were new. At
-  // most sql.bulk_batch_rows() texts a call. Throws SqlError when a text cannot be stored (its hash is taken
-  // by another text).
-  int64_t Ids(SqlConnection& sql, std::span<const LongText> texts, std::span<int64_t> ids);
+  // most sql.bulk_batch_rows() texts a call; the batch is taken by value, so a caller done with it moves it
+  // (its texts are then not copied). Throws SqlError when a text cannot be stored (its hash is taken by
+  // another text).
+  int64_t Ids(SqlConnection& sql, std::vector<LongText> texts, std::span<int64_t> ids);
 
   // Where the enclosing file (savepoint) and group (transaction) end: a commit keeps the cache, a rollback
   // of anything that added a text forgets it.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <memory>
 
 namespace xladb::store {
 namespace {
@@ -75,12 +76,22 @@ std::string SpelledOut(const LongText& t, std::string_view shape, std::string_vi
 
 int64_t LongTextHash(const LongText& t) {
   if (!t.has_parts()) return static_cast<int64_t>(XXH3_64bits(t.text.data(), t.text.size()));
-  std::string bytes = t.text;
-  bytes += '\0';
+  // The text, a NUL and the ids, hashed as they come (the same hash as of the bytes one after the other).
+  struct FreeState {
+    void operator()(XXH3_state_t* state) const { XXH3_freeState(state); }
+  };
+  thread_local const std::unique_ptr<XXH3_state_t, FreeState> state(XXH3_createState());
+  XXH3_64bits_reset(state.get());
+  XXH3_64bits_update(state.get(), t.text.data(), t.text.size());
+  unsigned char tail[1 + 3 * 8] = {0};  // the NUL, then each id in 64-bit little-endian
+  size_t at = 1;
   for (const int64_t id : {t.shape_id, t.op_name_id, t.source_file_id}) {
-    for (int shift = 0; shift < 64; shift += 8) bytes += static_cast<char>(static_cast<uint64_t>(id) >> shift);  // LE
+    for (int shift = 0; shift < 64; shift += 8) {
+      tail[at++] = static_cast<unsigned char>(static_cast<uint64_t>(id) >> shift);
+    }
   }
-  return static_cast<int64_t>(XXH3_64bits(bytes.data(), bytes.size()));
+  XXH3_64bits_update(state.get(), tail, sizeof tail);
+  return static_cast<int64_t>(XXH3_64bits_digest(state.get()));
 }
 
 }  // namespace xladb::store

@@ -21,9 +21,6 @@ namespace {
 constexpr Oid kTextOid = 25;
 constexpr Oid kFloat8Oid = 701;
 
-// What PostgreSQL stores of `text`: up to its first NUL (COPY and bound parameters both end there).
-std::string_view StoredText(std::string_view text) { return text.substr(0, text.find('\0')); }
-
 // Throws what PostgreSQL said about the failed `result`, which it frees.
 [[noreturn]] void ThrowAndClear(PGconn* conn, PGresult* result) {
   PostgresError error = ErrorOf(conn, result);

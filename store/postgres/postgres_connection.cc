@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <utility>
 
+#include "store/backend/bulk_insert.h"
+
 namespace xladb::store {
 namespace {
 
@@ -193,7 +195,7 @@ void CopyRows::Int(int64_t value) {
 
 void CopyRows::Text(std::string_view text) {
   Separate();
-  text = text.substr(0, text.find('\0'));
+  text = StoredText(text);
   size_t run = 0;
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];

@@ -27,6 +27,10 @@ TEST(LongText, EveryPartPrintedAsInternedIsCutAndPutBack) {
   EXPECT_EQ(t.source_file_id, 6);
   EXPECT_EQ(SpelledOut(t, kShape, kOpName, kPath), kPrinted);
   EXPECT_NE(LongTextHash(t), TextHash(t.text));
+  // As stored: XXH3-64 of the text, a NUL and the three ids in 64-bit little-endian.
+  std::string bytes = t.text + '\0';
+  for (int64_t id : {4, 5, 6}) bytes += std::string(1, static_cast<char>(id)) + std::string(7, '\0');
+  EXPECT_EQ(LongTextHash(t), TextHash(bytes));
   EXPECT_NE(LongTextHash(t), LongTextHash(LongText{t.text, 4, 5, 7}));  // the ids are part of the hash
   EXPECT_EQ(LongTextHash(LongText{kPrinted}), TextHash(kPrinted));      // a whole text hashes as before
 }

@@ -71,8 +71,8 @@ struct FileContext {
     interned_->names.Ids(*interned_->connection, names, ids);
   }
   // The ids of whole instruction texts, a batch at a time (InternedTexts::Ids); returns how many were new.
-  int64_t LongTextIds(std::span<const LongText> texts, std::span<int64_t> ids) {
-    return interned_->long_texts.Ids(*interned_->connection, texts, ids);
+  int64_t LongTextIds(std::vector<LongText> texts, std::span<int64_t> ids) {
+    return interned_->long_texts.Ids(*interned_->connection, std::move(texts), ids);
   }
   // A merge replaced an instruction's whole text `text_id` (InternedTextCaches::TextReplaced).
   void LongTextReplaced(int64_t text_id) { interned_->TextReplaced(text_id); }

@@ -45,15 +45,15 @@ void HloModuleRows::Flush() {
   }
   std::vector<int64_t> op_name_ids(op_names.size());
   f.NameIds(op_names, op_name_ids);
+  // A field the text prints, as CutInternedParts takes it (it cuts only where the printed bytes are the field).
+  auto part = [](const ingest::InstructionRecord::TextSpan& at, const std::optional<int64_t>& id,
+                 const std::string& field) {
+    return id ? InternedPart{at.at, at.size, *id, field} : InternedPart{};
+  };
   size_t next_op_name = 0;
   for (PendingInstruction& p : pending_) {
     if (!p.op_name.empty()) p.row.op_name_id = op_name_ids[next_op_name++];
     if (p.text.empty()) continue;
-    auto part = [](const ingest::InstructionRecord::TextSpan& at, const std::optional<int64_t>& id,
-                   const std::string& field) {
-      if (at.at == ingest::InstructionRecord::TextSpan::kNotPrinted || !id) return InternedPart{};
-      return InternedPart{at.at, at.size, *id, field};
-    };
     const InternedPart shape = part(p.shape_at, p.row.shape_id, p.shape),
                        op_name = part(p.op_name_at, p.row.op_name_id, p.op_name),
                        source_file = part(p.source_file_at, p.row.source_file_id, p.source_file);
@@ -61,7 +61,8 @@ void HloModuleRows::Flush() {
     texts_.push_back(CutInternedParts(std::move(p.text), shape, op_name, source_file));
   }
   std::vector<int64_t> text_ids(texts_.size());
-  f.rows += f.LongTextIds(texts_, text_ids);
+  f.rows += f.LongTextIds(std::move(texts_), text_ids);
+  texts_.clear();  // moved from: empty again for the next batch
   NoteReplacedTexts(text_ids);
   BulkBatch& b = instructions_;
   for (const PendingInstruction& p : pending_) {
@@ -84,7 +85,6 @@ void HloModuleRows::Flush() {
   }
   f.rows += b.Flush(f.sql());
   pending_.clear();
-  texts_.clear();
 }
 
 void HloModuleRows::NoteReplacedTexts(const std::vector<int64_t>& text_ids) {
@@ -121,27 +121,16 @@ void HloModuleRows::Add(ingest::InstructionRecord&& r) {
     if (from_module_text) in.is_root = r.is_root;
     if (!r.computation.empty()) in.computation_id = f.NameId(r.computation);
     Merge(in.opcode, NonEmpty(std::move(r.opcode)));
-    // Where the text prints the parts the interned tables hold: kept where the printed bytes are the field.
-    auto printed_as = [&r](const ingest::InstructionRecord::TextSpan& at, const std::string& field) {
-      const bool exact = at.at != ingest::InstructionRecord::TextSpan::kNotPrinted && at.at <= r.text.size() &&
-                         r.text.compare(at.at, at.size, field) == 0 && at.size == field.size();
-      return exact ? at : ingest::InstructionRecord::TextSpan{};
-    };
-    if (!r.shape.empty()) {
-      in.shape_id = f.ShapeId(r.shape);
-      p.shape_at = printed_as(r.shape_in_text, r.shape);
-      p.shape = std::move(r.shape);
-    }
+    if (!r.shape.empty()) in.shape_id = f.ShapeId(r.shape);
     Merge(in.op_type, NonEmpty(std::move(r.op_type)));
-    if (!r.op_name.empty()) {
-      p.op_name_at = printed_as(r.op_name_in_text, r.op_name);
-      p.op_name = std::move(r.op_name);
-    }
-    if (!r.source_file.empty()) {
-      in.source_file_id = f.SourceFileId(r.source_file);
-      p.source_file_at = printed_as(r.source_file_in_text, r.source_file);
-      p.source_file = std::move(r.source_file);
-    }
+    if (!r.source_file.empty()) in.source_file_id = f.SourceFileId(r.source_file);
+    // The fields the text prints, kept with where it prints them until the batch's text is cut (Flush).
+    p.shape = std::move(r.shape);
+    p.op_name = std::move(r.op_name);
+    p.source_file = std::move(r.source_file);
+    p.shape_at = r.shape_in_text;
+    p.op_name_at = r.op_name_in_text;
+    p.source_file_at = r.source_file_in_text;
     Merge(in.source_line, NonNegative(r.source_line));
     Merge(in.fusion_kind, NonEmpty(std::move(r.fusion_kind)));
     Merge(in.custom_call_target, NonEmpty(std::move(r.custom_call_target)));

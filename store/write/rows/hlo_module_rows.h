@@ -58,7 +58,7 @@ class HloModuleRows {
     InstructionRow row;
     std::string shape, op_name, source_file;  // the interned fields ("" when none)
     std::string text;                         // the printed text, "" when none
-    // Where `text` prints the fields byte for byte (checked when held; kNotPrinted otherwise).
+    // Where `text` prints the fields, as the parser says (CutInternedParts checks the bytes).
     ingest::InstructionRecord::TextSpan shape_at, op_name_at, source_file_at;
     int64_t text_index = -1;  // its text's index in texts_ at Flush, or -1
   };
