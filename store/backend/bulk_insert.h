@@ -5,9 +5,8 @@
 //   INSERT INTO <table>(<columns>) VALUES (…) <conflict clause>
 //
 // SQLite runs that statement for kBatchRows rows at a time (its cost per statement is paid once per batch);
-// PostgreSQL streams the rows with COPY into a temporary staging table and moves them with one
-// INSERT … SELECT … <conflict clause> (store/postgres/postgres_backend.cc), one round trip per batch instead of one
-// per row.
+// PostgreSQL sends the batch as one array a column to one prepared INSERT … SELECT * FROM unnest(…) <conflict
+// clause> (store/postgres/postgres_backend.cc), one round trip per batch instead of one per row.
 //
 // Contract: a BulkInsert has static storage (backends key their prepared statements and staging tables by its
 // address). Its first `key_columns` columns are the conflict key: a batch may hold a key more than once
@@ -21,6 +20,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace xladb::store {
 
@@ -36,12 +36,14 @@ class BulkInsert {
   const std::string& table() const { return table_; }
   const std::string& column_list() const { return column_list_; }
   const std::string& conflict() const { return conflict_; }
-  int columns() const { return columns_; }
+  // The names in column_list(), in its order.
+  const std::vector<std::string>& column_names() const { return column_names_; }
+  int columns() const { return static_cast<int>(column_names_.size()); }
   int key_columns() const { return key_columns_; }
 
  private:
   std::string table_, column_list_, conflict_;
-  int columns_;
+  std::vector<std::string> column_names_;
   int key_columns_;
 };
 

@@ -22,6 +22,7 @@
 #include <concepts>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -97,12 +98,21 @@ class SqlConnection {
   [[nodiscard]] virtual std::unique_ptr<SqlStatement> Prepare(std::string_view sql) = 0;
   // Runs one or more statements without results.
   virtual void Exec(std::string_view sql) = 0;
+  // Runs one statement (no `;` between two) whose success is not awaited, as SqlStatement::ExecuteLater: SQLite
+  // runs it now; PostgreSQL may only send it, and its error is then thrown by the next call that waits.
+  virtual void ExecLater(std::string_view sql) { Exec(sql); }
   // Starts a transaction that will write: SQLite takes the write lock now (BEGIN IMMEDIATE), so a writer
   // never fails half-way on a lock; PostgreSQL takes row locks as it goes (BEGIN).
   virtual void BeginWrite() = 0;
   // Writes `rows` as their BulkInsert says (store/backend/bulk_insert.h); returns the rows the database changed
   // (inserted or updated).
   virtual int64_t AppendRows(const BulkRows& rows) = 0;
+  // Runs `statements` (each bound, none stepped yet, all from this connection's Prepare) together where the
+  // engine gains from it: PostgreSQL sends them behind whatever waits in one pipeline and waits once, so N
+  // reads cost one round trip; SQLite runs each at its first Step as usual. Their rows are then read with
+  // Step. The caller reads them before it writes anything they read (on SQLite they run when stepped).
+  // Throws SqlError with the first error among them (or among the statements that waited before them).
+  virtual void RunTogether(std::span<SqlStatement* const> statements) { (void)statements; }
   // How many rows a caller gathers before AppendRows: a few dozen on SQLite, whose statements run in-process,
   // thousands on PostgreSQL, where each append is a round trip to the server.
   virtual size_t bulk_batch_rows() const = 0;
@@ -163,15 +173,17 @@ class WriteTransaction {
 // RELEASE) at destruction unless Release() or RollBack() ended it first, so work that throws half-way leaves
 // none of its statements behind while the transaction around it goes on.
 // Contract
-//   * The constructor, Release() and RollBack() throw SqlError like any statement; a Release() that throws
-//     leaves the savepoint open, so its destruction still rolls it back. The destructor never throws (a
+//   * Release() and RollBack() throw SqlError like any statement; a Release() that throws leaves the
+//     savepoint open, so its destruction still rolls it back. The constructor's SAVEPOINT is sent with
+//     ExecLater: on PostgreSQL its error, if any, is thrown by the next statement that waits (at the latest
+//     Release()), and nothing the savepoint was to guard is counted as done before that. The destructor never throws (a
 //     rollback that fails there is the transaction's to report, at its COMMIT or ROLLBACK).
 //   * Movable, not copyable: a savepoint may outlive the call that opened it (a file's rows, BeginFile to
 //     CommitFile). A moved-from savepoint is ended. `name` is SQL text, never a caller's value.
 class Savepoint {
  public:
   Savepoint(SqlConnection& connection, std::string name) : connection_(&connection), name_(std::move(name)) {
-    connection_->Exec("SAVEPOINT " + name_);
+    connection_->ExecLater("SAVEPOINT " + name_);
   }
   ~Savepoint() {
     if (connection_ == nullptr) return;

@@ -132,6 +132,13 @@ std::string HexU64(uint64_t v) {
   return buf;
 }
 
+// Binds a cached read of one module for its next run.
+SqlStatement& ForModule(const std::unique_ptr<SqlStatement>& q, int64_t module_id) {
+  SqlStatement& st = Fresh(q);
+  st.Bind(1, module_id);
+  return st;
+}
+
 // A module's row and what the `names` statement counts with it.
 struct ModuleRow {
   std::string name, stage, folder, hlo_signature, sharding;
@@ -139,9 +146,7 @@ struct ModuleRow {
   int64_t allocations = 0, live_ranges = 0;
 };
 
-std::optional<ModuleRow> ReadModuleRow(DerivedModuleFacts::Statements& st, int64_t module_id) {
-  SqlStatement& names = Fresh(st.names);
-  names.Bind(1, module_id);
+std::optional<ModuleRow> ReadModuleRow(SqlStatement& names) {
   if (!names.Step()) return std::nullopt;
   ModuleRow row;
   row.name = names.Text(0);
@@ -156,9 +161,7 @@ std::optional<ModuleRow> ReadModuleRow(DerivedModuleFacts::Statements& st, int64
   return row;
 }
 
-std::string EntrySignature(DerivedModuleFacts::Statements& st, int64_t module_id, const ModuleRow& row) {
-  SqlStatement& params = Fresh(st.params);
-  params.Bind(1, module_id);
+std::string EntrySignature(SqlStatement& params, const ModuleRow& row) {
   // Per parameter number, its distinct shapes in shape-index order.
   std::vector<std::pair<int64_t, std::vector<std::string>>> by_number;
   while (params.Step()) {
@@ -187,6 +190,23 @@ std::string EntrySignature(DerivedModuleFacts::Statements& st, int64_t module_id
   return sig;
 }
 
+// Sends the module's identity facts (not awaited), from its row and the signature its allocations give.
+void WriteIdentity(DerivedModuleFacts::Statements& st, int64_t module_id, const ModuleRow& row,
+                   std::string signature) {
+  SqlStatement& identity = Fresh(st.identity);
+  // A buffer assignment that prints no parameter or output shape (the 2019-2020 format) gives '?' for it.
+  const bool partial = signature.find('?') != std::string::npos;
+  std::optional<bool> confirmed;  // NULL: nothing to compare
+  if (!signature.empty() && !row.hlo_signature.empty() && !partial) {
+    confirmed = CompactSignature(signature) == CompactSignature(row.hlo_signature);
+  }
+  // No buffer assignment, or one with shapes missing: the HLO text's, when there is one.
+  if (signature.empty() || (partial && !row.hlo_signature.empty())) signature = row.hlo_signature;
+  BindRow(identity, signature, ModuleIdentityKey(row.name, row.stage, signature, row.folder, row.sharding),
+          confirmed, row.sharding, module_id);
+  identity.ExecuteLater();
+}
+
 // The padded live peak, over all colors and per color.
 struct LivePeaks {
   bool any = false;  // the module has live ranges
@@ -194,9 +214,7 @@ struct LivePeaks {
   std::map<int64_t, LivePeak> by_color;
 };
 
-LivePeaks ComputeLivePeaks(DerivedModuleFacts::Statements& st, int64_t module_id, int64_t live_ranges) {
-  SqlStatement& q = Fresh(st.live);
-  q.Bind(1, module_id);
+LivePeaks ComputeLivePeaks(SqlStatement& q, int64_t live_ranges) {
   LivePeaks peaks;
   std::vector<SliceUse> uses;
   uses.reserve(static_cast<size_t>(live_ranges));  // no regrowth (a 1 GiB file has 1.3 M)
@@ -238,8 +256,7 @@ DerivedModuleFacts::~DerivedModuleFacts() = default;
 void DerivedModuleFacts::UpdateAfterFile(int64_t run_id, int64_t module_id, bool module_is_new,
                                          const FileFacts& facts) {
   if (module_id == 0) return;
-  if (!st_) st_ = std::make_unique<Statements>(sql_);
-  Statements& st = *st_;
+  Statements& st = statements();
   if (facts.counters_changed) {
     SqlStatement& clear = Fresh(st.clear_spills);
     clear.Bind(1, module_id);
@@ -277,59 +294,61 @@ void DerivedModuleFacts::UpdateAfterFile(int64_t run_id, int64_t module_id, bool
   }
 }
 
-std::string DerivedModuleFacts::UpdateIdentity(int64_t module_id) {
-  int64_t live_ranges = 0;
-  return UpdateIdentity(module_id, &live_ranges);
+DerivedModuleFacts::Statements& DerivedModuleFacts::statements() {
+  if (!st_) st_ = std::make_unique<Statements>(sql_);
+  return *st_;
 }
 
-std::string DerivedModuleFacts::UpdateIdentity(int64_t module_id, int64_t* live_ranges) {
-  if (!st_) st_ = std::make_unique<Statements>(sql_);
-  Statements& st = *st_;
-  const std::optional<ModuleRow> row = ReadModuleRow(st, module_id);
-  if (!row) return {};
-  *live_ranges = row->live_ranges;
-  const std::string& stage = row->stage;
-  const std::string& hlo_signature = row->hlo_signature;
-  const std::string& sharding = row->sharding;
-  std::string signature = EntrySignature(st, module_id, *row);
-  SqlStatement& identity = Fresh(st.identity);
-  // A buffer assignment that prints no parameter or output shape (the 2019-2020 format) gives '?' for it.
-  const bool partial = signature.find('?') != std::string::npos;
-  std::optional<bool> confirmed;  // NULL: nothing to compare
-  if (!signature.empty() && !hlo_signature.empty() && !partial) {
-    confirmed = CompactSignature(signature) == CompactSignature(hlo_signature);
+std::string DerivedModuleFacts::UpdateIdentity(int64_t module_id) {
+  Statements& st = statements();
+  SqlStatement* reads[] = {&ForModule(st.names, module_id), &ForModule(st.params, module_id)};
+  sql_.RunTogether(reads);
+  const std::optional<ModuleRow> row = ReadModuleRow(*reads[0]);
+  if (!row) {
+    reads[1]->Reset();
+    return {};
   }
-  // No buffer assignment, or one with shapes missing: the HLO text's, when there is one.
-  if (signature.empty() || (partial && !hlo_signature.empty())) signature = hlo_signature;
-  BindRow(identity, signature, ModuleIdentityKey(row->name, stage, signature, row->folder, sharding), confirmed,
-          sharding, module_id);
-  identity.ExecuteLater();
-  return stage;
+  WriteIdentity(st, module_id, *row, EntrySignature(*reads[1], *row));
+  return row->stage;
 }
 
 std::string DerivedModuleFacts::Update(int64_t module_id) {
-  int64_t live_ranges = 0;
-  std::string stage = UpdateIdentity(module_id, &live_ranges);
-  Statements& st = *st_;
-  const LivePeaks peaks = ComputeLivePeaks(st, module_id, live_ranges);
+  Statements& st = statements();
+  SqlStatement& names = ForModule(st.names, module_id);
+  SqlStatement& params = ForModule(st.params, module_id);
+  SqlStatement& live = ForModule(st.live, module_id);
+  SqlStatement& spaces = ForModule(st.spaces, module_id);
+  SqlStatement* reads[] = {&names, &params, &live, &spaces};
+  sql_.RunTogether(reads);
+  // Every read first, then the writes: none of the writes changes what a read reads.
+  const std::optional<ModuleRow> row = ReadModuleRow(names);
+  if (!row) {
+    for (SqlStatement* read : reads) read->Reset();
+    return {};
+  }
+  std::string signature = EntrySignature(params, *row);
+  const LivePeaks peaks = ComputeLivePeaks(live, row->live_ranges);
+  struct Space {
+    int64_t color, allocations, bytes;
+  };
+  std::vector<Space> by_color;
+  while (spaces.Step()) by_color.push_back({spaces.Int(0), spaces.Int(1), spaces.Int(2)});
+
+  WriteIdentity(st, module_id, *row, std::move(signature));
   SqlStatement& summary = Fresh(st.summary);
   BindRow(summary, OnlyIf(peaks.any, peaks.all.bytes), OnlyIf(peaks.any, peaks.all.time), module_id);
   summary.ExecuteLater();
-
   SqlStatement& clear = Fresh(st.clear_spaces);
   clear.Bind(1, module_id);
   clear.ExecuteLater();
-  SqlStatement& spaces = Fresh(st.spaces);
-  spaces.Bind(1, module_id);
-  while (spaces.Step()) {
-    const int64_t color = spaces.Int(0);
+  for (const Space& space : by_color) {
     SqlStatement& insert = Fresh(st.insert_space);
-    const auto peak = peaks.by_color.find(color);
-    BindRow(insert, module_id, color, spaces.Int(1), spaces.Int(2),
+    const auto peak = peaks.by_color.find(space.color);
+    BindRow(insert, module_id, space.color, space.allocations, space.bytes,
             OnlyIf(peak != peaks.by_color.end(), peak == peaks.by_color.end() ? 0 : peak->second.bytes));
     insert.ExecuteLater();
   }
-  return stage;
+  return row->stage;
 }
 
 void UpdateDerivedFactsOfAllModules(SqlConnection& sql) {

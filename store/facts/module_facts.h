@@ -73,7 +73,8 @@ class DerivedModuleFacts {
   // when the file created the module.
   void UpdateAfterFile(int64_t run_id, int64_t module_id, bool module_is_new, const FileFacts& facts);
   // Recomputes the identity and padded-memory facts of one module from its rows (a module may span several
-  // files). Returns the module's stage ("" when there is no such module).
+  // files). Returns the module's stage ("" when there is no such module). Its reads run together
+  // (SqlConnection::RunTogether: one round trip on PostgreSQL), then its writes.
   std::string Update(int64_t module_id);
   // The identity facts alone (entry_signature, entry_signature_confirmed, entry_sharding, identity_key), from
   // the module's name, stage, folder and rows: what a re-key (store/schema/module_rekey.h) changes. Returns the
@@ -83,11 +84,10 @@ class DerivedModuleFacts {
   struct Statements;  // the prepared statements (module_facts.cc)
 
  private:
-  // UpdateIdentity, also telling how many live ranges the module has (read in the same statement).
-  std::string UpdateIdentity(int64_t module_id, int64_t* live_ranges);
+  Statements& statements();  // prepared on first use
 
   SqlConnection& sql_;
-  std::unique_ptr<Statements> st_;  // prepared on first use
+  std::unique_ptr<Statements> st_;
 };
 
 // Every module of the file (schema migration to version 4).

@@ -9,8 +9,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "store/backend/bulk_insert.h"
@@ -53,7 +55,10 @@ class PostgresStatement final : public SqlStatement {
     Clear();
     return n;
   }
-  void ExecuteLater() override {
+  void ExecuteLater() override { Send(false); }
+  // Sends the statement into the pipeline; with `keep_rows` its answer becomes the result Step reads once the
+  // pipeline is read (PostgresBackend::RunTogether).
+  void Send(bool keep_rows) {
     Clear();
     // As RunQuery: prepared from the second run on, and at once (outside the pipeline), so the name is kept
     // only once the server has the statement (in a pipeline an earlier error would skip the Parse unseen).
@@ -69,7 +74,7 @@ class PostgresStatement final : public SqlStatement {
                          ? PQsendQueryParams(conn_, sql_.c_str(), n, types_.data(), values.data(), nullptr, nullptr, 0)
                          : PQsendQueryPrepared(conn_, name_.c_str(), n, values.data(), nullptr, nullptr, 0);
     if (sent != 1) ThrowAndClear(conn_, nullptr);
-    pipeline_->Sent();
+    pipeline_->Sent(keep_rows ? &result_ : nullptr);
   }
   void Reset() override { Clear(); }
   void ClearBindings() override {
@@ -186,26 +191,28 @@ void PostgresPipeline::Enter() {
   active_ = true;
 }
 
-void PostgresPipeline::Sent() {
-  ++waiting_;
-  if (waiting_ >= kPipelineDepth) Sync();
+void PostgresPipeline::Sent(pg_result** result) {
+  waiting_.push_back(result);
+  if (waiting_.size() >= kPipelineDepth) Sync();
 }
 
 void PostgresPipeline::Sync() {
   if (!active_) return;
   active_ = false;
-  waiting_ = 0;
+  const std::vector<pg_result**> waiting = std::exchange(waiting_, {});
   std::optional<PostgresError> error;
   const bool synced = PQpipelineSync(conn_) == 1;
   if (!synced) error = ErrorOf(conn_, nullptr);
   // Each command's results end with a null; the sync point's result ends them all. Two nulls in a row mean
   // the connection broke (nothing more will come).
   bool after_null = false;
+  size_t command = 0;
   while (synced) {
     PGresult* r = PQgetResult(conn_);
     if (r == nullptr) {
       if (after_null) break;
       after_null = true;
+      ++command;
       continue;
     }
     after_null = false;
@@ -215,6 +222,11 @@ void PostgresPipeline::Sync() {
       break;
     }
     if (status == PGRES_FATAL_ERROR && !error) error = ErrorOf(conn_, r);
+    if ((status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK) && command < waiting.size() &&
+        waiting[command] != nullptr) {
+      *waiting[command] = r;  // the statement's to read and free
+      continue;
+    }
     PQclear(r);
   }
   if (PQexitPipelineMode(conn_) != 1 && !error) error = ErrorOf(conn_, nullptr);
@@ -276,7 +288,6 @@ std::unique_ptr<SqlStatement> PostgresBackend::Prepare(std::string_view sql) {
 }
 
 int64_t PostgresBackend::AppendRows(const BulkRows& rows) {
-  pipeline_->Sync();
   const size_t columns = static_cast<size_t>(rows.insert.columns());
   const auto keys = static_cast<size_t>(rows.insert.key_columns());
   // A row's conflict key as a hash: equal keys give equal hashes, so a repeated key always starts a new
@@ -309,66 +320,125 @@ int64_t PostgresBackend::AppendRows(const BulkRows& rows) {
   return changed;
 }
 
+namespace {
+
+// Appends `text` to a text-format array literal as one quoted element (a backslash before `"` and `\`).
+void AppendArrayText(std::string& out, std::string_view text) {
+  out += '"';
+  for (const char c : StoredText(text)) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  out += '"';
+}
+
+struct ResultDeleter {
+  void operator()(PGresult* r) const { PQclear(r); }
+};
+
+}  // namespace
+
+std::string PostgresBackend::PrepareArrayInsert(const BulkInsert& insert) {
+  pipeline_->Sync();
+  PGconn* conn = pg_->raw();
+  // The columns' types, for the arrays' casts (the table as the session's search_path finds it).
+  const char* table = insert.table().c_str();
+  std::unique_ptr<PGresult, ResultDeleter> types(PQexecParams(
+      conn,
+      "SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a "
+      "WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT a.attisdropped",
+      1, nullptr, &table, nullptr, nullptr, 0));
+  if (PQresultStatus(types.get()) != PGRES_TUPLES_OK) ThrowAndClear(conn, types.release());
+  std::unordered_map<std::string, std::string> type_of;
+  for (int row = 0; row < PQntuples(types.get()); ++row) {
+    type_of[PQgetvalue(types.get(), row, 0)] = PQgetvalue(types.get(), row, 1);
+  }
+  std::string arrays;
+  int n = 0;
+  for (const std::string& column : insert.column_names()) {
+    const auto type = type_of.find(column);
+    if (type == type_of.end()) throw SqlError("PostgreSQL: table " + insert.table() + " has no column " + column);
+    arrays += (n > 0 ? ", $" : "$") + std::to_string(n + 1) + "::" + type->second + "[]";
+    ++n;
+  }
+  const std::string sql = "INSERT INTO " + insert.table() + "(" + insert.column_list() + ") SELECT * FROM unnest(" +
+                          arrays + ") " + insert.conflict();
+  std::string name = "xladb_bulk_" + insert.table() + "_" + std::to_string(bulk_.size());
+  std::unique_ptr<PGresult, ResultDeleter> prepared(PQprepare(conn, name.c_str(), sql.c_str(), n, nullptr));
+  if (PQresultStatus(prepared.get()) != PGRES_COMMAND_OK) ThrowAndClear(conn, prepared.release());
+  return name;
+}
+
 int64_t PostgresBackend::AppendSegment(const BulkRows& rows, size_t begin, size_t end) {
   const BulkInsert& insert = rows.insert;
-  BulkStaging& staging = bulk_[&insert];
-  if (staging.sql.empty()) {
-    // One staging table per BulkInsert of this session, emptied by each move. DELETE leaves dead rows that
-    // autovacuum never visits in a temporary table, so the table is also truncated now and then (kTruncateRows).
-    staging.table = "xladb_bulk_" + insert.table() + "_" + std::to_string(bulk_.size());
-    staging.sql = "CREATE TEMPORARY TABLE IF NOT EXISTS " + staging.table + " AS SELECT " + insert.column_list() +
-                  " FROM " + insert.table() + " WITH NO DATA; COPY " + staging.table + " (" + insert.column_list() +
-                  ") FROM STDIN; WITH moved AS (DELETE FROM " + staging.table + " RETURNING " +
-                  insert.column_list() + ") INSERT INTO " + insert.table() + "(" + insert.column_list() +
-                  ") SELECT " + insert.column_list() + " FROM moved " + insert.conflict();
-  }
-  staging.rows_since_truncate += end - begin;
-  const bool truncate = staging.rows_since_truncate >= kTruncateRows;
-  if (truncate) staging.rows_since_truncate = 0;
-  const std::string sql = truncate ? staging.sql + "; TRUNCATE " + staging.table : staging.sql;
+  std::string& statement = bulk_[&insert];
+  if (statement.empty()) statement = PrepareArrayInsert(insert);
   const size_t columns = static_cast<size_t>(insert.columns());
-  CopyRows data;
+  std::vector<std::string> arrays(columns, "{");
+  char digits[24];
   for (size_t row = begin; row < end; ++row) {
     for (size_t c = 0; c < columns; ++c) {
+      std::string& out = arrays[c];
+      if (row > begin) out += ',';
       const BulkCell& cell = rows.cells[row * columns + c];
       switch (cell.kind) {
-        case BulkCell::Kind::kInt: data.Int(cell.value); break;
-        case BulkCell::Kind::kText: data.Text(rows.texts[static_cast<size_t>(cell.value)]); break;
-        case BulkCell::Kind::kNull: data.Null(); break;
+        case BulkCell::Kind::kInt:
+          out.append(digits, std::to_chars(digits, digits + sizeof digits, cell.value).ptr);
+          break;
+        case BulkCell::Kind::kText: AppendArrayText(out, rows.texts[static_cast<size_t>(cell.value)]); break;
+        case BulkCell::Kind::kNull: out += "NULL"; break;
       }
     }
-    data.EndRow();
   }
+  std::vector<const char*> values;
+  values.reserve(columns);
+  for (std::string& a : arrays) {
+    a += '}';
+    values.push_back(a.c_str());
+  }
+  // Behind the statements waiting in the pipeline, and read with them: one round trip.
   PGconn* conn = pg_->raw();
-  if (PQsendQuery(conn, sql.c_str()) != 1) ThrowAndClear(conn, nullptr);
-  // The results in order: the CREATE, the COPY's request for data (then the COPY's count), the INSERT; an
-  // error ends the query string, and every result is read until libpq's null.
-  PGresult* failed = nullptr;
-  int64_t changed = 0;
-  while (PGresult* r = PQgetResult(conn)) {
-    const ExecStatusType status = PQresultStatus(r);
-    if (status == PGRES_COPY_IN) {
-      // In messages of at most 1 MiB (one CopyData message must stay under 1 GB, and its length is an int).
-      constexpr size_t kChunk = size_t{1} << 20;
-      const std::string& bytes = data.data();
-      bool sent = true;
-      for (size_t at = 0; sent && at < bytes.size(); at += kChunk) {
-        sent = PQputCopyData(conn, bytes.data() + at, static_cast<int>(std::min(kChunk, bytes.size() - at))) == 1;
-      }
-      PQputCopyEnd(conn, sent ? nullptr : "the rows could not be sent");
-    } else if (status == PGRES_COMMAND_OK) {
-      if (std::string_view(PQcmdStatus(r)).substr(0, 7) == "INSERT ") {  // the move's count
-        const char* count = PQcmdTuples(r);
-        changed = count[0] == '\0' ? 0 : std::strtoll(count, nullptr, 10);
-      }
-    } else if (failed == nullptr) {
-      failed = r;
-      continue;
-    }
-    PQclear(r);
+  pipeline_->Enter();
+  if (PQsendQueryPrepared(conn, statement.c_str(), static_cast<int>(columns), values.data(), nullptr, nullptr, 0) !=
+      1) {
+    ThrowAndClear(conn, nullptr);
   }
-  if (failed != nullptr) ThrowAndClear(conn, failed);
-  return changed;
+  PGresult* answer = nullptr;
+  pipeline_->Sent(&answer);
+  try {
+    pipeline_->Sync();
+  } catch (...) {
+    PQclear(answer);  // null unless the error came after it
+    throw;
+  }
+  const std::unique_ptr<PGresult, ResultDeleter> freed(answer);
+  const char* count = answer == nullptr ? "" : PQcmdTuples(answer);
+  return count[0] == '\0' ? 0 : std::strtoll(count, nullptr, 10);
+}
+
+namespace {
+
+// One statement: no `;` outside its end (the text the writer gives Exec: SAVEPOINT, RELEASE, COMMIT).
+bool IsOneStatement(std::string_view sql) {
+  const size_t semicolon = sql.find(';');
+  return semicolon == std::string_view::npos || semicolon + 1 == sql.size();
+}
+
+}  // namespace
+
+void PostgresBackend::ExecLater(std::string_view sql) {
+  if (!IsOneStatement(sql)) return Exec(sql);
+  pipeline_->Enter();
+  // The extended protocol (a pipeline takes no simple query), no parameters.
+  if (PQsendQueryParams(pg_->raw(), std::string(sql).c_str(), 0, nullptr, nullptr, nullptr, nullptr, 0) != 1) {
+    ThrowAndClear(pg_->raw(), nullptr);
+  }
+  pipeline_->Sent();
+}
+
+void PostgresBackend::RunTogether(std::span<SqlStatement* const> statements) {
+  for (SqlStatement* st : statements) static_cast<PostgresStatement*>(st)->Send(true);  // this backend's own
+  pipeline_->Sync();
 }
 
 void PostgresBackend::Exec(std::string_view sql) {
@@ -376,6 +446,12 @@ void PostgresBackend::Exec(std::string_view sql) {
   // even when one of them failed.
   if (sql.rfind("ROLLBACK", 0) == 0) {
     pipeline_->SyncQuietly();
+  } else if (pipeline_->active() && IsOneStatement(sql)) {
+    // Behind the answers waiting, and read with them: if one of them failed, the server skips this one
+    // and Sync throws the first error, as it would have before this statement was sent.
+    ExecLater(sql);
+    pipeline_->Sync();
+    return;
   } else {
     pipeline_->Sync();
   }

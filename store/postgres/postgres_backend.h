@@ -5,16 +5,20 @@
 // statements are parsed and planned once): reals go as float8, text as text, integers and NULL untyped (the
 // server infers their type from where they stand), all in text format; results come back whole, in text, and the getters parse them (a boolean reads as 1 or 0).
 //
-// Bulk appends (store/backend/bulk_insert.h) send one simple query a batch: create the table's temporary staging table
-// if this session lacks it, COPY the rows into it (text format), and move them with
-// `WITH moved AS (DELETE FROM staging RETURNING …) INSERT INTO table … SELECT … FROM moved <conflict clause>`,
-// so a batch of thousands of rows is one round trip and the staging table is empty again after it. Rows whose
-// conflict key repeats within a batch go to the next COPY (one INSERT may not update a row twice).
+// Bulk appends (store/backend/bulk_insert.h) send a batch as one array a column (text format) to a statement
+// prepared once a session, `INSERT INTO table(…) SELECT * FROM unnest($1::type[], …) <conflict clause>` (the
+// types read from pg_attribute at its first use), behind the statements waiting in the pipeline: a batch of
+// thousands of rows is one round trip shared with them, parsed and planned once a session. (Until 2026-11-27
+// a batch went by COPY into a temporary staging table and an INSERT … SELECT out of it, a simple query
+// planned again each time: 0.3 ms of the server's a batch however small, and slower on big files too.)
+// Rows whose conflict key repeats within a batch go to the next append (one INSERT may not update a row twice).
 //
 // ExecuteLater sends a statement in libpq's pipeline mode without waiting for its answer (at most
 // kPipelineDepth wait at once); everything else on the connection first reads the answers waiting (Sync), so
 // the server runs statements in the order they were given, and a deferred statement's error is thrown by the
-// next call that waits.
+// next call that waits. Exec of one statement while answers wait (a file's RELEASE after its rows) joins the
+// pipeline and waits with it: one round trip, not two. ExecLater (a SAVEPOINT) only joins it; RunTogether
+// sends reads into it and keeps their rows.
 //
 // Contract: owns its PostgresConnection. Errors throw SqlError with the server's message and SQLSTATE. One
 // thread at a time.
@@ -25,6 +29,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "store/postgres/postgres_connection.h"
 #include "store/backend/sql_connection.h"
@@ -41,8 +46,9 @@ class PostgresPipeline {
   explicit PostgresPipeline(pg_conn* conn) : conn_(conn) {}
   // Before sending a statement whose answer is not awaited: enters pipeline mode.
   void Enter();
-  // After sending one statement: reads every answer once kPipelineDepth wait.
-  void Sent();
+  // After sending one statement: reads every answer once kPipelineDepth wait. Its rows go to `*result`
+  // (which must stay valid until the next Sync) when given, else they are dropped.
+  void Sent(pg_result** result = nullptr);
   // Reads every answer waiting and leaves pipeline mode; throws SqlError with the first error among them.
   void Sync();
   // As Sync, for destructors: an error is dropped.
@@ -52,7 +58,7 @@ class PostgresPipeline {
  private:
   pg_conn* conn_;
   bool active_ = false;
-  int waiting_ = 0;
+  std::vector<pg_result**> waiting_;  // per statement sent, where its rows go (nullptr: dropped)
 };
 
 class PostgresBackend final : public SqlConnection {
@@ -63,6 +69,8 @@ class PostgresBackend final : public SqlConnection {
   SqlDialect dialect() const override { return SqlDialect::kPostgresql; }
   std::unique_ptr<SqlStatement> Prepare(std::string_view sql) override;
   void Exec(std::string_view sql) override;
+  void ExecLater(std::string_view sql) override;
+  void RunTogether(std::span<SqlStatement* const> statements) override;
   void BeginWrite() override { Exec("BEGIN"); }
   int64_t AppendRows(const BulkRows& rows) override;
   size_t bulk_batch_rows() const override { return kBatchRows; }
@@ -75,17 +83,14 @@ class PostgresBackend final : public SqlConnection {
   static constexpr size_t kBatchRows = 4096;
 
  private:
-  // Copies rows [begin, end) of `rows` and moves them into the table; returns the rows changed.
+  // Writes rows [begin, end) of `rows` (no conflict key twice); returns the rows changed.
   int64_t AppendSegment(const BulkRows& rows, size_t begin, size_t end);
+  // Prepares `insert`'s statement on the server; returns its name.
+  std::string PrepareArrayInsert(const BulkInsert& insert);
 
   std::unique_ptr<PostgresConnection> pg_;
   std::unique_ptr<PostgresPipeline> pipeline_;
-  struct BulkStaging {
-    std::string table, sql;  // the staging table and the query that fills and empties it
-    size_t rows_since_truncate = 0;
-  };
-  static constexpr size_t kTruncateRows = size_t{1} << 17;
-  std::unordered_map<const BulkInsert*, BulkStaging> bulk_;
+  std::unordered_map<const BulkInsert*, std::string> bulk_;  // the prepared statement of each BulkInsert used
 };
 
 // `sql` with SQLite's placeholders as PostgreSQL's: `?N` becomes `$N`, and a bare `?` one more than the

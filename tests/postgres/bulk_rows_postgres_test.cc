@@ -1,8 +1,8 @@
 // Bulk appends (store/backend/bulk_insert.h) and the batch interning of whole texts (InternedTexts::Ids), run the same way
-// on SQLite (multi-row INSERTs) and PostgreSQL (COPY through a staging table), with the same answers: a key
-// repeated within one batch updates the earlier row as separate INSERTs would, texts with the characters
-// COPY escapes come back whole, more rows than one batch all arrive, and a hash taken by another text is an
-// error on both.
+// on SQLite (multi-row INSERTs) and PostgreSQL (one array a column to INSERT … SELECT * FROM unnest), with the
+// same answers: a key repeated within one batch updates the earlier row as separate INSERTs would, texts with
+// the characters an array literal quotes or escapes come back whole, more rows than one batch all arrive, an
+// append runs after the statements sent before it, and a hash taken by another text is an error on both.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -73,7 +73,8 @@ TEST_F(BulkRowsOnBothBackends, ARepeatedKeyUpdatesTheEarlierRowAsSeparateInserts
 
 TEST_F(BulkRowsOnBothBackends, TextsComeBackByteForByte) {
   const std::vector<std::string> texts = {"tab\there", "new\nline", "back\\slash \\N", "cr\rlf\r\n", "",
-                                          "ünïcode ✓", "ends at a NUL"};
+                                          "ünïcode ✓", "ends at a NUL", "quote\"d \\\"", "{braces}, a comma",
+                                          "NULL", "  spaces around  ", "\"", "\\"};
   for (SqlConnection* sql : Backends()) {
     SCOPED_TRACE(Name(*sql));
     Rows rows;
@@ -109,7 +110,7 @@ TEST_F(BulkRowsOnBothBackends, MoreRowsThanOneBatchAllArrive) {
   }
 }
 
-// Past 2^17 rows through one staging table PostgreSQL truncates it with the move: every batch still counts and
+// Many batches in a row (on PostgreSQL 160 Ki rows through one prepared statement): every batch counts and
 // stores its rows.
 TEST_F(BulkRowsOnBothBackends, ManyBatchesEachStoreAndCountTheirRows) {
   constexpr int64_t kBatches = 40, kRows = 4096;
@@ -124,6 +125,41 @@ TEST_F(BulkRowsOnBothBackends, ManyBatchesEachStoreAndCountTheirRows) {
     EXPECT_EQ(changed, kBatches * kRows);
     EXPECT_EQ(testing::Rows(*sql, "SELECT COUNT(*), SUM(n) FROM bulk_pairs"),
               std::to_string(kBatches * kRows) + "|" + std::to_string(kRows * kBatches * (kBatches - 1) / 2) + "\n");
+  }
+}
+
+// An append goes after the statements sent before it and not yet answered (PostgreSQL sends it behind them):
+// its rows update the row an earlier insert wrote, and an earlier statement's error is thrown by the append.
+TEST_F(BulkRowsOnBothBackends, AnAppendRunsAfterTheStatementsSentBeforeIt) {
+  for (SqlConnection* sql : Backends()) {
+    SCOPED_TRACE(Name(*sql));
+    sql->BeginWrite();
+    auto insert = sql->Prepare("INSERT INTO bulk_pairs(k1, k2, v, n) VALUES (?, 'a', ?, 5)");
+    insert->Bind(1, 1);
+    insert->Bind(2, "sent first");
+    insert->ExecuteLater();
+    Rows rows;
+    rows.Row(1, "a", "appended", std::nullopt);  // the same key: v replaced, n kept
+    rows.Row(2, "a", "new", 7);
+    EXPECT_EQ(rows.AppendTo(*sql), 2);
+    EXPECT_EQ(testing::Rows(*sql, "SELECT k1, v, n FROM bulk_pairs ORDER BY k1"), "1|appended|5\n2|new|7\n");
+    sql->Exec("SAVEPOINT file");
+    auto failing = sql->Prepare("INSERT INTO bulk_pairs(k1, k2, v) VALUES (3, NULL, 'x')");  // k2 is NOT NULL
+    bool thrown = false;
+    try {
+      failing->ExecuteLater();  // SQLite: fails here; PostgreSQL: the failure waits unread
+      Rows later;
+      later.Row(5, "c", "after the failure", 1);
+      later.AppendTo(*sql);
+    } catch (const store::SqlError& e) {
+      thrown = true;
+      const std::string message = e.what();
+      EXPECT_TRUE(message.find("null") != std::string::npos || message.find("NULL") != std::string::npos) << message;
+    }
+    EXPECT_TRUE(thrown);
+    sql->Exec("ROLLBACK TO file");
+    sql->Exec("COMMIT");
+    EXPECT_EQ(testing::Rows(*sql, "SELECT k1, v FROM bulk_pairs ORDER BY k1"), "1|appended\n2|new\n");
   }
 }
 

@@ -1,8 +1,10 @@
-// SqlStatement::ExecuteLater on both backends: statements sent without waiting still run in order (a later read
-// sees them, more than a pipeline's depth of them all arrive), and a failing one is reported no later than the
-// next call that waits for the server (SQLite: at once), after which the connection works again.
+// SqlStatement::ExecuteLater, SqlConnection::ExecLater and RunTogether on both backends: statements sent without
+// waiting still run in order (a later read sees them, more than a pipeline's depth of them all arrive), a failing
+// one is reported no later than the next call that waits for the server (SQLite: at once), after which the
+// connection works again, and reads run together give each its own rows.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 
 #include "store/postgres/postgres_backend.h"
@@ -133,6 +135,116 @@ TEST_F(ExecuteLaterOnBothBackends, ARollbackIsSentWhileAnErrorIsUnread) {
     sql->Exec("ROLLBACK TO file; RELEASE file");
     sql->Exec("COMMIT");
     EXPECT_EQ(testing::Rows(*sql, "SELECT k, v FROM later ORDER BY k"), "1|kept\n");
+  }
+}
+
+// A SAVEPOINT sent with ExecLater: the statements after it run inside it (a rollback to it keeps what came
+// before), and a failing ExecLater is thrown by the next call that waits.
+TEST_F(ExecuteLaterOnBothBackends, ExecLaterRunsInOrderAndItsErrorIsThrownByTheNextWait) {
+  for (SqlConnection* sql : Backends()) {
+    SCOPED_TRACE(Name(*sql));
+    auto insert = sql->Prepare("INSERT INTO later(k, v) VALUES (?, 'x')");
+    sql->BeginWrite();
+    insert->Bind(1, 1);
+    insert->ExecuteLater();
+    sql->ExecLater("SAVEPOINT file");
+    insert->Bind(1, 2);
+    insert->ExecuteLater();
+    sql->Exec("ROLLBACK TO file");  // the insert after the savepoint goes, the one before it stays
+    EXPECT_EQ(testing::Rows(*sql, "SELECT k FROM later ORDER BY k"), "1\n");
+    bool thrown_at_once = false;
+    try {
+      sql->ExecLater("RELEASE no_such_savepoint");
+    } catch (const store::SqlError&) {
+      thrown_at_once = true;
+    }
+    EXPECT_EQ(thrown_at_once, sql->dialect() == store::SqlDialect::kSqlite);
+    if (!thrown_at_once) {
+      try {
+        sql->Exec("RELEASE file");  // skipped by the server: the error before it is what is thrown
+        ADD_FAILURE() << "the failed RELEASE was not reported";
+      } catch (const store::SqlError& e) {
+        EXPECT_NE(std::string(e.what()).find("no_such_savepoint"), std::string::npos) << e.what();
+      }
+    }
+    sql->Exec("ROLLBACK");
+  }
+}
+
+// Reads run together behind statements still unanswered see those statements' writes, each gets its own rows
+// (none, one, many), and each runs again normally afterwards.
+TEST_F(ExecuteLaterOnBothBackends, ReadsRunTogetherEachGetTheirOwnRows) {
+  for (SqlConnection* sql : Backends()) {
+    SCOPED_TRACE(Name(*sql));
+    sql->BeginWrite();
+    auto insert = sql->Prepare("INSERT INTO later(k, v) VALUES (?, ?)");
+    for (int k = 1; k <= 3; ++k) {
+      insert->Bind(1, k);
+      insert->Bind(2, "v" + std::to_string(k));
+      insert->ExecuteLater();
+    }
+    auto count = sql->Prepare("SELECT COUNT(*) FROM later");
+    auto one = sql->Prepare("SELECT v FROM later WHERE k = ?");
+    auto none = sql->Prepare("SELECT v FROM later WHERE k > 100");
+    auto all = sql->Prepare("SELECT k FROM later ORDER BY k DESC");
+    for (int round = 0; round < 3; ++round) {  // the first run as text, the later ones prepared on the server
+      SCOPED_TRACE(round);
+      for (auto* st : {count.get(), one.get(), none.get(), all.get()}) {
+        st->Reset();
+        st->ClearBindings();
+      }
+      one->Bind(1, 2);
+      store::SqlStatement* reads[] = {count.get(), one.get(), none.get(), all.get()};
+      sql->RunTogether(reads);
+      ASSERT_TRUE(count->Step());
+      EXPECT_EQ(count->Int(0), 3);
+      ASSERT_TRUE(one->Step());
+      EXPECT_EQ(one->Text(0), "v2");
+      EXPECT_FALSE(one->Step());
+      EXPECT_FALSE(none->Step());
+      std::string keys;
+      while (all->Step()) keys += std::to_string(all->Int(0));
+      EXPECT_EQ(keys, "321");
+    }
+    sql->Exec("COMMIT");
+  }
+}
+
+// On PostgreSQL the reads run at RunTogether, all of them in one pipeline: a write made after it is not in
+// the rows read afterwards (SQLite runs them when stepped, which the contract leaves to the caller).
+TEST_F(ExecuteLaterOnBothBackends, OnPostgresqlReadsRunTogetherRunAtTheCall) {
+  SqlConnection& sql = postgres_->connection();
+  auto count = sql.Prepare("SELECT COUNT(*) FROM later");
+  auto keys = sql.Prepare("SELECT MAX(k) FROM later");
+  store::SqlStatement* reads[] = {count.get(), keys.get()};
+  sql.RunTogether(reads);
+  sql.Exec("INSERT INTO later(k, v) VALUES (7, 'after')");
+  ASSERT_TRUE(count->Step());
+  EXPECT_EQ(count->Int(0), 0);
+  ASSERT_TRUE(keys->Step());
+  EXPECT_TRUE(keys->IsNull(0));
+}
+
+// A read that fails among reads run together is thrown by RunTogether; the connection works after a rollback.
+TEST_F(ExecuteLaterOnBothBackends, AFailingReadRunTogetherIsThrown) {
+  for (SqlConnection* sql : Backends()) {
+    SCOPED_TRACE(Name(*sql));
+    sql->BeginWrite();
+    sql->Exec("INSERT INTO later(k, v) VALUES (1, 'a')");
+    sql->Exec("SAVEPOINT file");
+    auto fine = sql->Prepare("SELECT COUNT(*) FROM later");
+    auto failing = sql->Prepare("SELECT CAST(v AS BIGINT) FROM later");  // 'a' is no number on PostgreSQL
+    store::SqlStatement* reads[] = {fine.get(), failing.get()};
+    if (sql->dialect() == store::SqlDialect::kPostgresql) {
+      EXPECT_THROW(sql->RunTogether(reads), store::SqlError);
+    } else {
+      sql->RunTogether(reads);  // nothing runs yet; SQLite's CAST makes 'a' 0 anyway
+    }
+    fine->Reset();
+    failing->Reset();
+    sql->Exec("ROLLBACK TO file");
+    EXPECT_EQ(testing::Rows(*sql, "SELECT k, v FROM later"), "1|a\n");
+    sql->Exec("COMMIT");
   }
 }
 
