@@ -12,7 +12,14 @@ void BulkBatch::Text(std::string_view v) {
 
 int64_t BulkBatch::Flush(SqlConnection& sql) {
   if (cells_.empty()) return 0;
-  const int64_t changed = sql.AppendRows(BulkRows{*insert_, cells_, std::span(texts_.data(), texts_used_)});
+  const BulkRows rows{*insert_, cells_, std::span(texts_.data(), texts_used_)};
+  int64_t changed = 0;
+  if (insert_->every_row_changes()) {
+    sql.AppendRowsLater(rows);  // not awaited: every row counts
+    changed = static_cast<int64_t>(rows.rows());
+  } else {
+    changed = sql.AppendRows(rows);
+  }
   Clear();
   return changed;
 }

@@ -1,6 +1,6 @@
 // BulkBatch: rows of a table that a dump fills by the thousand (values, live ranges, the schedule,
 // instructions), gathered and written together by the connection's bulk append (store/backend/bulk_insert.h): a
-// multi-row INSERT on SQLite, COPY on PostgreSQL.
+// multi-row INSERT on SQLite, one array a column on PostgreSQL.
 //
 //   static const BulkInsert kInsert{"t", "a, b", "ON CONFLICT(a) DO UPDATE SET b = excluded.b", 1};
 //   BulkBatch b(&kInsert);
@@ -10,7 +10,9 @@
 // Contract: texts are copied in, so a row may be added from a record that is gone before the batch is
 // written. EndRow writes once the connection's bulk_batch_rows() are held; EndRow and Flush return the rows
 // the database changed, and throw SqlError on database errors (the caller's transaction then rolls the file
-// back). A batch not flushed is dropped with the object. Not thread-safe.
+// back). A BulkInsert whose every row changes one (BulkInsert::every_row_changes) is written with
+// AppendRowsLater: on PostgreSQL its error is then thrown by the next call that waits (at the latest the
+// file's RELEASE). A batch not flushed is dropped with the object. Not thread-safe.
 #ifndef XLADB_STORE_BACKEND_BULK_BATCH_H_
 #define XLADB_STORE_BACKEND_BULK_BATCH_H_
 

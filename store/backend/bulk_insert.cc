@@ -21,6 +21,8 @@ std::vector<std::string> ColumnNames(std::string_view list) {
 BulkInsert::BulkInsert(std::string_view table, std::string_view columns, std::string_view conflict,
                        int key_columns)
     : table_(table), column_list_(columns), conflict_(conflict), column_names_(ColumnNames(columns)),
-      key_columns_(key_columns) {}
+      key_columns_(key_columns),
+      every_row_changes_(conflict.empty() || (conflict.find("DO UPDATE") != std::string_view::npos &&
+                                              conflict.find(" WHERE ") == std::string_view::npos)) {}
 
 }  // namespace xladb::store

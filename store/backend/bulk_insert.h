@@ -8,7 +8,7 @@
 // PostgreSQL sends the batch as one array a column to one prepared INSERT … SELECT * FROM unnest(…) <conflict
 // clause> (store/postgres/postgres_backend.cc), one round trip per batch instead of one per row.
 //
-// Contract: a BulkInsert has static storage (backends key their prepared statements and staging tables by its
+// Contract: a BulkInsert has static storage (backends key their prepared statements by its
 // address). Its first `key_columns` columns are the conflict key: a batch may hold a key more than once
 // (later rows then update earlier ones, as separate INSERTs would), and the PostgreSQL backend splits such a
 // batch, since one INSERT may not update a row twice.
@@ -40,11 +40,15 @@ class BulkInsert {
   const std::vector<std::string>& column_names() const { return column_names_; }
   int columns() const { return static_cast<int>(column_names_.size()); }
   int key_columns() const { return key_columns_; }
+  // Every row appended inserts or updates one row: no conflict clause, or DO UPDATE without a WHERE. Such
+  // rows may go by SqlConnection::AppendRowsLater, which counts them without asking the database.
+  bool every_row_changes() const { return every_row_changes_; }
 
  private:
   std::string table_, column_list_, conflict_;
   std::vector<std::string> column_names_;
   int key_columns_;
+  bool every_row_changes_;
 };
 
 // One cell of a bulk row: an integer, a text (`value` indexes BulkRows::texts) or NULL.

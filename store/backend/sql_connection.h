@@ -107,11 +107,16 @@ class SqlConnection {
   // Writes `rows` as their BulkInsert says (store/backend/bulk_insert.h); returns the rows the database changed
   // (inserted or updated).
   virtual int64_t AppendRows(const BulkRows& rows) = 0;
+  // AppendRows for rows whose BulkInsert::every_row_changes (their count is rows.rows()), without waiting
+  // where the engine allows, as ExecuteLater: PostgreSQL sends them into its pipeline, and their error is
+  // thrown by the next call that waits; the caller meanwhile builds the next batch.
+  virtual void AppendRowsLater(const BulkRows& rows) { AppendRows(rows); }
   // Runs `statements` (each bound, none stepped yet, all from this connection's Prepare) together where the
   // engine gains from it: PostgreSQL sends them behind whatever waits in one pipeline and waits once, so N
   // reads cost one round trip; SQLite runs each at its first Step as usual. Their rows are then read with
   // Step. The caller reads them before it writes anything they read (on SQLite they run when stepped).
-  // Throws SqlError with the first error among them (or among the statements that waited before them).
+  // Throws SqlError with the first error among them (or among the statements that waited before them); some
+  // may then hold rows, so the caller resets each before its next use. The statements must be distinct.
   virtual void RunTogether(std::span<SqlStatement* const> statements) { (void)statements; }
   // How many rows a caller gathers before AppendRows: a few dozen on SQLite, whose statements run in-process,
   // thousands on PostgreSQL, where each append is a round trip to the server.

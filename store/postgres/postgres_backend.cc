@@ -37,8 +37,8 @@ class PostgresStatement final : public SqlStatement {
       : conn_(conn), pipeline_(pipeline), sql_(std::move(sql)), values_(static_cast<size_t>(parameters)),
         types_(static_cast<size_t>(parameters), 0) {}
   ~PostgresStatement() override {
+    pipeline_->SyncQuietly();  // first: a read run together may still be owed its rows
     Clear();
-    pipeline_->SyncQuietly();
     if (!name_.empty()) PQclear(PQexec(conn_, ("DEALLOCATE " + name_).c_str()));  // fails harmlessly if aborted
   }
 
@@ -197,7 +197,11 @@ void PostgresPipeline::Sent(pg_result** result) {
 }
 
 void PostgresPipeline::Sync() {
-  if (!active_) return;
+  if (!active_) {
+    if (!dropped_) return;
+    const PostgresError kept = *std::exchange(dropped_, std::nullopt);
+    throw SqlError("PostgreSQL: " + kept.message, kept.sqlstate);
+  }
   active_ = false;
   const std::vector<pg_result**> waiting = std::exchange(waiting_, {});
   std::optional<PostgresError> error;
@@ -230,12 +234,18 @@ void PostgresPipeline::Sync() {
     PQclear(r);
   }
   if (PQexitPipelineMode(conn_) != 1 && !error) error = ErrorOf(conn_, nullptr);
+  if (!error && dropped_) error = std::exchange(dropped_, std::nullopt);
   if (error) throw SqlError("PostgreSQL: " + error->message, error->sqlstate);
 }
 
 void PostgresPipeline::SyncQuietly() noexcept {
   try {
     Sync();
+  } catch (const SqlError& e) {
+    // Kept for the next Sync (a statement destroyed while its SAVEPOINT's answer was unread must not hide
+    // that it failed); a ROLLBACK drops it (Forget).
+    if (!dropped_) dropped_ = PostgresError{std::string(e.what()).substr(std::string_view("PostgreSQL: ").size()),
+                                            e.sqlstate()};
   } catch (...) {
   }
 }
@@ -287,7 +297,7 @@ std::unique_ptr<SqlStatement> PostgresBackend::Prepare(std::string_view sql) {
   return std::make_unique<PostgresStatement>(pg_->raw(), pipeline_.get(), std::move(text), parameters);
 }
 
-int64_t PostgresBackend::AppendRows(const BulkRows& rows) {
+int64_t PostgresBackend::Append(const BulkRows& rows, bool wait) {
   const size_t columns = static_cast<size_t>(rows.insert.columns());
   const auto keys = static_cast<size_t>(rows.insert.key_columns());
   // A row's conflict key as a hash: equal keys give equal hashes, so a repeated key always starts a new
@@ -311,12 +321,12 @@ int64_t PostgresBackend::AppendRows(const BulkRows& rows) {
   for (size_t row = 0; keys > 0 && row < total; ++row) {
     const size_t key = key_of(row);
     if (!seen.insert(key).second) {
-      changed += AppendSegment(rows, begin, row);
+      changed += AppendSegment(rows, begin, row, wait);
       seen = {key};
       begin = row;
     }
   }
-  if (begin < total) changed += AppendSegment(rows, begin, total);
+  if (begin < total) changed += AppendSegment(rows, begin, total, wait);
   return changed;
 }
 
@@ -345,7 +355,7 @@ std::string PostgresBackend::PrepareArrayInsert(const BulkInsert& insert) {
   const char* table = insert.table().c_str();
   std::unique_ptr<PGresult, ResultDeleter> types(PQexecParams(
       conn,
-      "SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a "
+      "SELECT a.attname, format_type(a.atttypid, NULL) FROM pg_attribute a "
       "WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT a.attisdropped",
       1, nullptr, &table, nullptr, nullptr, 0));
   if (PQresultStatus(types.get()) != PGRES_TUPLES_OK) ThrowAndClear(conn, types.release());
@@ -363,49 +373,70 @@ std::string PostgresBackend::PrepareArrayInsert(const BulkInsert& insert) {
   }
   const std::string sql = "INSERT INTO " + insert.table() + "(" + insert.column_list() + ") SELECT * FROM unnest(" +
                           arrays + ") " + insert.conflict();
-  std::string name = "xladb_bulk_" + insert.table() + "_" + std::to_string(bulk_.size());
+  static std::atomic<int64_t> next{0};  // a name never used before in the session, even after a failed prepare
+  std::string name = "xladb_bulk_" + insert.table() + "_" + std::to_string(next.fetch_add(1));
   std::unique_ptr<PGresult, ResultDeleter> prepared(PQprepare(conn, name.c_str(), sql.c_str(), n, nullptr));
   if (PQresultStatus(prepared.get()) != PGRES_COMMAND_OK) ThrowAndClear(conn, prepared.release());
   return name;
 }
 
-int64_t PostgresBackend::AppendSegment(const BulkRows& rows, size_t begin, size_t end) {
+int64_t PostgresBackend::AppendSegment(const BulkRows& rows, size_t begin, size_t end, bool wait) {
   const BulkInsert& insert = rows.insert;
   std::string& statement = bulk_[&insert];
   if (statement.empty()) statement = PrepareArrayInsert(insert);
   const size_t columns = static_cast<size_t>(insert.columns());
-  std::vector<std::string> arrays(columns, "{");
+  int64_t changed = 0;
+  std::vector<std::string> arrays(columns);
   char digits[24];
-  for (size_t row = begin; row < end; ++row) {
-    for (size_t c = 0; c < columns; ++c) {
-      std::string& out = arrays[c];
-      if (row > begin) out += ',';
-      const BulkCell& cell = rows.cells[row * columns + c];
-      switch (cell.kind) {
-        case BulkCell::Kind::kInt:
-          out.append(digits, std::to_chars(digits, digits + sizeof digits, cell.value).ptr);
-          break;
-        case BulkCell::Kind::kText: AppendArrayText(out, rows.texts[static_cast<size_t>(cell.value)]); break;
-        case BulkCell::Kind::kNull: out += "NULL"; break;
+  while (begin < end) {
+    // Rows from `begin` until the arrays hold kMaxArrayBytes (at least one row): a statement's parameters
+    // stay far below the server's 1 GB a message whatever the texts.
+    for (std::string& a : arrays) a.assign(1, '{');
+    size_t bytes = 0;
+    size_t row = begin;
+    for (; row < end && (row == begin || bytes < kMaxArrayBytes); ++row) {
+      for (size_t c = 0; c < columns; ++c) {
+        std::string& out = arrays[c];
+        const size_t before = out.size();
+        if (row > begin) out += ',';
+        const BulkCell& cell = rows.cells[row * columns + c];
+        switch (cell.kind) {
+          case BulkCell::Kind::kInt:
+            out.append(digits, std::to_chars(digits, digits + sizeof digits, cell.value).ptr);
+            break;
+          case BulkCell::Kind::kText: AppendArrayText(out, rows.texts[static_cast<size_t>(cell.value)]); break;
+          case BulkCell::Kind::kNull: out += "NULL"; break;
+        }
+        bytes += out.size() - before;
       }
     }
+    changed += SendArrays(statement, arrays, wait);
+    begin = row;
   }
+  return changed;
+}
+
+int64_t PostgresBackend::SendArrays(const std::string& statement, std::vector<std::string>& arrays, bool wait) {
   std::vector<const char*> values;
-  values.reserve(columns);
+  values.reserve(arrays.size());
   for (std::string& a : arrays) {
     a += '}';
     values.push_back(a.c_str());
   }
-  // Behind the statements waiting in the pipeline, and read with them: one round trip.
+  // Behind the statements waiting in the pipeline, and read with them: one round trip, or none of its own.
   PGconn* conn = pg_->raw();
   pipeline_->Enter();
-  if (PQsendQueryPrepared(conn, statement.c_str(), static_cast<int>(columns), values.data(), nullptr, nullptr, 0) !=
-      1) {
+  if (PQsendQueryPrepared(conn, statement.c_str(), static_cast<int>(values.size()), values.data(), nullptr,
+                          nullptr, 0) != 1) {
     ThrowAndClear(conn, nullptr);
   }
+  if (!wait) {
+    pipeline_->Sent();
+    return 0;
+  }
   PGresult* answer = nullptr;
-  pipeline_->Sent(&answer);
   try {
+    pipeline_->Sent(&answer);
     pipeline_->Sync();
   } catch (...) {
     PQclear(answer);  // null unless the error came after it
@@ -422,6 +453,14 @@ namespace {
 bool IsOneStatement(std::string_view sql) {
   const size_t semicolon = sql.find(';');
   return semicolon == std::string_view::npos || semicolon + 1 == sql.size();
+}
+
+// A statement Exec may send behind the answers waiting and read with them: one that ends or marks a part of
+// the open transaction. (A BEGIN there would take the statements before it into its transaction; some
+// statements may not run in a pipeline at all.)
+bool JoinsThePipeline(std::string_view sql) {
+  return IsOneStatement(sql) &&
+         (sql.rfind("RELEASE ", 0) == 0 || sql.rfind("SAVEPOINT ", 0) == 0 || sql == "COMMIT");
 }
 
 }  // namespace
@@ -446,7 +485,8 @@ void PostgresBackend::Exec(std::string_view sql) {
   // even when one of them failed.
   if (sql.rfind("ROLLBACK", 0) == 0) {
     pipeline_->SyncQuietly();
-  } else if (pipeline_->active() && IsOneStatement(sql)) {
+    pipeline_->Forget();
+  } else if (pipeline_->active() && JoinsThePipeline(sql)) {
     // Behind the answers waiting, and read with them: if one of them failed, the server skips this one
     // and Sync throws the first error, as it would have before this statement was sent.
     ExecLater(sql);

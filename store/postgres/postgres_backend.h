@@ -8,7 +8,8 @@
 // Bulk appends (store/backend/bulk_insert.h) send a batch as one array a column (text format) to a statement
 // prepared once a session, `INSERT INTO table(…) SELECT * FROM unnest($1::type[], …) <conflict clause>` (the
 // types read from pg_attribute at its first use), behind the statements waiting in the pipeline: a batch of
-// thousands of rows is one round trip shared with them, parsed and planned once a session. (Until 2026-11-27
+// thousands of rows is one round trip shared with them, parsed and planned once a session; AppendRowsLater
+// leaves it unanswered there, so the writer builds its next batch while the server inserts this one. (Until 2026-11-27
 // a batch went by COPY into a temporary staging table and an INSERT … SELECT out of it, a simple query
 // planned again each time: 0.3 ms of the server's a batch however small, and slower on big files too.)
 // Rows whose conflict key repeats within a batch go to the next append (one INSERT may not update a row twice).
@@ -17,7 +18,8 @@
 // kPipelineDepth wait at once); everything else on the connection first reads the answers waiting (Sync), so
 // the server runs statements in the order they were given, and a deferred statement's error is thrown by the
 // next call that waits. Exec of one statement while answers wait (a file's RELEASE after its rows) joins the
-// pipeline and waits with it: one round trip, not two. ExecLater (a SAVEPOINT) only joins it; RunTogether
+// pipeline and waits with it: one round trip, not two (SAVEPOINT, RELEASE and COMMIT only: a BEGIN there would
+// take the statements before it into its transaction). ExecLater (a SAVEPOINT) only joins it; RunTogether
 // sends reads into it and keeps their rows.
 //
 // Contract: owns its PostgresConnection. Errors throw SqlError with the server's message and SQLSTATE. One
@@ -26,6 +28,7 @@
 #define XLADB_STORE_POSTGRES_POSTGRES_BACKEND_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -49,16 +52,20 @@ class PostgresPipeline {
   // After sending one statement: reads every answer once kPipelineDepth wait. Its rows go to `*result`
   // (which must stay valid until the next Sync) when given, else they are dropped.
   void Sent(pg_result** result = nullptr);
-  // Reads every answer waiting and leaves pipeline mode; throws SqlError with the first error among them.
+  // Reads every answer waiting and leaves pipeline mode; throws SqlError with the first error among them, or
+  // else the one SyncQuietly kept.
   void Sync();
-  // As Sync, for destructors: an error is dropped.
+  // As Sync, for destructors: an error is kept for the next Sync instead of thrown.
   void SyncQuietly() noexcept;
+  // Drops the error SyncQuietly kept (a ROLLBACK undoes what failed).
+  void Forget() { dropped_.reset(); }
   bool active() const { return active_; }
 
  private:
   pg_conn* conn_;
   bool active_ = false;
   std::vector<pg_result**> waiting_;  // per statement sent, where its rows go (nullptr: dropped)
+  std::optional<PostgresError> dropped_;
 };
 
 class PostgresBackend final : public SqlConnection {
@@ -72,7 +79,8 @@ class PostgresBackend final : public SqlConnection {
   void ExecLater(std::string_view sql) override;
   void RunTogether(std::span<SqlStatement* const> statements) override;
   void BeginWrite() override { Exec("BEGIN"); }
-  int64_t AppendRows(const BulkRows& rows) override;
+  int64_t AppendRows(const BulkRows& rows) override { return Append(rows, true); }
+  void AppendRowsLater(const BulkRows& rows) override { Append(rows, false); }
   size_t bulk_batch_rows() const override { return kBatchRows; }
   // The connection, with no answer waiting (for callers that use libpq directly).
   PostgresConnection& connection() {
@@ -81,10 +89,16 @@ class PostgresBackend final : public SqlConnection {
   }
 
   static constexpr size_t kBatchRows = 4096;
+  // An append's arrays end after the row that takes them past this many bytes (the rest go in the next).
+  static constexpr size_t kMaxArrayBytes = size_t{16} << 20;
 
  private:
-  // Writes rows [begin, end) of `rows` (no conflict key twice); returns the rows changed.
-  int64_t AppendSegment(const BulkRows& rows, size_t begin, size_t end);
+  // Writes `rows`, one segment per run of rows without a conflict key twice; with `wait`, reads the
+  // answers and returns the rows changed, else leaves them in the pipeline and returns 0.
+  int64_t Append(const BulkRows& rows, bool wait);
+  int64_t AppendSegment(const BulkRows& rows, size_t begin, size_t end, bool wait);
+  // Sends `insert`'s prepared statement with `arrays` (each an open array literal, closed here).
+  int64_t SendArrays(const std::string& statement, std::vector<std::string>& arrays, bool wait);
   // Prepares `insert`'s statement on the server; returns its name.
   std::string PrepareArrayInsert(const BulkInsert& insert);
 

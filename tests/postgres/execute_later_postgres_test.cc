@@ -171,6 +171,27 @@ TEST_F(ExecuteLaterOnBothBackends, ExecLaterRunsInOrderAndItsErrorIsThrownByTheN
   }
 }
 
+// A statement destroyed while a failed answer waits unread (its destructor reads the answers quietly) does not
+// hide the failure: the next call that waits throws it, and a ROLLBACK forgets it.
+TEST_F(ExecuteLaterOnBothBackends, OnPostgresqlAnErrorReadInADestructorIsThrownByTheNextWait) {
+  SqlConnection& sql = postgres_->connection();
+  sql.BeginWrite();
+  sql.ExecLater("RELEASE no_such_savepoint");
+  { auto destroyed = sql.Prepare("SELECT 1"); }
+  try {
+    sql.Exec("COMMIT");
+    ADD_FAILURE() << "the failed RELEASE was not reported";
+  } catch (const store::SqlError& e) {
+    EXPECT_NE(std::string(e.what()).find("no_such_savepoint"), std::string::npos) << e.what();
+  }
+  sql.Exec("ROLLBACK");
+  sql.BeginWrite();
+  sql.ExecLater("RELEASE no_such_savepoint");
+  { auto destroyed = sql.Prepare("SELECT 1"); }
+  sql.Exec("ROLLBACK");  // forgets it
+  EXPECT_EQ(testing::Rows(sql, "SELECT COUNT(*) FROM later"), "0\n");
+}
+
 // Reads run together behind statements still unanswered see those statements' writes, each gets its own rows
 // (none, one, many), and each runs again normally afterwards.
 TEST_F(ExecuteLaterOnBothBackends, ReadsRunTogetherEachGetTheirOwnRows) {
