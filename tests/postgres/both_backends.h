@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,6 +17,18 @@
 #include "tests/store/test_dirs.h"
 
 namespace xladb::testing {
+
+// Runs `work`, which must throw SqlError for a NULL given to a NOT NULL column (PostgreSQL says "null value",
+// SQLite "NOT NULL constraint failed"): on SQLite at once, on PostgreSQL by the call that waits.
+inline void ExpectNotNullViolation(const std::function<void()>& work) {
+  try {
+    work();
+    ADD_FAILURE() << "the NULL was not refused";
+  } catch (const store::SqlError& e) {
+    const std::string message = e.what();
+    EXPECT_TRUE(message.find("null") != std::string::npos || message.find("NULL") != std::string::npos) << message;
+  }
+}
 
 class BothBackends : public ::testing::Test {
  protected:
