@@ -1,5 +1,7 @@
 #include "store/backend/bulk_insert.h"
 
+#include <cctype>
+
 namespace xladb::store {
 namespace {
 
@@ -16,13 +18,24 @@ std::vector<std::string> ColumnNames(std::string_view list) {
   }
 }
 
+// No conflict clause, or DO UPDATE without a WHERE (words matched whatever their case and the space around).
+bool EveryRowChanges(std::string_view conflict) {
+  std::string words;
+  for (const char c : conflict) {
+    const bool space = c == ' ' || c == '\n' || c == '\t' || c == '\r';
+    if (space && (words.empty() || words.back() == ' ')) continue;
+    words += space ? ' ' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  words = " " + words + " ";
+  return words == "  " || (words.find(" DO UPDATE ") != std::string::npos && words.find(" WHERE ") == std::string::npos);
+}
+
 }  // namespace
 
 BulkInsert::BulkInsert(std::string_view table, std::string_view columns, std::string_view conflict,
                        int key_columns)
     : table_(table), column_list_(columns), conflict_(conflict), column_names_(ColumnNames(columns)),
       key_columns_(key_columns),
-      every_row_changes_(conflict.empty() || (conflict.find("DO UPDATE") != std::string_view::npos &&
-                                              conflict.find(" WHERE ") == std::string_view::npos)) {}
+      every_row_changes_(EveryRowChanges(conflict)) {}
 
 }  // namespace xladb::store

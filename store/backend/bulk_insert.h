@@ -5,8 +5,9 @@
 //   INSERT INTO <table>(<columns>) VALUES (…) <conflict clause>
 //
 // SQLite runs that statement for kBatchRows rows at a time (its cost per statement is paid once per batch);
-// PostgreSQL sends the batch as one array a column to one prepared INSERT … SELECT * FROM unnest(…) <conflict
-// clause> (store/postgres/postgres_backend.cc), one round trip per batch instead of one per row.
+// PostgreSQL sends the batch as one array a column to a prepared INSERT … SELECT * FROM unnest(…) <conflict
+// clause> (store/postgres/postgres_backend.cc; a batch of texts past 16 MiB in two or more), one round trip per
+// batch at most instead of one per row.
 //
 // Contract: a BulkInsert has static storage (backends key their prepared statements by its
 // address). Its first `key_columns` columns are the conflict key: a batch may hold a key more than once

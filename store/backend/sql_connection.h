@@ -115,7 +115,8 @@ class SqlConnection {
   // engine gains from it: PostgreSQL sends them behind whatever waits in one pipeline and waits once, so N
   // reads cost one round trip; SQLite runs each at its first Step as usual. Their rows are then read with
   // Step. The caller reads them before it writes anything they read (on SQLite they run when stepped).
-  // Throws SqlError with the first error among them (or among the statements that waited before them); some
+  // Throws SqlError with the first error among them (or among the statements that waited before them, or one
+  // a destructor read and kept: PostgresPipeline); some
   // may then hold rows, so the caller resets each before its next use. The statements must be distinct.
   virtual void RunTogether(std::span<SqlStatement* const> statements) { (void)statements; }
   // How many rows a caller gathers before AppendRows: a few dozen on SQLite, whose statements run in-process,

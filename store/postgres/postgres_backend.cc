@@ -234,7 +234,8 @@ void PostgresPipeline::Sync() {
     PQclear(r);
   }
   if (PQexitPipelineMode(conn_) != 1 && !error) error = ErrorOf(conn_, nullptr);
-  if (!error && dropped_) error = std::exchange(dropped_, std::nullopt);
+  // The kept error came first: what failed after it is most likely "the transaction is aborted", its effect.
+  if (dropped_) error = std::exchange(dropped_, std::nullopt);
   if (error) throw SqlError("PostgreSQL: " + error->message, error->sqlstate);
 }
 
@@ -244,8 +245,12 @@ void PostgresPipeline::SyncQuietly() noexcept {
   } catch (const SqlError& e) {
     // Kept for the next Sync (a statement destroyed while its SAVEPOINT's answer was unread must not hide
     // that it failed); a ROLLBACK drops it (Forget).
-    if (!dropped_) dropped_ = PostgresError{std::string(e.what()).substr(std::string_view("PostgreSQL: ").size()),
-                                            e.sqlstate()};
+    if (!dropped_) {
+      std::string_view message = e.what();
+      constexpr std::string_view kPrefix = "PostgreSQL: ";  // Sync's own, added again when it is thrown
+      if (message.substr(0, kPrefix.size()) == kPrefix) message.remove_prefix(kPrefix.size());
+      dropped_ = PostgresError{std::string(message), e.sqlstate()};
+    }
   } catch (...) {
   }
 }
@@ -483,9 +488,9 @@ void PostgresBackend::RunTogether(std::span<SqlStatement* const> statements) {
 void PostgresBackend::Exec(std::string_view sql) {
   // A rollback discards what the statements still unanswered did, their errors with it: it must be sent
   // even when one of them failed.
-  if (sql.rfind("ROLLBACK", 0) == 0) {
+  const bool rollback = sql.rfind("ROLLBACK", 0) == 0;
+  if (rollback) {
     pipeline_->SyncQuietly();
-    pipeline_->Forget();
   } else if (pipeline_->active() && JoinsThePipeline(sql)) {
     // Behind the answers waiting, and read with them: if one of them failed, the server skips this one
     // and Sync throws the first error, as it would have before this statement was sent.
@@ -497,6 +502,7 @@ void PostgresBackend::Exec(std::string_view sql) {
   }
   Status done = pg_->Exec(std::string(sql));
   if (!done.ok()) throw SqlError(done.message(), pg_->last_sqlstate());
+  if (rollback) pipeline_->Forget();  // rolled back: what failed before is undone (kept if the rollback failed)
 }
 
 }  // namespace xladb::store

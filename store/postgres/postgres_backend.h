@@ -52,12 +52,12 @@ class PostgresPipeline {
   // After sending one statement: reads every answer once kPipelineDepth wait. Its rows go to `*result`
   // (which must stay valid until the next Sync) when given, else they are dropped.
   void Sent(pg_result** result = nullptr);
-  // Reads every answer waiting and leaves pipeline mode; throws SqlError with the first error among them, or
-  // else the one SyncQuietly kept.
+  // Reads every answer waiting and leaves pipeline mode; throws SqlError with the error SyncQuietly kept, if
+  // any (it came first), else the first error among the answers.
   void Sync();
   // As Sync, for destructors: an error is kept for the next Sync instead of thrown.
   void SyncQuietly() noexcept;
-  // Drops the error SyncQuietly kept (a ROLLBACK undoes what failed).
+  // Drops the error SyncQuietly kept (after a ROLLBACK that succeeded: it undid what failed).
   void Forget() { dropped_.reset(); }
   bool active() const { return active_; }
 

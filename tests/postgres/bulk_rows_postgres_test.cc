@@ -211,6 +211,9 @@ TEST(BulkInsert, EveryRowChangesUnlessAConflictCanSkipIt) {
   EXPECT_FALSE(BulkInsert("t", "a, b", "ON CONFLICT DO NOTHING", 1).every_row_changes());
   EXPECT_FALSE(BulkInsert("t", "a, b", "ON CONFLICT(a) DO UPDATE SET b = excluded.b WHERE t.b < excluded.b", 1)
                    .every_row_changes());
+  EXPECT_FALSE(BulkInsert("t", "a, b", "on conflict(a) do update set b = excluded.b\nwhere t.b < 2", 1)
+                   .every_row_changes());
+  EXPECT_TRUE(BulkInsert("t", "a, b", "ON CONFLICT(a) DO\n  UPDATE SET b = excluded.b", 1).every_row_changes());
   EXPECT_EQ(BulkInsert("t", "a,  b , c", "", 1).column_names(), (std::vector<std::string>{"a", "b", "c"}));
 }
 

@@ -166,12 +166,15 @@ TEST_F(ExecuteLaterOnBothBackends, ExecLaterRunsInOrderAndItsErrorIsThrownByTheN
 }
 
 // A statement destroyed while a failed answer waits unread (its destructor reads the answers quietly) does not
-// hide the failure: the next call that waits throws it, and a ROLLBACK forgets it.
+// hide the failure: the next call that waits throws it (not the later "transaction is aborted" it caused), and
+// a ROLLBACK forgets it.
 TEST_F(ExecuteLaterOnBothBackends, OnPostgresqlAnErrorReadInADestructorIsThrownByTheNextWait) {
   SqlConnection& sql = postgres_->connection();
   sql.BeginWrite();
   sql.ExecLater("RELEASE no_such_savepoint");
   { auto destroyed = sql.Prepare("SELECT 1"); }
+  auto insert = sql.Prepare("INSERT INTO later(k, v) VALUES (1, 'x')");
+  insert->ExecuteLater();  // fails too, later: "the transaction is aborted", the first failure's effect
   try {
     sql.Exec("COMMIT");
     ADD_FAILURE() << "the failed RELEASE was not reported";
