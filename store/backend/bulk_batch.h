@@ -12,7 +12,8 @@
 // the database changed, and throw SqlError on database errors (the caller's transaction then rolls the file
 // back). A BulkInsert whose every row changes one (BulkInsert::every_row_changes) is written with
 // AppendRowsLater and its rows counted as sent (the same number): on PostgreSQL its error is then thrown by
-// the next call that waits (at the latest the file's RELEASE). A batch not flushed is dropped with the object. Not thread-safe.
+// the next call that waits (at the latest the file's RELEASE). A batch not flushed is dropped with the
+// object. Not thread-safe.
 #ifndef XLADB_STORE_BACKEND_BULK_BATCH_H_
 #define XLADB_STORE_BACKEND_BULK_BATCH_H_
 

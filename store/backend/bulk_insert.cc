@@ -27,7 +27,8 @@ bool EveryRowChanges(std::string_view conflict) {
     words += space ? ' ' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   }
   words = " " + words + " ";
-  return words == "  " || (words.find(" DO UPDATE ") != std::string::npos && words.find(" WHERE ") == std::string::npos);
+  return words == "  " ||
+         (words.find(" DO UPDATE ") != std::string::npos && words.find(" WHERE ") == std::string::npos);
 }
 
 }  // namespace

@@ -116,8 +116,8 @@ class SqlConnection {
   // reads cost one round trip; SQLite runs each at its first Step as usual. Their rows are then read with
   // Step. The caller reads them before it writes anything they read (on SQLite they run when stepped).
   // Throws SqlError with the first error among them (or among the statements that waited before them, or one
-  // a destructor read and kept: PostgresPipeline); some
-  // may then hold rows, so the caller resets each before its next use. The statements must be distinct.
+  // a destructor read and kept: PostgresPipeline); some may then hold rows, so the caller resets each before
+  // its next use. The statements must be distinct.
   virtual void RunTogether(std::span<SqlStatement* const> statements) { (void)statements; }
   // How many rows a caller gathers before AppendRows: a few dozen on SQLite, whose statements run in-process,
   // thousands on PostgreSQL, where each append is a round trip to the server.
@@ -182,8 +182,8 @@ class WriteTransaction {
 //   * Release() and RollBack() throw SqlError like any statement; a Release() that throws leaves the
 //     savepoint open, so its destruction still rolls it back. The constructor's SAVEPOINT is sent with
 //     ExecLater: on PostgreSQL its error, if any, is thrown by the next statement that waits (at the latest
-//     Release()), and nothing the savepoint was to guard is counted as done before that. The destructor never throws (a
-//     rollback that fails there is the transaction's to report, at its COMMIT or ROLLBACK).
+//     Release()), and nothing the savepoint was to guard is counted as done before that. The destructor
+//     never throws (a rollback that fails there is the transaction's to report, at its COMMIT or ROLLBACK).
 //   * Movable, not copyable: a savepoint may outlive the call that opened it (a file's rows, BeginFile to
 //     CommitFile). A moved-from savepoint is ended. `name` is SQL text, never a caller's value.
 class Savepoint {

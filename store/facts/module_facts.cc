@@ -258,9 +258,7 @@ void DerivedModuleFacts::UpdateAfterFile(int64_t run_id, int64_t module_id, bool
   if (module_id == 0) return;
   Statements& st = statements();
   if (facts.counters_changed) {
-    SqlStatement& clear = Fresh(st.clear_spills);
-    clear.Bind(1, module_id);
-    clear.ExecuteLater();
+    ForModule(st.clear_spills, module_id).ExecuteLater();
     SqlStatement& spills = Fresh(st.spills);
     BindRow(spills, module_id, run_id);
     spills.ExecuteLater();
@@ -285,8 +283,7 @@ void DerivedModuleFacts::UpdateAfterFile(int64_t run_id, int64_t module_id, bool
   if (facts.rows_changed || facts.saw_allocated_values || module_is_new) stage = Update(module_id);
   if (facts.entry_sharding_changed && stage == "before_optimizations") {
     // A before_optimizations text gives its module's other stages their sharding (UpdateIdentity).
-    SqlStatement& siblings = Fresh(st.siblings);
-    siblings.Bind(1, module_id);
+    SqlStatement& siblings = ForModule(st.siblings, module_id);
     std::vector<int64_t> ids;
     while (siblings.Step()) ids.push_back(siblings.Int(0));
     siblings.Reset();
@@ -339,9 +336,7 @@ std::string DerivedModuleFacts::Update(int64_t module_id) {
   SqlStatement& summary = Fresh(st.summary);
   BindRow(summary, OnlyIf(peaks.any, peaks.all.bytes), OnlyIf(peaks.any, peaks.all.time), module_id);
   summary.ExecuteLater();
-  SqlStatement& clear = Fresh(st.clear_spaces);
-  clear.Bind(1, module_id);
-  clear.ExecuteLater();
+  ForModule(st.clear_spaces, module_id).ExecuteLater();
   for (const Space& space : by_color) {
     SqlStatement& insert = Fresh(st.insert_space);
     const auto peak = peaks.by_color.find(space.color);

@@ -23,6 +23,12 @@ namespace {
 constexpr Oid kTextOid = 25;
 constexpr Oid kFloat8Oid = 701;
 
+// The rows a command inserted, updated or deleted (0 for one that tells none, or no result).
+int64_t RowsChanged(PGresult* result) {
+  const char* count = result == nullptr ? "" : PQcmdTuples(result);
+  return count[0] == '\0' ? 0 : std::strtoll(count, nullptr, 10);
+}
+
 // Throws what PostgreSQL said about the failed `result`, which it frees.
 [[noreturn]] void ThrowAndClear(PGconn* conn, PGresult* result) {
   PostgresError error = ErrorOf(conn, result);
@@ -50,8 +56,7 @@ class PostgresStatement final : public SqlStatement {
   int64_t Execute() override {
     Clear();
     RunQuery();
-    const char* changed = PQcmdTuples(result_);
-    const int64_t n = changed[0] == '\0' ? 0 : std::strtoll(changed, nullptr, 10);
+    const int64_t n = RowsChanged(result_);
     Clear();
     return n;
   }
@@ -199,8 +204,8 @@ void PostgresPipeline::Sent(pg_result** result) {
 void PostgresPipeline::Sync() {
   if (!active_) {
     if (!dropped_) return;
-    const PostgresError kept = *std::exchange(dropped_, std::nullopt);
-    throw SqlError("PostgreSQL: " + kept.message, kept.sqlstate);
+    const SqlError kept = *std::exchange(dropped_, std::nullopt);
+    throw kept;
   }
   active_ = false;
   const std::vector<pg_result**> waiting = std::exchange(waiting_, {});
@@ -235,7 +240,10 @@ void PostgresPipeline::Sync() {
   }
   if (PQexitPipelineMode(conn_) != 1 && !error) error = ErrorOf(conn_, nullptr);
   // The kept error came first: what failed after it is most likely "the transaction is aborted", its effect.
-  if (dropped_) error = std::exchange(dropped_, std::nullopt);
+  if (dropped_) {
+    const SqlError kept = *std::exchange(dropped_, std::nullopt);
+    throw kept;
+  }
   if (error) throw SqlError("PostgreSQL: " + error->message, error->sqlstate);
 }
 
@@ -245,12 +253,7 @@ void PostgresPipeline::SyncQuietly() noexcept {
   } catch (const SqlError& e) {
     // Kept for the next Sync (a statement destroyed while its SAVEPOINT's answer was unread must not hide
     // that it failed); a ROLLBACK drops it (Forget).
-    if (!dropped_) {
-      std::string_view message = e.what();
-      constexpr std::string_view kPrefix = "PostgreSQL: ";  // Sync's own, added again when it is thrown
-      if (message.substr(0, kPrefix.size()) == kPrefix) message.remove_prefix(kPrefix.size());
-      dropped_ = PostgresError{std::string(message), e.sqlstate()};
-    }
+    if (!dropped_) dropped_ = e;
   } catch (...) {
   }
 }
@@ -347,27 +350,18 @@ void AppendArrayText(std::string& out, std::string_view text) {
   out += '"';
 }
 
-struct ResultDeleter {
-  void operator()(PGresult* r) const { PQclear(r); }
-};
-
 }  // namespace
 
 std::string PostgresBackend::PrepareArrayInsert(const BulkInsert& insert) {
   pipeline_->Sync();
-  PGconn* conn = pg_->raw();
   // The columns' types, for the arrays' casts (the table as the session's search_path finds it).
-  const char* table = insert.table().c_str();
-  std::unique_ptr<PGresult, ResultDeleter> types(PQexecParams(
-      conn,
-      "SELECT a.attname, format_type(a.atttypid, NULL) FROM pg_attribute a "
-      "WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT a.attisdropped",
-      1, nullptr, &table, nullptr, nullptr, 0));
-  if (PQresultStatus(types.get()) != PGRES_TUPLES_OK) ThrowAndClear(conn, types.release());
+  StatusOr<PostgresConnection::Rows> types =
+      pg_->Query("SELECT a.attname, format_type(a.atttypid, NULL) FROM pg_attribute a "
+                 "WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT a.attisdropped",
+                 {insert.table()});
+  if (!types.ok()) throw SqlError(types.status().message(), pg_->last_sqlstate());
   std::unordered_map<std::string, std::string> type_of;
-  for (int row = 0; row < PQntuples(types.get()); ++row) {
-    type_of[PQgetvalue(types.get(), row, 0)] = PQgetvalue(types.get(), row, 1);
-  }
+  for (const auto& row : types->values) type_of[row[0].value_or("")] = row[1].value_or("");
   std::string arrays;
   int n = 0;
   for (const std::string& column : insert.column_names()) {
@@ -380,8 +374,7 @@ std::string PostgresBackend::PrepareArrayInsert(const BulkInsert& insert) {
                           arrays + ") " + insert.conflict();
   static std::atomic<int64_t> next{0};  // a name never used before in the session, even after a failed prepare
   std::string name = "xladb_bulk_" + insert.table() + "_" + std::to_string(next.fetch_add(1));
-  std::unique_ptr<PGresult, ResultDeleter> prepared(PQprepare(conn, name.c_str(), sql.c_str(), n, nullptr));
-  if (PQresultStatus(prepared.get()) != PGRES_COMMAND_OK) ThrowAndClear(conn, prepared.release());
+  Exec("PREPARE " + name + " AS " + sql);  // the parameters' types from their casts
   return name;
 }
 
@@ -447,9 +440,9 @@ int64_t PostgresBackend::SendArrays(const std::string& statement, std::vector<st
     PQclear(answer);  // null unless the error came after it
     throw;
   }
-  const std::unique_ptr<PGresult, ResultDeleter> freed(answer);
-  const char* count = answer == nullptr ? "" : PQcmdTuples(answer);
-  return count[0] == '\0' ? 0 : std::strtoll(count, nullptr, 10);
+  const int64_t changed = RowsChanged(answer);
+  PQclear(answer);
+  return changed;
 }
 
 namespace {

@@ -65,7 +65,7 @@ class PostgresPipeline {
   pg_conn* conn_;
   bool active_ = false;
   std::vector<pg_result**> waiting_;  // per statement sent, where its rows go (nullptr: dropped)
-  std::optional<PostgresError> dropped_;
+  std::optional<SqlError> dropped_;  // what SyncQuietly read and could not throw
 };
 
 class PostgresBackend final : public SqlConnection {
