@@ -34,9 +34,10 @@ bool EveryRowChanges(std::string_view conflict) {
 }  // namespace
 
 BulkInsert::BulkInsert(std::string_view table, std::string_view columns, std::string_view conflict,
-                       int key_columns)
-    : table_(table), column_list_(columns), conflict_(conflict), column_names_(ColumnNames(columns)),
-      key_columns_(key_columns),
+                       int key_columns, std::string_view returning)
+    : table_(table), column_list_(columns), conflict_(conflict), returning_(returning),
+      column_names_(ColumnNames(columns)), key_columns_(key_columns),
+      returned_columns_(returning.empty() ? 0 : static_cast<int>(ColumnNames(returning).size())),
       every_row_changes_(EveryRowChanges(conflict)) {}
 
 }  // namespace xladb::store

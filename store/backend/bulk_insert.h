@@ -9,6 +9,9 @@
 // clause> (store/postgres/postgres_backend.cc; a batch of texts past 16 MiB in two or more), one round trip per
 // batch at most instead of one per row.
 //
+// A BulkInsert may name integer columns to return (`RETURNING <returning>`): SqlConnection::AppendRowsReturning
+// then hands back those columns of each row the database inserted or updated (an interned text's new id).
+//
 // Contract: a BulkInsert has static storage (backends key their prepared statements by its
 // address). Its first `key_columns` columns are the conflict key: a batch may hold a key more than once
 // (later rows then update earlier ones, as separate INSERTs would), and the PostgreSQL backend splits such a
@@ -31,8 +34,10 @@ inline std::string_view StoredText(std::string_view text) { return text.substr(0
 
 class BulkInsert {
  public:
-  // `columns`: "c1, c2, …, cN"; `conflict`: what follows the VALUES (an ON CONFLICT clause, or "").
-  BulkInsert(std::string_view table, std::string_view columns, std::string_view conflict, int key_columns);
+  // `columns`: "c1, c2, …, cN"; `conflict`: what follows the VALUES (an ON CONFLICT clause, or "");
+  // `returning`: "" or integer columns of the table, "r1, …, rM", for AppendRowsReturning.
+  BulkInsert(std::string_view table, std::string_view columns, std::string_view conflict, int key_columns,
+             std::string_view returning = "");
 
   const std::string& table() const { return table_; }
   const std::string& column_list() const { return column_list_; }
@@ -41,14 +46,18 @@ class BulkInsert {
   const std::vector<std::string>& column_names() const { return column_names_; }
   int columns() const { return static_cast<int>(column_names_.size()); }
   int key_columns() const { return key_columns_; }
+  // "" or the RETURNING list, and how many columns it names.
+  const std::string& returning() const { return returning_; }
+  int returned_columns() const { return returned_columns_; }
   // Every row appended inserts or updates one row: no conflict clause, or DO UPDATE without a WHERE. Such
   // rows may go by SqlConnection::AppendRowsLater, which counts them without asking the database.
   bool every_row_changes() const { return every_row_changes_; }
 
  private:
-  std::string table_, column_list_, conflict_;
+  std::string table_, column_list_, conflict_, returning_;
   std::vector<std::string> column_names_;
   int key_columns_;
+  int returned_columns_;
   bool every_row_changes_;
 };
 

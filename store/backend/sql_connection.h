@@ -14,7 +14,8 @@
 //     is a row. Column getters read the current row; Int() of a NULL is 0, Text() of a NULL is "".
 //   * Errors (syntax, constraint, lost connection) throw SqlError inside store/; every public store function
 //     turns them into a Status (store/query/statement_text.h, CatchSqlErrors), so none crosses the module boundary.
-//   * AppendRows() writes rows in bulk (store/backend/bulk_insert.h): the tables a dump fills by the thousand.
+//   * AppendRows() writes rows in bulk (store/backend/bulk_insert.h): the tables a dump fills by the thousand;
+//     AppendRowsReturning() also answers what they returned (the ids of interned texts).
 //   * A statement must not outlive its connection. One connection, one thread at a time.
 #ifndef XLADB_STORE_BACKEND_SQL_CONNECTION_H_
 #define XLADB_STORE_BACKEND_SQL_CONNECTION_H_
@@ -27,6 +28,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "store/backend/sql_dialect.h"
 
@@ -111,6 +113,11 @@ class SqlConnection {
   // where the engine allows, as ExecuteLater: PostgreSQL sends them into its pipeline, and their error is
   // thrown by the next call that waits; the caller meanwhile builds the next batch.
   virtual void AppendRowsLater(const BulkRows& rows) { AppendRows(rows); }
+  // AppendRows for rows whose BulkInsert has a RETURNING list (returning() is not ""): appends to `returned`
+  // the returned columns (integers, returned_columns() a row, in the list's order) of each row the database
+  // inserted or updated, and returns how many rows that was. Rows come back in no promised order, so the
+  // list names a key of its own (an interned text's hash beside its new id). Waits for the answer.
+  virtual int64_t AppendRowsReturning(const BulkRows& rows, std::vector<int64_t>& returned) = 0;
   // Runs `statements` (each bound, none stepped yet, all from this connection's Prepare) together where the
   // engine gains from it: PostgreSQL sends them behind whatever waits in one pipeline and waits once, so N
   // reads cost one round trip; SQLite runs each at its first Step as usual. Their rows are then read with

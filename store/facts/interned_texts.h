@@ -7,9 +7,10 @@
 //     the text. Rows of equal hash are compared by text, so a hash collision only costs a comparison;
 //   * long_texts(text_id, hash UNIQUE, text, the ids of its cut parts: store/facts/long_text.h): whole
 //     instruction texts, nearly all distinct, interned a batch at a time (Ids): the batch is inserted in bulk
-//     (store/backend/bulk_insert.h, ON CONFLICT DO NOTHING), then its ids are read back by hash in one query,
+//     (store/backend/bulk_insert.h, ON CONFLICT DO NOTHING), then the ids are read back by hash in one query,
 //     and each stored row is compared with the one asked for (a different row under the same hash is an
-//     error, the hash being unique). Not cached.
+//     error, the hash being unique). On PostgreSQL the insert answers the ids of the rows it stored (RETURNING),
+//     and only the texts stored before are read back: a batch of new texts is one round trip. Not cached.
 //
 // Contract: runs statements on the caller's read-write connection inside its transaction, and throws
 // SqlError on database errors, like the writer's own statements. Ids are cached for the object's
@@ -33,8 +34,6 @@
 
 namespace xladb::store {
 
-class BulkInsert;
-
 // XXH3-64 of `text` as a signed 64-bit integer (how names.hash and long_texts.hash store it).
 int64_t TextHash(std::string_view text);
 
@@ -52,8 +51,9 @@ class InternedTexts {
   int64_t Id(SqlConnection& sql, const std::string& text);
 
   // Key kHash: sets ids[i] to the id of texts[i] (up to its first NUL), a batch at a time: the texts not cached
-  // are looked up by hash in one query, those not stored are inserted in bulk and read back in one more (of
-  // several rows of one text, the smallest id). At most sql.bulk_batch_rows() texts a call.
+  // are looked up by hash in one query (of several rows of one text, the smallest id), those not stored are
+  // inserted in bulk and read back in one more (on PostgreSQL returned by the insert). At most
+  // sql.bulk_batch_rows() texts a call.
   void Ids(SqlConnection& sql, std::span<const std::string> texts, std::span<int64_t> ids);
 
   // Key kUniqueHash, the table long_texts: sets ids[i] to the id of texts[i] (its text up to its first NUL,
@@ -80,8 +80,7 @@ class InternedTexts {
   const std::string table_, id_column_, text_column_;
   std::string find_sql_, insert_sql_;
   std::unique_ptr<SqlStatement> find_, insert_;
-  // Ids(): the bulk insert, and the lookups by hash, one per IN-list length (a power of two, FindHashes).
-  const BulkInsert* bulk_ = nullptr;
+  // Ids(): the lookups by hash, one per IN-list length (a power of two, FindHashes).
   std::unordered_map<size_t, std::unique_ptr<SqlStatement>> find_hashes_;
   std::unordered_map<std::string, int64_t> ids_;
   bool added_in_file_ = false, added_in_group_ = false;

@@ -305,7 +305,10 @@ std::unique_ptr<SqlStatement> PostgresBackend::Prepare(std::string_view sql) {
   return std::make_unique<PostgresStatement>(pg_->raw(), pipeline_.get(), std::move(text), parameters);
 }
 
-int64_t PostgresBackend::Append(const BulkRows& rows, bool wait) {
+int64_t PostgresBackend::Append(const BulkRows& rows, bool wait, std::vector<int64_t>* returned) {
+  if (returned != nullptr && rows.insert.returned_columns() == 0) {
+    throw SqlError("AppendRowsReturning into " + rows.insert.table() + ": its BulkInsert returns nothing");
+  }
   const size_t columns = static_cast<size_t>(rows.insert.columns());
   const auto keys = static_cast<size_t>(rows.insert.key_columns());
   // A row's conflict key as a hash: equal keys give equal hashes, so a repeated key always starts a new
@@ -329,12 +332,12 @@ int64_t PostgresBackend::Append(const BulkRows& rows, bool wait) {
   for (size_t row = 0; keys > 0 && row < total; ++row) {
     const size_t key = key_of(row);
     if (!seen.insert(key).second) {
-      changed += AppendSegment(rows, begin, row, wait);
+      changed += AppendSegment(rows, begin, row, wait, returned);
       seen = {key};
       begin = row;
     }
   }
-  if (begin < total) changed += AppendSegment(rows, begin, total, wait);
+  if (begin < total) changed += AppendSegment(rows, begin, total, wait, returned);
   return changed;
 }
 
@@ -371,14 +374,16 @@ std::string PostgresBackend::PrepareArrayInsert(const BulkInsert& insert) {
     ++n;
   }
   const std::string sql = "INSERT INTO " + insert.table() + "(" + insert.column_list() + ") SELECT * FROM unnest(" +
-                          arrays + ") " + insert.conflict();
+                          arrays + ") " + insert.conflict() +
+                          (insert.returning().empty() ? "" : " RETURNING " + insert.returning());
   static std::atomic<int64_t> next{0};  // a name never used before in the session, even after a failed prepare
   std::string name = "xladb_bulk_" + insert.table() + "_" + std::to_string(next.fetch_add(1));
   Exec("PREPARE " + name + " AS " + sql);  // the parameters' types from their casts
   return name;
 }
 
-int64_t PostgresBackend::AppendSegment(const BulkRows& rows, size_t begin, size_t end, bool wait) {
+int64_t PostgresBackend::AppendSegment(const BulkRows& rows, size_t begin, size_t end, bool wait,
+                                       std::vector<int64_t>* returned) {
   const BulkInsert& insert = rows.insert;
   std::string& statement = bulk_[&insert];
   if (statement.empty()) statement = PrepareArrayInsert(insert);
@@ -408,13 +413,14 @@ int64_t PostgresBackend::AppendSegment(const BulkRows& rows, size_t begin, size_
         bytes += out.size() - before;
       }
     }
-    changed += SendArrays(statement, arrays, wait);
+    changed += SendArrays(statement, arrays, wait, returned);
     begin = row;
   }
   return changed;
 }
 
-int64_t PostgresBackend::SendArrays(const std::string& statement, std::vector<std::string>& arrays, bool wait) {
+int64_t PostgresBackend::SendArrays(const std::string& statement, std::vector<std::string>& arrays, bool wait,
+                                    std::vector<int64_t>* returned) {
   std::vector<const char*> values;
   values.reserve(arrays.size());
   for (std::string& a : arrays) {
@@ -441,6 +447,10 @@ int64_t PostgresBackend::SendArrays(const std::string& statement, std::vector<st
     throw;
   }
   const int64_t changed = RowsChanged(answer);
+  const int rows = PQntuples(answer), columns = PQnfields(answer);
+  for (int r = 0; returned != nullptr && r < rows; ++r) {
+    for (int c = 0; c < columns; ++c) returned->push_back(std::strtoll(PQgetvalue(answer, r, c), nullptr, 10));
+  }
   PQclear(answer);
   return changed;
 }

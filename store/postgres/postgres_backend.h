@@ -6,8 +6,8 @@
 // server infers their type from where they stand), all in text format; results come back whole, in text, and the getters parse them (a boolean reads as 1 or 0).
 //
 // Bulk appends (store/backend/bulk_insert.h) send a batch as one array a column (text format) to a statement
-// prepared once a session, `INSERT INTO table(…) SELECT * FROM unnest($1::type[], …) <conflict clause>` (the
-// types read from pg_attribute at its first use), behind the statements waiting in the pipeline: a batch of
+// prepared once a session, `INSERT INTO table(…) SELECT * FROM unnest($1::type[], …) <conflict clause>
+// [RETURNING …]` (the types read from pg_attribute at its first use), behind the statements waiting in the pipeline: a batch of
 // thousands of rows is one round trip shared with them, parsed and planned once a session; AppendRowsLater
 // leaves it unanswered there, so the writer builds its next batch while the server inserts this one. (Until 2026-11-27
 // a batch went by COPY into a temporary staging table and an INSERT … SELECT out of it, a simple query
@@ -79,8 +79,11 @@ class PostgresBackend final : public SqlConnection {
   void ExecLater(std::string_view sql) override;
   void RunTogether(std::span<SqlStatement* const> statements) override;
   void BeginWrite() override { Exec("BEGIN"); }
-  int64_t AppendRows(const BulkRows& rows) override { return Append(rows, true); }
-  void AppendRowsLater(const BulkRows& rows) override { Append(rows, false); }
+  int64_t AppendRows(const BulkRows& rows) override { return Append(rows, true, nullptr); }
+  void AppendRowsLater(const BulkRows& rows) override { Append(rows, false, nullptr); }
+  int64_t AppendRowsReturning(const BulkRows& rows, std::vector<int64_t>& returned) override {
+    return Append(rows, true, &returned);
+  }
   size_t bulk_batch_rows() const override { return kBatchRows; }
   // The connection, with no answer waiting (for callers that use libpq directly).
   PostgresConnection& connection() {
@@ -94,11 +97,13 @@ class PostgresBackend final : public SqlConnection {
 
  private:
   // Writes `rows`, one segment per run of rows without a conflict key twice; with `wait`, reads the
-  // answers and returns the rows changed, else leaves them in the pipeline and returns 0.
-  int64_t Append(const BulkRows& rows, bool wait);
-  int64_t AppendSegment(const BulkRows& rows, size_t begin, size_t end, bool wait);
+  // answers and returns the rows changed (and appends what they returned to `*returned`, when given), else
+  // leaves them in the pipeline and returns 0.
+  int64_t Append(const BulkRows& rows, bool wait, std::vector<int64_t>* returned);
+  int64_t AppendSegment(const BulkRows& rows, size_t begin, size_t end, bool wait, std::vector<int64_t>* returned);
   // Sends `insert`'s prepared statement with `arrays` (each an open array literal, closed here).
-  int64_t SendArrays(const std::string& statement, std::vector<std::string>& arrays, bool wait);
+  int64_t SendArrays(const std::string& statement, std::vector<std::string>& arrays, bool wait,
+                     std::vector<int64_t>* returned);
   // Prepares `insert`'s statement on the server; returns its name.
   std::string PrepareArrayInsert(const BulkInsert& insert);
 

@@ -25,8 +25,10 @@ std::string_view WithoutReturnedRowid(std::string_view sql) {
 // without its RETURNING, and answers one row (sqlite3_last_insert_rowid) when it inserted one.
 class SqliteStatement final : public SqlStatement {
  public:
-  SqliteStatement(sqlite3* db, std::string_view sql) : db_(db) {
-    const std::string_view plain = WithoutReturnedRowid(sql);
+  // `returning`: kAsWritten runs a RETURNING clause as SQLite does (a multi-row insert's: every row's).
+  enum class Returning { kRowidEmulated, kAsWritten };
+  SqliteStatement(sqlite3* db, std::string_view sql, Returning returning = Returning::kRowidEmulated) : db_(db) {
+    const std::string_view plain = returning == Returning::kAsWritten ? std::string_view() : WithoutReturnedRowid(sql);
     returns_rowid_ = !plain.empty();
     if (returns_rowid_) sql = plain;
     Check(sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &q_, nullptr));
@@ -108,27 +110,36 @@ class SqliteStatement final : public SqlStatement {
   int64_t rowid_ = 0;
 };
 
-// INSERT INTO table(columns) VALUES (?,…),… conflict, for `rows` rows.
+// INSERT INTO table(columns) VALUES (?,…),… conflict [RETURNING …], for `rows` rows.
 std::string ValuesInsert(const BulkInsert& insert, size_t rows) {
   std::string tuple = "(?";
   for (int c = 1; c < insert.columns(); ++c) tuple += ",?";
   tuple += ")";
   std::string sql = "INSERT INTO " + insert.table() + "(" + insert.column_list() + ") VALUES ";
   for (size_t r = 0; r < rows; ++r) sql.append(r ? "," : "").append(tuple);
-  return sql.append(" ").append(insert.conflict());
+  sql.append(" ").append(insert.conflict());
+  if (!insert.returning().empty()) sql.append(" RETURNING ").append(insert.returning());
+  return sql;
 }
 
 }  // namespace
 
-int64_t SqliteConnection::AppendRows(const BulkRows& rows) {
+int64_t SqliteConnection::Append(const BulkRows& rows, std::vector<int64_t>* returned) {
   BulkStatements& statements = bulk_[&rows.insert];
   const size_t columns = static_cast<size_t>(rows.insert.columns());
+  const int returned_columns = rows.insert.returned_columns();
+  if (returned != nullptr && returned_columns == 0) {
+    throw SqlError("AppendRowsReturning into " + rows.insert.table() + ": its BulkInsert returns nothing");
+  }
   const size_t total = rows.rows();
   int64_t changed = 0;
   for (size_t done = 0; done < total;) {
     const bool full = total - done >= kBatchRows;
     std::unique_ptr<SqlStatement>& st = full ? statements.full_batch : statements.one_row;
-    if (!st) st = Prepare(ValuesInsert(rows.insert, full ? kBatchRows : 1));
+    if (!st) {
+      st = std::make_unique<SqliteStatement>(db_.getHandle(), ValuesInsert(rows.insert, full ? kBatchRows : 1),
+                                             SqliteStatement::Returning::kAsWritten);
+    }
     const size_t n = full ? kBatchRows : 1;
     for (size_t c = 0; c < n * columns; ++c) {
       const BulkCell& cell = rows.cells[done * columns + c];
@@ -139,7 +150,15 @@ int64_t SqliteConnection::AppendRows(const BulkRows& rows) {
         case BulkCell::Kind::kNull: st->BindNull(index); break;
       }
     }
-    changed += st->Execute();
+    if (returned_columns == 0) {
+      changed += st->Execute();
+    } else {
+      while (st->Step()) {
+        ++changed;
+        for (int c = 0; c < returned_columns && returned != nullptr; ++c) returned->push_back(st->Int(c));
+      }
+      st->Reset();
+    }
     done += n;
   }
   return changed;

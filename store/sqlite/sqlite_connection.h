@@ -1,7 +1,8 @@
 // SqliteConnection: the store's backend interface (store/backend/sql_connection.h) over one SQLiteCpp connection.
 //
 // Bulk appends (store/backend/bulk_insert.h) run INSERT … VALUES with kBatchRows rows a statement, and the rest one
-// row at a time; both statements are prepared once per BulkInsert and kept for the connection's life.
+// row at a time, with the BulkInsert's RETURNING list if it has one; both statements are prepared once per
+// BulkInsert and kept for the connection's life.
 //
 // Contract: wraps, does not own, `db`, which must outlive it and its statements. Errors throw SqlError with
 // SQLite's message. One thread at a time, as the connection.
@@ -13,6 +14,7 @@
 #include <memory>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "store/backend/database.h"
 #include "store/backend/sql_connection.h"
@@ -31,7 +33,10 @@ class SqliteConnection final : public SqlConnection {
   std::unique_ptr<SqlStatement> Prepare(std::string_view sql) override;
   void Exec(std::string_view sql) override;
   void BeginWrite() override { Exec("BEGIN IMMEDIATE"); }
-  int64_t AppendRows(const BulkRows& rows) override;
+  int64_t AppendRows(const BulkRows& rows) override { return Append(rows, nullptr); }
+  int64_t AppendRowsReturning(const BulkRows& rows, std::vector<int64_t>& returned) override {
+    return Append(rows, &returned);
+  }
   size_t bulk_batch_rows() const override { return kBatchRows; }
 
   // The SQLite handle, for the SQLite-only parts (the SQL endpoint's authorizer, tests).
@@ -40,6 +45,9 @@ class SqliteConnection final : public SqlConnection {
   static constexpr size_t kBatchRows = 64;
 
  private:
+  // Writes `rows`; with `returned`, keeps what the BulkInsert's RETURNING answers there.
+  int64_t Append(const BulkRows& rows, std::vector<int64_t>* returned);
+
   struct BulkStatements {
     std::unique_ptr<SqlStatement> one_row, full_batch;
   };

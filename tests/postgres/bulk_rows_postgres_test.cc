@@ -5,6 +5,7 @@
 // append runs after the statements sent before it, and a hash taken by another text is an error on both.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -215,6 +216,64 @@ TEST(BulkInsert, EveryRowChangesUnlessAConflictCanSkipIt) {
                    .every_row_changes());
   EXPECT_TRUE(BulkInsert("t", "a, b", "ON CONFLICT(a) DO\n  UPDATE SET b = excluded.b", 1).every_row_changes());
   EXPECT_EQ(BulkInsert("t", "a,  b , c", "", 1).column_names(), (std::vector<std::string>{"a", "b", "c"}));
+}
+
+// An append with a RETURNING list answers, for each row it stored, the columns named, and counts those rows
+// only: a row left alone by its conflict clause (a key stored before, or repeated in the batch) returns
+// nothing. More rows than one statement takes on SQLite (64), and a key repeated, which splits the batch into
+// two statements on PostgreSQL, all answer.
+TEST_F(BulkRowsOnBothBackends, AnAppendReturnsTheColumnsOfTheRowsItStored) {
+  static const BulkInsert kTexts("long_texts", "hash, text", "ON CONFLICT DO NOTHING", 1, "hash, text_id");
+  EXPECT_EQ(kTexts.returned_columns(), 2);
+  for (SqlConnection* sql : Backends()) {
+    SCOPED_TRACE(Name(*sql));
+    sql->Exec("INSERT INTO long_texts(hash, text) VALUES (2, 'stored before')");
+    Rows rows;
+    for (int64_t k = 1; k <= 100; ++k) {
+      rows.Int(k);
+      rows.Text("text " + std::to_string(k));
+    }
+    rows.Int(1);  // repeated in the batch: left alone
+    rows.Text("text 1 again");
+    std::vector<int64_t> returned;
+    EXPECT_EQ(sql->AppendRowsReturning(BulkRows{kTexts, rows.cells, rows.texts}, returned), 99);
+    ASSERT_EQ(returned.size(), 2u * 99);
+    std::map<int64_t, int64_t> id_of;
+    for (size_t r = 0; r < returned.size(); r += 2) id_of[returned[r]] = returned[r + 1];
+    std::string answered;
+    for (const auto& [hash, id] : id_of) answered += std::to_string(hash) + "|" + std::to_string(id) + "\n";
+    EXPECT_EQ(answered, testing::Rows(*sql, "SELECT hash, text_id FROM long_texts WHERE hash <> 2 ORDER BY hash"));
+    EXPECT_EQ(testing::Rows(*sql, "SELECT text FROM long_texts WHERE hash IN (1, 2) ORDER BY hash"),
+              "text 1\nstored before\n");
+    // A BulkInsert that returns nothing cannot answer.
+    std::vector<int64_t> none;
+    EXPECT_THROW((void)sql->AppendRowsReturning(BulkRows{kPairs, rows.cells, rows.texts}, none), store::SqlError);
+  }
+}
+
+// On PostgreSQL a batch of new whole texts takes its ids from the insert and reads nothing back: with SELECT
+// on long_texts left only for the two columns the insert returns, new texts are still interned; a text stored
+// before must be read back (to compare it with the one asked for), and that read is refused.
+TEST_F(BulkRowsOnBothBackends, OnPostgresqlNewTextsTakeTheirIdsFromTheInsertAlone) {
+  SqlConnection& sql = postgres_->connection();
+  store::InternedTexts long_texts("long_texts", "text_id", "text", store::InternedTexts::Key::kUniqueHash);
+  const std::vector<store::LongText> first = {{"%a = f32[] constant(1)"}, {"%b = f32[] constant(2)"}};
+  std::vector<int64_t> ids(first.size());
+  ASSERT_EQ(long_texts.Ids(sql, first, ids), 2);
+  sql.Exec("REVOKE SELECT ON long_texts FROM CURRENT_USER; GRANT SELECT(hash, text_id) ON long_texts TO CURRENT_USER");
+  const std::vector<store::LongText> fresh = {{"%c = f32[] constant(3)"}, {"%d = f32[] constant(4)"}};
+  std::vector<int64_t> fresh_ids(fresh.size());
+  EXPECT_EQ(long_texts.Ids(sql, fresh, fresh_ids), 2);
+  EXPECT_EQ(testing::Rows(sql, "SELECT hash FROM long_texts WHERE text_id = " + std::to_string(fresh_ids[1])),
+            std::to_string(store::LongTextHash(fresh[1])) + "\n");
+  const std::vector<store::LongText> mixed = {{"%e = f32[] constant(5)"}, first[0]};
+  std::vector<int64_t> mixed_ids(mixed.size());
+  try {
+    (void)long_texts.Ids(sql, mixed, mixed_ids);
+    ADD_FAILURE() << "the text stored before was not read back";
+  } catch (const store::SqlError& e) {
+    EXPECT_NE(std::string(e.what()).find("permission denied"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(BulkRowsOnBothBackends, ABatchThatFailsLeavesNothingAndTheNextOneWorks) {
