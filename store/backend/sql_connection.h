@@ -72,6 +72,8 @@ class SqlStatement {
   // ExecuteLater that must wait (a statement's second run, when it is prepared; a full pipeline). So a writer
   // reaches such a call (its file's RELEASE, its COMMIT) before it counts the write as done. A ROLLBACK
   // discards an unread error with what it rolls back; a statement destroyed with errors unread drops them.
+  // Outside a transaction, PostgreSQL runs the statements answered together (up to the call that waits, which
+  // joins them when it runs a statement) as one implicit transaction: one that fails undoes them all.
   virtual void ExecuteLater() { Execute(); }
   // Back to before the first Step; the bindings stay.
   virtual void Reset() = 0;

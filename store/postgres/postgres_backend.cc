@@ -141,8 +141,16 @@ class PostgresStatement final : public SqlStatement {
   }
   // Runs the statement: once as text (PQexecParams); from its second run on as a statement prepared on the
   // server, so PostgreSQL parses and plans it once (the writer runs each of its statements thousands of times).
+  // While statements wait in the pipeline (a file's SAVEPOINT, its rows sent without waiting), it joins them
+  // and is answered with them: one round trip, where reading theirs first and then running it took two.
   void RunQuery() {
-    pipeline_->Sync();
+    if (pipeline_->active()) {
+      Send(true);
+      pipeline_->Sync();  // throws the first error among them and this one
+      row_ = -1;
+      return;
+    }
+    pipeline_->Sync();  // nothing waits; throws an error a destructor read and kept
     const std::vector<const char*> values = Values();
     const int n = static_cast<int>(values.size());
     if (name_.empty() && runs_ > 0) Prepare();

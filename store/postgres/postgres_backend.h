@@ -15,9 +15,10 @@
 // Rows whose conflict key repeats within a batch go to the next append (one INSERT may not update a row twice).
 //
 // ExecuteLater sends a statement in libpq's pipeline mode without waiting for its answer (at most
-// kPipelineDepth wait at once); everything else on the connection first reads the answers waiting (Sync), so
-// the server runs statements in the order they were given, and a deferred statement's error is thrown by the
-// next call that waits. Exec of one statement while answers wait (a file's RELEASE after its rows) joins the
+// kPipelineDepth wait at once); a statement run while answers wait (Step, Execute) joins them and is answered
+// with them, and everything else on the connection first reads the answers waiting (Sync), so the server runs
+// statements in the order they were given, and a deferred statement's error is thrown by the next call that
+// waits. Exec of one statement while answers wait (a file's RELEASE after its rows) joins the
 // pipeline and waits with it: one round trip, not two (SAVEPOINT, RELEASE and COMMIT only: a BEGIN there would
 // take the statements before it into its transaction). ExecLater (a SAVEPOINT) only joins it; RunTogether
 // sends reads into it and keeps their rows.

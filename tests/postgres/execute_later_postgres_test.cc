@@ -182,6 +182,19 @@ TEST_F(ExecuteLaterOnBothBackends, OnPostgresqlAnErrorReadInADestructorIsThrownB
     EXPECT_NE(std::string(e.what()).find("no_such_savepoint"), std::string::npos) << e.what();
   }
   sql.Exec("ROLLBACK");
+  // A read waits too: it throws the kept error before it runs.
+  sql.BeginWrite();
+  sql.ExecLater("RELEASE no_such_savepoint");
+  { auto destroyed = sql.Prepare("SELECT 1"); }
+  auto read = sql.Prepare("SELECT COUNT(*) FROM later");
+  try {
+    (void)read->Step();
+    ADD_FAILURE() << "the failed RELEASE was not reported by the read";
+  } catch (const store::SqlError& e) {
+    EXPECT_NE(std::string(e.what()).find("no_such_savepoint"), std::string::npos) << e.what();
+  }
+  read->Reset();
+  sql.Exec("ROLLBACK");
   sql.BeginWrite();
   sql.ExecLater("RELEASE no_such_savepoint");
   { auto destroyed = sql.Prepare("SELECT 1"); }
@@ -244,6 +257,28 @@ TEST_F(ExecuteLaterOnBothBackends, OnPostgresqlReadsRunTogetherRunAtTheCall) {
 }
 
 // A read that fails among reads run together is thrown by RunTogether; the connection works after a rollback.
+// On PostgreSQL a statement run while answers wait joins them and is answered with them, one round trip: outside
+// a transaction the server then runs them as one (libpq's pipeline: one implicit transaction up to the sync),
+// so the read sees the transaction id the insert sent before it took. Read after a round trip of its own, it
+// ran in a transaction of its own, which has none.
+TEST_F(ExecuteLaterOnBothBackends, OnPostgresqlAStatementRunWhileAnswersWaitIsAnsweredWithThem) {
+  SqlConnection& sql = postgres_->connection();
+  auto insert = sql.Prepare("INSERT INTO later(k, v) VALUES (1, pg_current_xact_id()::text)");
+  insert->ExecuteLater();
+  auto read = sql.Prepare("SELECT pg_current_xact_id_if_assigned()::text, (SELECT v FROM later WHERE k = 1)");
+  ASSERT_TRUE(read->Step());
+  EXPECT_FALSE(read->IsNull(0)) << "the read ran in a transaction of its own";
+  EXPECT_EQ(read->Text(0), read->Text(1));
+  // And its own error, or one sent before it, is thrown by it.
+  auto bad = sql.Prepare("INSERT INTO later(k, v) VALUES (2, NULL)");
+  bad->ExecuteLater();
+  auto after = sql.Prepare("SELECT COUNT(*) FROM later");
+  testing::ExpectNotNullViolation([&] { (void)after->Step(); });
+  after->Reset();
+  ASSERT_TRUE(after->Step());
+  EXPECT_EQ(after->Int(0), 1);
+}
+
 TEST_F(ExecuteLaterOnBothBackends, AFailingReadRunTogetherIsThrown) {
   for (SqlConnection* sql : Backends()) {
     SCOPED_TRACE(Name(*sql));
