@@ -486,13 +486,15 @@ Status RunWriter::RecordFile(const FileSpec& spec, const FileOutcome& outcome, c
     d.group_runs.insert(spec.run_id);
     Savepoint savepoint(d.sql, "file");
     // When the stored version was its module's only file (a dump replaced by an unreadable one), the module
-    // goes too, so no summary outlives its rows.
-    (void)d.replacement.RemoveStoredVersion(spec, /*drop_lone_module=*/true);
+    // goes too, so no summary outlives its rows. A path of a run this writer created, not written yet, has
+    // none (as in BeginFile): not asked.
+    if (!d.Unstored(spec.run_id, spec.path)) (void)d.replacement.RemoveStoredVersion(spec, /*drop_lone_module=*/true);
     const std::optional<int64_t> fid =
         d.InsertFileRow(spec, ingest::FileVerdictName(outcome.verdict), outcome, std::nullopt, issues.total);
     if (fid) {
       d.WriteIssues(*fid, issues);
       savepoint.Release();
+      if (spec.run_id == d.created_run) d.created_run_paths.insert(spec.path);
     } else {  // another writer recorded this file meanwhile: its verdict stands
       savepoint.RollBack();
     }

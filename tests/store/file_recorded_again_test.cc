@@ -1,0 +1,58 @@
+// A file recorded without rows (not ingested, or an error) in a run the writer created is stored: in the same
+// writer's life the same content again is unchanged, and other content replaces the verdict. The writer skips
+// looking for a stored version of a path of a run it created and has not written yet (RunWriter's Unstored);
+// a path recorded without rows must count as written, or its second version was taken for another writer's
+// and dropped.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "ingest/records/ingest_target.h"
+#include "store/backend/database.h"
+#include "store/write/run_writer.h"
+#include "tests/store/test_dirs.h"
+
+namespace xladb {
+namespace {
+
+using ingest::FileOutcome;
+using ingest::FileSpec;
+using ingest::FileVerdict;
+using ingest::IngestTarget;
+
+TEST(FileRecordedAgain, InTheSameWritersLifeItIsUnchangedOrReplaced) {
+  testing::TempDir tmp;
+  auto db = store::Database::Open(tmp / "x.db");
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  store::RunWriter writer(db.value().get());
+  ingest::RunSpec run_spec;
+  run_spec.name = "nightly";
+  auto run = writer.BeginRun(run_spec);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  FileSpec spec;
+  spec.run_id = *run;
+  spec.path = "notes.txt";
+  spec.kind = "unknown";
+  spec.size_bytes = 5;
+  spec.content_hash = "h1";
+  ASSERT_TRUE(writer.RecordFileWithoutRows(spec, {FileVerdict::kNotIngested, "not a dump", 1, 0}).ok());
+
+  auto again = writer.CheckFile(*run, "notes.txt", "h1");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(*again, IngestTarget::FileState::kUnchanged);
+
+  auto changed = writer.CheckFile(*run, "notes.txt", "h2");
+  ASSERT_TRUE(changed.ok());
+  EXPECT_EQ(*changed, IngestTarget::FileState::kChanged);
+  spec.content_hash = "h2";
+  ASSERT_TRUE(writer.RecordFileWithoutRows(spec, {FileVerdict::kError, "cut short", 1, 0}).ok());
+  ASSERT_TRUE(writer.FinishRun(*run, -1).ok());
+
+  auto rows = db.value()->connection().Prepare("SELECT content_hash, verdict, reason FROM dump_files");
+  std::string stored;
+  while (rows->Step()) stored += rows->Text(0) + "|" + rows->Text(1) + "|" + rows->Text(2) + "\n";
+  EXPECT_EQ(stored, "h2|error|cut short\n");
+}
+
+}  // namespace
+}  // namespace xladb
