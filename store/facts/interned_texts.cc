@@ -24,10 +24,9 @@ bool IdsFromTheInsert(const SqlConnection& sql) { return sql.dialect() == SqlDia
 // The bulk insert of long_texts rows (LongText), with or without RETURNING (IdsFromTheInsert); each one for the
 // program's life (backends key statements by its address).
 const BulkInsert& LongTextInsert(bool returning) {
-  static const BulkInsert plain("long_texts", "hash, text, shape_id, op_name_id, source_file_id",
-                                "ON CONFLICT DO NOTHING", 1);
-  static const BulkInsert with_ids("long_texts", "hash, text, shape_id, op_name_id, source_file_id",
-                                   "ON CONFLICT DO NOTHING", 1, "hash, text_id");
+  static constexpr char kColumns[] = "hash, text, shape_id, op_name_id, source_file_id";
+  static const BulkInsert plain("long_texts", kColumns, "ON CONFLICT DO NOTHING", 1);
+  static const BulkInsert with_ids("long_texts", kColumns, "ON CONFLICT DO NOTHING", 1, "hash, text_id");
   return returning ? with_ids : plain;
 }
 
@@ -39,9 +38,27 @@ const BulkInsert& NameInsert(bool returning) {
   return returning ? with_ids : plain;
 }
 
-// Appends `rows` (through AppendRowsReturning when its insert returns ids, `returned` then holding them).
-int64_t AppendTexts(SqlConnection& sql, const BulkRows& rows, std::vector<int64_t>& returned) {
-  return rows.insert.returned_columns() > 0 ? sql.AppendRowsReturning(rows, returned) : sql.AppendRows(rows);
+// What an append of texts stored: how many rows, and where the insert answers them (a BulkInsert returning
+// hash and id: IdsFromTheInsert) their ids by hash; `repeated` when it returned one hash twice (two new texts
+// under one hash, a collision: told apart by reading them back).
+struct StoredNow {
+  int64_t rows = 0;
+  std::unordered_map<int64_t, int64_t> id_of_hash;
+  bool repeated = false;
+};
+
+StoredNow AppendTexts(SqlConnection& sql, const BulkRows& rows) {
+  StoredNow now;
+  if (rows.insert.returned_columns() == 0) {
+    now.rows = sql.AppendRows(rows);
+    return now;
+  }
+  std::vector<int64_t> returned;  // hash, id of each row stored
+  now.rows = sql.AppendRowsReturning(rows, returned);
+  for (size_t r = 0; r + 1 < returned.size(); r += 2) {
+    now.repeated |= !now.id_of_hash.emplace(returned[r], returned[r + 1]).second;
+  }
+  return now;
 }
 
 // The hashes' IN-list parameters of `find` (FindHashes), padded with the last.
@@ -168,19 +185,16 @@ void InternedTexts::Ids(SqlConnection& sql, std::span<const std::string> texts, 
   if (!missing.empty()) {
     // Their ids from the insert itself where it answers them (IdsFromTheInsert), by hash; else, or when two
     // new texts share a hash (a collision), they are read back.
-    std::vector<int64_t> returned;  // hash, name_id of each row inserted
-    if (AppendTexts(sql, BulkRows{NameInsert(IdsFromTheInsert(sql)), missing, wanted}, returned) > 0) {
-      added_in_file_ = true;
+    const BulkRows rows{NameInsert(IdsFromTheInsert(sql)), missing, wanted};
+    const StoredNow now = AppendTexts(sql, rows);
+    if (now.rows > 0) added_in_file_ = true;
+    bool answered = !now.repeated && now.id_of_hash.size() == rows.rows();
+    for (size_t m = 0; m < missing.size() && answered; m += 2) {
+      const auto id = now.id_of_hash.find(missing[m].value);
+      answered = id != now.id_of_hash.end();
+      if (answered) found.at(wanted[static_cast<size_t>(missing[m + 1].value)]) = id->second;
     }
-    std::unordered_map<int64_t, int64_t> new_ids;
-    bool collided = false;
-    for (size_t r = 0; r + 1 < returned.size(); r += 2) collided |= !new_ids.emplace(returned[r], returned[r + 1]).second;
-    for (size_t m = 0; m < missing.size() && !collided; m += 2) {
-      const auto id = new_ids.find(missing[m].value);
-      if (id == new_ids.end()) break;  // not returned: found by the read below
-      found.at(wanted[static_cast<size_t>(missing[m + 1].value)]) = id->second;
-    }
-    if (collided || returned.size() != missing.size()) look_up();
+    if (!answered) look_up();
   }
   for (size_t i = 0; i < texts.size(); ++i) {
     if (ids[i] != 0) continue;
@@ -195,8 +209,9 @@ int64_t InternedTexts::Ids(SqlConnection& sql, std::vector<LongText> texts, std:
   if (key_ != Key::kUniqueHash) throw SqlError("InternedTexts::Ids on " + table_ + ": its texts are interned by Id");
   if (texts.empty()) return 0;
   // Insert every row (one that is stored already, or twice in the batch, is left alone), and take the ids of
-  // those stored now from the insert itself where it answers them (IdsFromTheInsert). Each text goes to the insert as it is stored (StoredText; a text
-  // with cut parts has no NUL: store/facts/long_text.h), moved, and back after it.
+  // those stored now from the insert itself where it answers them (IdsFromTheInsert). Each text goes to the
+  // insert as it is stored (StoredText; a text with cut parts has no NUL: store/facts/long_text.h), moved, and
+  // back after it.
   std::vector<std::string> stored_texts;
   stored_texts.reserve(texts.size());
   std::vector<BulkCell> cells;
@@ -213,13 +228,11 @@ int64_t InternedTexts::Ids(SqlConnection& sql, std::vector<LongText> texts, std:
     cells.push_back(IdCell(t.source_file_id));
     stored_texts.push_back(std::move(t.text));
   }
-  std::vector<int64_t> returned;  // hash, text_id of each row inserted, where the insert answers them
-  const int64_t inserted = AppendTexts(sql, BulkRows{LongTextInsert(IdsFromTheInsert(sql)), cells, stored_texts},
-                                       returned);
+  const StoredNow now = AppendTexts(sql, BulkRows{LongTextInsert(IdsFromTheInsert(sql)), cells, stored_texts});
+  const int64_t inserted = now.rows;
   if (inserted > 0) added_in_file_ = true;
   for (size_t i = 0; i < texts.size(); ++i) texts[i].text = std::move(stored_texts[i]);
-  std::unordered_map<int64_t, int64_t> new_ids;
-  for (size_t r = 0; r + 1 < returned.size(); r += 2) new_ids.emplace(returned[r], returned[r + 1]);
+  const std::unordered_map<int64_t, int64_t>& new_ids = now.id_of_hash;  // a hash is unique: never repeated
   // A row inserted now is the batch's first with its hash (rows go in in order); a later text under that hash
   // must be the same. The other hashes (stored before, or their ids not answered) are read back, and each
   // compared.
@@ -231,10 +244,10 @@ int64_t InternedTexts::Ids(SqlConnection& sql, std::vector<LongText> texts, std:
   std::vector<int64_t> stored_before;
   for (size_t i = 0; i < texts.size(); ++i) {
     const auto [first, is_first] = first_with.emplace(hashes[i], i);
-    const auto now = new_ids.find(hashes[i]);
-    if (now != new_ids.end()) {
+    const auto id = new_ids.find(hashes[i]);
+    if (id != new_ids.end()) {
       if (!is_first && texts[i] != texts[first->second]) throw collision(hashes[i], true);
-      ids[i] = now->second;
+      ids[i] = id->second;
     } else if (is_first) {
       stored_before.push_back(hashes[i]);
     }

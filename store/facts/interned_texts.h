@@ -53,7 +53,9 @@ class InternedTexts {
   // Key kHash: sets ids[i] to the id of texts[i] (up to its first NUL), a batch at a time: the texts not cached
   // are looked up by hash in one query (of several rows of one text, the smallest id), those not stored are
   // inserted in bulk and read back in one more (on PostgreSQL returned by the insert). At most
-  // sql.bulk_batch_rows() texts a call.
+  // sql.bulk_batch_rows() texts a call. Two writers that store one new text at once each keep their own row's
+  // id for it (on PostgreSQL, where the ids come from the insert; a later lookup answers the smaller): a name
+  // may then have two ids in one run, which readers, joining names by id for its text only, do not see.
   void Ids(SqlConnection& sql, std::span<const std::string> texts, std::span<int64_t> ids);
 
   // Key kUniqueHash, the table long_texts: sets ids[i] to the id of texts[i] (its text up to its first NUL,

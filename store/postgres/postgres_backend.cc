@@ -142,11 +142,18 @@ class PostgresStatement final : public SqlStatement {
   // Runs the statement: once as text (PQexecParams); from its second run on as a statement prepared on the
   // server, so PostgreSQL parses and plans it once (the writer runs each of its statements thousands of times).
   // While statements wait in the pipeline (a file's SAVEPOINT, its rows sent without waiting), it joins them
-  // and is answered with them: one round trip, where reading theirs first and then running it took two.
+  // and is answered with them: one round trip, where reading theirs first and then running it took two. (A
+  // statement the session forgot, after a DISCARD ALL, is prepared again below only: the connections that get
+  // one, the SQL endpoint's, never send without waiting.)
   void RunQuery() {
     if (pipeline_->active()) {
-      Send(true);
-      pipeline_->Sync();  // throws the first error among them and this one
+      try {
+        Send(true);
+        pipeline_->Sync();  // throws the first error among them and this one
+      } catch (...) {
+        Clear();  // its rows may have come before the error: a statement that threw holds none
+        throw;
+      }
       row_ = -1;
       return;
     }

@@ -114,9 +114,13 @@ struct RunWriter::Impl {
   // writer has not stored in it needs no lookup (CheckFile, the replacement's) to know it is new. A file
   // another writer stores there meanwhile still meets InsertFileRow's conflict (CheckOtherWritersFile).
   int64_t created_run = 0;
-  std::unordered_set<std::string> created_run_paths;  // the paths this writer stored in it
+  // The paths this writer wrote to it (a file rolled back after stays: looked up again, as any other's).
+  std::unordered_set<std::string> created_run_paths;
   bool Unstored(int64_t run_id, const std::string& path) const {
     return run_id == created_run && created_run != 0 && created_run_paths.count(path) == 0;
+  }
+  void NoteWritten(const FileSpec& s) {
+    if (s.run_id == created_run) created_run_paths.insert(s.path);
   }
 
   void OpenGroup() {
@@ -255,7 +259,9 @@ struct RunWriter::Impl {
   // (synchronous_commit off): a text is only of use to the rows that refer to it, which the writer commits
   // later on its own connection, and that commit's flush takes every earlier commit's WAL with it. A crash
   // before it loses the texts and their rows together, as if neither had been written; the database is never
-  // left inconsistent (PostgreSQL, "Asynchronous Commit"). A batch cost one flush of the WAL before.
+  // left inconsistent (PostgreSQL, "Asynchronous Commit"). A batch cost one flush of the WAL before. The sweep
+  // of replaced texts (SweepReplacedTexts) commits there too: a crash may lose it, leaving texts no row refers
+  // to, which only take space.
   Status OpenInternedTexts() {
     if (interned.connection != nullptr) return Status::Ok();
     if (!db->is_sqlite()) {
@@ -421,7 +427,7 @@ StatusOr<ingest::RecordSink*> RunWriter::BeginFile(const FileSpec& spec) {
       savepoint.RollBack();
       return static_cast<ingest::RecordSink*>(nullptr);
     }
-    if (spec.run_id == d.created_run) d.created_run_paths.insert(spec.path);
+    d.NoteWritten(spec);
     d.file = std::make_unique<FileWriter>(&d.statements, &d.interned, spec.run_id, *file_id, module_id,
                                           module_is_new, replaced);
     d.file_savepoint.emplace(std::move(savepoint));
@@ -487,14 +493,14 @@ Status RunWriter::RecordFile(const FileSpec& spec, const FileOutcome& outcome, c
     Savepoint savepoint(d.sql, "file");
     // When the stored version was its module's only file (a dump replaced by an unreadable one), the module
     // goes too, so no summary outlives its rows. A path of a run this writer created, not written yet, has
-    // none (as in BeginFile): not asked.
+    // none (as in BeginFile): not asked, and a row another writer stored for it meanwhile stands.
     if (!d.Unstored(spec.run_id, spec.path)) (void)d.replacement.RemoveStoredVersion(spec, /*drop_lone_module=*/true);
     const std::optional<int64_t> fid =
         d.InsertFileRow(spec, ingest::FileVerdictName(outcome.verdict), outcome, std::nullopt, issues.total);
     if (fid) {
       d.WriteIssues(*fid, issues);
       savepoint.Release();
-      if (spec.run_id == d.created_run) d.created_run_paths.insert(spec.path);
+      d.NoteWritten(spec);
     } else {  // another writer recorded this file meanwhile: its verdict stands
       savepoint.RollBack();
     }

@@ -256,7 +256,6 @@ TEST_F(ExecuteLaterOnBothBackends, OnPostgresqlReadsRunTogetherRunAtTheCall) {
   EXPECT_TRUE(keys->IsNull(0));
 }
 
-// A read that fails among reads run together is thrown by RunTogether; the connection works after a rollback.
 // On PostgreSQL a statement run while answers wait joins them and is answered with them, one round trip: outside
 // a transaction the server then runs them as one (libpq's pipeline: one implicit transaction up to the sync),
 // so the read sees the transaction id the insert sent before it took. Read after a round trip of its own, it
@@ -279,6 +278,7 @@ TEST_F(ExecuteLaterOnBothBackends, OnPostgresqlAStatementRunWhileAnswersWaitIsAn
   EXPECT_EQ(after->Int(0), 1);
 }
 
+// A read that fails among reads run together is thrown by RunTogether; the connection works after a rollback.
 TEST_F(ExecuteLaterOnBothBackends, AFailingReadRunTogetherIsThrown) {
   for (SqlConnection* sql : Backends()) {
     SCOPED_TRACE(Name(*sql));

@@ -46,12 +46,26 @@ TEST(FileRecordedAgain, InTheSameWritersLifeItIsUnchangedOrReplaced) {
   EXPECT_EQ(*changed, IngestTarget::FileState::kChanged);
   spec.content_hash = "h2";
   ASSERT_TRUE(writer.RecordFileWithoutRows(spec, {FileVerdict::kError, "cut short", 1, 0}).ok());
-  ASSERT_TRUE(writer.FinishRun(*run, -1).ok());
+  auto stored = [&] {
+    auto rows =
+        db.value()->connection().Prepare("SELECT content_hash, verdict, reason FROM dump_files ORDER BY path");
+    std::string out;
+    while (rows->Step()) out += rows->Text(0) + "|" + rows->Text(1) + "|" + rows->Text(2) + "\n";
+    return out;
+  };
+  EXPECT_EQ(stored(), "h2|error|cut short\n");
 
-  auto rows = db.value()->connection().Prepare("SELECT content_hash, verdict, reason FROM dump_files");
-  std::string stored;
-  while (rows->Step()) stored += rows->Text(0) + "|" + rows->Text(1) + "|" + rows->Text(2) + "\n";
-  EXPECT_EQ(stored, "h2|error|cut short\n");
+  // A path first recorded without rows, then written with rows: the new version replaces it.
+  FileSpec other = spec;
+  other.path = "later.txt";
+  ASSERT_TRUE(writer.RecordFileWithoutRows(other, {FileVerdict::kNotIngested, "empty", 0, 0}).ok());
+  other.content_hash = "h3";
+  auto sink = writer.BeginFile(other);
+  ASSERT_TRUE(sink.ok()) << sink.status().ToString();
+  ASSERT_NE(*sink, nullptr) << "taken for another writer's file";
+  ASSERT_TRUE(writer.CommitFile({FileVerdict::kIngested, "", 2, 0}).ok());
+  ASSERT_TRUE(writer.FinishRun(*run, -1).ok());
+  EXPECT_EQ(stored(), "h3|ingested|\nh2|error|cut short\n");  // later.txt, notes.txt
 }
 
 }  // namespace
