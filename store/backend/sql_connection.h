@@ -123,7 +123,8 @@ class SqlConnection {
   // Runs `statements` (each bound, none stepped yet, all from this connection's Prepare) together where the
   // engine gains from it: PostgreSQL sends them behind whatever waits in one pipeline and waits once, so N
   // reads cost one round trip; SQLite runs each at its first Step as usual. Their rows are then read with
-  // Step. The caller reads them before it writes anything they read (on SQLite they run when stepped).
+  // Step. The caller reads them before it writes anything they read (on SQLite they run when stepped), in
+  // the order given if one writes (an INSERT … RETURNING), and none may depend on another's effect.
   // Throws SqlError with the first error among them (or among the statements that waited before them, or one
   // a destructor read and kept: PostgresPipeline); some may then hold rows, so the caller resets each before
   // its next use. The statements must be distinct.

@@ -87,6 +87,7 @@ struct RunWriter::Impl {
   std::unique_ptr<FileWriter> file;
   std::optional<Savepoint> file_savepoint;
   FileSpec spec;  // of the file begun last (AbortFile records it, also after a failed BeginFile)
+  int64_t file_module = 0;  // the open file's module (0: none), stored in its dump_files row by CommitFile
 
   // Rolls the open file's savepoint back (its rows go) and drops its writer; the issues it saw are returned.
   FileIssues RollBackFile() {
@@ -112,7 +113,7 @@ struct RunWriter::Impl {
 
   // The run BeginRun created (0: it found one): no file of it was stored before this ingest, so a path this
   // writer has not stored in it needs no lookup (CheckFile, the replacement's) to know it is new. A file
-  // another writer stores there meanwhile still meets InsertFileRow's conflict (CheckOtherWritersFile).
+  // another writer stores there meanwhile still meets FileRowInsert's conflict (CheckOtherWritersFile).
   int64_t created_run = 0;
   // The paths this writer wrote to it (a file rolled back after stays: looked up again, as any other's).
   std::unordered_set<std::string> created_run_paths;
@@ -174,20 +175,28 @@ struct RunWriter::Impl {
     return open_for >= group.max_seconds || group_bytes >= group.max_bytes ? CloseGroup() : Status::Ok();
   }
 
+  // The lookup of the module of `s`, bound, not run: (module_id, backend) when it exists. A placeholder name
+  // (ingest_target.h) finds the module by number: its HLO text may have renamed it.
+  SqlStatement& ModuleFind(const FileSpec& s) {
+    const ModuleKey& key = s.module;
+    SqlStatement& find =
+        key.name_is_placeholder
+            ? Cached("SELECT module_id, backend FROM modules WHERE run_id = ? AND stage = ? "
+                     "AND xla_module_id IS NOT DISTINCT FROM ? AND folder = ? ORDER BY module_id LIMIT 1")
+            : Cached("SELECT module_id, backend FROM modules WHERE run_id = ? AND stage = ? "
+                     "AND xla_module_id IS NOT DISTINCT FROM ? AND folder = ? AND name = ?");
+    BindRow(find, s.run_id, key.stage, NonNegative(key.xla_module_id), key.folder);
+    if (!key.name_is_placeholder) find.Bind(5, key.name);  // the fifth placeholder, only in that statement
+    return find;
+  }
+
   // The module of `s`, created (with its empty summary row) when it is new: (module_id, created). A module
   // another writer creates at the same moment is found after its insert commits (the unique modules_by_key).
-  std::pair<int64_t, bool> FindOrCreateModule(const FileSpec& s) {
+  // `sent`: ModuleFind(s), already sent (RunTogether), for the first lookup.
+  std::pair<int64_t, bool> FindOrCreateModule(const FileSpec& s, SqlStatement& sent) {
     const ModuleKey& key = s.module;
     for (int attempt = 0; attempt < 2; ++attempt) {
-      // A placeholder name (ingest_target.h) finds the module by number: its HLO text may have renamed it.
-      SqlStatement& find =
-          key.name_is_placeholder
-              ? Cached("SELECT module_id, backend FROM modules WHERE run_id = ? AND stage = ? "
-                       "AND xla_module_id IS NOT DISTINCT FROM ? AND folder = ? ORDER BY module_id LIMIT 1")
-              : Cached("SELECT module_id, backend FROM modules WHERE run_id = ? AND stage = ? "
-                       "AND xla_module_id IS NOT DISTINCT FROM ? AND folder = ? AND name = ?");
-      BindRow(find, s.run_id, key.stage, NonNegative(key.xla_module_id), key.folder);
-      if (!key.name_is_placeholder) find.Bind(5, key.name);  // the fifth placeholder, only in that statement
+      SqlStatement& find = attempt == 0 ? sent : ModuleFind(s);
       if (find.Step()) {
         const int64_t module_id = find.Int(0);
         const bool backend_unknown = find.Text(1).empty();
@@ -224,25 +233,29 @@ struct RunWriter::Impl {
     throw SqlError("module " + key.name + " was neither found nor created");
   }
 
-  // The file's dump_files row, with `verdict` (FileVerdictName, or kVerdictWhileWriting) and the rest of
-  // `outcome`; nullopt when another writer has stored a row for this path since CheckFile.
-  std::optional<int64_t> InsertFileRow(const FileSpec& s, std::string_view verdict, const FileOutcome& outcome,
-                                       std::optional<int64_t> module, int64_t issue_count) {
+  // The insert of the file's dump_files row (no module: CommitFile sets it), with `verdict` (FileVerdictName,
+  // or kVerdictWhileWriting) and the rest of `outcome`, bound, not run; StoredFileId runs it.
+  SqlStatement& FileRowInsert(const FileSpec& s, std::string_view verdict, const FileOutcome& outcome,
+                              int64_t issue_count) {
     SqlStatement& ins =
         Cached("INSERT INTO dump_files(run_id, path, kind, verdict, reason, size_bytes, content_hash, "
-               "mtime_us, module_id, line_count, unknown_lines, issue_count, rows_written, "
-               "ingested_at_us) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+               "mtime_us, line_count, unknown_lines, issue_count, rows_written, "
+               "ingested_at_us) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) "
                "ON CONFLICT(run_id, path) DO NOTHING RETURNING file_id");
     BindRow(ins, s.run_id, s.path, s.kind, verdict, NonEmpty(outcome.reason), s.size_bytes, s.content_hash,
-            NonNegative(s.mtime_us), module, outcome.line_count, outcome.unknown_lines, issue_count, 0,
-            UnixMicrosNow());
+            NonNegative(s.mtime_us), outcome.line_count, outcome.unknown_lines, issue_count, 0, UnixMicrosNow());
+    return ins;
+  }
+  // The id of the row FileRowInsert's `ins` stored; nullopt when another writer has stored a row for this path
+  // since CheckFile.
+  static std::optional<int64_t> StoredFileId(SqlStatement& ins) {
     std::optional<int64_t> file_id;
     if (ins.Step()) file_id = ins.Int(0);
     ins.Reset();
     return file_id;
   }
 
-  // After InsertFileRow found another writer's row: throws unless that row holds this content.
+  // After FileRowInsert met another writer's row: throws unless that row holds this content.
   void CheckOtherWritersFile(const FileSpec& s) {
     SqlStatement& q = Cached("SELECT content_hash FROM dump_files WHERE run_id = ? AND path = ?");
     BindRow(q, s.run_id, s.path);
@@ -415,19 +428,25 @@ StatusOr<ingest::RecordSink*> RunWriter::BeginFile(const FileSpec& spec) {
         d.Unstored(spec.run_id, spec.path)
             ? FileFacts{}
             : d.replacement.RemoveStoredVersion(spec, /*drop_lone_module=*/false).value_or(FileFacts{});
+    // Reserve the file id now so rows can reference it; the row is completed at commit, its module too. The
+    // insert and the module's lookup do not depend on each other: on PostgreSQL they are one round trip.
+    SqlStatement& file_row = d.FileRowInsert(spec, kVerdictWhileWriting, FileOutcome{}, 0);
     int64_t module_id = 0;
     bool module_is_new = false;
-    if (spec.has_module) std::tie(module_id, module_is_new) = d.FindOrCreateModule(spec);
-    // Reserve the file id now so rows can reference it; the row is completed at commit.
-    const std::optional<int64_t> file_id =
-        d.InsertFileRow(spec, kVerdictWhileWriting, FileOutcome{},
-                        spec.has_module ? std::optional<int64_t>(module_id) : std::nullopt, 0);
+    if (spec.has_module) {
+      SqlStatement& find = d.ModuleFind(spec);
+      SqlStatement* together[] = {&find, &file_row};
+      d.sql.RunTogether(together);
+      std::tie(module_id, module_is_new) = d.FindOrCreateModule(spec, find);
+    }
+    const std::optional<int64_t> file_id = Impl::StoredFileId(file_row);
     if (!file_id) {  // another writer stored the file since CheckFile
       d.CheckOtherWritersFile(spec);
       savepoint.RollBack();
       return static_cast<ingest::RecordSink*>(nullptr);
     }
     d.NoteWritten(spec);
+    d.file_module = module_id;
     d.file = std::make_unique<FileWriter>(&d.statements, &d.interned, spec.run_id, *file_id, module_id,
                                           module_is_new, replaced);
     d.file_savepoint.emplace(std::move(savepoint));
@@ -447,9 +466,10 @@ StatusOr<FileWriteStats> RunWriter::CommitFile(const FileOutcome& outcome) {
       d.WriteIssues(file.file_id(), file.issues());
       SqlStatement& up =
           d.Cached("UPDATE dump_files SET verdict = ?, reason = ?, line_count = ?, unknown_lines = ?, "
-                   "issue_count = ?, rows_written = ? WHERE file_id = ?");
+                   "issue_count = ?, rows_written = ?, module_id = ? WHERE file_id = ?");
       BindRow(up, ingest::FileVerdictName(outcome.verdict), NonEmpty(outcome.reason), outcome.line_count,
-              outcome.unknown_lines, file.issues().total, file.rows(), file.file_id());
+              outcome.unknown_lines, file.issues().total, file.rows(),
+              d.file_module != 0 ? std::optional<int64_t>(d.file_module) : std::nullopt, file.file_id());
       up.ExecuteLater();
       d.file_savepoint->Release();  // PostgreSQL: waits for the answers of every statement sent before
     } catch (const std::exception& e) {
@@ -496,7 +516,7 @@ Status RunWriter::RecordFile(const FileSpec& spec, const FileOutcome& outcome, c
     // none (as in BeginFile): not asked, and a row another writer stored for it meanwhile stands.
     if (!d.Unstored(spec.run_id, spec.path)) (void)d.replacement.RemoveStoredVersion(spec, /*drop_lone_module=*/true);
     const std::optional<int64_t> fid =
-        d.InsertFileRow(spec, ingest::FileVerdictName(outcome.verdict), outcome, std::nullopt, issues.total);
+        Impl::StoredFileId(d.FileRowInsert(spec, ingest::FileVerdictName(outcome.verdict), outcome, issues.total));
     if (fid) {
       d.WriteIssues(*fid, issues);
       savepoint.Release();
