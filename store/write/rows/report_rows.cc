@@ -34,12 +34,19 @@ void ReportRows::InsertOnce(SqlStatement& st, Warning&& warning) {
 void ReportRows::Add(ingest::MemoryReportTotalRecord&& r) {
   FileContext& f = *file_;
   f.Guard([&] {
+    // The file's id is new and its rows are all this file prints, so a space seen before in the file is the
+    // only conflict: told here, and the insert is not awaited (a round trip a report on PostgreSQL).
+    if (!totals_seen_.insert(r.memory_space).second) {
+      f.issues.Add(IssueRecord::Severity::kWarning, 0,
+                   "memory space " + std::to_string(r.memory_space) + " total printed twice; the first is kept");
+      return;
+    }
     auto& st = f.Statement("INSERT INTO memory_report_totals(file_id, memory_space, module_id, total_bytes) "
                            "VALUES (?,?,?,?) ON CONFLICT(file_id, memory_space) DO NOTHING");
     BindRow(st, f.file_id, r.memory_space, ModuleOrNull(), r.total_bytes);
-    InsertOnce(st, [&] {
-      return "memory space " + std::to_string(r.memory_space) + " total printed twice; the first is kept";
-    });
+    st.ExecuteLater();
+    st.Reset();
+    ++f.rows;
   });
 }
 

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <unordered_set>
 
 #include "ingest/records/records.h"
 #include "store/write/rows/file_context.h"
@@ -46,6 +47,7 @@ class ReportRows {
   void InsertOnce(SqlStatement& st, Warning&& warning);
 
   FileContext* file_;
+  std::unordered_set<int32_t> totals_seen_;  // the memory spaces whose total the file printed
 };
 
 }  // namespace xladb::store
