@@ -514,10 +514,18 @@ Status RunWriter::RecordFile(const FileSpec& spec, const FileOutcome& outcome, c
     // When the stored version was its module's only file (a dump replaced by an unreadable one), the module
     // goes too, so no summary outlives its rows. A path of a run this writer created, not written yet, has
     // none (as in BeginFile): not asked, and a row another writer stored for it meanwhile stands.
-    if (!d.Unstored(spec.run_id, spec.path)) (void)d.replacement.RemoveStoredVersion(spec, /*drop_lone_module=*/true);
-    const std::optional<int64_t> fid =
-        Impl::StoredFileId(d.FileRowInsert(spec, ingest::FileVerdictName(outcome.verdict), outcome, issues.total));
-    if (fid) {
+    const bool unstored = d.Unstored(spec.run_id, spec.path);
+    if (!unstored) (void)d.replacement.RemoveStoredVersion(spec, /*drop_lone_module=*/true);
+    SqlStatement& row = d.FileRowInsert(spec, ingest::FileVerdictName(outcome.verdict), outcome, issues.total);
+    if (unstored && issues.stored.empty()) {
+      // The row is all there is to write, and nothing to undo when another writer recorded the path meanwhile
+      // (its row stands; this insert does nothing): not awaited, the RELEASE waits for both (on PostgreSQL one
+      // round trip with the SAVEPOINT).
+      row.ExecuteLater();
+      row.Reset();
+      savepoint.Release();
+      d.NoteWritten(spec);
+    } else if (const std::optional<int64_t> fid = Impl::StoredFileId(row)) {
       d.WriteIssues(*fid, issues);
       savepoint.Release();
       d.NoteWritten(spec);
