@@ -21,7 +21,7 @@
 // waits. Exec of one statement while answers wait (a file's RELEASE after its rows) joins the
 // pipeline and waits with it: one round trip, not two (SAVEPOINT, RELEASE and COMMIT only: a BEGIN there would
 // take the statements before it into its transaction). ExecLater (a SAVEPOINT) only joins it; RunTogether
-// sends reads into it and keeps their rows.
+// sends statements whose rows are read (reads, an INSERT … RETURNING) into it and keeps their rows.
 //
 // Contract: owns its PostgresConnection. Errors throw SqlError with the server's message and SQLSTATE. One
 // thread at a time.

@@ -52,6 +52,7 @@ class FileWriter : public ingest::RecordSink {
   [[nodiscard]] Status Finish(DerivedModuleFacts* derived);
 
   int64_t file_id() const { return file_.file_id; }
+  int64_t module_id() const { return file_.module_id; }  // 0: the file names none
   int64_t rows() const { return file_.rows; }
   FileIssues& issues() { return file_.issues; }
 

@@ -12,6 +12,7 @@
 #include "ingest/source/run_name.h"
 #include "store/backend/row_binding.h"
 #include "store/write/file_replacement.h"
+#include "store/write/file_rows.h"
 #include "store/write/rows/file_context.h"
 #include "store/write/file_writer.h"
 #include "store/facts/interned_texts.h"
@@ -87,7 +88,6 @@ struct RunWriter::Impl {
   std::unique_ptr<FileWriter> file;
   std::optional<Savepoint> file_savepoint;
   FileSpec spec;  // of the file begun last (AbortFile records it, also after a failed BeginFile)
-  int64_t file_module = 0;  // the open file's module (0: none), stored in its dump_files row by CommitFile
 
   // Rolls the open file's savepoint back (its rows go) and drops its writer; the issues it saw are returned.
   FileIssues RollBackFile() {
@@ -173,97 +173,6 @@ struct RunWriter::Impl {
     const double open_for =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - group_started).count();
     return open_for >= group.max_seconds || group_bytes >= group.max_bytes ? CloseGroup() : Status::Ok();
-  }
-
-  // The lookup of the module of `s`, bound, not run: (module_id, backend) when it exists. A placeholder name
-  // (ingest_target.h) finds the module by number: its HLO text may have renamed it.
-  SqlStatement& ModuleFind(const FileSpec& s) {
-    const ModuleKey& key = s.module;
-    SqlStatement& find =
-        key.name_is_placeholder
-            ? Cached("SELECT module_id, backend FROM modules WHERE run_id = ? AND stage = ? "
-                     "AND xla_module_id IS NOT DISTINCT FROM ? AND folder = ? ORDER BY module_id LIMIT 1")
-            : Cached("SELECT module_id, backend FROM modules WHERE run_id = ? AND stage = ? "
-                     "AND xla_module_id IS NOT DISTINCT FROM ? AND folder = ? AND name = ?");
-    BindRow(find, s.run_id, key.stage, NonNegative(key.xla_module_id), key.folder);
-    if (!key.name_is_placeholder) find.Bind(5, key.name);  // the fifth placeholder, only in that statement
-    return find;
-  }
-
-  // The module of `s`, created (with its empty summary row) when it is new: (module_id, created). A module
-  // another writer creates at the same moment is found after its insert commits (the unique modules_by_key).
-  // `sent`: ModuleFind(s), already sent (RunTogether), for the first lookup.
-  std::pair<int64_t, bool> FindOrCreateModule(const FileSpec& s, SqlStatement& sent) {
-    const ModuleKey& key = s.module;
-    for (int attempt = 0; attempt < 2; ++attempt) {
-      SqlStatement& find = attempt == 0 ? sent : ModuleFind(s);
-      if (find.Step()) {
-        const int64_t module_id = find.Int(0);
-        const bool backend_unknown = find.Text(1).empty();
-        find.Reset();
-        if (backend_unknown && !key.backend.empty()) {
-          SqlStatement& up = Cached("UPDATE modules SET backend = ? WHERE module_id = ?");
-          BindRow(up, key.backend, module_id);
-          up.Execute();
-        }
-        return {module_id, false};
-      }
-      find.Reset();
-      // A placeholder takes the name another stage's HLO text gave the same module number, if any.
-      SqlStatement& ins =
-          key.name_is_placeholder
-              ? Cached("INSERT INTO modules(run_id, xla_module_id, name, stage, backend, folder) "
-                       "SELECT ?1, ?2, COALESCE((SELECT name FROM modules WHERE run_id = ?1 AND xla_module_id = ?2 "
-                       "  AND folder = ?6 AND name <> ?3 ORDER BY module_id LIMIT 1), ?3), ?4, ?5, ?6 "
-                       "WHERE 1 = 1 ON CONFLICT DO NOTHING RETURNING module_id")  // WHERE: SQLite's upsert parse
-              : Cached("INSERT INTO modules(run_id, xla_module_id, name, stage, backend, folder) "
-                       "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING module_id");
-      BindRow(ins, s.run_id, NonNegative(key.xla_module_id), key.name, key.stage, key.backend, key.folder);
-      if (!ins.Step()) {  // another writer's module: find it
-        ins.Reset();
-        continue;
-      }
-      const int64_t module_id = ins.Int(0);
-      ins.Reset();
-      SqlStatement& summary = Cached("INSERT INTO module_summary(module_id) VALUES (?)");
-      summary.Bind(1, module_id);
-      summary.ExecuteLater();
-      return {module_id, true};
-    }
-    throw SqlError("module " + key.name + " was neither found nor created");
-  }
-
-  // The insert of the file's dump_files row (no module: CommitFile sets it), with `verdict` (FileVerdictName,
-  // or kVerdictWhileWriting) and the rest of `outcome`, bound, not run; StoredFileId runs it.
-  SqlStatement& FileRowInsert(const FileSpec& s, std::string_view verdict, const FileOutcome& outcome,
-                              int64_t issue_count) {
-    SqlStatement& ins =
-        Cached("INSERT INTO dump_files(run_id, path, kind, verdict, reason, size_bytes, content_hash, "
-               "mtime_us, line_count, unknown_lines, issue_count, rows_written, "
-               "ingested_at_us) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) "
-               "ON CONFLICT(run_id, path) DO NOTHING RETURNING file_id");
-    BindRow(ins, s.run_id, s.path, s.kind, verdict, NonEmpty(outcome.reason), s.size_bytes, s.content_hash,
-            NonNegative(s.mtime_us), outcome.line_count, outcome.unknown_lines, issue_count, 0, UnixMicrosNow());
-    return ins;
-  }
-  // The id of the row FileRowInsert's `ins` stored; nullopt when another writer has stored a row for this path
-  // since CheckFile.
-  static std::optional<int64_t> StoredFileId(SqlStatement& ins) {
-    std::optional<int64_t> file_id;
-    if (ins.Step()) file_id = ins.Int(0);
-    ins.Reset();
-    return file_id;
-  }
-
-  // After FileRowInsert met another writer's row: throws unless that row holds this content.
-  void CheckOtherWritersFile(const FileSpec& s) {
-    SqlStatement& q = Cached("SELECT content_hash FROM dump_files WHERE run_id = ? AND path = ?");
-    BindRow(q, s.run_id, s.path);
-    const std::string stored = q.Step() ? q.Text(0) : std::string();
-    q.Reset();
-    if (stored != s.content_hash) {
-      throw SqlError("another writer stored another version of " + s.path + " at the same time; ingest again");
-    }
   }
 
   // The connection interned texts are written on: the writer's own on SQLite; on PostgreSQL a second one, so
@@ -430,23 +339,22 @@ StatusOr<ingest::RecordSink*> RunWriter::BeginFile(const FileSpec& spec) {
             : d.replacement.RemoveStoredVersion(spec, /*drop_lone_module=*/false).value_or(FileFacts{});
     // Reserve the file id now so rows can reference it; the row is completed at commit, its module too. The
     // insert and the module's lookup do not depend on each other: on PostgreSQL they are one round trip.
-    SqlStatement& file_row = d.FileRowInsert(spec, kVerdictWhileWriting, FileOutcome{}, 0);
+    SqlStatement& file_row = FileRowInsert(d.statements, spec, kVerdictWhileWriting, FileOutcome{}, 0);
     int64_t module_id = 0;
     bool module_is_new = false;
     if (spec.has_module) {
-      SqlStatement& find = d.ModuleFind(spec);
+      SqlStatement& find = ModuleFind(d.statements, spec);
       SqlStatement* together[] = {&find, &file_row};
       d.sql.RunTogether(together);
-      std::tie(module_id, module_is_new) = d.FindOrCreateModule(spec, find);
+      std::tie(module_id, module_is_new) = FindOrCreateModule(d.statements, spec, find);
     }
-    const std::optional<int64_t> file_id = Impl::StoredFileId(file_row);
+    const std::optional<int64_t> file_id = StoredFileId(file_row);
     if (!file_id) {  // another writer stored the file since CheckFile
-      d.CheckOtherWritersFile(spec);
+      CheckOtherWritersFile(d.statements, spec);
       savepoint.RollBack();
       return static_cast<ingest::RecordSink*>(nullptr);
     }
     d.NoteWritten(spec);
-    d.file_module = module_id;
     d.file = std::make_unique<FileWriter>(&d.statements, &d.interned, spec.run_id, *file_id, module_id,
                                           module_is_new, replaced);
     d.file_savepoint.emplace(std::move(savepoint));
@@ -469,7 +377,7 @@ StatusOr<FileWriteStats> RunWriter::CommitFile(const FileOutcome& outcome) {
                    "issue_count = ?, rows_written = ?, module_id = ? WHERE file_id = ?");
       BindRow(up, ingest::FileVerdictName(outcome.verdict), NonEmpty(outcome.reason), outcome.line_count,
               outcome.unknown_lines, file.issues().total, file.rows(),
-              d.file_module != 0 ? std::optional<int64_t>(d.file_module) : std::nullopt, file.file_id());
+              file.module_id() != 0 ? std::optional<int64_t>(file.module_id()) : std::nullopt, file.file_id());
       up.ExecuteLater();
       d.file_savepoint->Release();  // PostgreSQL: waits for the answers of every statement sent before
     } catch (const std::exception& e) {
@@ -516,7 +424,8 @@ Status RunWriter::RecordFile(const FileSpec& spec, const FileOutcome& outcome, c
     // none (as in BeginFile): not asked, and a row another writer stored for it meanwhile stands.
     const bool unstored = d.Unstored(spec.run_id, spec.path);
     if (!unstored) (void)d.replacement.RemoveStoredVersion(spec, /*drop_lone_module=*/true);
-    SqlStatement& row = d.FileRowInsert(spec, ingest::FileVerdictName(outcome.verdict), outcome, issues.total);
+    SqlStatement& row =
+        FileRowInsert(d.statements, spec, ingest::FileVerdictName(outcome.verdict), outcome, issues.total);
     if (unstored && issues.stored.empty()) {
       // The row is all there is to write, and nothing to undo when another writer recorded the path meanwhile
       // (its row stands; this insert does nothing): not awaited, the RELEASE waits for both (on PostgreSQL one
@@ -525,7 +434,7 @@ Status RunWriter::RecordFile(const FileSpec& spec, const FileOutcome& outcome, c
       row.Reset();
       savepoint.Release();
       d.NoteWritten(spec);
-    } else if (const std::optional<int64_t> fid = Impl::StoredFileId(row)) {
+    } else if (const std::optional<int64_t> fid = StoredFileId(row)) {
       d.WriteIssues(*fid, issues);
       savepoint.Release();
       d.NoteWritten(spec);

@@ -35,7 +35,7 @@ void ReportRows::Add(ingest::MemoryReportTotalRecord&& r) {
   FileContext& f = *file_;
   f.Guard([&] {
     // The file's id is new and its rows are all this file prints, so a space seen before in the file is the
-    // only conflict: told here, and the insert is not awaited (a round trip a report on PostgreSQL).
+    // only conflict: told here, and the insert is not awaited (a round trip a total on PostgreSQL).
     if (!totals_seen_.insert(r.memory_space).second) {
       f.issues.Add(IssueRecord::Severity::kWarning, 0,
                    "memory space " + std::to_string(r.memory_space) + " total printed twice; the first is kept");

@@ -1,0 +1,98 @@
+#include "store/write/file_rows.h"
+
+#include <string>
+
+#include "base/unix_time.h"
+#include "store/backend/row_binding.h"
+
+namespace xladb::store {
+
+using ingest::FileOutcome;
+using ingest::FileSpec;
+using ingest::ModuleKey;
+
+SqlStatement& ModuleFind(StatementCache& statements, const FileSpec& s) {
+  const ModuleKey& key = s.module;
+  SqlStatement& find =
+      key.name_is_placeholder
+          ? statements.Get("SELECT module_id, backend FROM modules WHERE run_id = ? AND stage = ? "
+                           "AND xla_module_id IS NOT DISTINCT FROM ? AND folder = ? ORDER BY module_id LIMIT 1")
+          : statements.Get("SELECT module_id, backend FROM modules WHERE run_id = ? AND stage = ? "
+                           "AND xla_module_id IS NOT DISTINCT FROM ? AND folder = ? AND name = ?");
+  BindRow(find, s.run_id, key.stage, NonNegative(key.xla_module_id), key.folder);
+  if (!key.name_is_placeholder) find.Bind(5, key.name);  // the fifth placeholder, only in that statement
+  return find;
+}
+
+std::pair<int64_t, bool> FindOrCreateModule(StatementCache& statements, const FileSpec& s, SqlStatement& sent) {
+  const ModuleKey& key = s.module;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    SqlStatement& find = attempt == 0 ? sent : ModuleFind(statements, s);
+    if (find.Step()) {
+      const int64_t module_id = find.Int(0);
+      const bool backend_unknown = find.Text(1).empty();
+      find.Reset();
+      if (backend_unknown && !key.backend.empty()) {
+        SqlStatement& up = statements.Get("UPDATE modules SET backend = ? WHERE module_id = ?");
+        BindRow(up, key.backend, module_id);
+        up.Execute();
+      }
+      return {module_id, false};
+    }
+    find.Reset();
+    // A placeholder takes the name another stage's HLO text gave the same module number, if any.
+    SqlStatement& ins =
+        key.name_is_placeholder
+            ? statements.Get(
+                  "INSERT INTO modules(run_id, xla_module_id, name, stage, backend, folder) "
+                  "SELECT ?1, ?2, COALESCE((SELECT name FROM modules WHERE run_id = ?1 AND xla_module_id = ?2 "
+                  "  AND folder = ?6 AND name <> ?3 ORDER BY module_id LIMIT 1), ?3), ?4, ?5, ?6 "
+                  "WHERE 1 = 1 ON CONFLICT DO NOTHING RETURNING module_id")  // WHERE: SQLite's upsert parse
+            : statements.Get(
+                  "INSERT INTO modules(run_id, xla_module_id, name, stage, backend, folder) "
+                  "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING module_id");
+    BindRow(ins, s.run_id, NonNegative(key.xla_module_id), key.name, key.stage, key.backend, key.folder);
+    if (!ins.Step()) {  // another writer's module: find it
+      ins.Reset();
+      continue;
+    }
+    const int64_t module_id = ins.Int(0);
+    ins.Reset();
+    SqlStatement& summary = statements.Get("INSERT INTO module_summary(module_id) VALUES (?)");
+    summary.Bind(1, module_id);
+    summary.ExecuteLater();
+    return {module_id, true};
+  }
+  throw SqlError("module " + key.name + " was neither found nor created");
+}
+
+SqlStatement& FileRowInsert(StatementCache& statements, const FileSpec& s, std::string_view verdict,
+                            const FileOutcome& outcome, int64_t issue_count) {
+  SqlStatement& ins =
+      statements.Get("INSERT INTO dump_files(run_id, path, kind, verdict, reason, size_bytes, content_hash, "
+                     "mtime_us, line_count, unknown_lines, issue_count, rows_written, "
+                     "ingested_at_us) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) "
+                     "ON CONFLICT(run_id, path) DO NOTHING RETURNING file_id");
+  BindRow(ins, s.run_id, s.path, s.kind, verdict, NonEmpty(outcome.reason), s.size_bytes, s.content_hash,
+          NonNegative(s.mtime_us), outcome.line_count, outcome.unknown_lines, issue_count, 0, UnixMicrosNow());
+  return ins;
+}
+
+std::optional<int64_t> StoredFileId(SqlStatement& insert) {
+  std::optional<int64_t> file_id;
+  if (insert.Step()) file_id = insert.Int(0);
+  insert.Reset();
+  return file_id;
+}
+
+void CheckOtherWritersFile(StatementCache& statements, const FileSpec& s) {
+  SqlStatement& q = statements.Get("SELECT content_hash FROM dump_files WHERE run_id = ? AND path = ?");
+  BindRow(q, s.run_id, s.path);
+  const std::string stored = q.Step() ? q.Text(0) : std::string();
+  q.Reset();
+  if (stored != s.content_hash) {
+    throw SqlError("another writer stored another version of " + s.path + " at the same time; ingest again");
+  }
+}
+
+}  // namespace xladb::store

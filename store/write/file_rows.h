@@ -1,0 +1,47 @@
+// The rows a file begins with: its dump_files row, and the modules row of the module it writes (found, or
+// created with its empty module_summary row). RunWriter (store/write/run_writer.h) runs them at BeginFile and
+// RecordFile; on PostgreSQL the file row's insert and the module's lookup go together (RunTogether), so they
+// are built bound and not run, and read afterwards.
+//
+// Contract: the statements come from the writer's StatementCache and run on its connection inside the
+// file's savepoint; the cache hands each out reset and unbound, so an answer one still held when the call that
+// sent it threw (RunTogether, then a failed module insert) is never read as the next file's. Errors throw
+// SqlError. Not thread-safe: the writer's thread.
+#ifndef XLADB_STORE_WRITE_FILE_ROWS_H_
+#define XLADB_STORE_WRITE_FILE_ROWS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+#include "ingest/records/ingest_target.h"
+#include "store/backend/statement_cache.h"
+
+namespace xladb::store {
+
+// The lookup of the module of `s`, bound, not run: (module_id, backend) when it exists. A placeholder name
+// (ingest_target.h) finds the module by number: its HLO text may have renamed it.
+SqlStatement& ModuleFind(StatementCache& statements, const ingest::FileSpec& s);
+
+// The module of `s`, created (with its empty summary row) when it is new: (module_id, created). A module
+// another writer creates at the same moment is found after its insert commits (the unique modules_by_key).
+// `sent`: ModuleFind(s), bound and given to RunTogether (on PostgreSQL sent), for the first lookup.
+std::pair<int64_t, bool> FindOrCreateModule(StatementCache& statements, const ingest::FileSpec& s,
+                                            SqlStatement& sent);
+
+// The insert of the file's dump_files row (no module: CommitFile sets it), with `verdict` (FileVerdictName, or
+// the writer's while-writing verdict) and the rest of `outcome`, bound, not run; StoredFileId runs it.
+SqlStatement& FileRowInsert(StatementCache& statements, const ingest::FileSpec& s, std::string_view verdict,
+                            const ingest::FileOutcome& outcome, int64_t issue_count);
+
+// The id of the row FileRowInsert's `insert` stored; nullopt when another writer has stored a row for this
+// path since the writer's CheckFile.
+std::optional<int64_t> StoredFileId(SqlStatement& insert);
+
+// After FileRowInsert met another writer's row: throws SqlError unless that row holds this content.
+void CheckOtherWritersFile(StatementCache& statements, const ingest::FileSpec& s);
+
+}  // namespace xladb::store
+
+#endif  // XLADB_STORE_WRITE_FILE_ROWS_H_
