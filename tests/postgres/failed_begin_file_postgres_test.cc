@@ -11,6 +11,7 @@
 #include "store/backend/database.h"
 #include "store/write/run_writer.h"
 #include "tests/postgres/both_backends.h"
+#include "tests/store/writer_specs.h"
 
 namespace xladb {
 namespace {
@@ -21,8 +22,7 @@ TEST_F(FailedBeginFileOnBothBackends, IsRecordedAsAnErrorByAbortFile) {
   for (store::Database* db : {sqlite_.get(), postgres_.get()}) {
     SCOPED_TRACE(Name(db->connection()));
     store::SqlConnection& sql = db->connection();
-    ingest::RunSpec run_spec;
-    run_spec.name = "nightly";
+    const ingest::RunSpec run_spec = testing::RunNamed("nightly");
     {
       store::RunWriter creator(db);
       auto run = creator.BeginRun(run_spec);
@@ -39,11 +39,7 @@ TEST_F(FailedBeginFileOnBothBackends, IsRecordedAsAnErrorByAbortFile) {
     store::RunWriter writer(db);
     auto run = writer.BeginRun(run_spec);  // found, not created
     ASSERT_TRUE(run.ok()) << run.status().ToString();
-    ingest::FileSpec spec;
-    spec.run_id = *run;
-    spec.path = "module_0001.jit_f.after_optimizations.txt";
-    spec.kind = "hlo_module";
-    spec.content_hash = "h";
+    ingest::FileSpec spec = testing::FileOf(*run, "module_0001.jit_f.after_optimizations.txt", "hlo_module", "h");
     spec.has_module = true;
     spec.module.xla_module_id = 1;
     spec.module.name = "jit_f";

@@ -10,6 +10,7 @@
 #include "store/backend/database.h"
 #include "store/write/run_writer.h"
 #include "tests/postgres/both_backends.h"
+#include "tests/store/writer_specs.h"
 
 namespace xladb {
 namespace {
@@ -27,15 +28,10 @@ TEST_F(ReportTotalsOnBothBackends, ASpacePrintedTwiceKeepsTheFirstTotalAndWarns)
   for (store::Database* db : {sqlite_.get(), postgres_.get()}) {
     SCOPED_TRACE(Name(db->connection()));
     store::RunWriter writer(db);
-    ingest::RunSpec run_spec;
-    run_spec.name = "nightly";
-    auto run = writer.BeginRun(run_spec);
+    auto run = writer.BeginRun(testing::RunNamed("nightly"));
     ASSERT_TRUE(run.ok()) << run.status().ToString();
-    ingest::FileSpec spec;
-    spec.run_id = *run;
-    spec.path = "module_0001.jit_f.memory-usage-report.txt";
-    spec.kind = "memory_usage_report";
-    spec.content_hash = "h";
+    const ingest::FileSpec spec =
+        testing::FileOf(*run, "module_0001.jit_f.memory-usage-report.txt", "memory_usage_report", "h");
     auto sink = writer.BeginFile(spec);
     ASSERT_TRUE(sink.ok()) << sink.status().ToString();
     ASSERT_NE(*sink, nullptr);

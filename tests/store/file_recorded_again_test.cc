@@ -11,6 +11,7 @@
 #include "store/backend/database.h"
 #include "store/write/run_writer.h"
 #include "tests/store/test_dirs.h"
+#include "tests/store/writer_specs.h"
 
 namespace xladb {
 namespace {
@@ -25,16 +26,10 @@ TEST(FileRecordedAgain, InTheSameWritersLifeItIsUnchangedOrReplaced) {
   auto db = store::Database::Open(tmp / "x.db");
   ASSERT_TRUE(db.ok()) << db.status().ToString();
   store::RunWriter writer(db.value().get());
-  ingest::RunSpec run_spec;
-  run_spec.name = "nightly";
-  auto run = writer.BeginRun(run_spec);
+  auto run = writer.BeginRun(testing::RunNamed("nightly"));
   ASSERT_TRUE(run.ok()) << run.status().ToString();
-  FileSpec spec;
-  spec.run_id = *run;
-  spec.path = "notes.txt";
-  spec.kind = "unknown";
+  FileSpec spec = testing::FileOf(*run, "notes.txt", "unknown", "h1");
   spec.size_bytes = 5;
-  spec.content_hash = "h1";
   ASSERT_TRUE(writer.RecordFileWithoutRows(spec, {FileVerdict::kNotIngested, "not a dump", 1, 0}).ok());
 
   auto again = writer.CheckFile(*run, "notes.txt", "h1");
