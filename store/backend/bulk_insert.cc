@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "store/backend/sql_connection.h"
+
 namespace xladb::store {
 namespace {
 
@@ -39,5 +41,11 @@ BulkInsert::BulkInsert(std::string_view table, std::string_view columns, std::st
       column_names_(ColumnNames(columns)), key_columns_(key_columns),
       returned_columns_(returning.empty() ? 0 : static_cast<int>(ColumnNames(returning).size())),
       every_row_changes_(EveryRowChanges(conflict)) {}
+
+void RequireReturning(const BulkInsert& insert) {
+  if (insert.returned_columns() == 0) {
+    throw SqlError("AppendRowsReturning into " + insert.table() + ": its BulkInsert returns nothing");
+  }
+}
 
 }  // namespace xladb::store

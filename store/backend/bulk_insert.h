@@ -61,6 +61,10 @@ class BulkInsert {
   bool every_row_changes_;
 };
 
+// Throws SqlError unless `insert` names RETURNING columns (SqlConnection::AppendRowsReturning's precondition:
+// without them it would answer nothing, silently).
+void RequireReturning(const BulkInsert& insert);
+
 // One cell of a bulk row: an integer, a text (`value` indexes BulkRows::texts) or NULL.
 struct BulkCell {
   enum class Kind : uint8_t { kInt, kText, kNull };

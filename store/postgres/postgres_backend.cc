@@ -216,11 +216,16 @@ void PostgresPipeline::Sent(pg_result** result) {
   if (waiting_.size() >= kPipelineDepth) Sync();
 }
 
+void PostgresPipeline::ThrowKept() {
+  if (!dropped_) return;
+  const SqlError kept = *std::exchange(dropped_, std::nullopt);
+  throw kept;
+}
+
 void PostgresPipeline::Sync() {
   if (!active_) {
-    if (!dropped_) return;
-    const SqlError kept = *std::exchange(dropped_, std::nullopt);
-    throw kept;
+    ThrowKept();
+    return;
   }
   active_ = false;
   const std::vector<pg_result**> waiting = std::exchange(waiting_, {});
@@ -255,10 +260,7 @@ void PostgresPipeline::Sync() {
   }
   if (PQexitPipelineMode(conn_) != 1 && !error) error = ErrorOf(conn_, nullptr);
   // The kept error came first: what failed after it is most likely "the transaction is aborted", its effect.
-  if (dropped_) {
-    const SqlError kept = *std::exchange(dropped_, std::nullopt);
-    throw kept;
-  }
+  ThrowKept();
   if (error) throw SqlError("PostgreSQL: " + error->message, error->sqlstate);
 }
 
@@ -321,9 +323,7 @@ std::unique_ptr<SqlStatement> PostgresBackend::Prepare(std::string_view sql) {
 }
 
 int64_t PostgresBackend::Append(const BulkRows& rows, bool wait, std::vector<int64_t>* returned) {
-  if (returned != nullptr && rows.insert.returned_columns() == 0) {
-    throw SqlError("AppendRowsReturning into " + rows.insert.table() + ": its BulkInsert returns nothing");
-  }
+  if (returned != nullptr) RequireReturning(rows.insert);
   const size_t columns = static_cast<size_t>(rows.insert.columns());
   const auto keys = static_cast<size_t>(rows.insert.key_columns());
   // A row's conflict key as a hash: equal keys give equal hashes, so a repeated key always starts a new

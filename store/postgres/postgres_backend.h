@@ -7,10 +7,10 @@
 //
 // Bulk appends (store/backend/bulk_insert.h) send a batch as one array a column (text format) to a statement
 // prepared once a session, `INSERT INTO table(…) SELECT * FROM unnest($1::type[], …) <conflict clause>
-// [RETURNING …]` (the types read from pg_attribute at its first use), behind the statements waiting in the pipeline: a batch of
-// thousands of rows is one round trip shared with them, parsed and planned once a session; AppendRowsLater
-// leaves it unanswered there, so the writer builds its next batch while the server inserts this one. (Until 2026-11-27
-// a batch went by COPY into a temporary staging table and an INSERT … SELECT out of it, a simple query
+// [RETURNING …]` (the types read from pg_attribute at its first use), behind the statements waiting in the
+// pipeline: a batch of thousands of rows is one round trip shared with them, parsed and planned once a session;
+// AppendRowsLater leaves it unanswered there, so the writer builds its next batch while the server inserts this
+// one. (Until 2026-11-27 a batch went by COPY into a temporary staging table and an INSERT … SELECT out of it, a simple query
 // planned again each time: 0.3 ms of the server's a batch however small, and slower on big files too.)
 // Rows whose conflict key repeats within a batch go to the next append (one INSERT may not update a row twice).
 //
@@ -63,6 +63,9 @@ class PostgresPipeline {
   bool active() const { return active_; }
 
  private:
+  // Throws the error SyncQuietly kept, if any, and forgets it.
+  void ThrowKept();
+
   pg_conn* conn_;
   bool active_ = false;
   std::vector<pg_result**> waiting_;  // per statement sent, where its rows go (nullptr: dropped)

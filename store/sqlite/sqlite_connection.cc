@@ -128,9 +128,7 @@ int64_t SqliteConnection::Append(const BulkRows& rows, std::vector<int64_t>* ret
   BulkStatements& statements = bulk_[&rows.insert];
   const size_t columns = static_cast<size_t>(rows.insert.columns());
   const int returned_columns = rows.insert.returned_columns();
-  if (returned != nullptr && returned_columns == 0) {
-    throw SqlError("AppendRowsReturning into " + rows.insert.table() + ": its BulkInsert returns nothing");
-  }
+  if (returned != nullptr) RequireReturning(rows.insert);
   const size_t total = rows.rows();
   int64_t changed = 0;
   for (size_t done = 0; done < total;) {

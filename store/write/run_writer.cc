@@ -377,7 +377,7 @@ StatusOr<FileWriteStats> RunWriter::CommitFile(const FileOutcome& outcome) {
                    "issue_count = ?, rows_written = ?, module_id = ? WHERE file_id = ?");
       BindRow(up, ingest::FileVerdictName(outcome.verdict), NonEmpty(outcome.reason), outcome.line_count,
               outcome.unknown_lines, file.issues().total, file.rows(),
-              file.module_id() != 0 ? std::optional<int64_t>(file.module_id()) : std::nullopt, file.file_id());
+              OnlyIf(file.module_id() != 0, file.module_id()), file.file_id());
       up.ExecuteLater();
       d.file_savepoint->Release();  // PostgreSQL: waits for the answers of every statement sent before
     } catch (const std::exception& e) {
