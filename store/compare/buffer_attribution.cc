@@ -16,62 +16,110 @@
 namespace xladb::store {
 namespace {
 
+// The metadata of a buffer's defining instruction: ids into the interned tables (-1: none).
+struct Origin {
+  int64_t op_name_id = -1, source_file_id = -1, source_line = -1;
+};
+
 // A buffer with what identifies it across runs. Its shape, op_name and source file are ids into the interned
 // tables, whose texts are read only where a pass or a listed change needs them, not joined into every row.
 // shapes.text and source_files.path are UNIQUE (one id, one text), so source files compare by id; names
 // may hold a text twice (two writers sharing a PostgreSQL store), so op_names compare by text.
-struct Buffer {
+struct Buffer : Origin {  // the Origin holds when origin_read; else InstructionOrigins reads it
   std::string instruction, shape_index;
   int64_t size = -1;
-  int64_t shape_id = -1, op_name_id = -1, source_file_id = -1, source_line = -1;
+  int64_t shape_id = -1;
+  bool current = false;      // of the current module (else the baseline's)
+  bool origin_read = false;  // its origin was read with it
   bool paired = false;
 };
 
-// A value of buffer_values v, with its instruction i's metadata.
+// A value of buffer_values v; a buffer of the peak list p (what the view peak_buffer_details shows: its padded
+// value size, or the logical size XLA printed when the value is not resolved or has no size).
 const ResultColumns<Buffer> kValueColumns = {
     {"v.instruction", &Buffer::instruction},
     {"v.shape_index", &Buffer::shape_index},
     {"v.size_bytes", &Buffer::size},
     {"v.shape_id", &Buffer::shape_id},
-    {"i.op_name_id", &Buffer::op_name_id},
-    {"i.source_file_id", &Buffer::source_file_id},
-    {"i.source_line", &Buffer::source_line},
 };
-
-// A buffer of the peak list p: what the view peak_buffer_details shows (its padded value size, or the logical
-// size XLA printed when the value is not resolved or has no size), by id.
 const ResultColumns<Buffer> kPeakBufferColumns = {
     {"p.instruction", &Buffer::instruction},
     {"p.shape_index", &Buffer::shape_index},
     {"COALESCE(v.size_bytes, p.logical_bytes)", &Buffer::size},
     {"v.shape_id", &Buffer::shape_id},
-    {"i.op_name_id", &Buffer::op_name_id},
-    {"i.source_file_id", &Buffer::source_file_id},
-    {"i.source_line", &Buffer::source_line},
+};
+// The origin of instruction i, read with a buffer or alone.
+constexpr int64_t Buffer::*OriginMember(int64_t Origin::*member) { return static_cast<int64_t Buffer::*>(member); }
+const ResultColumns<Buffer> kBufferOriginColumns = {
+    {"i.op_name_id", OriginMember(&Origin::op_name_id)},
+    {"i.source_file_id", OriginMember(&Origin::source_file_id)},
+    {"i.source_line", OriginMember(&Origin::source_line)},
 };
 
 // Every value of the module, or the buffers of its peak list. The statements' texts are built once: their
 // addresses key the connection's statement cache, so a gate over 500 reshaped pairs prepares them once.
-std::vector<Buffer> ReadBuffers(StatementCache& statements, int64_t module_id, AttributionScope scope) {
-  static const std::string kValuesSql =
-      "SELECT " + kValueColumns.SelectList() +
-      " FROM buffer_values v "
-      "LEFT JOIN instructions i ON i.module_id = v.module_id AND i.name = v.instruction "
-      "WHERE v.module_id = ? ORDER BY v.value_id";
-  static const std::string kPeakBuffersSql =
-      "SELECT " + kPeakBufferColumns.SelectList() +
-      " FROM peak_buffers p "
-      "LEFT JOIN buffer_values v ON v.module_id = p.module_id AND v.value_id = p.value_id "
-      "LEFT JOIN instructions i ON i.module_id = p.module_id AND i.name = p.instruction "
-      "WHERE p.module_id = ? ORDER BY p.ordinal";
-  const bool values = scope == AttributionScope::kValues;
-  const ResultColumns<Buffer>& columns = values ? kValueColumns : kPeakBufferColumns;
-  SqlStatement& q = statements.Get(values ? kValuesSql.c_str() : kPeakBuffersSql.c_str());
+//
+// On PostgreSQL, where a statement is a round trip, each buffer's origin is joined in. On SQLite, where a
+// statement is a function call, that join cost more than the rest of the read (a probe of the instructions'
+// key and a row for every buffer) while about half the buffers of a reshaped pair need their origin:
+// InstructionOrigins reads those, one instruction at a time.
+std::vector<Buffer> ReadBuffers(Database& db, int64_t module_id, AttributionScope scope, bool current) {
+  auto sql = [](bool peak, bool with_origin) {
+    const ResultColumns<Buffer>& columns = peak ? kPeakBufferColumns : kValueColumns;
+    const std::string from = peak ? "p" : "v";
+    return "SELECT " + (with_origin ? columns.Then(kBufferOriginColumns) : columns).SelectList() +
+           (peak ? " FROM peak_buffers p LEFT JOIN buffer_values v ON v.module_id = p.module_id AND "
+                   "v.value_id = p.value_id"
+                 : " FROM buffer_values v") +
+           (with_origin ? " LEFT JOIN instructions i ON i.module_id = " + from + ".module_id AND i.name = " + from +
+                              ".instruction"
+                        : "") +
+           " WHERE " + from + ".module_id = ? ORDER BY " + (peak ? "p.ordinal" : "v.value_id");
+  };
+  static const std::string kSql[2][2] = {{sql(false, false), sql(false, true)}, {sql(true, false), sql(true, true)}};
+  static const ResultColumns<Buffer> kColumns[2][2] = {
+      {kValueColumns, kValueColumns.Then(kBufferOriginColumns)},
+      {kPeakBufferColumns, kPeakBufferColumns.Then(kBufferOriginColumns)}};
+  const int peak = scope == AttributionScope::kPeakBuffers;
+  const int with_origin = !db.is_sqlite();
+  SqlStatement& q = db.statements().Get(kSql[peak][with_origin].c_str());
   q.Bind(1, module_id);
   std::vector<Buffer> buffers;
-  while (q.Step()) buffers.push_back(columns.Read(q));
+  while (q.Step()) {
+    buffers.push_back(kColumns[peak][with_origin].Read(q));
+    buffers.back().current = current;
+    buffers.back().origin_read = with_origin;
+  }
   return buffers;
 }
+
+// The origins of the two modules' buffers: read with them, or else here, once an instruction, when a buffer
+// first needs its own.
+class InstructionOrigins {
+ public:
+  InstructionOrigins(StatementCache& statements, int64_t baseline_module_id, int64_t current_module_id)
+      : statements_(statements), module_ids_{baseline_module_id, current_module_id} {}
+
+  const Origin& Of(const Buffer& b) {
+    if (b.origin_read) return b;
+    auto [it, added] = by_name_[b.current].try_emplace(b.instruction);
+    if (added) {
+      static const std::string kSql =
+          "SELECT " + kBufferOriginColumns.SelectList() + " FROM instructions i WHERE i.module_id = ? AND i.name = ?";
+      SqlStatement& q = statements_.Get(kSql.c_str());
+      q.Bind(1, module_ids_[b.current]);
+      q.Bind(2, b.instruction);
+      if (q.Step()) it->second = kBufferOriginColumns.Read(q);  // its Origin part
+      q.Reset();
+    }
+    return it->second;
+  }
+
+ private:
+  StatementCache& statements_;
+  int64_t module_ids_[2];
+  std::unordered_map<std::string_view, Origin> by_name_[2];  // views of the buffers' names, which outlive this
+};
 
 // The texts behind a pair's ids, each read once (shapes, op_names and source paths repeat within a module).
 class InternedTextReader {
@@ -89,10 +137,10 @@ class InternedTextReader {
     return it->second;
   }
   // "file:line" (or "file"), "" when the buffer's instruction has no source file.
-  std::string SourceOf(const Buffer& b) {
-    const std::string& file = SourceFile(b.source_file_id);
+  std::string SourceOf(const Origin& o) {
+    const std::string& file = SourceFile(o.source_file_id);
     if (file.empty()) return {};
-    return b.source_line >= 0 ? file + ":" + std::to_string(b.source_line) : file;
+    return o.source_line >= 0 ? file + ":" + std::to_string(o.source_line) : file;
   }
 
  private:
@@ -187,7 +235,7 @@ std::string CurrentElseBaseline(const FoundChange& f, TextOf text_of) {
 }
 
 // The listed change, its texts read.
-BufferChange Describe(const FoundChange& f, InternedTextReader& texts) {
+BufferChange Describe(const FoundChange& f, InternedTextReader& texts, InstructionOrigins& origins) {
   BufferChange c;
   c.kind = f.kind;
   c.matched_by = f.matched_by;
@@ -202,7 +250,8 @@ BufferChange Describe(const FoundChange& f, InternedTextReader& texts) {
     c.baseline_bytes = f.base->size;
     c.baseline_shape = texts.Shape(f.base->shape_id);
   }
-  c.op_name = CurrentElseBaseline(f, [&texts](const Buffer& b) -> const std::string& { return texts.OpName(b.op_name_id); });
+  c.op_name = CurrentElseBaseline(
+      f, [&](const Buffer& b) -> const std::string& { return texts.OpName(origins.Of(b).op_name_id); });
   c.source = f.source;
   return c;
 }
@@ -242,17 +291,19 @@ StatusOr<Attribution> AttributeChange(Database& db, int64_t baseline_module_id, 
     StatementCache& statements = db.statements();
     ReadSummary(statements, baseline_module_id, &result.baseline_peak_time, &result.baseline_schedule_length);
     ReadSummary(statements, current_module_id, &result.current_peak_time, &result.current_schedule_length);
-    std::vector<Buffer> base = ReadBuffers(statements, baseline_module_id, scope);
-    std::vector<Buffer> cur = ReadBuffers(statements, current_module_id, scope);
+    std::vector<Buffer> base = ReadBuffers(db, baseline_module_id, scope, false);
+    std::vector<Buffer> cur = ReadBuffers(db, current_module_id, scope, true);
     InternedTextReader texts(statements);
+    InstructionOrigins origins(statements, baseline_module_id, current_module_id);
     std::vector<FoundChange> found;
     Pair(base, cur, [](const Buffer& b) -> std::optional<Key> { return Key(b.instruction, b.shape_index, "", -1, 0); },
          "name", &found);
     Pair(base, cur,
-         [&texts](const Buffer& b) -> std::optional<Key> {
-           const std::string& op_name = texts.OpName(b.op_name_id);
+         [&](const Buffer& b) -> std::optional<Key> {
+           const Origin& o = origins.Of(b);
+           const std::string& op_name = texts.OpName(o.op_name_id);
            if (op_name.empty()) return std::nullopt;
-           return Key(op_name, b.shape_index, texts.ShapeWithoutLayoutOf(b.shape_id), b.source_file_id, b.source_line);
+           return Key(op_name, b.shape_index, texts.ShapeWithoutLayoutOf(b.shape_id), o.source_file_id, o.source_line);
          },
          "origin", &found);
     for (const Buffer& b : base) {
@@ -269,7 +320,7 @@ StatusOr<Attribution> AttributeChange(Database& db, int64_t baseline_module_id, 
     });
     std::map<std::string, SourceLineChange> by_source;
     for (FoundChange& f : found) {
-      f.source = CurrentElseBaseline(f, [&texts](const Buffer& b) { return texts.SourceOf(b); });
+      f.source = CurrentElseBaseline(f, [&](const Buffer& b) { return texts.SourceOf(origins.Of(b)); });
       SourceLineChange& s = by_source[f.source];
       s.source = f.source;
       s.delta += f.delta();
@@ -283,7 +334,7 @@ StatusOr<Attribution> AttributeChange(Database& db, int64_t baseline_module_id, 
     result.change_count = static_cast<int64_t>(found.size());
     const size_t listed = max_changes >= 0 ? std::min(found.size(), static_cast<size_t>(max_changes)) : found.size();
     result.changes.reserve(listed);
-    for (size_t i = 0; i < listed; ++i) result.changes.push_back(Describe(found[i], texts));
+    for (size_t i = 0; i < listed; ++i) result.changes.push_back(Describe(found[i], texts, origins));
     return result;
   });
 }
