@@ -3,13 +3,16 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
 
 #include "store/query/result_columns.h"
+#include "store/query/rows_by_id.h"
 #include "store/query/statement_text.h"
 #include "store/facts/shape_text.h"
 
@@ -26,6 +29,7 @@ struct Origin {
 // shapes.text and source_files.path are UNIQUE (one id, one text), so source files compare by id; names
 // may hold a text twice (two writers sharing a PostgreSQL store), so op_names compare by text.
 struct Buffer : Origin {  // the Origin holds when origin_read; else InstructionOrigins reads it
+  int64_t module_id = 0;
   std::string instruction, shape_index;
   int64_t size = -1;
   int64_t shape_id = -1;
@@ -56,40 +60,44 @@ const ResultColumns<Buffer> kBufferOriginColumns = {
     {"i.source_line", OriginMember(&Origin::source_line)},
 };
 
-// Every value of the module, or the buffers of its peak list. The statements' texts are built once: their
-// addresses key the connection's statement cache, so a gate over 500 reshaped pairs prepares them once.
+// Every value of the modules, or the buffers of their peak lists, by module id, in value id (or printed)
+// order.
 //
 // On PostgreSQL, where a statement is a round trip, each buffer's origin is joined in. On SQLite, where a
 // statement is a function call, that join cost more than the rest of the read (a probe of the instructions'
 // key and a row for every buffer) while about half the buffers of a reshaped pair need their origin:
 // InstructionOrigins reads those, one instruction at a time.
-std::vector<Buffer> ReadBuffers(Database& db, int64_t module_id, AttributionScope scope, bool current) {
-  auto sql = [](bool peak, bool with_origin) {
-    const ResultColumns<Buffer>& columns = peak ? kPeakBufferColumns : kValueColumns;
-    const std::string from = peak ? "p" : "v";
-    return "SELECT " + (with_origin ? columns.Then(kBufferOriginColumns) : columns).SelectList() +
-           (peak ? " FROM peak_buffers p LEFT JOIN buffer_values v ON v.module_id = p.module_id AND "
-                   "v.value_id = p.value_id"
-                 : " FROM buffer_values v") +
-           (with_origin ? " LEFT JOIN instructions i ON i.module_id = " + from + ".module_id AND i.name = " + from +
-                              ".instruction"
-                        : "") +
-           " WHERE " + from + ".module_id = ? ORDER BY " + (peak ? "p.ordinal" : "v.value_id");
+std::unordered_map<int64_t, std::vector<Buffer>> ReadBuffers(Database& db, const std::vector<int64_t>& module_ids,
+                                                             AttributionScope scope) {
+  // [peak][with_origin]: the columns, and the statement up to its WHERE.
+  auto columns = [](bool peak, bool with_origin) {
+    const ResultColumns<Buffer> module = {{peak ? "p.module_id" : "v.module_id", &Buffer::module_id}};
+    const ResultColumns<Buffer> read = module.Then(peak ? kPeakBufferColumns : kValueColumns);
+    return with_origin ? read.Then(kBufferOriginColumns) : read;
   };
-  static const std::string kSql[2][2] = {{sql(false, false), sql(false, true)}, {sql(true, false), sql(true, true)}};
-  static const ResultColumns<Buffer> kColumns[2][2] = {
-      {kValueColumns, kValueColumns.Then(kBufferOriginColumns)},
-      {kPeakBufferColumns, kPeakBufferColumns.Then(kBufferOriginColumns)}};
+  static const ResultColumns<Buffer> kColumns[2][2] = {{columns(false, false), columns(false, true)},
+                                                       {columns(true, false), columns(true, true)}};
+  auto rows = [](bool peak, bool with_origin) {
+    return RowsById(
+        "SELECT " + kColumns[peak][with_origin].SelectList() +
+            (peak ? " FROM peak_buffers p LEFT JOIN buffer_values v ON v.module_id = p.module_id AND "
+                    "v.value_id = p.value_id"
+                  : " FROM buffer_values v") +
+            (!with_origin ? ""
+             : peak       ? " LEFT JOIN instructions i ON i.module_id = p.module_id AND i.name = p.instruction"
+                          : " LEFT JOIN instructions i ON i.module_id = v.module_id AND i.name = v.instruction"),
+        peak ? "p.module_id" : "v.module_id",
+        peak ? " ORDER BY p.module_id, p.ordinal" : " ORDER BY v.module_id, v.value_id");
+  };
+  static const RowsById kRows[2][2] = {{rows(false, false), rows(false, true)}, {rows(true, false), rows(true, true)}};
   const int peak = scope == AttributionScope::kPeakBuffers;
   const int with_origin = !db.is_sqlite();
-  SqlStatement& q = db.statements().Get(kSql[peak][with_origin].c_str());
-  q.Bind(1, module_id);
-  std::vector<Buffer> buffers;
-  while (q.Step()) {
-    buffers.push_back(kColumns[peak][with_origin].Read(q));
-    buffers.back().current = current;
-    buffers.back().origin_read = with_origin;
-  }
+  std::unordered_map<int64_t, std::vector<Buffer>> buffers;
+  kRows[peak][with_origin].ForEach(db, module_ids, [&](const SqlStatement& q) {
+    Buffer b = kColumns[peak][with_origin].Read(q);
+    b.origin_read = with_origin;
+    buffers[b.module_id].push_back(std::move(b));
+  });
   return buffers;
 }
 
@@ -121,16 +129,31 @@ class InstructionOrigins {
   std::unordered_map<std::string_view, Origin> by_name_[2];  // views of the buffers' names, which outlive this
 };
 
-// The texts behind a pair's ids, each read once (shapes, op_names and source paths repeat within a module).
+// The texts behind the ids (shapes, op_names and source paths), each read once for a whole query: a group
+// says which it wants, then reads them together (RowsById). A text not wanted first is read alone.
 class InternedTextReader {
  public:
-  explicit InternedTextReader(StatementCache& statements) : statements_(statements) {}
+  enum Kind { kShape, kOpName, kSourceFile };
 
-  const std::string& Shape(int64_t id) { return Read(shapes_, "SELECT text FROM shapes WHERE shape_id = ?", id); }
-  const std::string& OpName(int64_t id) { return Read(names_, "SELECT text FROM names WHERE name_id = ?", id); }
-  const std::string& SourceFile(int64_t id) {
-    return Read(source_files_, "SELECT path FROM source_files WHERE source_file_id = ?", id);
+  explicit InternedTextReader(Database& db) : db_(db) {}
+
+  void Want(Kind kind, int64_t id) {
+    if (id >= 0 && !texts_[kind].contains(id)) wanted_[kind].push_back(id);
   }
+  // Reads every text wanted since the last call.
+  void ReadWanted() {
+    for (int kind : {kShape, kOpName, kSourceFile}) {
+      std::vector<int64_t>& ids = wanted_[kind];
+      std::sort(ids.begin(), ids.end());
+      ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+      Read(static_cast<Kind>(kind), ids);
+      ids.clear();
+    }
+  }
+
+  const std::string& Shape(int64_t id) { return Text(kShape, id); }
+  const std::string& OpName(int64_t id) { return Text(kOpName, id); }
+  const std::string& SourceFile(int64_t id) { return Text(kSourceFile, id); }
   const std::string& ShapeWithoutLayoutOf(int64_t id) {
     auto [it, added] = shapes_without_layout_.try_emplace(id);
     if (added) it->second = ShapeWithoutLayout(Shape(id));
@@ -144,19 +167,25 @@ class InternedTextReader {
   }
 
  private:
-  const std::string& Read(std::unordered_map<int64_t, std::string>& cache, const char* sql, int64_t id) {
-    auto [it, added] = cache.try_emplace(id);
-    if (added && id >= 0) {
-      SqlStatement& q = statements_.Get(sql);
-      q.Bind(1, id);
-      if (q.Step()) it->second = q.Text(0);
-      q.Reset();
-    }
-    return it->second;
+  void Read(Kind kind, const std::vector<int64_t>& ids) {
+    static const RowsById kRows[3] = {{"SELECT shape_id, text FROM shapes", "shape_id", ""},
+                                      {"SELECT name_id, text FROM names", "name_id", ""},
+                                      {"SELECT source_file_id, path FROM source_files", "source_file_id", ""}};
+    kRows[kind].ForEach(db_, ids, [&](const SqlStatement& q) { texts_[kind][q.Int(0)] = q.Text(1); });
+    for (int64_t id : ids) texts_[kind].try_emplace(id);  // an id without a row: ""
+  }
+  // A text not wanted before is read alone.
+  const std::string& Text(Kind kind, int64_t id) {
+    auto it = texts_[kind].find(id);
+    if (it != texts_[kind].end()) return it->second;
+    if (id >= 0) Read(kind, {id});
+    return texts_[kind][id];
   }
 
-  StatementCache& statements_;
-  std::unordered_map<int64_t, std::string> shapes_, names_, source_files_, shapes_without_layout_;
+  Database& db_;
+  std::unordered_map<int64_t, std::string> texts_[3];
+  std::vector<int64_t> wanted_[3];
+  std::unordered_map<int64_t, std::string> shapes_without_layout_;
 };
 
 // A change found by pairing: its two buffers (nullptr: the side is absent); its texts are read when it is listed.
@@ -256,25 +285,192 @@ BufferChange Describe(const FoundChange& f, InternedTextReader& texts, Instructi
   return c;
 }
 
-// A module's peak time and schedule length (-1: unknown).
-struct ScheduleTimes {
+// A module's peak time, schedule length (-1: unknown) and value count (what its buffers weigh in a group).
+struct ModuleFigures {
+  int64_t module_id = 0;
   int64_t peak_time = -1;
   int64_t schedule_length = -1;
+  int64_t value_count = 0;
 };
-const ResultColumns<ScheduleTimes> kScheduleTimesColumns = {{"peak_time", &ScheduleTimes::peak_time},
-                                                            {"schedule_length", &ScheduleTimes::schedule_length}};
+const ResultColumns<ModuleFigures> kModuleFiguresColumns = {{"module_id", &ModuleFigures::module_id},
+                                                            {"peak_time", &ModuleFigures::peak_time},
+                                                            {"schedule_length", &ModuleFigures::schedule_length},
+                                                            {"value_count", &ModuleFigures::value_count}};
 
-void ReadSummary(StatementCache& statements, int64_t module_id, int64_t* peak_time, int64_t* schedule_length) {
-  static const std::string kSql =
-      "SELECT " + kScheduleTimesColumns.SelectList() + " FROM module_summary WHERE module_id = ?";
-  SqlStatement& q = statements.Get(kSql.c_str());
-  q.Bind(1, module_id);
-  if (q.Step()) {
-    const ScheduleTimes times = kScheduleTimesColumns.Read(q);
-    *peak_time = times.peak_time;
-    *schedule_length = times.schedule_length;
+std::unordered_map<int64_t, ModuleFigures> ReadFigures(Database& db, const std::vector<int64_t>& module_ids) {
+  static const RowsById kRows("SELECT " + kModuleFiguresColumns.SelectList() + " FROM module_summary", "module_id", "");
+  std::unordered_map<int64_t, ModuleFigures> figures;
+  kRows.ForEach(db, module_ids, [&](const SqlStatement& q) {
+    ModuleFigures f = kModuleFiguresColumns.Read(q);
+    figures[f.module_id] = f;
+  });
+  return figures;
+}
+
+// One pair's attribution, computed in stages so that a group's pairs read their texts together: every stage
+// of every pair says which texts it will need (Want), the group reads them, then the next stage runs.
+class PairAttribution {
+ public:
+  PairAttribution(const AttributionPair& request, std::vector<Buffer> base, std::vector<Buffer> cur,
+                  StatementCache& statements)
+      : request_(request),
+        base_(std::move(base)),
+        cur_(std::move(cur)),
+        origins_(statements, request.baseline_module_id, request.current_module_id) {
+    for (Buffer& b : cur_) b.current = true;
+    result_.scope = request.scope;
   }
-  q.Reset();  // one row: done with it (no snapshot held)
+  // Not movable: origins_ and found_ point into base_ and cur_.
+  PairAttribution(const PairAttribution&) = delete;
+  PairAttribution& operator=(const PairAttribution&) = delete;
+
+  void SetFigures(const ModuleFigures* baseline, const ModuleFigures* current) {
+    if (baseline) {
+      result_.baseline_peak_time = baseline->peak_time;
+      result_.baseline_schedule_length = baseline->schedule_length;
+    }
+    if (current) {
+      result_.current_peak_time = current->peak_time;
+      result_.current_schedule_length = current->schedule_length;
+    }
+  }
+
+  // 1. The name pass; the texts the origin pass compares for the buffers it left.
+  void PairByName(InternedTextReader& texts) {
+    Pair(base_, cur_, [](const Buffer& b) -> std::optional<Key> { return Key(b.instruction, b.shape_index, "", -1, 0); },
+         "name", &found_);
+    for (const std::vector<Buffer>* side : {&base_, &cur_}) {
+      for (const Buffer& b : *side) {
+        if (b.paired) continue;
+        texts.Want(InternedTextReader::kOpName, origins_.Of(b).op_name_id);
+        texts.Want(InternedTextReader::kShape, b.shape_id);
+      }
+    }
+  }
+
+  // 2. The origin pass, the buffers left unpaired, the changes in order; the source files they name.
+  void PairByOrigin(InternedTextReader& texts) {
+    Pair(base_, cur_,
+         [&](const Buffer& b) -> std::optional<Key> {
+           const Origin& o = origins_.Of(b);
+           const std::string& op_name = texts.OpName(o.op_name_id);
+           if (op_name.empty()) return std::nullopt;
+           return Key(op_name, b.shape_index, texts.ShapeWithoutLayoutOf(b.shape_id), o.source_file_id, o.source_line);
+         },
+         "origin", &found_);
+    for (const Buffer& b : base_) {
+      if (!b.paired) found_.push_back({BufferChange::Kind::kDisappeared, "", &b, nullptr});
+    }
+    for (const Buffer& b : cur_) {
+      if (!b.paired) found_.push_back({BufferChange::Kind::kAppeared, "", nullptr, &b});
+    }
+    std::stable_sort(found_.begin(), found_.end(), [](const FoundChange& x, const FoundChange& y) {
+      const int64_t dx = std::abs(x.delta()), dy = std::abs(y.delta());
+      if (dx != dy) return dx > dy;
+      return std::tuple(x.instruction(), x.baseline_instruction(), x.shape_index()) <
+             std::tuple(y.instruction(), y.baseline_instruction(), y.shape_index());
+    });
+    for (const FoundChange& f : found_) {
+      WantCurrentElseBaseline(f, texts, InternedTextReader::kSourceFile, &Origin::source_file_id);
+    }
+  }
+
+  // 3. Every change by source line; the texts of the changes listed.
+  void SumBySource(InternedTextReader& texts) {
+    std::map<std::string, SourceLineChange> by_source;
+    for (FoundChange& f : found_) {
+      f.source = CurrentElseBaseline(f, [&](const Buffer& b) { return texts.SourceOf(origins_.Of(b)); });
+      SourceLineChange& s = by_source[f.source];
+      s.source = f.source;
+      s.delta += f.delta();
+      ++s.buffers;
+    }
+    for (auto& [source, s] : by_source) result_.by_source.push_back(std::move(s));
+    std::stable_sort(result_.by_source.begin(), result_.by_source.end(),
+                     [](const SourceLineChange& x, const SourceLineChange& y) {
+                       return std::abs(x.delta) > std::abs(y.delta);
+                     });
+    result_.change_count = static_cast<int64_t>(found_.size());
+    listed_ = request_.max_changes >= 0 ? std::min(found_.size(), static_cast<size_t>(request_.max_changes))
+                                        : found_.size();
+    for (size_t i = 0; i < listed_; ++i) {
+      for (const Buffer* b : {found_[i].cur, found_[i].base}) {
+        if (b) texts.Want(InternedTextReader::kShape, b->shape_id);
+      }
+      WantCurrentElseBaseline(found_[i], texts, InternedTextReader::kOpName, &Origin::op_name_id);
+    }
+  }
+
+  // 4. The listed changes, described; the attribution is done.
+  Attribution List(InternedTextReader& texts) {
+    result_.changes.reserve(listed_);
+    for (size_t i = 0; i < listed_; ++i) result_.changes.push_back(Describe(found_[i], texts, origins_));
+    return std::move(result_);
+  }
+
+ private:
+  // The text CurrentElseBaseline will read: the current side's, and the baseline's where the current side has
+  // none (an id of -1). (A text that reads "" under an id is read alone, then.)
+  void WantCurrentElseBaseline(const FoundChange& f, InternedTextReader& texts, InternedTextReader::Kind kind,
+                               int64_t Origin::*id) {
+    const int64_t current = f.cur ? origins_.Of(*f.cur).*id : -1;
+    texts.Want(kind, current >= 0 || !f.base ? current : origins_.Of(*f.base).*id);
+  }
+
+  const AttributionPair& request_;
+  std::vector<Buffer> base_, cur_;
+  InstructionOrigins origins_;
+  std::vector<FoundChange> found_;
+  size_t listed_ = 0;
+  Attribution result_;
+};
+
+// Attributes pairs[first, last): their buffers, a statement for all of a scope, then the stages in step.
+void AttributeGroup(Database& db, const std::vector<AttributionPair>& pairs, size_t first, size_t last,
+                    const std::unordered_map<int64_t, ModuleFigures>& figures, InternedTextReader& texts,
+                    std::vector<Attribution>* out) {
+  std::vector<int64_t> ids[2];  // by scope
+  for (size_t i = first; i < last; ++i) {
+    std::vector<int64_t>& of_scope = ids[pairs[i].scope == AttributionScope::kPeakBuffers];
+    of_scope.push_back(pairs[i].baseline_module_id);
+    of_scope.push_back(pairs[i].current_module_id);
+  }
+  std::unordered_map<int64_t, std::vector<Buffer>> buffers[2];
+  for (int scope : {0, 1}) {
+    std::sort(ids[scope].begin(), ids[scope].end());
+    ids[scope].erase(std::unique(ids[scope].begin(), ids[scope].end()), ids[scope].end());
+    buffers[scope] = ReadBuffers(db, ids[scope], scope ? AttributionScope::kPeakBuffers : AttributionScope::kValues);
+  }
+  auto figures_of = [&](int64_t id) -> const ModuleFigures* {
+    auto it = figures.find(id);
+    return it == figures.end() ? nullptr : &it->second;
+  };
+  // Each pair marks its own buffers: a module's go to its last pair, copies to the others.
+  std::unordered_map<int64_t, int> uses[2];
+  for (size_t i = first; i < last; ++i) {
+    const int scope = pairs[i].scope == AttributionScope::kPeakBuffers;
+    ++uses[scope][pairs[i].baseline_module_id];
+    ++uses[scope][pairs[i].current_module_id];
+  }
+  auto buffers_of = [&](int scope, int64_t id) {
+    auto it = buffers[scope].find(id);
+    if (it == buffers[scope].end()) return std::vector<Buffer>();
+    return --uses[scope][id] == 0 ? std::move(it->second) : it->second;
+  };
+  std::deque<PairAttribution> group;  // a deque: its elements stay where they are made
+  for (size_t i = first; i < last; ++i) {
+    const int scope = pairs[i].scope == AttributionScope::kPeakBuffers;
+    group.emplace_back(pairs[i], buffers_of(scope, pairs[i].baseline_module_id),
+                       buffers_of(scope, pairs[i].current_module_id), db.statements());
+    group.back().SetFigures(figures_of(pairs[i].baseline_module_id), figures_of(pairs[i].current_module_id));
+  }
+  for (PairAttribution& p : group) p.PairByName(texts);
+  texts.ReadWanted();
+  for (PairAttribution& p : group) p.PairByOrigin(texts);
+  texts.ReadWanted();
+  for (PairAttribution& p : group) p.SumBySource(texts);
+  texts.ReadWanted();
+  for (PairAttribution& p : group) out->push_back(p.List(texts));
 }
 
 }  // namespace
@@ -283,60 +479,45 @@ const char* AttributionScopeName(AttributionScope scope) {
   return scope == AttributionScope::kPeakBuffers ? "peak_buffers" : "values";
 }
 
+StatusOr<std::vector<Attribution>> AttributeChanges(Database& db, const std::vector<AttributionPair>& pairs,
+                                                    int64_t values_per_group) {
+  return CatchSqlErrors("attributing modules' changes", [&]() -> StatusOr<std::vector<Attribution>> {
+    std::vector<int64_t> module_ids;
+    for (const AttributionPair& p : pairs) {
+      module_ids.push_back(p.baseline_module_id);
+      module_ids.push_back(p.current_module_id);
+    }
+    std::sort(module_ids.begin(), module_ids.end());
+    module_ids.erase(std::unique(module_ids.begin(), module_ids.end()), module_ids.end());
+    const std::unordered_map<int64_t, ModuleFigures> figures = ReadFigures(db, module_ids);
+    auto values_of = [&](int64_t id) -> int64_t {
+      auto it = figures.find(id);
+      return it == figures.end() ? 0 : std::max<int64_t>(0, it->second.value_count);
+    };
+    InternedTextReader texts(db);
+    std::vector<Attribution> out;
+    out.reserve(pairs.size());
+    for (size_t first = 0; first < pairs.size();) {
+      size_t last = first;
+      int64_t values = 0;
+      while (last < pairs.size()) {
+        const int64_t more = values_of(pairs[last].baseline_module_id) + values_of(pairs[last].current_module_id);
+        if (last > first && values + more > values_per_group) break;
+        values += more;
+        ++last;
+      }
+      AttributeGroup(db, pairs, first, last, figures, texts, &out);
+      first = last;
+    }
+    return out;
+  });
+}
+
 StatusOr<Attribution> AttributeChange(Database& db, int64_t baseline_module_id, int64_t current_module_id,
                                       AttributionScope scope, int64_t max_changes) {
-  return CatchSqlErrors("attributing a module's change", [&]() -> StatusOr<Attribution> {
-    Attribution result;
-    result.scope = scope;
-    StatementCache& statements = db.statements();
-    ReadSummary(statements, baseline_module_id, &result.baseline_peak_time, &result.baseline_schedule_length);
-    ReadSummary(statements, current_module_id, &result.current_peak_time, &result.current_schedule_length);
-    std::vector<Buffer> base = ReadBuffers(db, baseline_module_id, scope, false);
-    std::vector<Buffer> cur = ReadBuffers(db, current_module_id, scope, true);
-    InternedTextReader texts(statements);
-    InstructionOrigins origins(statements, baseline_module_id, current_module_id);
-    std::vector<FoundChange> found;
-    Pair(base, cur, [](const Buffer& b) -> std::optional<Key> { return Key(b.instruction, b.shape_index, "", -1, 0); },
-         "name", &found);
-    Pair(base, cur,
-         [&](const Buffer& b) -> std::optional<Key> {
-           const Origin& o = origins.Of(b);
-           const std::string& op_name = texts.OpName(o.op_name_id);
-           if (op_name.empty()) return std::nullopt;
-           return Key(op_name, b.shape_index, texts.ShapeWithoutLayoutOf(b.shape_id), o.source_file_id, o.source_line);
-         },
-         "origin", &found);
-    for (const Buffer& b : base) {
-      if (!b.paired) found.push_back({BufferChange::Kind::kDisappeared, "", &b, nullptr});
-    }
-    for (const Buffer& b : cur) {
-      if (!b.paired) found.push_back({BufferChange::Kind::kAppeared, "", nullptr, &b});
-    }
-    std::stable_sort(found.begin(), found.end(), [](const FoundChange& x, const FoundChange& y) {
-      const int64_t dx = std::abs(x.delta()), dy = std::abs(y.delta());
-      if (dx != dy) return dx > dy;
-      return std::tuple(x.instruction(), x.baseline_instruction(), x.shape_index()) <
-             std::tuple(y.instruction(), y.baseline_instruction(), y.shape_index());
-    });
-    std::map<std::string, SourceLineChange> by_source;
-    for (FoundChange& f : found) {
-      f.source = CurrentElseBaseline(f, [&](const Buffer& b) { return texts.SourceOf(origins.Of(b)); });
-      SourceLineChange& s = by_source[f.source];
-      s.source = f.source;
-      s.delta += f.delta();
-      ++s.buffers;
-    }
-    for (auto& [source, s] : by_source) result.by_source.push_back(std::move(s));
-    std::stable_sort(result.by_source.begin(), result.by_source.end(),
-                     [](const SourceLineChange& x, const SourceLineChange& y) {
-                       return std::abs(x.delta) > std::abs(y.delta);
-                     });
-    result.change_count = static_cast<int64_t>(found.size());
-    const size_t listed = max_changes >= 0 ? std::min(found.size(), static_cast<size_t>(max_changes)) : found.size();
-    result.changes.reserve(listed);
-    for (size_t i = 0; i < listed; ++i) result.changes.push_back(Describe(found[i], texts, origins));
-    return result;
-  });
+  auto attributions = AttributeChanges(db, {{baseline_module_id, current_module_id, scope, max_changes}});
+  if (!attributions.ok()) return attributions.status();
+  return std::move(attributions->front());
 }
 
 }  // namespace xladb::store

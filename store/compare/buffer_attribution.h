@@ -70,9 +70,30 @@ struct Attribution {
   }
 };
 
+// One pair to attribute: two modules (module_ids of any runs), what to compare, how many changes to list.
+struct AttributionPair {
+  int64_t baseline_module_id = 0;
+  int64_t current_module_id = 0;
+  AttributionScope scope = AttributionScope::kValues;
+  int64_t max_changes = -1;  // < 0 lists every change
+};
+
+// The most values (module_summary.value_count) a group of pairs holds at once, unless one pair has more:
+// about 10 MB of buffers. 500 reshaped pairs of generated 45-value modules make one group.
+inline constexpr int64_t kAttributionValuesPerGroup = 1 << 16;
+
+// Compares the buffers of every pair: the i-th attribution answers pairs[i], as AttributeChange would. The
+// pairs are read in groups (values_per_group), each kind of row (buffers, figures, texts) by one statement for
+// the whole group on PostgreSQL, where a statement is a round trip (a gate over 500 reshaped pairs takes tens
+// of them, not thousands), and by a statement prepared once on SQLite (store/query/rows_by_id.h).
+[[nodiscard]] StatusOr<std::vector<Attribution>> AttributeChanges(
+    Database& db, const std::vector<AttributionPair>& pairs,
+    int64_t values_per_group = kAttributionValuesPerGroup);
+
 // Compares the buffers of two modules (module_ids of any runs). max_changes < 0 keeps every change.
-StatusOr<Attribution> AttributeChange(Database& db, int64_t baseline_module_id, int64_t current_module_id,
-                                      AttributionScope scope, int64_t max_changes);
+[[nodiscard]] StatusOr<Attribution> AttributeChange(Database& db, int64_t baseline_module_id,
+                                                    int64_t current_module_id, AttributionScope scope,
+                                                    int64_t max_changes);
 
 }  // namespace xladb::store
 

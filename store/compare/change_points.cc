@@ -507,15 +507,20 @@ class ChangeSearch {
     if (query_.attribute >= 0 && by_size.size() > static_cast<size_t>(query_.attribute)) {
       by_size.resize(static_cast<size_t>(query_.attribute));
     }
+    std::vector<AttributionPair> pairs;
     for (size_t i : by_size) {
+      const ChangePoint& p = result_.changes[i];
+      pairs.push_back({p.previous_module_id, p.module_id,
+                       IsPeakMetric(p.metric) ? AttributionScope::kPeakBuffers : AttributionScope::kValues,
+                       query_.max_attribution});
+    }
+    auto attributions = AttributeChanges(db_, pairs);
+    if (!attributions.ok()) return attributions.status();
+    for (size_t k = 0; k < by_size.size(); ++k) {
+      const size_t i = by_size[k];
       ChangePoint& p = result_.changes[i];
       const Found& f = found_[i];
-      const bool peak = IsPeakMetric(p.metric);
-      auto attribution = AttributeChange(db_, p.previous_module_id, p.module_id,
-                                         peak ? AttributionScope::kPeakBuffers : AttributionScope::kValues,
-                                         query_.max_attribution);
-      if (!attribution.ok()) return attribution.status();
-      p.attribution = std::move(*attribution);
+      p.attribution = std::move((*attributions)[k]);
       if (p.metric == "live_peak_padded_bytes") {
         p.peak_metric = p.metric;
         p.attribution->baseline_peak_time = f.before->largest[f.metric]->live_peak_padded_time;

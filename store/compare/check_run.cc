@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -215,30 +216,43 @@ CheckedModule::Status StatusOf(const CheckOptions& options, const CheckedModule&
   return changes.shrank ? S::kImproved : S::kUnchanged;
 }
 
-// Attributes the change of a pair to buffers and source lines: buffers at the peak explain a peak, every
+// How a pair's change is attributed to buffers and source lines: buffers at the peak explain a peak, every
 // value explains totals. The peak named is the peak of the metric that regressed: the padded live peak's
 // time when only it did.
-Status Attribute(Database& db, const CheckOptions& options, const ModuleRow& base, const ModuleRow& cur,
-                 const MetricChanges& changes, CheckedModule* m) {
+struct Explanation {
+  AttributionPair pair;
+  bool padded_peak = false;  // name the padded live peak's times
+  int64_t baseline_peak_time = -1, current_peak_time = -1;
+};
+
+Explanation ExplanationOf(const CheckOptions& options, const ModuleRow& base, const ModuleRow& cur,
+                          const MetricChanges& changes) {
   const bool totals = changes.regressed ? changes.totals_regressed : changes.totals_differ;
-  auto attribution = AttributeChange(db, base.module_id, cur.module_id,
-                                     totals ? AttributionScope::kValues : AttributionScope::kPeakBuffers,
-                                     options.max_attribution);
-  if (!attribution.ok()) return attribution.status();
-  m->attribution = std::move(*attribution);
-  if (changes.padded_peak_regressed && !changes.xla_peak_regressed) {
+  Explanation e;
+  e.pair = {base.module_id, cur.module_id, totals ? AttributionScope::kValues : AttributionScope::kPeakBuffers,
+            options.max_attribution};
+  e.padded_peak = changes.padded_peak_regressed && !changes.xla_peak_regressed;
+  e.baseline_peak_time = base.live_peak_padded_time;
+  e.current_peak_time = cur.live_peak_padded_time;
+  return e;
+}
+
+void Explain(const Explanation& e, Attribution attribution, CheckedModule* m) {
+  m->attribution = std::move(attribution);
+  if (e.padded_peak) {
     m->peak_metric = "live_peak_padded_bytes";
-    m->attribution->baseline_peak_time = base.live_peak_padded_time;
-    m->attribution->current_peak_time = cur.live_peak_padded_time;
+    m->attribution->baseline_peak_time = e.baseline_peak_time;
+    m->attribution->current_peak_time = e.current_peak_time;
   } else {
     m->peak_metric = "peak_bytes";
   }
-  return Status::Ok();
 }
 
-// One pair (or lone module) of the two runs, judged: compared, given a status and a budget, attributed.
-StatusOr<CheckedModule> CheckPair(Database& db, const CheckOptions& options, const std::vector<std::string>& metrics,
-                                  const ModuleRow* base, const ModuleRow* cur, const std::string& matched_by) {
+// One pair (or lone module) of the two runs, judged: compared, given a status and a budget. A pair to be
+// explained (regressed, accepted, or reshaped with other figures) says how in *explanation.
+CheckedModule CheckPair(const CheckOptions& options, const std::vector<std::string>& metrics, const ModuleRow* base,
+                        const ModuleRow* cur, const std::string& matched_by,
+                        std::optional<Explanation>* explanation) {
   using S = CheckedModule::Status;
   CheckedModule m = DescribePair(base, cur, matched_by);
   const bool paired = base && cur;
@@ -254,8 +268,7 @@ StatusOr<CheckedModule> CheckPair(Database& db, const CheckOptions& options, con
     m.budget = MeasureBudget(options.budgets, *cur);
     if (m.budget && m.budget->over) m.status = S::kOverBudget;
   }
-  if (!explain) return m;
-  if (Status attributed = Attribute(db, options, *base, *cur, changes, &m); !attributed.ok()) return attributed;
+  if (explain) *explanation = ExplanationOf(options, *base, *cur, changes);
   return m;
 }
 
@@ -399,12 +412,12 @@ StatusOr<CheckResult> CheckBudgetsOnly(Database& db, const CheckOptions& options
   for (const ModuleRow& row : *rows) {
     if (IsIgnored(options, row.name)) continue;
     // A lone module, as an added one is described: its figures and budget (over_budget when over it).
-    auto checked = CheckPair(db, options, result.metrics, nullptr, &row, "");
-    if (!checked.ok()) return checked.status();
-    if (!checked->budget) continue;
-    if (checked->status != CheckedModule::Status::kOverBudget) checked->status = CheckedModule::Status::kWithinBudget;
-    Count(checked->status, &result);
-    result.modules.push_back(std::move(*checked));
+    std::optional<Explanation> none;  // a lone module is not explained
+    CheckedModule checked = CheckPair(options, result.metrics, nullptr, &row, "", &none);
+    if (!checked.budget) continue;
+    if (checked.status != CheckedModule::Status::kOverBudget) checked.status = CheckedModule::Status::kWithinBudget;
+    Count(checked.status, &result);
+    result.modules.push_back(std::move(checked));
   }
   std::stable_sort(result.modules.begin(), result.modules.end(), [](const CheckedModule& x, const CheckedModule& y) {
     if (StatusRank(x.status) != StatusRank(y.status)) return StatusRank(x.status) < StatusRank(y.status);
@@ -444,14 +457,28 @@ std::string WhyNotComparable(const MatchedRuns& runs, const std::string& run, co
   return why;
 }
 
-// Compares and attributes every pair (CheckPair) into result->modules, counted, in the module list's order.
+// Compares every pair (CheckPair) into result->modules, counted, in the module list's order; then attributes
+// those to be explained, all together.
 Status CheckPairs(Database& db, const CheckOptions& options, const MatchedRuns& runs, CheckResult* result) {
+  std::vector<Explanation> explanations;
+  std::vector<size_t> explained;  // result->modules[explained[i]] is explained by explanations[i]
   for (const ModulePair& p : runs.pairs) {
-    auto checked = CheckPair(db, options, result->metrics, runs.Row(p.baseline_module_id),
-                             runs.Row(p.current_module_id), p.matched_by);
-    if (!checked.ok()) return checked.status();
-    Count(checked->status, result);
-    result->modules.push_back(std::move(*checked));
+    std::optional<Explanation> explanation;
+    CheckedModule checked = CheckPair(options, result->metrics, runs.Row(p.baseline_module_id),
+                                      runs.Row(p.current_module_id), p.matched_by, &explanation);
+    Count(checked.status, result);
+    if (explanation) {
+      explained.push_back(result->modules.size());
+      explanations.push_back(*explanation);
+    }
+    result->modules.push_back(std::move(checked));
+  }
+  std::vector<AttributionPair> pairs;
+  for (const Explanation& e : explanations) pairs.push_back(e.pair);
+  auto attributions = AttributeChanges(db, pairs);
+  if (!attributions.ok()) return attributions.status();
+  for (size_t i = 0; i < explained.size(); ++i) {
+    Explain(explanations[i], std::move((*attributions)[i]), &result->modules[explained[i]]);
   }
   std::stable_sort(result->modules.begin(), result->modules.end(), [](const CheckedModule& x, const CheckedModule& y) {
     if (StatusRank(x.status) != StatusRank(y.status)) return StatusRank(x.status) < StatusRank(y.status);

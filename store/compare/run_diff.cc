@@ -59,34 +59,45 @@ StatusOr<RunDiff> DiffRuns(Database& db, const DiffQuery& query) {
     auto runs = LoadMatchedRuns(db, *run_a, *run_b);
     if (!runs.ok()) return runs.status();
 
-    RunDiff diff;
+    // The pairs, their figures compared; then the buffers of those that need them, attributed together.
+    std::vector<ModuleDiff> diffs;
+    std::vector<size_t> attributed;  // diffs[attributed[i]] is explained by pairs[i]
+    std::vector<AttributionPair> pairs;
     for (const ModulePair& p : runs->pairs) {
       const ModuleRow* a = runs->Row(p.baseline_module_id);
       const ModuleRow* b = runs->Row(p.current_module_id);
       if (!NameMatches(query.module, (a ? a : b)->name)) continue;
-      ModuleDiff d;
+      ModuleDiff& d = diffs.emplace_back();
       d.matched_by = p.matched_by;
       if (a) FillSide(*a, false, &d);
       if (a && !b) d.entry_signature = a->entry_signature;
       if (b) FillSide(*b, true, &d);
       if (!a || !b) {
         d.change = a ? ModuleDiff::Change::kRemoved : ModuleDiff::Change::kAdded;
-      } else {
-        bool same_figures = true;
-        for (const char* metric : kComparedMetrics) same_figures &= a->metric(metric) == b->metric(metric);
-        const int same_program = SameProgram(*a, *b);
-        // The same program with the same figures has the same buffers: skip reading them.
-        if (query.buffer_level && !(same_program == 1 && same_figures)) {
-          auto attribution =
-              AttributeChange(db, a->module_id, b->module_id, AttributionScope::kValues, query.max_buffers);
-          if (!attribution.ok()) return attribution.status();
-          d.buffers = std::move(attribution->changes);
-          d.buffer_changes = attribution->change_count;
-          d.by_source = std::move(attribution->by_source);
-        }
-        const bool changed = !same_figures || same_program == 0 || d.buffer_changes > 0;
-        d.change = changed ? ModuleDiff::Change::kChanged : ModuleDiff::Change::kUnchanged;
+        continue;
       }
+      bool same_figures = true;
+      for (const char* metric : kComparedMetrics) same_figures &= a->metric(metric) == b->metric(metric);
+      const int same_program = SameProgram(*a, *b);
+      d.change = !same_figures || same_program == 0 ? ModuleDiff::Change::kChanged : ModuleDiff::Change::kUnchanged;
+      // The same program with the same figures has the same buffers: skip reading them.
+      if (query.buffer_level && !(same_program == 1 && same_figures)) {
+        attributed.push_back(diffs.size() - 1);
+        pairs.push_back({a->module_id, b->module_id, AttributionScope::kValues, query.max_buffers});
+      }
+    }
+    auto attributions = AttributeChanges(db, pairs);
+    if (!attributions.ok()) return attributions.status();
+    for (size_t i = 0; i < attributed.size(); ++i) {
+      ModuleDiff& d = diffs[attributed[i]];
+      Attribution& attribution = (*attributions)[i];
+      d.buffers = std::move(attribution.changes);
+      d.buffer_changes = attribution.change_count;
+      d.by_source = std::move(attribution.by_source);
+      if (d.buffer_changes > 0) d.change = ModuleDiff::Change::kChanged;
+    }
+    RunDiff diff;
+    for (ModuleDiff& d : diffs) {
       switch (d.change) {
         case ModuleDiff::Change::kAdded: ++diff.added; break;
         case ModuleDiff::Change::kRemoved: ++diff.removed; break;

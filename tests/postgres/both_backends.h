@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -13,8 +14,10 @@
 
 #include "store/backend/database.h"
 #include "store/backend/sql_connection.h"
+#include "store/copy/store_copy.h"
 #include "tests/postgres/postgres_test_server.h"
 #include "tests/store/test_dirs.h"
+#include "tests/store/test_ingest.h"
 
 namespace xladb::testing {
 
@@ -47,6 +50,57 @@ class BothBackends : public ::testing::Test {
   }
 
   PostgresTestSchema pg_{"both"};
+  TempDir tmp_;
+  std::unique_ptr<store::Database> sqlite_, postgres_;
+};
+
+// A dump folder ingested as run `name`, dated `day` days after 2026-01-01 (so runs have a stable order).
+struct DatedRun {
+  std::string name;
+  std::string folder;
+  int64_t day = 0;
+};
+
+// Ingests every run into `db` (a SQLite store, to be copied); the first failure, if one fails.
+inline ::testing::AssertionResult IngestRuns(store::Database& db, const std::vector<DatedRun>& runs) {
+  constexpr int64_t kJan1Us = 1767225600LL * 1000000, kDayUs = 86400LL * 1000000;
+  for (const DatedRun& run : runs) {
+    ingest::IngestOptions options;
+    options.time_us = kJan1Us + run.day * kDayUs;
+    auto ingested = IngestRun(db, run.folder, run.name, options);
+    if (!ingested.ok()) return ::testing::AssertionFailure() << run.name << ": " << ingested.status().ToString();
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// Copies `sqlite` into pg's schema (`xladb copy`) and opens the copy read-only into *postgres.
+inline ::testing::AssertionResult CopyAndOpenReadOnly(store::Database& sqlite, PostgresTestSchema& pg,
+                                                      std::unique_ptr<store::Database>* postgres) {
+  auto copied = store::CopyToPostgres(sqlite, *pg.connection());
+  if (!copied.ok()) return ::testing::AssertionFailure() << "copy: " << copied.status().ToString();
+  auto opened = store::Database::Open(pg.uri(), store::Database::Mode::kReadOnly);
+  if (!opened.ok()) return ::testing::AssertionFailure() << "open: " << opened.status().ToString();
+  *postgres = std::move(opened.value());
+  return ::testing::AssertionSuccess();
+}
+
+// A SQLite store that the test fills (Fill), copied into a PostgreSQL schema and opened there read-only, for
+// tests that ask both the same questions.
+class CopiedStores : public ::testing::Test {
+ protected:
+  explicit CopiedStores(const std::string& schema) : pg_(schema) {}
+  virtual ::testing::AssertionResult Fill(store::Database& sqlite) = 0;
+
+  void SetUp() override {
+    ASSERT_NE(pg_.connection(), nullptr) << pg_.why();
+    auto db = store::Database::Open(tmp_ / "team.db");
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    sqlite_ = std::move(db.value());
+    ASSERT_TRUE(Fill(*sqlite_));
+    ASSERT_TRUE(CopyAndOpenReadOnly(*sqlite_, pg_, &postgres_));
+  }
+
+  PostgresTestSchema pg_;
   TempDir tmp_;
   std::unique_ptr<store::Database> sqlite_, postgres_;
 };

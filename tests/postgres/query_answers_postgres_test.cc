@@ -12,51 +12,32 @@
 #include "service/query_answers.h"
 #include "store/backend/database.h"
 #include "store/admin/run_lifecycle.h"
-#include "store/copy/store_copy.h"
-#include "tests/postgres/postgres_test_server.h"
-#include "tests/store/test_dirs.h"
-#include "tests/store/test_ingest.h"
+#include "tests/postgres/both_backends.h"
 
 namespace xladb {
 namespace {
 
-struct FixtureRun {
-  const char* name;
-  const char* folder;  // under the source tree's tests/
-  int64_t day;         // days after 2026-01-01, so runs have a stable order
-};
-
-constexpr FixtureRun kRuns[] = {
+const std::vector<testing::DatedRun> kRuns = {
     {"buffer_assignment", "fixtures/buffer_assignment", 0}, {"hlo_module", "fixtures/hlo_module", 1},
     {"memory_report", "fixtures/memory_report", 2},         {"tpu_utilization", "fixtures/tpu_utilization", 4},
     {"seeds", "data/seeds", 6},                             {"gate_base", "fixtures/gate/base", 7},
     {"gate_head", "fixtures/gate/head", 8},                 {"report_base", "fixtures/report/base", 9},
     {"report_head", "fixtures/report/head", 10},
 };
-constexpr int64_t kJan1Us = 1767225600LL * 1000000;
-constexpr int64_t kDayUs = 86400LL * 1000000;
 
-class AnswersOnBothBackends : public ::testing::Test {
+class AnswersOnBothBackends : public testing::CopiedStores {
  protected:
-  void SetUp() override {
-    ASSERT_NE(pg_.connection(), nullptr) << pg_.why();
-    auto db = store::Database::Open(tmp_ / "team.db");
-    ASSERT_TRUE(db.ok()) << db.status().ToString();
-    sqlite_ = std::move(db.value());
+  AnswersOnBothBackends() : CopiedStores("answers") {}
+  ::testing::AssertionResult Fill(store::Database& sqlite) override {
     const std::string tests_dir = std::string(XLADB_FIXTURE_DIR) + "/..";
-    for (const FixtureRun& run : kRuns) {
-      ingest::IngestOptions options;
-      options.time_us = kJan1Us + run.day * kDayUs;
-      auto ingested = testing::IngestRun(*sqlite_, tests_dir + "/" + run.folder, run.name, options);
-      ASSERT_TRUE(ingested.ok()) << run.name << ": " << ingested.status().ToString();
+    std::vector<testing::DatedRun> runs = kRuns;
+    for (testing::DatedRun& run : runs) run.folder = tests_dir + "/" + run.folder;
+    if (auto ingested = testing::IngestRuns(sqlite, runs); !ingested) return ingested;
+    for (const auto& [run, commit] : {std::pair{"gate_base", "1111111"}, std::pair{"gate_head", "2222222"}}) {
+      const Status relabeled = store::RelabelRun(sqlite, run, {{"branch", "main"}, {"commit", commit}}, {});
+      if (!relabeled.ok()) return ::testing::AssertionFailure() << run << ": " << relabeled.ToString();
     }
-    ASSERT_TRUE(store::RelabelRun(*sqlite_, "gate_base", {{"branch", "main"}, {"commit", "1111111"}}, {}).ok());
-    ASSERT_TRUE(store::RelabelRun(*sqlite_, "gate_head", {{"branch", "main"}, {"commit", "2222222"}}, {}).ok());
-    auto copied = store::CopyToPostgres(*sqlite_, *pg_.connection());
-    ASSERT_TRUE(copied.ok()) << copied.status().ToString();
-    auto postgres = store::Database::Open(pg_.uri(), store::Database::Mode::kReadOnly);
-    ASSERT_TRUE(postgres.ok()) << postgres.status().ToString();
-    postgres_ = std::move(postgres.value());
+    return ::testing::AssertionSuccess();
   }
 
   // Asks both stores; the answers (or the errors) must be the same. Returns SQLite's answer.
@@ -79,10 +60,6 @@ class AnswersOnBothBackends : public ::testing::Test {
     return on_sqlite;
   }
 
-  testing::PostgresTestSchema pg_{"answers"};
-  testing::TempDir tmp_;
-  std::unique_ptr<store::Database> sqlite_;
-  std::unique_ptr<store::Database> postgres_;
 };
 
 v1::Label MakeLabel(const std::string& key, const std::string& value) {
