@@ -238,8 +238,8 @@ def parse_ingest_output(stdout):
 class Daemon:
     """An xladbd on a free loopback port, stopped (SIGTERM, then SIGKILL) on exit."""
 
-    def __init__(self, xladbd, db, *args):
-        self.log = open(db + ".xladbd.log", "w")
+    def __init__(self, xladbd, db, *args, log=None):
+        self.log = open(log or db + ".xladbd.log", "w")
         self.proc = subprocess.Popen([xladbd, "--db", db, "--listen", "127.0.0.1:0", *args],
                                      stdout=subprocess.PIPE, stderr=self.log, text=True)
         line = self.proc.stdout.readline()
@@ -629,6 +629,7 @@ class Bench:
         run_tool([script, "start", server], timeout=300)
         try:
             self.postgres_ingest_on(server)
+            self.postgres_gate_on(server)
         finally:
             run_tool([script, "stop", server], timeout=300, check=False)
 
@@ -686,6 +687,73 @@ class Bench:
             "a temporary cluster on this machine (scripts/postgres-test-server.sh: fsync off, as in the tests), so "
             "its time is the statements' and the loopback's, not a disk's. Rows: as `xladb ingest` counts them, "
             "equal on both.")
+
+    def postgres_gate_on(self, server):
+        """The gate and the diff of two generated runs (every module reshaped between them) through xladbd on a
+        SQLite store and on its copy in PostgreSQL (issue 25: each query within 2× of its SQLite figure)."""
+        a, p = self.args, self.p
+        with open(os.path.join(server, "uri")) as f:
+            uri = f.read().strip()
+        schema = "gate_bench"
+        run_tool(["/usr/lib/postgresql/15/bin/psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", uri,
+                  "-c", f"DROP SCHEMA IF EXISTS {schema} CASCADE", "-c", f"CREATE SCHEMA {schema}"])
+        target = f"{uri}?options=-csearch_path%3D{schema}"
+        db, src = self.path("gate-pair.db"), self.path("gate-pair-src")
+        remove_database(db)
+        names = []
+        for run in (0, 99):
+            d = os.path.join(src, f"nightly-{run:04d}")
+            run_tool([a.gen, "folder", "--modules", p.store_modules, "--run", run, "--seed", "1", "--out", d])
+            run_tool([a.xladb, "ingest", d, "--db", db], timeout=3600)
+            names.append(f"nightly-{run:04d}")
+        shutil.rmtree(src, ignore_errors=True)
+        run_tool([a.xladb, "copy", db, target], timeout=3600)
+        grpc, pb, pb_grpc = load_grpc_stubs(self.path("pystubs"))
+        calls = {
+            "DiffRuns, 10 buffers a module (as `xladb diff`)": lambda stub: stub.DiffRuns(pb.DiffRunsRequest(
+                run_a=names[0], run_b=names[1], buffer_level=True, max_buffers=10), timeout=120),
+            "DiffRuns, 50 buffers a module (the API's default)": lambda stub: stub.DiffRuns(pb.DiffRunsRequest(
+                run_a=names[0], run_b=names[1], buffer_level=True), timeout=120),
+            "CheckRun (as `xladb check`)": lambda stub: stub.CheckRun(pb.CheckRunRequest(
+                run_name=names[1], baseline=names[0]), timeout=120),
+        }
+        latencies = {}
+        spool = self.path("gate-pair-spool")
+        os.makedirs(spool, exist_ok=True)
+        for backend, store in (("sqlite", db), ("postgresql", target)):
+            extra = ["--spool-dir", spool] if backend == "postgresql" else []
+            with Daemon(a.xladbd, store, *extra, log=self.path(f"gate-pair-{backend}.xladbd.log")) as daemon:
+                channel = grpc.insecure_channel(daemon.addr, options=[("grpc.max_receive_message_length", 1 << 30)])
+                stub = pb_grpc.QueryServiceStub(channel)
+                for name, call in calls.items():
+                    for _ in range(max(1, p.rpc_warmup // 5)):
+                        call(stub)
+                    lat = []
+                    for _ in range(p.diff_calls):
+                        t0 = time.perf_counter()
+                        call(stub)
+                        lat.append((time.perf_counter() - t0) * 1e3)
+                    latencies[(backend, name)] = lat
+                channel.close()
+        rows = []
+        label = f"two runs of {p.store_modules} modules, every one reshaped (nightly-0000 and nightly-0099)"
+        for name in calls:
+            lite, pg = latencies[("sqlite", name)], latencies[("postgresql", name)]
+            ratio = percentile(pg, 95) / percentile(lite, 95)
+            self.report.target(f"{name} on PostgreSQL 15 against SQLite, gRPC on 127.0.0.1", label,
+                               f"p95 {fmt_ms(percentile(pg, 95))} (p50 {fmt_ms(percentile(pg, 50))})",
+                               f"SQLite p95 {fmt_ms(percentile(lite, 95))} (p50 {fmt_ms(percentile(lite, 50))})",
+                               f"{ratio:.1f}×", "", "≤ 2× SQLite's p95", verdict([("p95", ratio <= 2)]))
+            rows.append([name, f"{fmt_ms(percentile(lite, 50))} / {fmt_ms(percentile(lite, 95))}",
+                         f"{fmt_ms(percentile(pg, 50))} / {fmt_ms(percentile(pg, 95))}", f"{ratio:.1f}×"])
+        remove_database(db)
+        self.report.section("The gate and the diff on PostgreSQL beside SQLite", markdown_table(
+            ["RPC", "SQLite p50 / p95", "PostgreSQL p50 / p95", "PostgreSQL / SQLite (p95)"], rows)
+            + f"\n\n{label}: generated by `xladb_gen folder --modules {p.store_modules} --run 0` (and `--run 99`), "
+            "ingested into a SQLite file and copied into a PostgreSQL schema (`xladb copy`); xladbd on each, one "
+            f"Python grpcio client, {p.diff_calls} timed calls of each RPC after warm-up ({max(1, p.rpc_warmup // 5)} "
+            "calls). A two-run store, not the issue's 1,000 runs: these calls read the two runs' modules "
+            "and values, whatever else the store holds.")
 
     # -- the store: built once, then queried through xladbd -------------------------------------------------------
 
