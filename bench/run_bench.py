@@ -717,7 +717,7 @@ class Bench:
             "CheckRun (as `xladb check`)": lambda stub: stub.CheckRun(pb.CheckRunRequest(
                 run_name=names[1], baseline=names[0]), timeout=120),
         }
-        latencies = {}
+        latencies, answers = {}, {}
         spool = self.path("gate-pair-spool")
         os.makedirs(spool, exist_ok=True)
         for backend, store in (("sqlite", db), ("postgresql", target)):
@@ -726,7 +726,8 @@ class Bench:
                 channel = grpc.insecure_channel(daemon.addr, options=[("grpc.max_receive_message_length", 1 << 30)])
                 stub = pb_grpc.QueryServiceStub(channel)
                 for name, call in calls.items():
-                    for _ in range(max(1, p.rpc_warmup // 5)):
+                    answers[(backend, name)] = call(stub)  # the first warm-up call, kept to compare
+                    for _ in range(max(1, p.rpc_warmup // 5) - 1):
                         call(stub)
                     lat = []
                     for _ in range(p.diff_calls):
@@ -735,6 +736,14 @@ class Bench:
                         lat.append((time.perf_counter() - t0) * 1e3)
                     latencies[(backend, name)] = lat
                 channel.close()
+        run_tool(["/usr/lib/postgresql/15/bin/psql", "-X", "-q", uri, "-c", f"DROP SCHEMA {schema} CASCADE"])
+        for name in calls:
+            if answers[("sqlite", name)].SerializeToString() != answers[("postgresql", name)].SerializeToString():
+                raise StepError(f"{name}: PostgreSQL's answer differs from SQLite's")
+        reshaped = answers[("sqlite", "CheckRun (as `xladb check`)")].summary.reshaped
+        if reshaped != p.store_modules:
+            raise StepError(f"CheckRun of the two generated runs: {reshaped} reshaped modules, expected "
+                            f"{p.store_modules}")
         rows = []
         label = f"two runs of {p.store_modules} modules, every one reshaped (nightly-0000 and nightly-0099)"
         for name in calls:

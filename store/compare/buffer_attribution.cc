@@ -19,6 +19,12 @@
 namespace xladb::store {
 namespace {
 
+// Sorts the ids and drops repeats.
+void SortUnique(std::vector<int64_t>& ids) {
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+}
+
 // The metadata of a buffer's defining instruction: ids into the interned tables (-1: none).
 struct Origin {
   int64_t op_name_id = -1, source_file_id = -1, source_line = -1;
@@ -143,11 +149,9 @@ class InternedTextReader {
   // Reads every text wanted since the last call.
   void ReadWanted() {
     for (int kind : {kShape, kOpName, kSourceFile}) {
-      std::vector<int64_t>& ids = wanted_[kind];
-      std::sort(ids.begin(), ids.end());
-      ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-      Read(static_cast<Kind>(kind), ids);
-      ids.clear();
+      SortUnique(wanted_[kind]);
+      Read(static_cast<Kind>(kind), wanted_[kind]);
+      wanted_[kind].clear();
     }
   }
 
@@ -320,7 +324,7 @@ class PairAttribution {
     for (Buffer& b : cur_) b.current = true;
     result_.scope = request.scope;
   }
-  // Not movable: origins_ and found_ point into base_ and cur_.
+  // Made in place (AttributeGroup's deque) and never copied: found_ points into base_ and cur_.
   PairAttribution(const PairAttribution&) = delete;
   PairAttribution& operator=(const PairAttribution&) = delete;
 
@@ -341,7 +345,7 @@ class PairAttribution {
          "name", &found_);
     for (const std::vector<Buffer>* side : {&base_, &cur_}) {
       for (const Buffer& b : *side) {
-        if (b.paired) continue;
+        if (b.paired || origins_.Of(b).op_name_id < 0) continue;  // without an op_name, no origin key
         texts.Want(InternedTextReader::kOpName, origins_.Of(b).op_name_id);
         texts.Want(InternedTextReader::kShape, b.shape_id);
       }
@@ -429,39 +433,35 @@ class PairAttribution {
 void AttributeGroup(Database& db, const std::vector<AttributionPair>& pairs, size_t first, size_t last,
                     const std::unordered_map<int64_t, ModuleFigures>& figures, InternedTextReader& texts,
                     std::vector<Attribution>* out) {
-  std::vector<int64_t> ids[2];  // by scope
+  // By scope (values, peak buffers): the modules to read, and how many pairs use each. Each pair marks its
+  // own buffers: a module's go to its last pair, copies to the others.
+  auto scope_of = [&](size_t i) { return pairs[i].scope == AttributionScope::kPeakBuffers ? 1 : 0; };
+  std::vector<int64_t> ids[2];
+  std::unordered_map<int64_t, int> uses[2];
   for (size_t i = first; i < last; ++i) {
-    std::vector<int64_t>& of_scope = ids[pairs[i].scope == AttributionScope::kPeakBuffers];
-    of_scope.push_back(pairs[i].baseline_module_id);
-    of_scope.push_back(pairs[i].current_module_id);
+    for (int64_t id : {pairs[i].baseline_module_id, pairs[i].current_module_id}) {
+      ids[scope_of(i)].push_back(id);
+      ++uses[scope_of(i)][id];
+    }
   }
   std::unordered_map<int64_t, std::vector<Buffer>> buffers[2];
   for (int scope : {0, 1}) {
-    std::sort(ids[scope].begin(), ids[scope].end());
-    ids[scope].erase(std::unique(ids[scope].begin(), ids[scope].end()), ids[scope].end());
+    SortUnique(ids[scope]);
     buffers[scope] = ReadBuffers(db, ids[scope], scope ? AttributionScope::kPeakBuffers : AttributionScope::kValues);
-  }
-  auto figures_of = [&](int64_t id) -> const ModuleFigures* {
-    auto it = figures.find(id);
-    return it == figures.end() ? nullptr : &it->second;
-  };
-  // Each pair marks its own buffers: a module's go to its last pair, copies to the others.
-  std::unordered_map<int64_t, int> uses[2];
-  for (size_t i = first; i < last; ++i) {
-    const int scope = pairs[i].scope == AttributionScope::kPeakBuffers;
-    ++uses[scope][pairs[i].baseline_module_id];
-    ++uses[scope][pairs[i].current_module_id];
   }
   auto buffers_of = [&](int scope, int64_t id) {
     auto it = buffers[scope].find(id);
     if (it == buffers[scope].end()) return std::vector<Buffer>();
     return --uses[scope][id] == 0 ? std::move(it->second) : it->second;
   };
+  auto figures_of = [&](int64_t id) -> const ModuleFigures* {
+    auto it = figures.find(id);
+    return it == figures.end() ? nullptr : &it->second;
+  };
   std::deque<PairAttribution> group;  // a deque: its elements stay where they are made
   for (size_t i = first; i < last; ++i) {
-    const int scope = pairs[i].scope == AttributionScope::kPeakBuffers;
-    group.emplace_back(pairs[i], buffers_of(scope, pairs[i].baseline_module_id),
-                       buffers_of(scope, pairs[i].current_module_id), db.statements());
+    group.emplace_back(pairs[i], buffers_of(scope_of(i), pairs[i].baseline_module_id),
+                       buffers_of(scope_of(i), pairs[i].current_module_id), db.statements());
     group.back().SetFigures(figures_of(pairs[i].baseline_module_id), figures_of(pairs[i].current_module_id));
   }
   for (PairAttribution& p : group) p.PairByName(texts);
@@ -487,9 +487,9 @@ StatusOr<std::vector<Attribution>> AttributeChanges(Database& db, const std::vec
       module_ids.push_back(p.baseline_module_id);
       module_ids.push_back(p.current_module_id);
     }
-    std::sort(module_ids.begin(), module_ids.end());
-    module_ids.erase(std::unique(module_ids.begin(), module_ids.end()), module_ids.end());
+    SortUnique(module_ids);
     const std::unordered_map<int64_t, ModuleFigures> figures = ReadFigures(db, module_ids);
+    // A module's weight in a group: its values (a module without a summary row has none).
     auto values_of = [&](int64_t id) -> int64_t {
       auto it = figures.find(id);
       return it == figures.end() ? 0 : std::max<int64_t>(0, it->second.value_count);

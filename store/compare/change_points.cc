@@ -510,23 +510,19 @@ class ChangeSearch {
     std::vector<AttributionPair> pairs;
     for (size_t i : by_size) {
       const ChangePoint& p = result_.changes[i];
-      pairs.push_back({p.previous_module_id, p.module_id,
-                       IsPeakMetric(p.metric) ? AttributionScope::kPeakBuffers : AttributionScope::kValues,
-                       query_.max_attribution});
+      const auto scope = IsPeakMetric(p.metric) ? AttributionScope::kPeakBuffers : AttributionScope::kValues;
+      pairs.push_back({p.previous_module_id, p.module_id, scope, query_.max_attribution});
     }
-    auto attributions = AttributeChanges(db_, pairs);
+    auto attributions = AttributeChanges(db_, pairs);  // all together: a few statements for them all
     if (!attributions.ok()) return attributions.status();
     for (size_t k = 0; k < by_size.size(); ++k) {
-      const size_t i = by_size[k];
-      ChangePoint& p = result_.changes[i];
-      const Found& f = found_[i];
+      ChangePoint& p = result_.changes[by_size[k]];
+      const Found& f = found_[by_size[k]];
       p.attribution = std::move((*attributions)[k]);
-      if (p.metric == "live_peak_padded_bytes") {
-        p.peak_metric = p.metric;
+      p.peak_metric = p.metric == "live_peak_padded_bytes" ? p.metric : "peak_bytes";
+      if (p.peak_metric == "live_peak_padded_bytes") {
         p.attribution->baseline_peak_time = f.before->largest[f.metric]->live_peak_padded_time;
         p.attribution->current_peak_time = f.after->largest[f.metric]->live_peak_padded_time;
-      } else {
-        p.peak_metric = "peak_bytes";
       }
     }
     return Status::Ok();

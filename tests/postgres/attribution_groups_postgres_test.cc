@@ -6,9 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <memory>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "store/backend/database.h"
@@ -20,6 +18,8 @@ namespace {
 
 using store::AttributionPair;
 using store::AttributionScope;
+
+constexpr char kSplashBa[] = "module_0001.jit_splash_attention_kernel.after_optimizations-buffer-assignment.txt";
 
 // Everything an attribution says, one line a fact, to compare answers whole.
 std::string Spelled(const store::Attribution& a) {
@@ -50,10 +50,12 @@ class AttributionGroups : public testing::CopiedStores {
   AttributionGroups() : CopiedStores("attribution_groups") {}
   ::testing::AssertionResult Fill(store::Database& sqlite) override {
     testing::MakeSeedRun(tmp_ / "seeds");
+    testing::WriteFile(tmp_ / ("renamed/" + std::string(kSplashBa)), testing::Seed000WithIotaRenamedAndDoubled());
     const std::string fixtures = XLADB_FIXTURE_DIR;
     return testing::IngestRuns(sqlite, {{"seeds", tmp_ / "seeds", 1},
-                                        {"gate_base", fixtures + "/gate/base", 2},
-                                        {"gate_head", fixtures + "/gate/head", 3}});
+                                        {"renamed", tmp_ / "renamed", 2},
+                                        {"gate_base", fixtures + "/gate/base", 3},
+                                        {"gate_head", fixtures + "/gate/head", 4}});
   }
 
   // The module of `run` named `name` (its only one with a buffer assignment).
@@ -71,11 +73,18 @@ class AttributionGroups : public testing::CopiedStores {
 TEST_F(AttributionGroups, AnyGroupingAnswersAsOnePairAtATimeOnBothBackends) {
   const int64_t seed000 = ModuleId("seeds", "jit_splash_attention_kernel");
   const int64_t seed002 = ModuleId("seeds", "jit_train_step");
+  const int64_t renamed = ModuleId("renamed", "jit_splash_attention_kernel");
+  // A module with HLO text and no buffer assignment: no values, no schedule.
+  auto q = sqlite_->connection().Prepare(
+      "SELECT module_id FROM modules WHERE module_id NOT IN (SELECT module_id FROM module_memory) LIMIT 1");
+  ASSERT_TRUE(q->Step());
+  const int64_t no_values = q->Int(0);
   // Every module with a buffer assignment against the next, in both scopes; a module against itself; a module
   // in several pairs of one group (each pair marks its own copy of the buffers); seed 000 against seed 002
-  // with every change and with two listed.
+  // with every change and with two listed; seed 000 against its renamed copy (the origin pass); seed 000
+  // against a module without values.
   std::vector<int64_t> modules;
-  auto q = sqlite_->connection().Prepare("SELECT module_id FROM module_memory ORDER BY module_id");
+  q = sqlite_->connection().Prepare("SELECT module_id FROM module_memory ORDER BY module_id");
   while (q->Step()) modules.push_back(q->Int(0));
   ASSERT_GE(modules.size(), 6u);
   std::vector<AttributionPair> pairs;
@@ -83,6 +92,8 @@ TEST_F(AttributionGroups, AnyGroupingAnswersAsOnePairAtATimeOnBothBackends) {
     pairs.push_back({modules[i], modules[i + 1], AttributionScope::kValues, 5});
     pairs.push_back({modules[i + 1], modules[i], AttributionScope::kPeakBuffers, -1});
   }
+  pairs.push_back({seed000, no_values, AttributionScope::kValues, -1});
+  pairs.push_back({seed000, renamed, AttributionScope::kPeakBuffers, -1});
   pairs.push_back({seed002, seed002, AttributionScope::kValues, -1});
   pairs.push_back({seed000, seed002, AttributionScope::kValues, -1});
   pairs.push_back({seed000, seed002, AttributionScope::kValues, 2});
@@ -125,6 +136,23 @@ TEST_F(AttributionGroups, AnyGroupingAnswersAsOnePairAtATimeOnBothBackends) {
     EXPECT_EQ(two.change_count, 28);
     EXPECT_EQ(two.changes.size(), 2u);
     EXPECT_EQ((*together)[pairs.size() - 3].change_count, 0);
+    // The renamed iota.7 (2097152 bytes) pairs with iota.1 (1048576) by op_name and source line.
+    const store::Attribution& by_origin = (*together)[pairs.size() - 4];
+    ASSERT_EQ(by_origin.changes.size(), 1u);
+    EXPECT_EQ(by_origin.changes[0].matched_by, "origin");
+    EXPECT_EQ(by_origin.changes[0].baseline_instruction, "iota.1");
+    EXPECT_EQ(by_origin.changes[0].instruction, "iota.7");
+    EXPECT_EQ(by_origin.changes[0].delta(), 1048576);
+    EXPECT_NE(by_origin.changes[0].source.find("splash_attention_kernel.py:1045"), std::string::npos);
+    // Against a module without values every one of seed 000's 11 values disappeared; its times are unknown.
+    const store::Attribution& gone = (*together)[pairs.size() - 5];
+    EXPECT_EQ(gone.change_count, 11);
+    EXPECT_EQ(gone.current_schedule_length, -1);
+    for (const store::BufferChange& c : gone.changes) EXPECT_EQ(c.kind, store::BufferChange::Kind::kDisappeared);
+    // No pairs, no statements needed, no answers.
+    auto none = store::AttributeChanges(*db, {});
+    ASSERT_TRUE(none.ok()) << none.status().ToString();
+    EXPECT_TRUE(none->empty());
     answers[backend++] = Spelled(*together);
   }
   EXPECT_EQ(answers[0], answers[1]);

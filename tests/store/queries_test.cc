@@ -34,6 +34,7 @@ using store::ModuleDiff;
 using testing::MakeSeedRun;
 using testing::ReadFile;
 using testing::SeedFile;
+using testing::Seed000WithIotaRenamedAndDoubled;
 using testing::TempDir;
 using testing::WriteFile;
 
@@ -834,23 +835,13 @@ TEST_F(SeedRunQueries, DiffNamesAMissingRun) {
   EXPECT_NE(diff.status().message().find("nightly-0"), std::string::npos);
 }
 
-// Seed 000 against a copy in which iota.1 is renamed iota.7 and doubled (value, allocation, peak list and
-// totals edited consistently): the renamed buffer pairs by op_name and source line, not as gone + new.
+// Seed 000 against a copy in which iota.1 is renamed iota.7 and doubled (Seed000WithIotaRenamedAndDoubled):
+// the renamed buffer pairs by op_name and source line, not as gone + new.
 TEST(DiffRenamedInstructions, PairByOpNameAndSource) {
   TempDir tmp;
   std::string db_path = tmp / "x.db";
-  std::string text = ReadFile(SeedFile("000"));
-  const std::vector<std::pair<std::string, std::string>> edits = {
-      {"iota.1", "iota.7"},        {"1048576", "2097152"},  {"18629632", "19678208"}, {"17825792", "18874368"},
-      {"18087936", "19136512"},    {"18350080", "19398656"}, {"18612224", "19660800"}, {"18612256", "19660832"},
-      {"18612272", "19660848"},    {"18612288", "19660864"}};
-  for (const auto& [from, to] : edits) {
-    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
-      text.replace(at, from.size(), to);
-    }
-  }
   WriteFile(tmp / (std::string("a/") + kSplashBa), ReadFile(SeedFile("000")));
-  WriteFile(tmp / (std::string("b/") + kSplashBa), text);
+  WriteFile(tmp / (std::string("b/") + kSplashBa), Seed000WithIotaRenamedAndDoubled());
   Ingest(db_path, tmp / "a", RunOptions("a", kNov1Us, {}));
   Ingest(db_path, tmp / "b", RunOptions("b", kNov1Us + kDayUs, {}));
   auto db = OpenOrDie(db_path);

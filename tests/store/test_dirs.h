@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace xladb::testing {
 
@@ -66,6 +68,22 @@ inline void MakeSeedRun(const std::string& dir) {
   WriteFile(dir + "/1766453541-jit_splash_attention_kernel-00-hlo-static-bundle-profile.txt",
             ReadFile(SeedFile("001")));
   WriteFile(dir + "/module_0001.jit_splash_attention_kernel.thunk_sequence.txt", "Thunk sequence:\n  kernel foo\n");
+}
+
+// Seed 000 with iota.1 renamed iota.7 and doubled (value, allocation, peak list and totals edited
+// consistently): its buffer pairs with seed 000's iota.1 by op_name and source line, not by name.
+inline std::string Seed000WithIotaRenamedAndDoubled() {
+  std::string text = ReadFile(SeedFile("000"));
+  const std::vector<std::pair<std::string, std::string>> edits = {
+      {"iota.1", "iota.7"},        {"1048576", "2097152"},  {"18629632", "19678208"}, {"17825792", "18874368"},
+      {"18087936", "19136512"},    {"18350080", "19398656"}, {"18612224", "19660800"}, {"18612256", "19660832"},
+      {"18612272", "19660848"},    {"18612288", "19660864"}};
+  for (const auto& [from, to] : edits) {
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+      text.replace(at, from.size(), to);
+    }
+  }
+  return text;
 }
 
 inline std::string CorpusDir() { return XLADB_CORPUS_DIR; }
