@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <deque>
 #include <map>
-#include <memory>
 #include <optional>
 #include <string_view>
 #include <tuple>
@@ -39,7 +38,6 @@ struct Buffer : Origin {  // the Origin holds when origin_read; else Instruction
   std::string instruction, shape_index;
   int64_t size = -1;
   int64_t shape_id = -1;
-  bool current = false;      // of the current module (else the baseline's)
   bool origin_read = false;  // its origin was read with it
   bool paired = false;
 };
@@ -47,12 +45,14 @@ struct Buffer : Origin {  // the Origin holds when origin_read; else Instruction
 // A value of buffer_values v; a buffer of the peak list p (what the view peak_buffer_details shows: its padded
 // value size, or the logical size XLA printed when the value is not resolved or has no size).
 const ResultColumns<Buffer> kValueColumns = {
+    {"v.module_id", &Buffer::module_id},
     {"v.instruction", &Buffer::instruction},
     {"v.shape_index", &Buffer::shape_index},
     {"v.size_bytes", &Buffer::size},
     {"v.shape_id", &Buffer::shape_id},
 };
 const ResultColumns<Buffer> kPeakBufferColumns = {
+    {"p.module_id", &Buffer::module_id},
     {"p.instruction", &Buffer::instruction},
     {"p.shape_index", &Buffer::shape_index},
     {"COALESCE(v.size_bytes, p.logical_bytes)", &Buffer::size},
@@ -76,13 +76,9 @@ const ResultColumns<Buffer> kBufferOriginColumns = {
 std::unordered_map<int64_t, std::vector<Buffer>> ReadBuffers(Database& db, const std::vector<int64_t>& module_ids,
                                                              AttributionScope scope) {
   // [peak][with_origin]: the columns, and the statement up to its WHERE.
-  auto columns = [](bool peak, bool with_origin) {
-    const ResultColumns<Buffer> module = {{peak ? "p.module_id" : "v.module_id", &Buffer::module_id}};
-    const ResultColumns<Buffer> read = module.Then(peak ? kPeakBufferColumns : kValueColumns);
-    return with_origin ? read.Then(kBufferOriginColumns) : read;
-  };
-  static const ResultColumns<Buffer> kColumns[2][2] = {{columns(false, false), columns(false, true)},
-                                                       {columns(true, false), columns(true, true)}};
+  static const ResultColumns<Buffer> kColumns[2][2] = {
+      {kValueColumns, kValueColumns.Then(kBufferOriginColumns)},
+      {kPeakBufferColumns, kPeakBufferColumns.Then(kBufferOriginColumns)}};
   auto rows = [](bool peak, bool with_origin) {
     return RowsById(
         "SELECT " + kColumns[peak][with_origin].SelectList() +
@@ -107,21 +103,20 @@ std::unordered_map<int64_t, std::vector<Buffer>> ReadBuffers(Database& db, const
   return buffers;
 }
 
-// The origins of the two modules' buffers: read with them, or else here, once an instruction, when a buffer
-// first needs its own.
+// The origins of buffers: read with them, or else here, once an instruction of a module, when a buffer first
+// needs its own.
 class InstructionOrigins {
  public:
-  InstructionOrigins(StatementCache& statements, int64_t baseline_module_id, int64_t current_module_id)
-      : statements_(statements), module_ids_{baseline_module_id, current_module_id} {}
+  explicit InstructionOrigins(StatementCache& statements) : statements_(statements) {}
 
   const Origin& Of(const Buffer& b) {
     if (b.origin_read) return b;
-    auto [it, added] = by_name_[b.current].try_emplace(b.instruction);
+    auto [it, added] = by_module_[b.module_id].try_emplace(b.instruction);
     if (added) {
       static const std::string kSql =
           "SELECT " + kBufferOriginColumns.SelectList() + " FROM instructions i WHERE i.module_id = ? AND i.name = ?";
       SqlStatement& q = statements_.Get(kSql.c_str());
-      q.Bind(1, module_ids_[b.current]);
+      q.Bind(1, b.module_id);
       q.Bind(2, b.instruction);
       if (q.Step()) it->second = kBufferOriginColumns.Read(q);  // its Origin part
       q.Reset();
@@ -131,8 +126,8 @@ class InstructionOrigins {
 
  private:
   StatementCache& statements_;
-  int64_t module_ids_[2];
-  std::unordered_map<std::string_view, Origin> by_name_[2];  // views of the buffers' names, which outlive this
+  // By module, by instruction name (views of the buffers' names, which outlive this).
+  std::unordered_map<int64_t, std::unordered_map<std::string_view, Origin>> by_module_;
 };
 
 // The texts behind the ids (shapes, op_names and source paths), each read once for a whole query: a group
@@ -320,8 +315,7 @@ class PairAttribution {
       : request_(request),
         base_(std::move(base)),
         cur_(std::move(cur)),
-        origins_(statements, request.baseline_module_id, request.current_module_id) {
-    for (Buffer& b : cur_) b.current = true;
+        origins_(statements) {
     result_.scope = request.scope;
   }
   // Made in place (AttributeGroup's deque) and never copied: found_ points into base_ and cur_.
@@ -345,8 +339,10 @@ class PairAttribution {
          "name", &found_);
     for (const std::vector<Buffer>* side : {&base_, &cur_}) {
       for (const Buffer& b : *side) {
-        if (b.paired || origins_.Of(b).op_name_id < 0) continue;  // without an op_name, no origin key
-        texts.Want(InternedTextReader::kOpName, origins_.Of(b).op_name_id);
+        if (b.paired) continue;
+        const int64_t op_name_id = origins_.Of(b).op_name_id;
+        if (op_name_id < 0) continue;  // without an op_name, no origin key
+        texts.Want(InternedTextReader::kOpName, op_name_id);
         texts.Want(InternedTextReader::kShape, b.shape_id);
       }
     }

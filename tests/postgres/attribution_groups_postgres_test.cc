@@ -19,8 +19,6 @@ namespace {
 using store::AttributionPair;
 using store::AttributionScope;
 
-constexpr char kSplashBa[] = "module_0001.jit_splash_attention_kernel.after_optimizations-buffer-assignment.txt";
-
 // Everything an attribution says, one line a fact, to compare answers whole.
 std::string Spelled(const store::Attribution& a) {
   std::string out = std::string(store::AttributionScopeName(a.scope)) + " count " + std::to_string(a.change_count) +
@@ -50,7 +48,7 @@ class AttributionGroups : public testing::CopiedStores {
   AttributionGroups() : CopiedStores("attribution_groups") {}
   ::testing::AssertionResult Fill(store::Database& sqlite) override {
     testing::MakeSeedRun(tmp_ / "seeds");
-    testing::WriteFile(tmp_ / ("renamed/" + std::string(kSplashBa)), testing::Seed000WithIotaRenamedAndDoubled());
+    testing::WriteFile(tmp_ / ("renamed/" + std::string(testing::kSeed000FileName)), testing::Seed000WithIotaRenamedAndDoubled());
     const std::string fixtures = XLADB_FIXTURE_DIR;
     return testing::IngestRuns(sqlite, {{"seeds", tmp_ / "seeds", 1},
                                         {"renamed", tmp_ / "renamed", 2},

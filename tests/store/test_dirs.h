@@ -58,9 +58,10 @@ inline void WriteFile(const std::string& path, const std::string& content) {
 //   module_0004.jit_splash_attention_kernel.after_optimizations.txt                     (seed 003)
 //   1766453541-jit_splash_attention_kernel-00-hlo-static-bundle-profile.txt             (seed 001)
 //   module_0001.jit_splash_attention_kernel.thunk_sequence.txt                          (not ingested)
+inline constexpr char kSeed000FileName[] =
+    "module_0001.jit_splash_attention_kernel.after_optimizations-buffer-assignment.txt";
 inline void MakeSeedRun(const std::string& dir) {
-  WriteFile(dir + "/module_0001.jit_splash_attention_kernel.after_optimizations-buffer-assignment.txt",
-            ReadFile(SeedFile("000")));
+  WriteFile(dir + "/" + kSeed000FileName, ReadFile(SeedFile("000")));
   WriteFile(dir + "/module_0002.jit_train_step.after_optimizations-buffer-assignment.txt", ReadFile(SeedFile("002")));
   WriteFile(dir + "/module_0003.SyncTensorsGraph.105.sm_8.0_gpu_after_optimizations-buffer-assignment.txt",
             ReadFile(SeedFile("004")));
