@@ -108,6 +108,11 @@ class SqlConnection {
   // Starts a transaction that will write: SQLite takes the write lock now (BEGIN IMMEDIATE), so a writer
   // never fails half-way on a lock; PostgreSQL takes row locks as it goes (BEGIN).
   virtual void BeginWrite() = 0;
+  // Whether no other connection can insert into the store until this connection's open transaction ends, so
+  // that the largest id it reads in a table stays the largest until it inserts: SQLite inside a transaction
+  // (one writer at a time; a transaction whose snapshot another writer made stale fails at its first write
+  // instead of writing); never on PostgreSQL, whose writers share the store row by row.
+  virtual bool WritesAlone() const = 0;
   // Writes `rows` as their BulkInsert says (store/backend/bulk_insert.h); returns the rows the database changed
   // (inserted or updated).
   virtual int64_t AppendRows(const BulkRows& rows) = 0;

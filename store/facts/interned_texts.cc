@@ -21,21 +21,39 @@ namespace {
 // which made the 200 MiB buffer assignment's ingest 6% slower (2026-11-27).
 bool IdsFromTheInsert(const SqlConnection& sql) { return sql.dialect() == SqlDialect::kPostgresql; }
 
-// The bulk insert of long_texts rows (LongText), with or without RETURNING (IdsFromTheInsert); each one for the
-// program's life (backends key statements by its address).
-const BulkInsert& LongTextInsert(bool returning) {
+// Whether the writer gives new texts their ids itself, the largest id stored plus one for each (LargestId), so
+// that nothing is read back after the insert: where no other connection can insert meanwhile (WritesAlone:
+// SQLite inside the writer's transaction). On the 100 MiB buffer assignment the read-backs were about 10% of
+// the ingest's time (perf, 2026-11-28).
+bool IdsGivenByTheWriter(const SqlConnection& sql) { return sql.WritesAlone(); }
+
+// How a batch of new texts learns its ids: given by the writer (IdsGivenByTheWriter: the id is the insert's
+// first column), answered by the insert (IdsFromTheInsert: RETURNING hash and id), or read back after it.
+enum class NewIds { kGiven, kReturned, kReadBack };
+
+NewIds NewIdsOf(const SqlConnection& sql) {
+  if (IdsGivenByTheWriter(sql)) return NewIds::kGiven;
+  return IdsFromTheInsert(sql) ? NewIds::kReturned : NewIds::kReadBack;
+}
+
+// The bulk insert of long_texts rows (LongText) for each NewIds; each one for the program's life (backends key
+// statements by its address). A text stored before is left alone; where the writer gives ids, it inserts only
+// texts it looked up and did not find, so no row conflicts (one that did would be an error).
+const BulkInsert& LongTextInsert(NewIds how) {
   static constexpr char kColumns[] = "hash, text, shape_id, op_name_id, source_file_id";
-  static const BulkInsert plain("long_texts", kColumns, "ON CONFLICT DO NOTHING", 1);
-  static const BulkInsert with_ids("long_texts", kColumns, "ON CONFLICT DO NOTHING", 1, "hash, text_id");
-  return returning ? with_ids : plain;
+  static const BulkInsert read_back("long_texts", kColumns, "ON CONFLICT DO NOTHING", 1);
+  static const BulkInsert returned("long_texts", kColumns, "ON CONFLICT DO NOTHING", 1, "hash, text_id");
+  static const BulkInsert given("long_texts", std::string("text_id, ") + kColumns, "", 1);
+  return how == NewIds::kGiven ? given : how == NewIds::kReturned ? returned : read_back;
 }
 
 // The bulk insert of names rows (hash, text), as LongTextInsert: a text may be stored twice (two writers at
-// once), so no conflict.
-const BulkInsert& NameInsert(bool returning) {
-  static const BulkInsert plain("names", "hash, text", "", 1);
-  static const BulkInsert with_ids("names", "hash, text", "", 1, "hash, name_id");
-  return returning ? with_ids : plain;
+// once), so no conflict clause.
+const BulkInsert& NameInsert(NewIds how) {
+  static const BulkInsert read_back("names", "hash, text", "", 1);
+  static const BulkInsert returned("names", "hash, text", "", 1, "hash, name_id");
+  static const BulkInsert given("names", "name_id, hash, text", "ON CONFLICT DO NOTHING", 1);
+  return how == NewIds::kGiven ? given : how == NewIds::kReturned ? returned : read_back;
 }
 
 // What an append of texts stored: how many rows, and where the insert answers them (a BulkInsert returning
@@ -183,16 +201,34 @@ void InternedTexts::Ids(SqlConnection& sql, std::span<const std::string> texts, 
     missing.push_back({static_cast<int64_t>(i), BulkCell::Kind::kText});
   }
   if (!missing.empty()) {
-    // Their ids from the insert itself where it answers them (IdsFromTheInsert), by hash; else, or when two
-    // new texts share a hash (a collision), they are read back.
-    const BulkRows rows{NameInsert(IdsFromTheInsert(sql)), missing, wanted};
-    const StoredNow now = AppendTexts(sql, rows);
-    if (now.rows > 0) added_in_file_ = true;
-    bool answered = !now.repeated && now.id_of_hash.size() == rows.rows();
-    for (size_t m = 0; m < missing.size() && answered; m += 2) {
-      const auto id = now.id_of_hash.find(missing[m].value);
-      answered = id != now.id_of_hash.end();
-      if (answered) found.at(wanted[static_cast<size_t>(missing[m + 1].value)]) = id->second;
+    // Their ids given by the writer (IdsGivenByTheWriter) or answered by the insert (IdsFromTheInsert, by
+    // hash); else, or when two new texts share a hash (a collision), read back.
+    const NewIds how = NewIdsOf(sql);
+    bool answered = false;
+    if (how == NewIds::kGiven) {
+      std::vector<BulkCell> rows_with_ids;  // name_id, hash, text
+      rows_with_ids.reserve(missing.size() / 2 * 3);
+      int64_t next_id = LargestId(sql) + 1;
+      for (size_t m = 0; m < missing.size(); m += 2) {
+        rows_with_ids.push_back({next_id++, BulkCell::Kind::kInt});
+        rows_with_ids.push_back(missing[m]);
+        rows_with_ids.push_back(missing[m + 1]);
+      }
+      if (sql.AppendRows(BulkRows{NameInsert(how), rows_with_ids, wanted}) > 0) added_in_file_ = true;
+      for (size_t r = 0; r < rows_with_ids.size(); r += 3) {
+        found.at(wanted[static_cast<size_t>(rows_with_ids[r + 2].value)]) = rows_with_ids[r].value;
+      }
+      answered = true;
+    } else {
+      const BulkRows rows{NameInsert(how), missing, wanted};
+      const StoredNow now = AppendTexts(sql, rows);
+      if (now.rows > 0) added_in_file_ = true;
+      answered = !now.repeated && now.id_of_hash.size() == rows.rows();
+      for (size_t m = 0; m < missing.size() && answered; m += 2) {
+        const auto id = now.id_of_hash.find(missing[m].value);
+        answered = id != now.id_of_hash.end();
+        if (answered) found.at(wanted[static_cast<size_t>(missing[m + 1].value)]) = id->second;
+      }
     }
     if (!answered) look_up();
   }
@@ -208,69 +244,118 @@ void InternedTexts::Ids(SqlConnection& sql, std::span<const std::string> texts, 
 int64_t InternedTexts::Ids(SqlConnection& sql, std::vector<LongText> texts, std::span<int64_t> ids) {
   if (key_ != Key::kUniqueHash) throw SqlError("InternedTexts::Ids on " + table_ + ": its texts are interned by Id");
   if (texts.empty()) return 0;
-  // Insert every row (one that is stored already, or twice in the batch, is left alone), and take the ids of
-  // those stored now from the insert itself where it answers them (IdsFromTheInsert). Each text goes to the
-  // insert as it is stored (StoredText; a text with cut parts has no NUL: store/facts/long_text.h), moved, and
-  // back after it.
-  std::vector<std::string> stored_texts;
-  stored_texts.reserve(texts.size());
-  std::vector<BulkCell> cells;
-  cells.reserve(texts.size() * 5);
+  auto collision = [&](int64_t hash, bool found) {
+    return SqlError("a text could not be stored in " + table_ + ": its hash " + std::to_string(hash) +
+                    (found ? " is another text's (a collision)" : " is not found after its insert"));
+  };
+  // Each text as it is stored (StoredText; a text with cut parts has no NUL: store/facts/long_text.h) and its
+  // hash. A hash is unique: a later text of the batch under a hash must be the first's (`first_of`).
   std::vector<int64_t> hashes(texts.size());
+  std::vector<size_t> first_of(texts.size());
+  std::vector<size_t> distinct;  // the batch's first text of each hash
+  std::unordered_map<int64_t, size_t> first_with;
   for (size_t i = 0; i < texts.size(); ++i) {
     LongText& t = texts[i];
     t.text.resize(StoredText(t.text).size());
     hashes[i] = LongTextHash(t);
+    const auto [first, is_first] = first_with.emplace(hashes[i], i);
+    first_of[i] = first->second;
+    if (is_first) {
+      distinct.push_back(i);
+    } else if (texts[i] != texts[first->second]) {
+      throw collision(hashes[i], true);
+    }
+  }
+  // Reads the stored rows of `wanted_hashes` (of distinct texts of the batch) and sets their texts' ids, each
+  // row compared with the text asked for; `must_find`: a hash not stored is an error.
+  auto read_back = [&](const std::vector<int64_t>& wanted_hashes, bool must_find) {
+    // An IN list whose length is the next power of two (so a few statements serve every batch), padded with
+    // the last hash.
+    const size_t width = InListWidth(wanted_hashes.size());
+    SqlStatement& find = FindHashes(sql, width);
+    BindHashes(find, width, wanted_hashes);
+    std::unordered_map<int64_t, std::pair<int64_t, LongText>> stored;
+    while (find.Step()) {
+      stored.emplace(find.Int(0), std::pair(find.Int(1), LongText{find.Text(2), find.IntOr(3, -1),
+                                                                  find.IntOr(4, -1), find.IntOr(5, -1)}));
+    }
+    find.Reset();
+    for (int64_t hash : wanted_hashes) {
+      const size_t i = first_with.at(hash);
+      auto it = stored.find(hash);
+      if (it == stored.end()) {
+        if (must_find) throw collision(hash, false);
+        continue;
+      }
+      if (it->second.second != texts[i]) throw collision(hash, true);
+      ids[i] = it->second.first;
+    }
+  };
+  // The texts to insert: where the writer gives ids, those not found by a first lookup (so none conflicts);
+  // else all the distinct texts (one stored before is left alone by the insert).
+  const NewIds how = NewIdsOf(sql);
+  std::vector<size_t> to_insert;
+  if (how == NewIds::kGiven) {
+    std::vector<int64_t> distinct_hashes;
+    for (size_t i : distinct) {
+      ids[i] = 0;  // not found
+      distinct_hashes.push_back(hashes[i]);
+    }
+    read_back(distinct_hashes, false);
+    for (size_t i : distinct) {
+      if (ids[i] == 0) to_insert.push_back(i);
+    }
+  } else {
+    to_insert = distinct;
+  }
+  // Each text moved to the insert and back after it.
+  int64_t next_id = how == NewIds::kGiven && !to_insert.empty() ? LargestId(sql) + 1 : 0;
+  std::vector<std::string> stored_texts;
+  stored_texts.reserve(to_insert.size());
+  std::vector<BulkCell> cells;
+  cells.reserve(to_insert.size() * 6);
+  for (size_t i : to_insert) {
+    LongText& t = texts[i];
+    if (how == NewIds::kGiven) {
+      ids[i] = next_id++;
+      cells.push_back({ids[i], BulkCell::Kind::kInt});
+    }
     cells.push_back({hashes[i], BulkCell::Kind::kInt});
-    cells.push_back({static_cast<int64_t>(i), BulkCell::Kind::kText});
+    cells.push_back({static_cast<int64_t>(stored_texts.size()), BulkCell::Kind::kText});
     cells.push_back(IdCell(t.shape_id));
     cells.push_back(IdCell(t.op_name_id));
     cells.push_back(IdCell(t.source_file_id));
     stored_texts.push_back(std::move(t.text));
   }
-  const StoredNow now = AppendTexts(sql, BulkRows{LongTextInsert(IdsFromTheInsert(sql)), cells, stored_texts});
-  const int64_t inserted = now.rows;
-  if (inserted > 0) added_in_file_ = true;
-  for (size_t i = 0; i < texts.size(); ++i) texts[i].text = std::move(stored_texts[i]);
-  const std::unordered_map<int64_t, int64_t>& new_ids = now.id_of_hash;  // a hash is unique: never repeated
-  // A row inserted now is the batch's first with its hash (rows go in in order); a later text under that hash
-  // must be the same. The other hashes (stored before, or their ids not answered) are read back, and each
-  // compared.
-  auto collision = [&](int64_t hash, bool found) {
-    return SqlError("a text could not be stored in " + table_ + ": its hash " + std::to_string(hash) +
-                    (found ? " is another text's (a collision)" : " is not found after its insert"));
-  };
-  std::unordered_map<int64_t, size_t> first_with;  // hash → the index of the batch's first text with it
-  std::vector<int64_t> stored_before;
-  for (size_t i = 0; i < texts.size(); ++i) {
-    const auto [first, is_first] = first_with.emplace(hashes[i], i);
-    const auto id = new_ids.find(hashes[i]);
-    if (id != new_ids.end()) {
-      if (!is_first && texts[i] != texts[first->second]) throw collision(hashes[i], true);
-      ids[i] = id->second;
-    } else if (is_first) {
-      stored_before.push_back(hashes[i]);
+  int64_t inserted = 0;
+  if (!to_insert.empty()) {
+    const StoredNow now = AppendTexts(sql, BulkRows{LongTextInsert(how), cells, stored_texts});
+    inserted = now.rows;
+    if (inserted > 0) added_in_file_ = true;
+    for (size_t k = 0; k < to_insert.size(); ++k) texts[to_insert[k]].text = std::move(stored_texts[k]);
+    if (how != NewIds::kGiven) {
+      // The ids the insert answered (RETURNING); the other texts were stored before, and are read back.
+      std::vector<int64_t> stored_before;
+      for (size_t i : to_insert) {
+        const auto id = now.id_of_hash.find(hashes[i]);
+        if (id != now.id_of_hash.end()) {
+          ids[i] = id->second;
+        } else {
+          stored_before.push_back(hashes[i]);
+        }
+      }
+      if (!stored_before.empty()) read_back(stored_before, true);
     }
   }
-  if (stored_before.empty()) return inserted;
-  // An IN list whose length is the next power of two (so a few statements serve every batch), padded with the
-  // last hash.
-  const size_t width = InListWidth(stored_before.size());
-  SqlStatement& find = FindHashes(sql, width);
-  BindHashes(find, width, stored_before);
-  std::unordered_map<int64_t, std::pair<int64_t, LongText>> stored;
-  while (find.Step()) {
-    stored.emplace(find.Int(0), std::pair(find.Int(1), LongText{find.Text(2), find.IntOr(3, -1), find.IntOr(4, -1),
-                                                                find.IntOr(5, -1)}));
-  }
-  find.Reset();
-  for (size_t i = 0; i < texts.size(); ++i) {
-    if (new_ids.contains(hashes[i])) continue;
-    auto it = stored.find(hashes[i]);
-    if (it == stored.end() || it->second.second != texts[i]) throw collision(hashes[i], it != stored.end());
-    ids[i] = it->second.first;
-  }
+  for (size_t i = 0; i < texts.size(); ++i) ids[i] = ids[first_of[i]];
   return inserted;
+}
+
+int64_t InternedTexts::LargestId(SqlConnection& sql) {
+  if (!largest_id_) largest_id_ = sql.Prepare("SELECT coalesce(max(" + id_column_ + "), 0) FROM " + table_);
+  const int64_t id = largest_id_->Step() ? largest_id_->Int(0) : 0;
+  largest_id_->Reset();
+  return id;
 }
 
 void InternedTexts::FileDone() {

@@ -6,11 +6,14 @@
 //     programs mostly distinct, so the lookup index holds a 64-bit hash (TextHash) instead of a second copy of
 //     the text. Rows of equal hash are compared by text, so a hash collision only costs a comparison;
 //   * long_texts(text_id, hash UNIQUE, text, the ids of its cut parts: store/facts/long_text.h): whole
-//     instruction texts, nearly all distinct, interned a batch at a time (Ids): the batch is inserted in bulk
-//     (store/backend/bulk_insert.h, ON CONFLICT DO NOTHING), then the ids are read back by hash in one query,
-//     and each stored row is compared with the one asked for (a different row under the same hash is an
-//     error, the hash being unique). On PostgreSQL the insert answers the ids of the rows it stored (RETURNING),
-//     and only the texts stored before are read back: a batch of new texts is one round trip. Not cached.
+//     instruction texts, nearly all distinct, interned a batch at a time (Ids). Where the writer gives new
+//     texts their ids (SqlConnection::WritesAlone: SQLite inside its transaction), the batch's hashes are looked
+//     up first and the texts not found inserted in bulk (store/backend/bulk_insert.h) under the largest id plus
+//     one, plus two…: nothing is read back. Elsewhere the batch is inserted ON CONFLICT DO NOTHING; on
+//     PostgreSQL the insert answers the ids of the rows it stored (RETURNING: a batch of new texts is one round
+//     trip) and only the texts stored before are read back by hash, on SQLite outside a transaction all are.
+//     Each text found stored is compared with the one asked for (a different row under the same hash is an
+//     error, the hash being unique). Not cached.
 //
 // Contract: runs statements on the caller's read-write connection inside its transaction, and throws
 // SqlError on database errors, like the writer's own statements. Ids are cached for the object's
@@ -52,7 +55,7 @@ class InternedTexts {
 
   // Key kHash: sets ids[i] to the id of texts[i] (up to its first NUL), a batch at a time: the texts not cached
   // are looked up by hash in one query (of several rows of one text, the smallest id), those not stored are
-  // inserted in bulk and read back in one more (on PostgreSQL returned by the insert). At most
+  // inserted in bulk, their ids given by the writer (WritesAlone) or returned by the insert. At most
   // sql.bulk_batch_rows() texts a call. Two writers that store one new text at once each keep their own row's
   // id for it (on PostgreSQL, where the ids come from the insert; a later lookup answers the smaller): a name
   // may then have two ids in one run, which readers, joining names by id for its text only, do not see.
@@ -77,11 +80,13 @@ class InternedTexts {
   // The statement that reads the rows of up to `width` hashes (a power of two): hash, id, text, and for
   // long_texts the ids of the cut parts.
   SqlStatement& FindHashes(SqlConnection& sql, size_t width);
+  // The largest id the table holds (0 when empty): new texts' ids follow it where the writer gives them.
+  int64_t LargestId(SqlConnection& sql);
 
   const Key key_;
   const std::string table_, id_column_, text_column_;
   std::string find_sql_, insert_sql_;
-  std::unique_ptr<SqlStatement> find_, insert_;
+  std::unique_ptr<SqlStatement> find_, insert_, largest_id_;
   // Ids(): the lookups by hash, one per IN-list length (a power of two, FindHashes).
   std::unordered_map<size_t, std::unique_ptr<SqlStatement>> find_hashes_;
   std::unordered_map<std::string, int64_t> ids_;

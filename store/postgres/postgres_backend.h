@@ -83,6 +83,7 @@ class PostgresBackend final : public SqlConnection {
   void ExecLater(std::string_view sql) override;
   void RunTogether(std::span<SqlStatement* const> statements) override;
   void BeginWrite() override { Exec("BEGIN"); }
+  bool WritesAlone() const override { return false; }
   int64_t AppendRows(const BulkRows& rows) override { return Append(rows, true, nullptr); }
   void AppendRowsLater(const BulkRows& rows) override { Append(rows, false, nullptr); }
   int64_t AppendRowsReturning(const BulkRows& rows, std::vector<int64_t>& returned) override {

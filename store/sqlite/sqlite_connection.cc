@@ -124,6 +124,8 @@ std::string ValuesInsert(const BulkInsert& insert, size_t rows) {
 
 }  // namespace
 
+bool SqliteConnection::WritesAlone() const { return sqlite3_get_autocommit(db_.getHandle()) == 0; }
+
 int64_t SqliteConnection::Append(const BulkRows& rows, std::vector<int64_t>* returned) {
   BulkStatements& statements = bulk_[&rows.insert];
   const size_t columns = static_cast<size_t>(rows.insert.columns());

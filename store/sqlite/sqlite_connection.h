@@ -33,6 +33,7 @@ class SqliteConnection final : public SqlConnection {
   std::unique_ptr<SqlStatement> Prepare(std::string_view sql) override;
   void Exec(std::string_view sql) override;
   void BeginWrite() override { Exec("BEGIN IMMEDIATE"); }
+  bool WritesAlone() const override;
   int64_t AppendRows(const BulkRows& rows) override { return Append(rows, nullptr); }
   int64_t AppendRowsReturning(const BulkRows& rows, std::vector<int64_t>& returned) override {
     return Append(rows, &returned);

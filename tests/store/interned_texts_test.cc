@@ -1,5 +1,6 @@
 // store/facts/interned_texts.h: a text gets one id, kept across lookups and cache resets; names found by hash tell
-// texts of equal hash apart; ids added by a rolled-back group are not handed out again.
+// texts of equal hash apart; ids added by a rolled-back group are not handed out again; batches of names and long
+// texts get the same ids whether the writer gives them (inside its transaction) or reads them back.
 #include "store/sqlite/sqlite_connection.h"
 #include "store/facts/interned_texts.h"
 
@@ -69,6 +70,74 @@ TEST_F(InternedTextsTest, MoreTextsThanTheCacheHoldsKeepTheirIds) {
   for (size_t i = 0; i < n; ++i) ids.push_back(names.Id(db_->connection(), "op." + std::to_string(i)));
   for (size_t i = 0; i < n; i += 997) EXPECT_EQ(names.Id(db_->connection(), "op." + std::to_string(i)), ids[i]) << i;
   EXPECT_EQ(Scalar("SELECT COUNT(*) FROM names"), static_cast<int64_t>(n));
+}
+
+// Long texts a batch at a time, as the writer interns them inside its transaction (the writer gives new texts
+// their ids: the largest stored plus one, plus two…) and outside one (the ids read back after the insert):
+// both answer the same ids, each text is stored once, a text asked for twice gets one id.
+TEST_F(InternedTextsTest, ABatchOfLongTextsGetsTheSameIdsInsideAndOutsideATransaction) {
+  for (const bool in_transaction : {true, false}) {
+    SCOPED_TRACE(in_transaction ? "inside a transaction" : "outside");
+    SqliteOf(*db_).exec("DELETE FROM long_texts");
+    // Stored before, with a gap under it: new ids follow the largest (10), not the count.
+    SqliteOf(*db_).exec("INSERT INTO long_texts(text_id, hash, text) VALUES (10, " +
+                        std::to_string(LongTextHash(LongText{"%x = f32[] add()"})) + ", '%x = f32[] add()')");
+    if (in_transaction) SqliteOf(*db_).exec("BEGIN");
+    EXPECT_EQ(db_->connection().WritesAlone(), in_transaction);
+    InternedTexts long_texts("long_texts", "text_id", "text", InternedTexts::Key::kUniqueHash);
+    std::vector<LongText> batch{{"%a = s32[] constant(1)"}, {"%x = f32[] add()"}, {"%b = \x02 negate()", -1, 7},
+                                {"%a = s32[] constant(1)"}};
+    std::vector<int64_t> ids(batch.size());
+    EXPECT_EQ(long_texts.Ids(db_->connection(), batch, ids), 2);  // two new texts
+    EXPECT_EQ(ids, (std::vector<int64_t>{11, 10, 12, 11}));
+    if (in_transaction) SqliteOf(*db_).exec("COMMIT");
+    EXPECT_EQ(Scalar("SELECT COUNT(*) FROM long_texts"), 3);
+    EXPECT_EQ(Scalar("SELECT text_id FROM long_texts WHERE text = '%a = s32[] constant(1)' AND op_name_id IS NULL"),
+              11);
+    EXPECT_EQ(Scalar("SELECT text_id FROM long_texts WHERE op_name_id = 7"), 12);
+    // Asked again (a second writer): every text found, nothing stored.
+    InternedTexts again("long_texts", "text_id", "text", InternedTexts::Key::kUniqueHash);
+    std::vector<int64_t> ids_again(batch.size());
+    EXPECT_EQ(again.Ids(db_->connection(), batch, ids_again), 0);
+    EXPECT_EQ(ids_again, ids);
+  }
+}
+
+// A stored long text whose hash is a new text's (forged here) is an error on both paths, never the new
+// text's id.
+TEST_F(InternedTextsTest, ALongTextUnderAnotherTextsHashIsAnError) {
+  for (const bool in_transaction : {true, false}) {
+    SCOPED_TRACE(in_transaction ? "inside a transaction" : "outside");
+    SqliteOf(*db_).exec("DELETE FROM long_texts");
+    SqliteOf(*db_).exec("INSERT INTO long_texts(text_id, hash, text) VALUES (3, " +
+                        std::to_string(LongTextHash(LongText{"%wanted = f32[] add()"})) + ", '%impostor')");
+    if (in_transaction) SqliteOf(*db_).exec("BEGIN");
+    InternedTexts long_texts("long_texts", "text_id", "text", InternedTexts::Key::kUniqueHash);
+    std::vector<int64_t> ids(1);
+    EXPECT_THROW(long_texts.Ids(db_->connection(), {LongText{"%wanted = f32[] add()"}}, ids), SqlError);
+    if (in_transaction) SqliteOf(*db_).exec("ROLLBACK");
+  }
+}
+
+// Names a batch at a time, inside the writer's transaction (ids given by the writer) and outside: a name stored
+// before keeps its id, one forged under another name's hash is told apart, new names follow the largest id.
+TEST_F(InternedTextsTest, ABatchOfNamesGetsTheSameIdsInsideAndOutsideATransaction) {
+  for (const bool in_transaction : {true, false}) {
+    SCOPED_TRACE(in_transaction ? "inside a transaction" : "outside");
+    SqliteOf(*db_).exec("DELETE FROM names");
+    SqliteOf(*db_).exec("INSERT INTO names(name_id, hash, text) VALUES (4, " + std::to_string(TextHash("jit(f)/add")) +
+                        ", 'jit(f)/add'), (20, " + std::to_string(TextHash("jit(f)/mul")) + ", 'impostor')");
+    if (in_transaction) SqliteOf(*db_).exec("BEGIN");
+    InternedTexts names("names", "name_id", "text", InternedTexts::Key::kHash);
+    const std::vector<std::string> batch{"jit(f)/mul", "jit(f)/add", "jit(f)/sub", "jit(f)/mul"};
+    std::vector<int64_t> ids(batch.size());
+    names.Ids(db_->connection(), batch, ids);
+    EXPECT_EQ(ids, (std::vector<int64_t>{21, 4, 22, 21}));
+    if (in_transaction) SqliteOf(*db_).exec("COMMIT");
+    EXPECT_EQ(Scalar("SELECT name_id FROM names WHERE text = 'jit(f)/mul'"), 21);
+    EXPECT_EQ(Scalar("SELECT name_id FROM names WHERE text = 'jit(f)/sub'"), 22);
+    EXPECT_EQ(Scalar("SELECT COUNT(*) FROM names"), 4);
+  }
 }
 
 }  // namespace
