@@ -4,7 +4,7 @@
 //
 //   INSERT INTO <table>(<columns>) VALUES (…) <conflict clause>
 //
-// SQLite runs that statement for kBatchRows rows at a time (its cost per statement is paid once per batch);
+// SQLite runs that statement for up to kBatchRows rows at a time (its cost per statement is paid once per batch);
 // PostgreSQL sends the batch as one array a column to a prepared INSERT … SELECT * FROM unnest(…) <conflict
 // clause> (store/postgres/postgres_backend.cc; a batch of texts past 16 MiB in two or more), one round trip per
 // batch at most instead of one per row.

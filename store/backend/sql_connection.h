@@ -134,8 +134,8 @@ class SqlConnection {
   // a destructor read and kept: PostgresPipeline); some may then hold rows, so the caller resets each before
   // its next use. The statements must be distinct.
   virtual void RunTogether(std::span<SqlStatement* const> statements) { (void)statements; }
-  // How many rows a caller gathers before AppendRows: a few dozen on SQLite, whose statements run in-process,
-  // thousands on PostgreSQL, where each append is a round trip to the server.
+  // How many rows a caller gathers before AppendRows: a thousand on SQLite, where a statement's fixed cost is
+  // paid once for them, thousands on PostgreSQL, where each append is a round trip to the server.
   virtual size_t bulk_batch_rows() const = 0;
 };
 

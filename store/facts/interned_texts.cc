@@ -52,7 +52,7 @@ const BulkInsert& LongTextInsert(NewIds how) {
 const BulkInsert& NameInsert(NewIds how) {
   static const BulkInsert read_back("names", "hash, text", "", 1);
   static const BulkInsert returned("names", "hash, text", "", 1, "hash, name_id");
-  static const BulkInsert given("names", "name_id, hash, text", "ON CONFLICT DO NOTHING", 1);
+  static const BulkInsert given("names", "name_id, hash, text", "", 1);
   return how == NewIds::kGiven ? given : how == NewIds::kReturned ? returned : read_back;
 }
 

@@ -134,13 +134,15 @@ int64_t SqliteConnection::Append(const BulkRows& rows, std::vector<int64_t>* ret
   const size_t total = rows.rows();
   int64_t changed = 0;
   for (size_t done = 0; done < total;) {
-    const bool full = total - done >= kBatchRows;
-    std::unique_ptr<SqlStatement>& st = full ? statements.full_batch : statements.one_row;
+    // The widest statement that fits what is left: kBatchRows rows, or a power of two below it.
+    size_t size_class = 0;
+    while (size_class + 1 < statements.by_size.size() && (size_t{2} << size_class) <= total - done) ++size_class;
+    const size_t n = size_t{1} << size_class;
+    std::unique_ptr<SqlStatement>& st = statements.by_size[size_class];
     if (!st) {
-      st = std::make_unique<SqliteStatement>(db_.getHandle(), ValuesInsert(rows.insert, full ? kBatchRows : 1),
+      st = std::make_unique<SqliteStatement>(db_.getHandle(), ValuesInsert(rows.insert, n),
                                              SqliteStatement::Returning::kAsWritten);
     }
-    const size_t n = full ? kBatchRows : 1;
     for (size_t c = 0; c < n * columns; ++c) {
       const BulkCell& cell = rows.cells[done * columns + c];
       const int index = static_cast<int>(c) + 1;

@@ -1,8 +1,8 @@
 // SqliteConnection: the store's backend interface (store/backend/sql_connection.h) over one SQLiteCpp connection.
 //
-// Bulk appends (store/backend/bulk_insert.h) run INSERT … VALUES with kBatchRows rows a statement, and the rest one
-// row at a time, with the BulkInsert's RETURNING list if it has one; both statements are prepared once per
-// BulkInsert and kept for the connection's life.
+// Bulk appends (store/backend/bulk_insert.h) run INSERT … VALUES with kBatchRows rows a statement, the rest in
+// statements of a power of two rows below that, with the BulkInsert's RETURNING list if it has one; each
+// statement is prepared once per BulkInsert and size and kept for the connection's life.
 //
 // Contract: wraps, does not own, `db`, which must outlive it and its statements. Errors throw SqlError with
 // SQLite's message. One thread at a time, as the connection.
@@ -11,6 +11,8 @@
 
 #include <SQLiteCpp/Database.h>
 
+#include <array>
+#include <bit>
 #include <memory>
 #include <unordered_map>
 #include <utility>
@@ -43,14 +45,21 @@ class SqliteConnection final : public SqlConnection {
   // The SQLite handle, for the SQLite-only parts (the SQL endpoint's authorizer, tests).
   SQLite::Database& database() { return db_; }
 
-  static constexpr size_t kBatchRows = 64;
+  // 1,024 rows of the widest insert (15 columns) bind 15,360 parameters, under SQLite's default limit of 32,766.
+  // Against 64 rows a statement: the 100 MiB buffer assignment 1.39 → 1.27 s, the 1 GiB one 16.7 → 15.2 s, a real
+  // run folder unchanged (2026-11-28).
+  static constexpr size_t kBatchRows = 1024;
 
  private:
   // Writes `rows`; with `returned`, keeps what the BulkInsert's RETURNING answers there.
   int64_t Append(const BulkRows& rows, std::vector<int64_t>* returned);
 
+  // A BulkInsert's statements, one for each power of two up to kBatchRows rows: a batch of 100 rows goes as
+  // 64, 32 and 4.
+  static constexpr size_t kSizeClasses = std::bit_width(kBatchRows);
+  static_assert(std::has_single_bit(kBatchRows));
   struct BulkStatements {
-    std::unique_ptr<SqlStatement> one_row, full_batch;
+    std::array<std::unique_ptr<SqlStatement>, kSizeClasses> by_size;
   };
 
   std::unique_ptr<SQLite::Database> owned_;  // null when borrowed
