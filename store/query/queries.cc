@@ -2,6 +2,7 @@
 
 #include "store/backend/row_binding.h"
 #include "store/query/result_columns.h"
+#include "store/query/rows_by_id.h"
 #include "store/query/statement_text.h"
 #include "store/facts/module_metrics.h"
 #include "store/facts/shape_text.h"
@@ -12,8 +13,10 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <tuple>
+#include <unordered_map>
 #include <variant>
 
 namespace xladb::store {
@@ -46,25 +49,22 @@ struct RunLabel {
 };
 const ResultColumns<RunLabel> kRunLabelColumns = {{"key", &RunLabel::key}, {"value", &RunLabel::value}};
 
-// Fills a run's labels; prepared once, used for every run of a page.
-class RunLabelsReader {
- public:
-  explicit RunLabelsReader(SqlConnection& db)
-      : labels_(db.Prepare("SELECT " + kRunLabelColumns.SelectList() +
-                           " FROM run_labels WHERE run_id = ? ORDER BY key")) {}
-
-  void Fill(RunInfo* run) {
-    labels_->Reset();
-    labels_->Bind(1, run->run_id);
-    while (labels_->Step()) {
-      RunLabel label = kRunLabelColumns.Read(*labels_);
-      run->labels.emplace_back(std::move(label.key), std::move(label.value));
-    }
+// Fills the runs' labels, each run's by key: a statement a run on SQLite, one for every 500 runs on PostgreSQL
+// (RowsById; a page of 100 runs was 100 round trips there).
+void FillRunLabels(Database& db, std::span<RunInfo> runs) {
+  static const RowsById kLabelsOfRuns("SELECT " + kRunLabelColumns.SelectList() + ", run_id FROM run_labels",
+                                      "run_id", " ORDER BY run_id, key");
+  std::unordered_map<int64_t, RunInfo*> by_id;
+  std::vector<int64_t> ids;
+  for (RunInfo& run : runs) {
+    by_id.emplace(run.run_id, &run);
+    ids.push_back(run.run_id);
   }
-
- private:
-  std::unique_ptr<SqlStatement> labels_;
-};
+  kLabelsOfRuns.ForEach(db, ids, [&](const SqlStatement& q) {
+    RunLabel label = kRunLabelColumns.Read(q);
+    by_id.at(q.Int(2))->labels.emplace_back(std::move(label.key), std::move(label.value));
+  });
+}
 
 // The page token is the (run_time_us, run_id) of the last run returned: pages are keyset ranges of the
 // newest-first order, so runs ingested between two calls neither repeat nor shift the next page.
@@ -316,8 +316,7 @@ StatusOr<RunPage> ListRuns(Database& db, const RunFilter& filter) {
       page.runs.resize(static_cast<size_t>(page_size));
       page.next_page_token = MakeRunPageToken(page.runs.back());
     }
-    RunLabelsReader labels(db.connection());
-    for (RunInfo& run : page.runs) labels.Fill(&run);
+    FillRunLabels(db, page.runs);
     return page;
   });
 }
@@ -328,7 +327,7 @@ StatusOr<RunInfo> GetRun(Database& db, const std::string& run_name) {
     q->Bind(1, run_name);
     if (!q->Step()) return Status::NotFound("run '" + run_name + "' not found");
     RunInfo run = kRunColumns.Read(*q);
-    RunLabelsReader(db.connection()).Fill(&run);
+    FillRunLabels(db, std::span(&run, 1));
     return run;
   });
 }

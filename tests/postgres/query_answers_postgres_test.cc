@@ -82,7 +82,14 @@ TEST_F(AnswersOnBothBackends, ListRunsWithLabelsPatternsAndPages) {
   EXPECT_EQ(Same(&service::AnswerListRuns, all).runs_size(), std::size(kRuns));
   v1::ListRunsRequest main;
   *main.add_labels() = MakeLabel("branch", "main");
-  EXPECT_EQ(Same(&service::AnswerListRuns, main).runs_size(), 2);
+  const v1::ListRunsResponse labeled = Same(&service::AnswerListRuns, main);
+  ASSERT_EQ(labeled.runs_size(), 2);
+  for (const v1::Run& run : labeled.runs()) {  // each run its own labels, by key (set in Fill above)
+    ASSERT_EQ(run.labels_size(), 2) << run.name();
+    EXPECT_EQ(run.labels(0).key() + "=" + run.labels(0).value(), "branch=main");
+    EXPECT_EQ(run.labels(1).key() + "=" + run.labels(1).value(),
+              run.name() == "gate_base" ? "commit=1111111" : "commit=2222222");
+  }
   v1::ListRunsRequest glob;
   glob.set_name_pattern("gate_*");
   EXPECT_EQ(Same(&service::AnswerListRuns, glob).runs_size(), 2);
