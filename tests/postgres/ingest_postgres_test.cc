@@ -15,7 +15,6 @@
 namespace xladb {
 namespace {
 
-constexpr char kSeed000Name[] = "module_0001.jit_splash_attention_kernel.after_optimizations-buffer-assignment.txt";
 
 class IngestIntoPostgres : public ::testing::Test {
  protected:
@@ -38,9 +37,9 @@ TEST_F(IngestIntoPostgres, AFileTheStoreRefusesIsAnErrorAndTheRunGoesOn) {
   const size_t at = text.find("\nallocation 0:");
   const size_t end = text.find('\n', at + 1);
   const std::string run = tmp_ / "run";
-  testing::WriteFile(run + "/a/" + kSeed000Name, text.substr(0, end + 1) + text.substr(at + 1, end - at) +
+  testing::WriteFile(run + "/a/" + testing::kSeed000FileName, text.substr(0, end + 1) + text.substr(at + 1, end - at) +
                                                      text.substr(end + 1));
-  testing::WriteFile(run + "/b/" + kSeed000Name, testing::ReadFile(testing::SeedFile("000")));
+  testing::WriteFile(run + "/b/" + testing::kSeed000FileName, testing::ReadFile(testing::SeedFile("000")));
   testing::WriteFile(run + "/c/module_0002.jit_train_step.after_optimizations-buffer-assignment.txt",
                      testing::ReadFile(testing::SeedFile("002")));
   auto summary = testing::IngestRun(*db_, run, "run");
@@ -48,7 +47,7 @@ TEST_F(IngestIntoPostgres, AFileTheStoreRefusesIsAnErrorAndTheRunGoesOn) {
   EXPECT_EQ(summary->files_by_verdict["ingested"], 2);
   EXPECT_EQ(summary->files_by_verdict["error"], 1);
   ASSERT_EQ(summary->errors.size(), 1u);
-  EXPECT_EQ(summary->errors[0].path, "a/" + std::string(kSeed000Name));
+  EXPECT_EQ(summary->errors[0].path, "a/" + std::string(testing::kSeed000FileName));
   EXPECT_NE(summary->errors[0].reason.find("duplicate key value violates unique constraint"), std::string::npos)
       << summary->errors[0].reason;
   // The refused file left no rows; the others are whole.

@@ -49,7 +49,6 @@ using testing::WriteFile;
 constexpr char kNeighbourName[] = "module_0002.jit_train_step.after_optimizations-buffer-assignment.txt";
 // Seed 000 (jit_splash_attention_kernel): 8 allocations, 11 values, `Total bytes used: 18629632`, peak
 // 18612288 bytes at time 6 (`Live ranges at 6 (peak)`).
-constexpr char kSeed000Name[] = "module_0001.jit_splash_attention_kernel.after_optimizations-buffer-assignment.txt";
 
 int64_t Scalar(SQLite::Database& db, const std::string& sql) {
   SQLite::Statement q(db, sql);
@@ -339,7 +338,7 @@ class BadInput : public ::testing::Test {
   std::string earlier_rows_;
 };
 
-// Seed 000's module_memory numbers, counted from the dump (see kSeed000Name).
+// Seed 000's module_memory numbers, counted from the dump (see testing::kSeed000FileName).
 constexpr char kSeed000Numbers[] = "8 11 18629632 18612288@6";
 
 // A folder for many small files: on tmpfs (/dev/shm) when there is one, because creating 100,000 files on the
@@ -428,7 +427,7 @@ TEST_F(BadInput, NulBytesAreAnErrorInTheHeadAndAWarningPastIt) {
   size_t at = seed.find("Total bytes used: ");
   ASSERT_NE(at, std::string::npos);
   seed.insert(at + 20, std::string(3, '\0'));
-  WriteFile(run + "/" + kSeed000Name, seed);
+  WriteFile(run + "/" + testing::kSeed000FileName, seed);
   // A zero-filled tail, as a crash leaves in a preallocated file: seed 003 (HLO text, 79 instructions) made
   // longer than the sniffed head by a 100 KB backend_config, then 4096 NULs and no final newline.
   std::string hlo = ReadFile(SeedFile("003"));
@@ -439,10 +438,10 @@ TEST_F(BadInput, NulBytesAreAnErrorInTheHeadAndAWarningPastIt) {
   WriteFile(run + "/module_0004.zero_tail.after_optimizations.txt", hlo + std::string(4096, '\0'));
   Ingest(run);
 
-  FileRow head = File("nul", kSeed000Name);
+  FileRow head = File("nul", testing::kSeed000FileName);
   EXPECT_EQ(head.verdict, "error");
   EXPECT_NE(head.reason.find("binary data"), std::string::npos) << head.reason;
-  EXPECT_EQ(ModuleAllocations("nul", kSeed000Name), 0);
+  EXPECT_EQ(ModuleAllocations("nul", testing::kSeed000FileName), 0);
 
   FileRow tail = File("nul", "module_0004.zero_tail.after_optimizations.txt");
   EXPECT_EQ(tail.verdict, "ingested") << tail.reason;
@@ -628,9 +627,9 @@ TEST_F(BadInput, InvalidUtf8IsStoredByteForByte) {
   size_t at = seed.find("op_name=\"");
   ASSERT_NE(at, std::string::npos);
   seed.insert(at + 9, "\xff\xfe\xc3\x28");  // two bytes never valid in UTF-8, then a broken 2-byte sequence
-  WriteFile(run + "/" + std::string(kSeed000Name), seed);
+  WriteFile(run + "/" + std::string(testing::kSeed000FileName), seed);
   Ingest(run);
-  FileRow row = File("utf8", kSeed000Name);
+  FileRow row = File("utf8", testing::kSeed000FileName);
   EXPECT_EQ(row.verdict, "ingested");
   EXPECT_EQ(ModuleNumbers("utf8", "jit_splash_attention_kernel"), kSeed000Numbers);
   SQLite::Database db = Db();
@@ -990,9 +989,9 @@ TEST_F(BadArchive, GzipTrailersAreCheckedForSingleFilesButNotInsideTarGz) {
 
   // A single .gz file is read by zlib, which checks the trailer: a wrong CRC is an error naming it.
   std::string run = NewRun("single_gz");
-  const std::string gz_member = std::string(kSeed000Name) + ".gz";
-  WriteFile(run + "/" + kSeed000Name, ReadFile(SeedFile("000")));
-  ASSERT_EQ(std::system(("gzip -n -f " + run + "/" + kSeed000Name).c_str()), 0);
+  const std::string gz_member = std::string(testing::kSeed000FileName) + ".gz";
+  WriteFile(run + "/" + testing::kSeed000FileName, ReadFile(SeedFile("000")));
+  ASSERT_EQ(std::system(("gzip -n -f " + run + "/" + testing::kSeed000FileName).c_str()), 0);
   bytes = ReadFile(run + "/" + gz_member);
   bytes[bytes.size() - 8] ^= 0x55;
   WriteFile(run + "/" + gz_member, bytes);

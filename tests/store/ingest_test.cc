@@ -150,7 +150,7 @@ TEST_F(SeedRunIngest, SecondIngestAddsNothingAndSaysUnchanged) {
 
 TEST_F(SeedRunIngest, ChangedFileReplacesItsRows) {
   // Replace seed 000 by seed 002 under the same name: the module's rows become seed 002's.
-  std::string path = run_dir_ + "/module_0001.jit_splash_attention_kernel.after_optimizations-buffer-assignment.txt";
+  std::string path = run_dir_ + "/" + testing::kSeed000FileName;
   WriteFile(path, testing::ReadFile(testing::SeedFile("002")));
   auto again = IngestOrDie(db_, run_dir_);
   EXPECT_EQ(again.files_by_verdict["ingested"], 1);
@@ -238,7 +238,7 @@ TEST(IngestSources, TarGzArchiveAndGzipFileGiveTheSameRowsAsTheFolder) {
   EXPECT_EQ(Scalar(tar_db, "SELECT SUM(peak_bytes) FROM module_memory"),
             Scalar(folder_db, "SELECT SUM(peak_bytes) FROM module_memory"));
 
-  std::string gz = tmp / "module_0001.jit_splash_attention_kernel.after_optimizations-buffer-assignment.txt";
+  std::string gz = tmp / testing::kSeed000FileName;
   WriteFile(gz, testing::ReadFile(testing::SeedFile("000")));
   ASSERT_EQ(std::system(("gzip -f " + gz).c_str()), 0);
   std::string gz_db = tmp / "gz.db";

@@ -161,7 +161,7 @@ class TimelineTest : public ::testing::Test {
 
 TEST_F(TimelineTest, Seed000MatchesItsDump) {
   const std::string text = ReadFile(SeedFile("000"));
-  WriteFile(tmp_ / "run/module_0001.jit_splash_attention_kernel.after_optimizations-buffer-assignment.txt", text);
+  WriteFile(tmp_ / "run" + "/" + testing::kSeed000FileName, text);
   IngestFolder(tmp_ / "run", "seed");
   auto db = Open();
   const int64_t id = ModuleId(*db, "seed", "jit_splash_attention_kernel", 1);

@@ -41,7 +41,6 @@ using testing::WriteFile;
 constexpr int64_t kDayUs = int64_t{86400} * 1000000;
 constexpr int64_t kNov1Us = int64_t{1793491200} * 1000000;  // 2026-11-01T00:00:00Z
 
-constexpr char kSplashBa[] = "module_0001.jit_splash_attention_kernel.after_optimizations-buffer-assignment.txt";
 constexpr char kSplash[] = "jit_splash_attention_kernel";
 
 void Ingest(const std::string& db_path, const std::string& path, ingest::IngestOptions options) {
@@ -122,7 +121,7 @@ class SeedRunQueries : public ::testing::Test {
     MakeSeedRun(one);
     MakeSeedRun(two);
     MakeSeedRun(three);
-    WriteFile(two + "/" + kSplashBa, ReadFile(SeedFile("002")));
+    WriteFile(two + "/" + testing::kSeed000FileName, ReadFile(SeedFile("002")));
     std::filesystem::remove(two + "/module_0003.SyncTensorsGraph.105.sm_8.0_gpu_after_optimizations-buffer-assignment.txt");
     WriteFile(two + "/module_0005.jit_flash_kernel.after_optimizations-buffer-assignment.txt", ReadFile(SeedFile("000")));
     Ingest(db_path_, one, RunOptions("nightly-1", kNov1Us, {{"branch", "main"}, {"commit", "a1"}}));
@@ -840,8 +839,8 @@ TEST_F(SeedRunQueries, DiffNamesAMissingRun) {
 TEST(DiffRenamedInstructions, PairByOpNameAndSource) {
   TempDir tmp;
   std::string db_path = tmp / "x.db";
-  WriteFile(tmp / (std::string("a/") + kSplashBa), ReadFile(SeedFile("000")));
-  WriteFile(tmp / (std::string("b/") + kSplashBa), Seed000WithIotaRenamedAndDoubled());
+  WriteFile(tmp / (std::string("a/") + testing::kSeed000FileName), ReadFile(SeedFile("000")));
+  WriteFile(tmp / (std::string("b/") + testing::kSeed000FileName), Seed000WithIotaRenamedAndDoubled());
   Ingest(db_path, tmp / "a", RunOptions("a", kNov1Us, {}));
   Ingest(db_path, tmp / "b", RunOptions("b", kNov1Us + kDayUs, {}));
   auto db = OpenOrDie(db_path);

@@ -21,7 +21,6 @@ using testing::SeedFile;
 using testing::TempDir;
 using testing::WriteFile;
 
-constexpr char kSeed000Name[] = "module_0001.jit_splash_attention_kernel.after_optimizations-buffer-assignment.txt";
 
 StatusOr<ingest::IngestSummary> Ingest(const std::string& db_path, const std::string& path,
                                        ingest::IngestOptions options = {}) {
@@ -49,8 +48,8 @@ std::string SeedWithAllocationZeroTwice() {
 TEST(RunIsolation, AFileTheStoreRefusesIsAnErrorAndTheRunGoesOn) {
   TempDir tmp;
   const std::string run = tmp / "run";
-  WriteFile(run + "/a/" + kSeed000Name, SeedWithAllocationZeroTwice());
-  WriteFile(run + "/b/" + kSeed000Name, ReadFile(SeedFile("000")));
+  WriteFile(run + "/a/" + testing::kSeed000FileName, SeedWithAllocationZeroTwice());
+  WriteFile(run + "/b/" + testing::kSeed000FileName, ReadFile(SeedFile("000")));
   WriteFile(run + "/c/module_0002.jit_train_step.after_optimizations-buffer-assignment.txt",
             ReadFile(SeedFile("002")));
   auto summary = Ingest(tmp / "x.db", run);
@@ -59,7 +58,7 @@ TEST(RunIsolation, AFileTheStoreRefusesIsAnErrorAndTheRunGoesOn) {
   EXPECT_EQ(summary->files_by_verdict["ingested"], 2);
   EXPECT_EQ(summary->files_by_verdict["error"], 1);
   ASSERT_EQ(summary->errors.size(), 1u);
-  EXPECT_EQ(summary->errors[0].path, "a/" + std::string(kSeed000Name));
+  EXPECT_EQ(summary->errors[0].path, "a/" + std::string(testing::kSeed000FileName));
   EXPECT_NE(summary->errors[0].reason.find("UNIQUE constraint failed: allocations"), std::string::npos)
       << summary->errors[0].reason;
   // The failed file left no rows; the others are whole (seed 000: 8 allocations; seed 002: see its dump).
@@ -74,8 +73,8 @@ TEST(RunIsolation, AFileTheStoreRefusesIsAnErrorAndTheRunGoesOn) {
 TEST(RunIsolation, MultiHostDumpsAreDistinctModulesPerHostFolder) {
   TempDir tmp;
   const std::string run = tmp / "run";
-  WriteFile(run + "/host0/" + kSeed000Name, ReadFile(SeedFile("000")));
-  WriteFile(run + "/host1/" + kSeed000Name, ReadFile(SeedFile("000")));
+  WriteFile(run + "/host0/" + testing::kSeed000FileName, ReadFile(SeedFile("000")));
+  WriteFile(run + "/host1/" + testing::kSeed000FileName, ReadFile(SeedFile("000")));
   auto summary = Ingest(tmp / "x.db", run);
   ASSERT_TRUE(summary.ok()) << summary.status().ToString();
   EXPECT_EQ(summary->files_by_verdict["ingested"], 2);
@@ -101,7 +100,7 @@ TEST(RunIsolation, MultiHostDumpsAreDistinctModulesPerHostFolder) {
 
 TEST(RunIsolation, AnotherSourceDoesNotMergeIntoARunWithoutAppend) {
   TempDir tmp;
-  WriteFile(tmp / "a/run/" + kSeed000Name, ReadFile(SeedFile("000")));
+  WriteFile(tmp / "a/run/" + testing::kSeed000FileName, ReadFile(SeedFile("000")));
   WriteFile(tmp / "b/run/module_0002.jit_train_step.after_optimizations-buffer-assignment.txt",
             ReadFile(SeedFile("002")));
   ingest::IngestOptions named;
@@ -136,8 +135,8 @@ TEST(RunIsolation, AnotherSourceDoesNotMergeIntoARunWithoutAppend) {
 
 TEST(RunIsolation, AnUploadOfOtherContentDoesNotMergeWithoutAppend) {
   TempDir tmp;
-  WriteFile(tmp / "up1/" + kSeed000Name, ReadFile(SeedFile("000")));
-  WriteFile(tmp / "up2/" + kSeed000Name, ReadFile(SeedFile("002")));
+  WriteFile(tmp / "up1/" + testing::kSeed000FileName, ReadFile(SeedFile("000")));
+  WriteFile(tmp / "up2/" + testing::kSeed000FileName, ReadFile(SeedFile("002")));
   ingest::IngestOptions upload;
   upload.run_name = "ci-42";
   upload.source_description = "upload:/artifacts/ci-42";

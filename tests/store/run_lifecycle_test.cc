@@ -329,7 +329,7 @@ TEST_F(RunLifecycleTest, RunSummaryFollowsEveryChange) {
 
 TEST_F(RunLifecycleTest, ReplacingOneOfAModulesFilesKeepsWhatItsSiblingWrote) {
   const std::string run = tmp_ / "split";
-  const std::string ba = run + "/module_0001.jit_splash_attention_kernel.after_optimizations-buffer-assignment.txt";
+  const std::string ba = run + "/" + testing::kSeed000FileName;
   WriteFile(ba, ReadFile(SeedFile("000")));
   WriteFile(run + "/module_0001.jit_splash_attention_kernel.after_optimizations.txt", ReadFile(SeedFile("003")));
   auto db = Open("x.db");
