@@ -55,7 +55,8 @@ class InternedTexts {
 
   // Key kHash: sets ids[i] to the id of texts[i] (up to its first NUL), a batch at a time: the texts not cached
   // are looked up by hash in one query (of several rows of one text, the smallest id), those not stored are
-  // inserted in bulk, their ids given by the writer (WritesAlone) or returned by the insert. At most
+  // inserted in bulk, their ids given by the writer (WritesAlone), returned by the insert (PostgreSQL) or read
+  // back by hash (SQLite outside a transaction). At most
   // sql.bulk_batch_rows() texts a call. Two writers that store one new text at once each keep their own row's
   // id for it (on PostgreSQL, where the ids come from the insert; a later lookup answers the smaller): a name
   // may then have two ids in one run, which readers, joining names by id for its text only, do not see.

@@ -52,6 +52,7 @@ const ResultColumns<RunLabel> kRunLabelColumns = {{"key", &RunLabel::key}, {"val
 // Fills the runs' labels, each run's by key: a statement a run on SQLite, one for every 500 runs on PostgreSQL
 // (RowsById; a page of 100 runs was 100 round trips there).
 void FillRunLabels(Database& db, std::span<RunInfo> runs) {
+  // The run id follows the label's columns.
   static const RowsById kLabelsOfRuns("SELECT " + kRunLabelColumns.SelectList() + ", run_id FROM run_labels",
                                       "run_id", " ORDER BY run_id, key");
   std::unordered_map<int64_t, RunInfo*> by_id;
@@ -62,7 +63,7 @@ void FillRunLabels(Database& db, std::span<RunInfo> runs) {
   }
   kLabelsOfRuns.ForEach(db, ids, [&](const SqlStatement& q) {
     RunLabel label = kRunLabelColumns.Read(q);
-    by_id.at(q.Int(2))->labels.emplace_back(std::move(label.key), std::move(label.value));
+    by_id.at(q.Int(kRunLabelColumns.size()))->labels.emplace_back(std::move(label.key), std::move(label.value));
   });
 }
 

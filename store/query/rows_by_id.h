@@ -1,5 +1,6 @@
 // RowsById: a read of rows by a list of ids, in as few round trips as the engine needs. Internal to store/
-// (the gate's and the diff's bulk reads, store/compare/buffer_attribution.cc).
+// (the gate's and the diff's bulk reads, store/compare/buffer_attribution.cc; a page's run labels,
+// store/query/queries.cc).
 //
 // `SELECT … FROM … WHERE <id column> = ? <tail>` runs once an id where a statement is a function call
 // (SQLite: prepared once, from the connection's statement cache); `… WHERE <id column> IN (?, …) <tail>` once

@@ -15,7 +15,6 @@
 namespace xladb {
 namespace {
 
-
 class IngestIntoPostgres : public ::testing::Test {
  protected:
   void SetUp() override {

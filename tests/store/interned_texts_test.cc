@@ -6,6 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <span>
+#include <string>
+#include <vector>
+
 #include "store/backend/database.h"
 #include "tests/store/test_dirs.h"
 
@@ -138,6 +142,32 @@ TEST_F(InternedTextsTest, ABatchOfNamesGetsTheSameIdsInsideAndOutsideATransactio
     EXPECT_EQ(Scalar("SELECT name_id FROM names WHERE text = 'jit(f)/sub'"), 22);
     EXPECT_EQ(Scalar("SELECT COUNT(*) FROM names"), 4);
   }
+}
+
+// Given ids and a file rolled back (its SAVEPOINT): the names it stored are gone, and asked again in the same
+// group they are stored again under ids the table holds (the cache forgot them; the largest id is read again).
+TEST_F(InternedTextsTest, NamesOfARolledBackFileAreStoredAgainUnderTheirNewIds) {
+  SqliteOf(*db_).exec("BEGIN");
+  ASSERT_TRUE(db_->connection().WritesAlone());
+  InternedTexts names("names", "name_id", "text", InternedTexts::Key::kHash);
+  const std::vector<std::string> batch{"jit(f)/add", "jit(f)/mul"};
+  std::vector<int64_t> ids(batch.size());
+  names.Ids(db_->connection(), std::vector<std::string>{"jit(f)/kept"}, std::span(ids).first(1));
+  names.FileDone();
+  EXPECT_EQ(ids[0], 1);
+  SqliteOf(*db_).exec("SAVEPOINT file");
+  names.Ids(db_->connection(), batch, ids);
+  EXPECT_EQ(ids, (std::vector<int64_t>{2, 3}));
+  SqliteOf(*db_).exec("ROLLBACK TO file");
+  SqliteOf(*db_).exec("RELEASE file");
+  names.FileAborted();
+  EXPECT_EQ(Scalar("SELECT COUNT(*) FROM names"), 1);
+  names.Ids(db_->connection(), std::vector<std::string>{"jit(f)/sub", "jit(f)/mul"}, ids);
+  EXPECT_EQ(ids, (std::vector<int64_t>{2, 3}));
+  SqliteOf(*db_).exec("COMMIT");
+  EXPECT_EQ(Scalar("SELECT name_id FROM names WHERE text = 'jit(f)/mul'"), 3);
+  EXPECT_EQ(Scalar("SELECT name_id FROM names WHERE text = 'jit(f)/kept'"), 1);
+  EXPECT_EQ(Scalar("SELECT COUNT(*) FROM names"), 3);
 }
 
 }  // namespace

@@ -21,7 +21,6 @@ using testing::SeedFile;
 using testing::TempDir;
 using testing::WriteFile;
 
-
 StatusOr<ingest::IngestSummary> Ingest(const std::string& db_path, const std::string& path,
                                        ingest::IngestOptions options = {}) {
   auto db = store::Database::Open(db_path);
