@@ -193,44 +193,37 @@ void InternedTexts::Ids(SqlConnection& sql, std::span<const std::string> texts, 
     find.Reset();
   };
   look_up();
-  // The texts not stored (rows: hash, index into `wanted`).
+  // The texts not stored (rows: [name_id,] hash, index into `wanted`), their ids given by the writer
+  // (IdsGivenByTheWriter) or answered by the insert (IdsFromTheInsert, by hash); else, or when two new texts
+  // share a hash (a collision), read back.
+  const NewIds how = NewIdsOf(sql);
   std::vector<BulkCell> missing;
+  int64_t next_id = 0;  // the next id the writer gives (read at the first text missing)
   for (size_t i = 0; i < wanted.size(); ++i) {
     if (found.at(wanted[i]) != 0) continue;
+    if (how == NewIds::kGiven) {
+      if (next_id == 0) next_id = LargestId(sql) + 1;
+      found.at(wanted[i]) = next_id;
+      missing.push_back({next_id++, BulkCell::Kind::kInt});
+    }
     missing.push_back({hashes[i], BulkCell::Kind::kInt});
     missing.push_back({static_cast<int64_t>(i), BulkCell::Kind::kText});
   }
   if (!missing.empty()) {
-    // Their ids given by the writer (IdsGivenByTheWriter) or answered by the insert (IdsFromTheInsert, by
-    // hash); else, or when two new texts share a hash (a collision), read back.
-    const NewIds how = NewIdsOf(sql);
-    bool answered = false;
+    const BulkRows rows{NameInsert(how), missing, wanted};
     if (how == NewIds::kGiven) {
-      std::vector<BulkCell> rows_with_ids;  // name_id, hash, text
-      rows_with_ids.reserve(missing.size() / 2 * 3);
-      int64_t next_id = LargestId(sql) + 1;
-      for (size_t m = 0; m < missing.size(); m += 2) {
-        rows_with_ids.push_back({next_id++, BulkCell::Kind::kInt});
-        rows_with_ids.push_back(missing[m]);
-        rows_with_ids.push_back(missing[m + 1]);
-      }
-      if (sql.AppendRows(BulkRows{NameInsert(how), rows_with_ids, wanted}) > 0) added_in_file_ = true;
-      for (size_t r = 0; r < rows_with_ids.size(); r += 3) {
-        found.at(wanted[static_cast<size_t>(rows_with_ids[r + 2].value)]) = rows_with_ids[r].value;
-      }
-      answered = true;
+      if (sql.AppendRows(rows) > 0) added_in_file_ = true;
     } else {
-      const BulkRows rows{NameInsert(how), missing, wanted};
       const StoredNow now = AppendTexts(sql, rows);
       if (now.rows > 0) added_in_file_ = true;
-      answered = !now.repeated && now.id_of_hash.size() == rows.rows();
+      bool answered = !now.repeated && now.id_of_hash.size() == rows.rows();
       for (size_t m = 0; m < missing.size() && answered; m += 2) {
         const auto id = now.id_of_hash.find(missing[m].value);
         answered = id != now.id_of_hash.end();
         if (answered) found.at(wanted[static_cast<size_t>(missing[m + 1].value)]) = id->second;
       }
+      if (!answered) look_up();
     }
-    if (!answered) look_up();
   }
   for (size_t i = 0; i < texts.size(); ++i) {
     if (ids[i] != 0) continue;
@@ -249,17 +242,15 @@ int64_t InternedTexts::Ids(SqlConnection& sql, std::vector<LongText> texts, std:
                     (found ? " is another text's (a collision)" : " is not found after its insert"));
   };
   // Each text as it is stored (StoredText; a text with cut parts has no NUL: store/facts/long_text.h) and its
-  // hash. A hash is unique: a later text of the batch under a hash must be the first's (`first_of`).
+  // hash. A hash is unique: a later text of the batch under a hash must be the first's (`first_with`).
   std::vector<int64_t> hashes(texts.size());
-  std::vector<size_t> first_of(texts.size());
   std::vector<size_t> distinct;  // the batch's first text of each hash
-  std::unordered_map<int64_t, size_t> first_with;
+  std::unordered_map<int64_t, size_t> first_with;  // hash → the index of the batch's first text with it
   for (size_t i = 0; i < texts.size(); ++i) {
     LongText& t = texts[i];
     t.text.resize(StoredText(t.text).size());
     hashes[i] = LongTextHash(t);
     const auto [first, is_first] = first_with.emplace(hashes[i], i);
-    first_of[i] = first->second;
     if (is_first) {
       distinct.push_back(i);
     } else if (texts[i] != texts[first->second]) {
@@ -347,7 +338,7 @@ int64_t InternedTexts::Ids(SqlConnection& sql, std::vector<LongText> texts, std:
       if (!stored_before.empty()) read_back(stored_before, true);
     }
   }
-  for (size_t i = 0; i < texts.size(); ++i) ids[i] = ids[first_of[i]];
+  for (size_t i = 0; i < texts.size(); ++i) ids[i] = ids[first_with.at(hashes[i])];
   return inserted;
 }
 
