@@ -67,41 +67,15 @@ struct InstancesInRun {
 };
 using InstancesByRun = std::unordered_map<int64_t, InstancesInRun>;
 
-// One identity key's modules in one run.
-struct IdentityInRun {
-  std::string identity_key;
-  int64_t run_id = 0;
-  int64_t count = 0;
-  int64_t module_id = 0;
-};
-const ResultColumns<IdentityInRun> kIdentityInRunColumns = {
-    {"identity_key", &IdentityInRun::identity_key},
-    {"run_id", &IdentityInRun::run_id},
-    {"COUNT(*)", &IdentityInRun::count},
-    {"MIN(module_id)", &IdentityInRun::module_id},
-};
-
-// For every identity key of `rows`, in one query per kKeysAQuery keys (a trend over many runs often has a
-// series per run, and each query is a round trip on PostgreSQL).
-std::unordered_map<std::string, InstancesByRun> InstancesByIdentity(Database& db, const std::vector<ModuleRow>& rows) {
-  constexpr size_t kKeysAQuery = 256;
-  std::vector<std::string> keys;
-  for (const ModuleRow& r : rows) keys.push_back(r.identity_key);
-  std::sort(keys.begin(), keys.end());
-  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+// The instances of every identity in every run among `rows`. Exact where `rows` hold, for each identity and
+// run they touch, every module_memory row of it: where the statement's filters keep or drop whole identities
+// (name, stage, folder, identity) or whole runs (labels, time), and no other.
+std::unordered_map<std::string, InstancesByRun> InstancesByIdentity(const std::vector<ModuleRow>& rows) {
   std::unordered_map<std::string, InstancesByRun> by_key;
-  for (size_t at = 0; at < keys.size(); at += kKeysAQuery) {
-    const size_t n = std::min(kKeysAQuery, keys.size() - at);
-    Conditions where;
-    where.AddIn("identity_key", std::vector<std::string>(keys.begin() + static_cast<std::ptrdiff_t>(at),
-                                                         keys.begin() + static_cast<std::ptrdiff_t>(at + n)));
-    auto q = db.connection().Prepare("SELECT " + kIdentityInRunColumns.SelectList() + " FROM module_memory" +
-                                     where.Where() + " GROUP BY identity_key, run_id");
-    BindArgs(*q, where.args());
-    while (q->Step()) {
-      IdentityInRun row = kIdentityInRunColumns.Read(*q);
-      by_key[std::move(row.identity_key)][row.run_id] = {row.count, row.module_id};
-    }
+  for (const ModuleRow& r : rows) {
+    InstancesInRun& in_run = by_key[r.identity_key][r.run_id];
+    in_run.module_id = in_run.count == 0 ? r.module_id : std::min(in_run.module_id, r.module_id);
+    ++in_run.count;
   }
   return by_key;
 }
@@ -132,15 +106,19 @@ StatusOr<std::vector<TrendPoint>> PeakMemoryTrend(Database& db, const TrendQuery
     if (!st.ok()) return st;
     if (!query.stage.empty()) where.Add("mm.stage = ?", query.stage);
     if (query.folder) where.Add("mm.folder = ?", *query.folder);
-    if (query.xla_module_id >= 0) where.Add("mm.xla_module_id = ?", query.xla_module_id);
     if (!query.identity_key.empty()) where.Add("mm.identity_key = ?", query.identity_key);
-    if (!query.fingerprint.empty()) where.Add("mo.fingerprint = ?", query.fingerprint);
     if (query.since_us >= 0) where.Add("mm.run_time_us >= ?", query.since_us);
     if (query.until_us >= 0) where.Add("mm.run_time_us < ?", query.until_us);
-    where.Add("mm." + std::string(metric->name) + " IS NOT NULL");
     AddLabelMatch(&where, "mm.run_id", query.labels);
     auto rows = LoadModuleRows(db, where);
     if (!rows.ok()) return rows.status();
+    // Counted before the filters on single instances (xla_module_id, fingerprint, a figure of the metric), so
+    // that a series' run with one instance is known without another statement.
+    const auto instances_by_identity = InstancesByIdentity(*rows);
+    std::erase_if(*rows, [&](const ModuleRow& r) {
+      return r.metric(metric->name) < 0 || (query.xla_module_id >= 0 && r.xla_module_id != query.xla_module_id) ||
+             (!query.fingerprint.empty() && r.fingerprint != query.fingerprint);
+    });
     if (query.last_n >= 0) {
       // The newest N runs that have a point.
       std::vector<std::pair<int64_t, int64_t>> runs;  // (time, id), newest first after sorting
@@ -170,7 +148,6 @@ StatusOr<std::vector<TrendPoint>> PeakMemoryTrend(Database& db, const TrendQuery
     std::unordered_map<int64_t, const ModuleRow*> by_id;
     for (const ModuleRow& r : *rows) by_id[r.module_id] = &r;
 
-    const auto instances_by_identity = InstancesByIdentity(db, *rows);
     std::vector<TrendPoint> points;
     for (const auto& [key, members] : series) {
       // The change of each instance: against the instance of the previous run (of this series) it matches.

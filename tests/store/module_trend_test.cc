@@ -114,6 +114,21 @@ TEST(ModuleTrend, PairsLoneInstancesItselfAndRetracesThroughTheView) {
   EXPECT_EQ((*trend)[2].fingerprint, (*trend)[1].fingerprint);
   EXPECT_EQ((*trend)[3].fingerprint, (*trend)[1].fingerprint);
   EXPECT_NE((*trend)[1].fingerprint, (*trend)[0].fingerprint);
+
+  // Only module_0001 of each run: t3's module_0002 is no point, but it is still t3's second instance, so t3 is
+  // still paired through the view (by fingerprint from t2, by order into t4), as in the whole trend above.
+  store::TrendQuery first_only;
+  first_only.module = "jit_step";
+  first_only.metric = "total_bytes";
+  first_only.xla_module_id = 1;
+  auto firsts = store::PeakMemoryTrend(*db.value(), first_only);
+  ASSERT_TRUE(firsts.ok()) << firsts.status().ToString();
+  ExpectPoints(*firsts, {
+      {"t1", 1, 6144, false, 0, ""},
+      {"t2", 1, 71680, true, 65536, "identity"},
+      {"t3", 1, 71680, true, 0, "fingerprint"},
+      {"t4", 1, 6144, true, -65536, "order"},
+  });
 }
 
 // The seed folder (testing::MakeSeedRun) as two runs: its three buffer assignments are each the only instance of
