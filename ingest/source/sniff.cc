@@ -1,6 +1,9 @@
 #include "ingest/source/sniff.h"
 
-#include <initializer_list>
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -229,33 +232,107 @@ std::string NameReason(const DumpName& name) {
   return {};
 }
 
-bool ContainsAny(std::string_view text, std::initializer_list<std::string_view> markers) {
-  for (std::string_view m : markers) {
-    if (text.find(m) != std::string_view::npos) return true;
-  }
-  return false;
-}
+// The content markers of each backend (BackendHintFromContent). Every marker holds a '_' or a '(' (its anchor:
+// the first of them), so one pass that stops at those bytes alone finds every marker: an occurrence at p has its
+// anchor at p + anchor. At a stop, the byte after it (or, for a marker that ends at its anchor, the byte before
+// it) picks the few markers that could be there, from a table; only those are compared whole. `sm_` counts only
+// as a CUDA architecture: followed by a digit, not preceded by an identifier character (`sm_80`, `sm_8.0`).
+enum class MarkerClass : uint8_t { kGpu, kTpu, kCpu, kWeakTpu };
+struct BackendMarker {
+  std::string_view text;
+  MarkerClass backend;
+};
+constexpr std::string_view kCudaArch = "sm_";
+constexpr BackendMarker kBackendMarkers[] = {
+    {"__cublas$", MarkerClass::kGpu},
+    {"__cudnn$", MarkerClass::kGpu},
+    {"__triton", MarkerClass::kGpu},
+    {"operation_queue_id", MarkerClass::kGpu},
+    {"gemm_backend_config", MarkerClass::kGpu},
+    {"fusion_backend_config", MarkerClass::kGpu},
+    {"force_earliest_schedule", MarkerClass::kGpu},
+    {kCudaArch, MarkerClass::kGpu},
+    {"tpu_custom_call", MarkerClass::kTpu},
+    {":T(", MarkerClass::kTpu},
+    {"scoped_memory_configs", MarkerClass::kTpu},
+    {"outer_dimension_partitions", MarkerClass::kCpu},
+    {"__xla_cpu_", MarkerClass::kCpu},
+    {":S(1)", MarkerClass::kWeakTpu},
+    {":S(2)", MarkerClass::kWeakTpu},
+    {")S(1)", MarkerClass::kWeakTpu},
+    {")S(2)", MarkerClass::kWeakTpu},
+};
+constexpr size_t AnchorOf(std::string_view marker) { return marker.find_first_of("_("); }
 
-// `sm_<digit>` not preceded by an identifier character: a CUDA architecture (`sm_80`, `sm_8.0`).
-bool ContainsCudaArch(std::string_view text) {
-  for (size_t pos = text.find("sm_"); pos != std::string_view::npos; pos = text.find("sm_", pos + 1)) {
-    bool starts_token = pos == 0 || !IsIdentChar(text[pos - 1]);
-    if (starts_token && pos + 3 < text.size() && IsDigit(text[pos + 3])) return true;
+// For each anchor byte ('_' = 0, '(' = 1), the markers (bits of their index in kBackendMarkers) that may lie at
+// a stop, by the byte after it and by the byte before it.
+struct MarkerTables {
+  std::array<std::array<uint32_t, 256>, 2> by_next{}, by_previous{};
+};
+constexpr MarkerTables BuildMarkerTables() {
+  static_assert(std::size(kBackendMarkers) <= 32, "one bit a marker");
+  MarkerTables t;
+  for (size_t k = 0; k < std::size(kBackendMarkers); ++k) {
+    const std::string_view m = kBackendMarkers[k].text;
+    const size_t anchor = AnchorOf(m);
+    const size_t which = m[anchor] == '_' ? 0 : 1;
+    if (anchor + 1 < m.size()) {
+      t.by_next[which][static_cast<uint8_t>(m[anchor + 1])] |= 1u << k;
+    } else {
+      t.by_previous[which][static_cast<uint8_t>(m[anchor - 1])] |= 1u << k;
+    }
   }
-  return false;
+  return t;
+}
+static_assert([] {
+  for (const BackendMarker& m : kBackendMarkers) {
+    const size_t anchor = AnchorOf(m.text);
+    if (anchor == std::string_view::npos || (anchor == 0 && m.text.size() == 1)) return false;
+  }
+  return true;
+}(), "every backend marker holds a '_' or a '(', and a byte beside it");
+constexpr MarkerTables kMarkerTables = BuildMarkerTables();
+
+// Whether `m` occurs in `text` with its anchor at `at`.
+bool MarkerAt(std::string_view text, size_t at, std::string_view m) {
+  const size_t anchor = AnchorOf(m);
+  if (at < anchor) return false;
+  const size_t begin = at - anchor;
+  if (text.compare(begin, m.size(), m) != 0) return false;  // also when the text ends first
+  if (m == kCudaArch) {
+    const size_t digit = begin + kCudaArch.size();
+    return (begin == 0 || !IsIdentChar(text[begin - 1])) && digit < text.size() && IsDigit(text[digit]);
+  }
+  return true;
 }
 
 }  // namespace
 
 std::string_view BackendHintFromContent(std::string_view text) {
-  if (ContainsAny(text, {"__cublas$", "__cudnn$", "__triton", "operation_queue_id", "gemm_backend_config",
-                         "fusion_backend_config", "force_earliest_schedule"}) ||
-      ContainsCudaArch(text)) {
-    return "gpu";
+  bool found[4] = {false, false, false, false};
+  for (size_t i = 0; i < text.size(); ++i) {
+    size_t which;
+    if (text[i] == '_') {
+      which = 0;
+    } else if (text[i] == '(') {
+      which = 1;
+    } else {
+      continue;
+    }
+    uint32_t candidates = 0;
+    if (i + 1 < text.size()) candidates |= kMarkerTables.by_next[which][static_cast<uint8_t>(text[i + 1])];
+    if (i > 0) candidates |= kMarkerTables.by_previous[which][static_cast<uint8_t>(text[i - 1])];
+    for (; candidates != 0; candidates &= candidates - 1) {
+      const BackendMarker& m = kBackendMarkers[std::countr_zero(candidates)];
+      if (!found[static_cast<size_t>(m.backend)] && MarkerAt(text, i, m.text)) {
+        if (m.backend == MarkerClass::kGpu) return "gpu";  // gpu markers win over every other
+        found[static_cast<size_t>(m.backend)] = true;
+      }
+    }
   }
-  if (ContainsAny(text, {"tpu_custom_call", ":T(", "scoped_memory_configs"})) return "tpu";
-  if (ContainsAny(text, {"outer_dimension_partitions", "__xla_cpu_"})) return "cpu";
-  if (ContainsAny(text, {":S(1)", ":S(2)", ")S(1)", ")S(2)"})) return "tpu";
+  if (found[static_cast<size_t>(MarkerClass::kTpu)]) return "tpu";
+  if (found[static_cast<size_t>(MarkerClass::kCpu)]) return "cpu";
+  if (found[static_cast<size_t>(MarkerClass::kWeakTpu)]) return "tpu";
   return {};
 }
 

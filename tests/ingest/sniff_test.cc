@@ -2,7 +2,11 @@
 // (one per format variant and era, written from docs/formats.md).
 #include "ingest/source/sniff.h"
 
+#include <cctype>
+#include <initializer_list>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -300,6 +304,63 @@ TEST(Sniff, BackendHints) {
   // Names that merely contain "sm_" are not CUDA architectures.
   EXPECT_EQ(BackendHintFromContent("%rsm_1 = f32[] parameter(0), %sm_x = f32[] add()"), "");
   EXPECT_EQ(BackendHintFromContent("HloModule jit_f\n"), "");
+}
+
+// The hint's rule asked one marker at a time (as sniff.h states it), against the one pass that finds them all:
+// every marker and every pair of markers, at the text's start and end, run together, glued to identifier bytes
+// and cut short by the end of the text.
+std::string_view HintByEachMarker(std::string_view text) {
+  auto any = [&](std::initializer_list<std::string_view> markers) {
+    for (std::string_view m : markers) {
+      if (text.find(m) != std::string_view::npos) return true;
+    }
+    return false;
+  };
+  bool cuda_arch = false;
+  for (size_t at = text.find("sm_"); at != std::string_view::npos && !cuda_arch; at = text.find("sm_", at + 1)) {
+    const bool token_start = at == 0 || !(std::isalnum(static_cast<unsigned char>(text[at - 1])) || text[at - 1] == '_');
+    cuda_arch = token_start && at + 3 < text.size() && std::isdigit(static_cast<unsigned char>(text[at + 3]));
+  }
+  if (cuda_arch || any({"__cublas$", "__cudnn$", "__triton", "operation_queue_id", "gemm_backend_config",
+                        "fusion_backend_config", "force_earliest_schedule"})) {
+    return "gpu";
+  }
+  if (any({"tpu_custom_call", ":T(", "scoped_memory_configs"})) return "tpu";
+  if (any({"outer_dimension_partitions", "__xla_cpu_"})) return "cpu";
+  if (any({":S(1)", ":S(2)", ")S(1)", ")S(2)"})) return "tpu";
+  return "";
+}
+
+TEST(Sniff, BackendHintsInOnePassAgreeWithEachMarkerAskedInTurn) {
+  const std::vector<std::string> markers = {
+      "__cublas$", "__cudnn$", "__triton", "operation_queue_id", "gemm_backend_config", "fusion_backend_config",
+      "force_earliest_schedule", "sm_8", "sm_", "xsm_9", "tpu_custom_call", ":T(", "scoped_memory_configs",
+      "outer_dimension_partitions", "__xla_cpu_", ":S(1)", ":S(2)", ")S(1)", ")S(2)", "_", "(", "__", "(("};
+  std::vector<std::string> texts;
+  for (const std::string& a : markers) {
+    for (std::string_view cut = a; !cut.empty(); cut.remove_suffix(1)) {
+      texts.push_back(std::string(cut));
+      texts.push_back("x_(" + std::string(cut));
+    }
+    for (const std::string& b : markers) {
+      texts.push_back(a + b);
+      texts.push_back(a + " f32[8]{0} " + b);
+      texts.push_back("_" + a + "(" + b + "_");
+    }
+  }
+  int gpu = 0, tpu = 0, cpu = 0;
+  for (const std::string& text : texts) {
+    const std::string_view want = HintByEachMarker(text);
+    EXPECT_EQ(BackendHintFromContent(text), want) << "text: " << text;
+    gpu += want == "gpu";
+    tpu += want == "tpu";
+    cpu += want == "cpu";
+  }
+  // Every class of answer came up, so the comparison covered each.
+  EXPECT_GT(gpu, 0);
+  EXPECT_GT(tpu, 0);
+  EXPECT_GT(cpu, 0);
+  EXPECT_GT(static_cast<int>(texts.size()) - gpu - tpu - cpu, 0);
 }
 
 }  // namespace
