@@ -76,7 +76,9 @@ StatusOr<std::unique_ptr<SqliteConnection>> OpenSqliteStore(const std::string& p
     auto db = std::make_unique<SQLite::Database>(path.c_str(), flags | SQLITE_OPEN_NOMUTEX,
                                                  /*busy_timeout_ms=*/30000, vfs);
     if (!read_only) {
-      // A new file gives space back incrementally after `xladb prune` (no effect on a file that has tables).
+      // A new file: pages of kNewFilePageSize bytes, and space given back incrementally after `xladb prune`
+      // (neither changes a file that exists: its pages keep their size).
+      db->exec("PRAGMA page_size = " + std::to_string(kNewFilePageSize));
       db->exec("PRAGMA auto_vacuum = INCREMENTAL");
       db->exec("PRAGMA journal_mode = WAL");
       db->exec("PRAGMA synchronous = NORMAL");

@@ -6,6 +6,7 @@
 //     need (store/facts/, store/schema/module_rekey.h); it refuses a newer file naming both versions. Read-only
 //     checks the version and opens through the temp-file-counting VFS of store/sqlite/query_temp_storage.h.
 //   * Writers use WAL with synchronous=NORMAL; readers keep a 16 MiB page cache and temp data in files.
+//   * A file it creates has pages of kNewFilePageSize bytes; a file that exists keeps its own page size.
 //   * Errors come back as Status (kFailedPrecondition for a version, kIoError for the file), never thrown.
 //   * The connection returned owns the SQLite handle; one thread at a time.
 #ifndef XLADB_STORE_SQLITE_SQLITE_OPEN_H_
@@ -18,6 +19,10 @@
 #include "store/sqlite/sqlite_connection.h"
 
 namespace xladb::store {
+
+// The page size of a new file. 8 KiB against SQLite's 4 KiB: a big buffer assignment ingests about 7% faster
+// with half the page writes, and its file is 3% smaller (docs/PERFORMANCE.md); 16 KiB was slower on real folders.
+inline constexpr int kNewFilePageSize = 8192;
 
 [[nodiscard]] StatusOr<std::unique_ptr<SqliteConnection>> OpenSqliteStore(const std::string& path, bool read_only);
 

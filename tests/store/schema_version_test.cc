@@ -54,6 +54,28 @@ TEST(SchemaVersion, ReopeningKeepsTheSchemaAndVersion) {
   EXPECT_EQ(raw.execAndGet("PRAGMA journal_mode").getString(), "wal");
 }
 
+// A new file gets kNewFilePageSize-byte pages; a file made by SQLite's default (4 KiB pages, as every store was
+// before) keeps its pages, takes the schema and answers.
+TEST(SchemaVersion, NewFilesHaveEightKibPagesAndOlderFilesKeepTheirs) {
+  testing::TempDir tmp;
+  ASSERT_TRUE(Database::Open(tmp / "new.db").ok());
+  {
+    SQLite::Database raw(tmp / "new.db", SQLite::OPEN_READONLY);
+    EXPECT_EQ(raw.execAndGet("PRAGMA page_size").getInt(), 8192);
+    EXPECT_EQ(raw.execAndGet("PRAGMA auto_vacuum").getInt(), 2);  // incremental
+  }
+  {
+    SQLite::Database old(tmp / "old.db", SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    old.exec("PRAGMA page_size = 4096; PRAGMA journal_mode = WAL; CREATE TABLE made_before(x)");
+  }
+  auto reopened = Database::Open(tmp / "old.db");
+  ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+  SQLite::Database raw(tmp / "old.db", SQLite::OPEN_READONLY);
+  EXPECT_EQ(raw.execAndGet("PRAGMA page_size").getInt(), 4096);
+  EXPECT_EQ(raw.execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
+  EXPECT_EQ(raw.execAndGet("SELECT COUNT(*) FROM runs").getInt(), 0);
+}
+
 TEST(SchemaVersion, ANonDatabaseFileIsAClearError) {
   testing::TempDir tmp;
   testing::WriteFile(tmp / "notes.db", "these are my notes, not a database, and they are longer than a header\n");
