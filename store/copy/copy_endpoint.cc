@@ -199,14 +199,19 @@ class PostgresEndpoint : public CopyEndpoint {
     return stored;
   }
   Status Finish() override {
-    // Every identity column of the schema's tables continues past the largest stored id. Names are quoted by
-    // format(), server-side.
+    // Every identity column of the schema's tables continues past the largest stored id. Then every table of
+    // the schema is analyzed: the planner's statistics describe the copied rows at once, not after autovacuum
+    // comes by (until then a query planned on an empty table's estimates can take the slow join). Names are
+    // quoted by format(), server-side.
     return pg_.Exec(
         "DO $$ DECLARE c record; BEGIN "
         "FOR c IN SELECT table_name, column_name FROM information_schema.columns "
         "         WHERE table_schema = current_schema() AND is_identity = 'YES' LOOP "
         "  EXECUTE format('SELECT setval(pg_get_serial_sequence(%L, %L), COALESCE((SELECT MAX(%I) FROM %I), 0) "
         "                  + 1, false)', quote_ident(c.table_name), c.column_name, c.column_name, c.table_name); "
+        "END LOOP; "
+        "FOR c IN SELECT tablename FROM pg_tables WHERE schemaname = current_schema() LOOP "
+        "  EXECUTE format('ANALYZE %I', c.tablename); "
         "END LOOP; END $$");
   }
 

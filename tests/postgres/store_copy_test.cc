@@ -69,6 +69,23 @@ TEST_F(StoreCopy, TheCopyHoldsWhatTheDumpsSay) {
             "2");
 }
 
+// The copied tables have planner statistics when the copy returns: pg_class's row estimates (which ANALYZE sets,
+// and which are -1 on a table never analyzed or vacuumed) are the copied row counts.
+TEST_F(StoreCopy, TheCopiedTablesAreAnalyzed) {
+  auto report = store::CopyToPostgres(*sqlite_, *pg_.connection());
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  int checked = 0;
+  for (const auto& t : report->tables) {
+    if (t.name != "modules" && t.name != "buffer_values" && t.name != "instructions") continue;
+    ASSERT_GT(t.destination_rows, 0) << t.name;
+    EXPECT_EQ(Pg("SELECT reltuples::bigint FROM pg_class WHERE oid = to_regclass('" + t.name + "')"),
+              std::to_string(t.destination_rows))
+        << t.name;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 3);
+}
+
 TEST_F(StoreCopy, AnalystViewsAnswerTheSameOnBothBackends) {
   auto report = store::CopyToPostgres(*sqlite_, *pg_.connection());
   ASSERT_TRUE(report.ok()) << report.status().ToString();
