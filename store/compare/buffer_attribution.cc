@@ -66,40 +66,82 @@ const ResultColumns<Buffer> kBufferOriginColumns = {
     {"i.source_line", OriginMember(&Origin::source_line)},
 };
 
+// An instruction's origin with its key, read by module.
+struct KeyedOrigin : Origin {
+  int64_t module_id = 0;
+  std::string name;
+};
+constexpr int64_t KeyedOrigin::*KeyedOriginMember(int64_t Origin::*member) {
+  return static_cast<int64_t KeyedOrigin::*>(member);
+}
+const ResultColumns<KeyedOrigin> kKeyedOriginColumns = {
+    {"i.module_id", &KeyedOrigin::module_id},
+    {"i.name", &KeyedOrigin::name},
+    {"i.op_name_id", KeyedOriginMember(&Origin::op_name_id)},
+    {"i.source_file_id", KeyedOriginMember(&Origin::source_file_id)},
+    {"i.source_line", KeyedOriginMember(&Origin::source_line)},
+};
+
+// Gives every buffer of `buffers` the origin of its instruction (as a LEFT JOIN would: none where the module
+// has no instruction of that name), from one read of every instruction of the modules.
+void ReadOriginsOfModules(Database& db, const std::vector<int64_t>& module_ids,
+                          std::unordered_map<int64_t, std::vector<Buffer>>& buffers) {
+  static const RowsById kInstructions("SELECT " + kKeyedOriginColumns.SelectList() + " FROM instructions i",
+                                      "i.module_id", "");
+  // Per module, its buffers by instruction name (views of the buffers' names, which outlive this).
+  std::unordered_map<int64_t, std::unordered_map<std::string_view, std::vector<Buffer*>>> wanted;
+  for (auto& [module, list] : buffers) {
+    for (Buffer& b : list) {
+      wanted[module][b.instruction].push_back(&b);
+      b.origin_read = true;
+    }
+  }
+  kInstructions.ForEach(db, module_ids, [&](const SqlStatement& q) {
+    const KeyedOrigin o = kKeyedOriginColumns.Read(q);
+    const auto module = wanted.find(o.module_id);
+    if (module == wanted.end()) return;
+    const auto named = module->second.find(o.name);
+    if (named == module->second.end()) return;
+    for (Buffer* b : named->second) static_cast<Origin&>(*b) = o;
+  });
+}
+
 // Every value of the modules, or the buffers of their peak lists, by module id, in value id (or printed)
 // order.
 //
-// On PostgreSQL, where a statement is a round trip, each buffer's origin is joined in. On SQLite, where a
-// statement is a function call, that join cost more than the rest of the read (a probe of the instructions'
-// key and a row for every buffer) while about half the buffers of a reshaped pair need their origin:
-// InstructionOrigins reads those, one instruction at a time.
+// On PostgreSQL, where a statement is a round trip, the buffers come with their origins: a peak list's
+// joined in (a few buffers a module); the values' from a second read of every instruction of their modules,
+// matched here. Joined, a reshaped pair's values cost an index probe of the instructions' key each (a nested
+// loop: 18,061 probes for the 22,821 values of 500 modules), more than reading the modules' instructions in
+// key order. On SQLite, where a statement is a function call, that join cost more than the rest of the read
+// while about half the buffers of a reshaped pair need their origin: InstructionOrigins reads those, one
+// instruction at a time.
 std::unordered_map<int64_t, std::vector<Buffer>> ReadBuffers(Database& db, const std::vector<int64_t>& module_ids,
                                                              AttributionScope scope) {
-  // [peak][with_origin]: the columns, and the statement up to its WHERE.
-  static const ResultColumns<Buffer> kColumns[2][2] = {
-      {kValueColumns, kValueColumns.Then(kBufferOriginColumns)},
-      {kPeakBufferColumns, kPeakBufferColumns.Then(kBufferOriginColumns)}};
-  auto rows = [](bool peak, bool with_origin) {
-    return RowsById(
-        "SELECT " + kColumns[peak][with_origin].SelectList() +
-            (peak ? " FROM peak_buffers p LEFT JOIN buffer_values v ON v.module_id = p.module_id AND "
-                    "v.value_id = p.value_id"
-                  : " FROM buffer_values v") +
-            (!with_origin ? ""
-             : peak       ? " LEFT JOIN instructions i ON i.module_id = p.module_id AND i.name = p.instruction"
-                          : " LEFT JOIN instructions i ON i.module_id = v.module_id AND i.name = v.instruction"),
-        peak ? "p.module_id" : "v.module_id",
-        peak ? " ORDER BY p.module_id, p.ordinal" : " ORDER BY v.module_id, v.value_id");
-  };
-  static const RowsById kRows[2][2] = {{rows(false, false), rows(false, true)}, {rows(true, false), rows(true, true)}};
-  const int peak = scope == AttributionScope::kPeakBuffers;
-  const int with_origin = !db.is_sqlite();
+  // The values; a peak list's buffers; and those with their origins.
+  static const ResultColumns<Buffer> kPeakWithOriginColumns = kPeakBufferColumns.Then(kBufferOriginColumns);
+  static const std::string kPeakFrom =
+      " FROM peak_buffers p LEFT JOIN buffer_values v ON v.module_id = p.module_id AND v.value_id = p.value_id";
+  static const RowsById kValues("SELECT " + kValueColumns.SelectList() + " FROM buffer_values v", "v.module_id",
+                                " ORDER BY v.module_id, v.value_id");
+  static const RowsById kPeak("SELECT " + kPeakBufferColumns.SelectList() + kPeakFrom, "p.module_id",
+                              " ORDER BY p.module_id, p.ordinal");
+  static const RowsById kPeakWithOrigin(
+      "SELECT " + kPeakWithOriginColumns.SelectList() + kPeakFrom +
+          " LEFT JOIN instructions i ON i.module_id = p.module_id AND i.name = p.instruction",
+      "p.module_id", " ORDER BY p.module_id, p.ordinal");
+  const bool peak = scope == AttributionScope::kPeakBuffers;
+  const bool join_origin = peak && !db.is_sqlite();
+  const RowsById& rows = !peak ? kValues : join_origin ? kPeakWithOrigin : kPeak;
+  const ResultColumns<Buffer>& columns =
+      !peak ? kValueColumns : join_origin ? kPeakWithOriginColumns : kPeakBufferColumns;
   std::unordered_map<int64_t, std::vector<Buffer>> buffers;
-  kRows[peak][with_origin].ForEach(db, module_ids, [&](const SqlStatement& q) {
-    Buffer b = kColumns[peak][with_origin].Read(q);
-    b.origin_read = with_origin;
+  rows.ForEach(db, module_ids, [&](const SqlStatement& q) {
+    Buffer b = columns.Read(q);
+    b.origin_read = join_origin;
     buffers[b.module_id].push_back(std::move(b));
   });
+  if (!peak && !db.is_sqlite()) ReadOriginsOfModules(db, module_ids, buffers);
   return buffers;
 }
 
