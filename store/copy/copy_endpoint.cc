@@ -79,7 +79,8 @@ class SqliteEndpoint : public CopyEndpoint {
     insert_.reset();
     return rows_;
   }
-  Status Finish() override { return Status::Ok(); }  // rowids continue past the largest stored id by themselves
+  // Rowids continue past the largest stored id by themselves; xladb's SQLite stores keep no planner statistics.
+  Status Finish(const std::vector<std::string>&) override { return Status::Ok(); }
 
  private:
   template <typename Fn>
@@ -198,21 +199,24 @@ class PostgresEndpoint : public CopyEndpoint {
     if (!sent_.ok()) return sent_;
     return stored;
   }
-  Status Finish() override {
-    // Every identity column of the schema's tables continues past the largest stored id. Then every table of
-    // the schema is analyzed: the planner's statistics describe the copied rows at once, not after autovacuum
-    // comes by (until then a query planned on an empty table's estimates can take the slow join). Names are
-    // quoted by format(), server-side.
-    return pg_.Exec(
+  Status Finish(const std::vector<std::string>& tables) override {
+    // Every identity column of the schema's tables continues past the largest stored id. Names are quoted by
+    // format(), server-side.
+    Status ids = pg_.Exec(
         "DO $$ DECLARE c record; BEGIN "
         "FOR c IN SELECT table_name, column_name FROM information_schema.columns "
         "         WHERE table_schema = current_schema() AND is_identity = 'YES' LOOP "
         "  EXECUTE format('SELECT setval(pg_get_serial_sequence(%L, %L), COALESCE((SELECT MAX(%I) FROM %I), 0) "
         "                  + 1, false)', quote_ident(c.table_name), c.column_name, c.column_name, c.table_name); "
-        "END LOOP; "
-        "FOR c IN SELECT tablename FROM pg_tables WHERE schemaname = current_schema() LOOP "
-        "  EXECUTE format('ANALYZE %I', c.tablename); "
         "END LOOP; END $$");
+    if (!ids.ok() || tables.empty()) return ids;
+    // The tables filled are analyzed: the planner's statistics describe the copy at once, not after autovacuum
+    // comes by (until then a query is planned on an empty table's estimates). Only those tables, each named
+    // with the store's schema; the names are the schema's own (store/facts/store_tables.h).
+    std::string names;
+    for (const std::string& t : tables) names += (names.empty() ? "'" : ", '") + t + "'";
+    return pg_.Exec("DO $$ DECLARE t text; BEGIN FOREACH t IN ARRAY ARRAY[" + names +
+                    "] LOOP EXECUTE format('ANALYZE %I.%I', current_schema(), t); END LOOP; END $$");
   }
 
  private:

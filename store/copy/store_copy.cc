@@ -268,7 +268,10 @@ StatusOr<CopyReport> Copy(CopyEndpoint& src, CopyEndpoint& dst) {
     for (const auto& [table, n] : copied_now) copied[table] += n;
     ++report.runs_copied;
   }
-  if (Status finished = dst.Finish(); !finished.ok()) return finished;
+  std::vector<std::string> order;  // every table copied: the shared texts, then the run's tables
+  for (const auto& [table, id] : kSharedTables) order.push_back(table);
+  for (const TableRule& rule : run_rules) order.push_back(rule.table);
+  if (Status finished = dst.Finish(order); !finished.ok()) return finished;
   if (!failed_runs.empty()) {
     std::string why = std::to_string(report.runs_copied) + " runs copied, but " +
                       std::to_string(failed_runs.size()) + " could not be (a later copy tries them again): ";
@@ -278,9 +281,6 @@ StatusOr<CopyReport> Copy(CopyEndpoint& src, CopyEndpoint& dst) {
   }
 
   // Verification: every copied table holds as many rows on both sides.
-  std::vector<std::string> order;
-  for (const auto& [table, id] : kSharedTables) order.push_back(table);
-  for (const TableRule& rule : run_rules) order.push_back(rule.table);
   std::string differences;
   for (const std::string& table : order) {
     CopyReport::Table t;

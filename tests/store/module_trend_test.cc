@@ -61,6 +61,16 @@ int64_t IngestFiles(store::Database& db, const testing::TempDir& tmp, const std:
   return summary.ok() ? summary->run_id : 0;
 }
 
+// tests/fixtures/gate's two buffer assignments of jit_step (base and head), and the names a run gives them as
+// module_0001 and module_0002.
+struct GateFiles {
+  const std::string gate = std::string(XLADB_FIXTURE_DIR) + "/gate/";
+  const std::string base = gate + "base/module_0001.jit_step.after_optimizations-buffer-assignment.txt";
+  const std::string head = gate + "head/module_0001.jit_step.after_optimizations-buffer-assignment.txt";
+  const std::string as1 = "module_0001.jit_step.after_optimizations-buffer-assignment.txt";
+  const std::string as2 = "module_0002.jit_step.after_optimizations-buffer-assignment.txt";
+};
+
 StatusOr<std::vector<store::TrendPoint>> TotalBytesTrend(store::Database& db, const std::string& module) {
   store::TrendQuery query;
   query.module = module;
@@ -78,11 +88,8 @@ TEST(ModuleTrend, PairsLoneInstancesItselfAndRetracesThroughTheView) {
   testing::TempDir tmp;
   auto db = store::Database::Open(tmp / "x.db");
   ASSERT_TRUE(db.ok()) << db.status().ToString();
-  const std::string gate = std::string(XLADB_FIXTURE_DIR) + "/gate/";
-  const std::string base = gate + "base/module_0001.jit_step.after_optimizations-buffer-assignment.txt";
-  const std::string head = gate + "head/module_0001.jit_step.after_optimizations-buffer-assignment.txt";
-  const std::string as1 = "module_0001.jit_step.after_optimizations-buffer-assignment.txt";
-  const std::string as2 = "module_0002.jit_step.after_optimizations-buffer-assignment.txt";
+  const GateFiles f;
+  const std::string &base = f.base, &head = f.head, &as1 = f.as1, &as2 = f.as2;
   IngestFiles(*db.value(), tmp, "t1", 1000000, {{base, as1}});
   IngestFiles(*db.value(), tmp, "t2", 2000000, {{head, as1}});
   IngestFiles(*db.value(), tmp, "t3", 3000000, {{head, as1}, {head, as2}});
@@ -128,6 +135,34 @@ TEST(ModuleTrend, PairsLoneInstancesItselfAndRetracesThroughTheView) {
       {"t2", 1, 71680, true, 65536, "identity"},
       {"t3", 1, 71680, true, 0, "fingerprint"},
       {"t4", 1, 6144, true, -65536, "order"},
+  });
+}
+
+// A fingerprint filter is applied to single instances after they are counted: t2 compiles base's program as
+// module_0001 and head's as module_0002, so a trend of base's program alone still pairs t2 through the view
+// (by fingerprint: 6144 - 6144 = 0), not as if t2 held one instance.
+TEST(ModuleTrend, AFingerprintFilterDoesNotHideASecondInstance) {
+  testing::TempDir tmp;
+  auto db = store::Database::Open(tmp / "x.db");
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  const GateFiles f;
+  const std::string &base = f.base, &head = f.head, &as1 = f.as1, &as2 = f.as2;
+  IngestFiles(*db.value(), tmp, "t1", 1000000, {{base, as1}});
+  IngestFiles(*db.value(), tmp, "t2", 2000000, {{base, as1}, {head, as2}});
+  auto all = TotalBytesTrend(*db.value(), "jit_step");
+  ASSERT_TRUE(all.ok()) << all.status().ToString();
+  ASSERT_EQ(all->size(), 3u);
+  ASSERT_NE((*all)[1].fingerprint, (*all)[2].fingerprint);  // t2's two programs
+
+  store::TrendQuery base_only;
+  base_only.module = "jit_step";
+  base_only.metric = "total_bytes";
+  base_only.fingerprint = (*all)[0].fingerprint;
+  auto trend = store::PeakMemoryTrend(*db.value(), base_only);
+  ASSERT_TRUE(trend.ok()) << trend.status().ToString();
+  ExpectPoints(*trend, {
+      {"t1", 1, 6144, false, 0, ""},
+      {"t2", 1, 6144, true, 0, "fingerprint"},
   });
 }
 
