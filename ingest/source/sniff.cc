@@ -1,6 +1,5 @@
 #include "ingest/source/sniff.h"
 
-#include <algorithm>
 #include <array>
 #include <bit>
 #include <cstdint>

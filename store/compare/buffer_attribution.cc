@@ -58,29 +58,25 @@ const ResultColumns<Buffer> kPeakBufferColumns = {
     {"COALESCE(v.size_bytes, p.logical_bytes)", &Buffer::size},
     {"v.shape_id", &Buffer::shape_id},
 };
-// The origin of instruction i, read with a buffer or alone.
-constexpr int64_t Buffer::*OriginMember(int64_t Origin::*member) { return static_cast<int64_t Buffer::*>(member); }
-const ResultColumns<Buffer> kBufferOriginColumns = {
-    {"i.op_name_id", OriginMember(&Origin::op_name_id)},
-    {"i.source_file_id", OriginMember(&Origin::source_file_id)},
-    {"i.source_line", OriginMember(&Origin::source_line)},
-};
+// The origin of instruction i, as columns of R (a struct derived from Origin): read with a buffer, alone, or
+// with the instruction's key.
+template <typename R>
+ResultColumns<R> OriginColumns() {
+  auto as_r = [](int64_t Origin::*member) { return static_cast<int64_t R::*>(member); };
+  return {{"i.op_name_id", as_r(&Origin::op_name_id)},
+          {"i.source_file_id", as_r(&Origin::source_file_id)},
+          {"i.source_line", as_r(&Origin::source_line)}};
+}
+const ResultColumns<Buffer> kBufferOriginColumns = OriginColumns<Buffer>();
 
 // An instruction's origin with its key, read by module.
 struct KeyedOrigin : Origin {
   int64_t module_id = 0;
   std::string name;
 };
-constexpr int64_t KeyedOrigin::*KeyedOriginMember(int64_t Origin::*member) {
-  return static_cast<int64_t KeyedOrigin::*>(member);
-}
-const ResultColumns<KeyedOrigin> kKeyedOriginColumns = {
-    {"i.module_id", &KeyedOrigin::module_id},
-    {"i.name", &KeyedOrigin::name},
-    {"i.op_name_id", KeyedOriginMember(&Origin::op_name_id)},
-    {"i.source_file_id", KeyedOriginMember(&Origin::source_file_id)},
-    {"i.source_line", KeyedOriginMember(&Origin::source_line)},
-};
+const ResultColumns<KeyedOrigin> kKeyedOriginColumns =
+    ResultColumns<KeyedOrigin>{{"i.module_id", &KeyedOrigin::module_id}, {"i.name", &KeyedOrigin::name}}.Then(
+        OriginColumns<KeyedOrigin>());
 
 // Gives every buffer of `buffers` the origin of its instruction (as a LEFT JOIN would: none where the module
 // has no instruction of that name), from one read of every instruction of the modules.

@@ -11,7 +11,9 @@
 
 #include <SQLiteCpp/SQLiteCpp.h>
 
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "store/sqlite/sqlite_connection.h"
@@ -61,22 +63,39 @@ int64_t IngestFiles(store::Database& db, const testing::TempDir& tmp, const std:
   return summary.ok() ? summary->run_id : 0;
 }
 
-// tests/fixtures/gate's two buffer assignments of jit_step (base and head), and the names a run gives them as
-// module_0001 and module_0002.
-struct GateFiles {
-  const std::string gate = std::string(XLADB_FIXTURE_DIR) + "/gate/";
-  const std::string base = gate + "base/module_0001.jit_step.after_optimizations-buffer-assignment.txt";
-  const std::string head = gate + "head/module_0001.jit_step.after_optimizations-buffer-assignment.txt";
-  const std::string as1 = "module_0001.jit_step.after_optimizations-buffer-assignment.txt";
-  const std::string as2 = "module_0002.jit_step.after_optimizations-buffer-assignment.txt";
-};
-
-StatusOr<std::vector<store::TrendPoint>> TotalBytesTrend(store::Database& db, const std::string& module) {
+// A trend of `module`'s total_bytes.
+store::TrendQuery TotalBytesQuery(const std::string& module) {
   store::TrendQuery query;
   query.module = module;
   query.metric = "total_bytes";
-  return store::PeakMemoryTrend(db, query);
+  return query;
 }
+
+StatusOr<std::vector<store::TrendPoint>> TotalBytesTrend(store::Database& db, const std::string& module) {
+  return store::PeakMemoryTrend(db, TotalBytesQuery(module));
+}
+
+// A fresh store, and runs made of tests/fixtures/gate's two buffer assignments of jit_step (base_ and head_),
+// each ingested under a name of the run (as1_: module_0001, as2_: module_0002).
+class GateFileTrend : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto db = store::Database::Open(tmp_ / "x.db");
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    db_ = std::move(db.value());
+  }
+  void Ingest(const std::string& run, int64_t time_us, const std::vector<std::pair<std::string, std::string>>& files) {
+    IngestFiles(*db_, tmp_, run, time_us, files);
+  }
+
+  testing::TempDir tmp_;
+  std::unique_ptr<store::Database> db_;
+  const std::string gate_ = std::string(XLADB_FIXTURE_DIR) + "/gate/";
+  const std::string base_ = gate_ + "base/module_0001.jit_step.after_optimizations-buffer-assignment.txt";
+  const std::string head_ = gate_ + "head/module_0001.jit_step.after_optimizations-buffer-assignment.txt";
+  const std::string as1_ = "module_0001.jit_step.after_optimizations-buffer-assignment.txt";
+  const std::string as2_ = "module_0002.jit_step.after_optimizations-buffer-assignment.txt";
+};
 
 // tests/fixtures/gate's two buffer assignments of jit_step, both `(f32[256]) -> f32[256]` (one identity) but
 // different programs (temp mul.2 f32[1024] against f32[17408]: different fingerprints):
@@ -84,18 +103,13 @@ StatusOr<std::vector<store::TrendPoint>> TotalBytesTrend(store::Database& db, co
 //   head: Total bytes used 71680 = 1024 (p.0) + 1024 (add.3) + 69632 (mul.2)
 // Four runs: t1 base; t2 head; t3 head twice (module_0001 and module_0002: the same program compiled again); t4
 // base. Each branch of the trend's pairing comes up once.
-TEST(ModuleTrend, PairsLoneInstancesItselfAndRetracesThroughTheView) {
-  testing::TempDir tmp;
-  auto db = store::Database::Open(tmp / "x.db");
-  ASSERT_TRUE(db.ok()) << db.status().ToString();
-  const GateFiles f;
-  const std::string &base = f.base, &head = f.head, &as1 = f.as1, &as2 = f.as2;
-  IngestFiles(*db.value(), tmp, "t1", 1000000, {{base, as1}});
-  IngestFiles(*db.value(), tmp, "t2", 2000000, {{head, as1}});
-  IngestFiles(*db.value(), tmp, "t3", 3000000, {{head, as1}, {head, as2}});
-  IngestFiles(*db.value(), tmp, "t4", 4000000, {{base, as1}});
+TEST_F(GateFileTrend, PairsLoneInstancesItselfAndRetracesThroughTheView) {
+  Ingest("t1", 1000000, {{base_, as1_}});
+  Ingest("t2", 2000000, {{head_, as1_}});
+  Ingest("t3", 3000000, {{head_, as1_}, {head_, as2_}});
+  Ingest("t4", 4000000, {{base_, as1_}});
 
-  auto trend = TotalBytesTrend(*db.value(), "jit_step");
+  auto trend = TotalBytesTrend(*db_, "jit_step");
   ASSERT_TRUE(trend.ok()) << trend.status().ToString();
   ExpectPoints(*trend, {
       // The first point has nothing before it.
@@ -124,11 +138,9 @@ TEST(ModuleTrend, PairsLoneInstancesItselfAndRetracesThroughTheView) {
 
   // Only module_0001 of each run: t3's module_0002 is no point, but it is still t3's second instance, so t3 is
   // still paired through the view (by fingerprint from t2, by order into t4), as in the whole trend above.
-  store::TrendQuery first_only;
-  first_only.module = "jit_step";
-  first_only.metric = "total_bytes";
+  store::TrendQuery first_only = TotalBytesQuery("jit_step");
   first_only.xla_module_id = 1;
-  auto firsts = store::PeakMemoryTrend(*db.value(), first_only);
+  auto firsts = store::PeakMemoryTrend(*db_, first_only);
   ASSERT_TRUE(firsts.ok()) << firsts.status().ToString();
   ExpectPoints(*firsts, {
       {"t1", 1, 6144, false, 0, ""},
@@ -141,24 +153,17 @@ TEST(ModuleTrend, PairsLoneInstancesItselfAndRetracesThroughTheView) {
 // A fingerprint filter is applied to single instances after they are counted: t2 compiles base's program as
 // module_0001 and head's as module_0002, so a trend of base's program alone still pairs t2 through the view
 // (by fingerprint: 6144 - 6144 = 0), not as if t2 held one instance.
-TEST(ModuleTrend, AFingerprintFilterDoesNotHideASecondInstance) {
-  testing::TempDir tmp;
-  auto db = store::Database::Open(tmp / "x.db");
-  ASSERT_TRUE(db.ok()) << db.status().ToString();
-  const GateFiles f;
-  const std::string &base = f.base, &head = f.head, &as1 = f.as1, &as2 = f.as2;
-  IngestFiles(*db.value(), tmp, "t1", 1000000, {{base, as1}});
-  IngestFiles(*db.value(), tmp, "t2", 2000000, {{base, as1}, {head, as2}});
-  auto all = TotalBytesTrend(*db.value(), "jit_step");
+TEST_F(GateFileTrend, AFingerprintFilterDoesNotHideASecondInstance) {
+  Ingest("t1", 1000000, {{base_, as1_}});
+  Ingest("t2", 2000000, {{base_, as1_}, {head_, as2_}});
+  auto all = TotalBytesTrend(*db_, "jit_step");
   ASSERT_TRUE(all.ok()) << all.status().ToString();
   ASSERT_EQ(all->size(), 3u);
   ASSERT_NE((*all)[1].fingerprint, (*all)[2].fingerprint);  // t2's two programs
 
-  store::TrendQuery base_only;
-  base_only.module = "jit_step";
-  base_only.metric = "total_bytes";
+  store::TrendQuery base_only = TotalBytesQuery("jit_step");
   base_only.fingerprint = (*all)[0].fingerprint;
-  auto trend = store::PeakMemoryTrend(*db.value(), base_only);
+  auto trend = store::PeakMemoryTrend(*db_, base_only);
   ASSERT_TRUE(trend.ok()) << trend.status().ToString();
   ExpectPoints(*trend, {
       {"t1", 1, 6144, false, 0, ""},
