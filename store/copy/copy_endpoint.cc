@@ -210,13 +210,20 @@ class PostgresEndpoint : public CopyEndpoint {
         "                  + 1, false)', quote_ident(c.table_name), c.column_name, c.column_name, c.table_name); "
         "END LOOP; END $$");
     if (!ids.ok() || tables.empty()) return ids;
-    // The tables filled are analyzed: the planner's statistics describe the copy at once, not after autovacuum
-    // comes by (until then a query is planned on an empty table's estimates). Only those tables, each named
-    // with the store's schema; the names are the schema's own (store/facts/store_tables.h).
+    // The tables filled are vacuumed and analyzed, so the copy is at once what autovacuum would make of it
+    // later: planner statistics that describe it (until then a query is planned on an empty table's
+    // estimates), and pages marked all-visible with their rows' hint bits set (until then the first reads
+    // write them, and autovacuum comes by a minute later to read every copied page again, competing with the
+    // first queries). Only those tables, each named with the store's schema; the names are the schema's own
+    // (store/facts/store_tables.h). VACUUM runs outside a transaction: one statement, on its own.
+    auto schema = pg_.Query("SELECT quote_ident(current_schema())");
+    if (!schema.ok()) return schema.status();
+    if (schema->values.size() != 1 || schema->values[0].size() != 1 || !schema->values[0][0]) {
+      return Status::IoError("copy: the destination has no current schema to vacuum");
+    }
     std::string names;
-    for (const std::string& t : tables) names += (names.empty() ? "'" : ", '") + t + "'";
-    return pg_.Exec("DO $$ DECLARE t text; BEGIN FOREACH t IN ARRAY ARRAY[" + names +
-                    "] LOOP EXECUTE format('ANALYZE %I.%I', current_schema(), t); END LOOP; END $$");
+    for (const std::string& t : tables) names += (names.empty() ? "" : ", ") + *schema->values[0][0] + "." + t;
+    return pg_.Exec("VACUUM (ANALYZE) " + names);
   }
 
  private:
