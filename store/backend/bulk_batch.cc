@@ -12,9 +12,11 @@ void BulkBatch::Text(std::string_view v) {
 
 int64_t BulkBatch::Flush(SqlConnection& sql) {
   if (cells_.empty()) return 0;
-  const BulkRows rows{*insert_, cells_, std::span(texts_.data(), texts_used_)};
+  const BulkInsert& insert =
+      all_keys_new_ && insert_->for_new_keys() != nullptr ? *insert_->for_new_keys() : *insert_;
+  const BulkRows rows{insert, cells_, std::span(texts_.data(), texts_used_)};
   int64_t changed = 0;
-  if (insert_->every_row_changes()) {
+  if (insert.every_row_changes()) {
     sql.AppendRowsLater(rows);  // not awaited: every row counts
     changed = static_cast<int64_t>(rows.rows());
   } else {
@@ -26,6 +28,7 @@ int64_t BulkBatch::Flush(SqlConnection& sql) {
 
 void BulkBatch::Clear() {
   cells_.clear();
+  all_keys_new_ = true;
   // Buffers are kept for the next batch, except a rare big one (a value used thousands of times).
   for (size_t i = 0; i < texts_used_; ++i) {
     if (texts_[i].capacity() > kKeptTextBytes) std::string().swap(texts_[i]);

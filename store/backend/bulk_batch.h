@@ -7,6 +7,10 @@
 //   b.Int(1); b.Text("x"); rows += b.EndRow(sql);  // per row: exactly `columns` cells, then EndRow
 //   rows += b.Flush(sql);                          // before anything reads the table, and at the file's end
 //
+// A batch whose every row was ended with Keys::kNew goes by the insert without its conflict clause
+// (BulkInsert::for_new_keys): the caller vouches that no row with such a key is stored, was written before, or
+// is held in the batch (else the database refuses the batch as a duplicate key, which rolls the file back).
+//
 // Contract: texts are copied in, so a row may be added from a record that is gone before the batch is
 // written. EndRow writes once the connection's bulk_batch_rows() are held; EndRow and Flush return the rows
 // the database changed, and throw SqlError on database errors (the caller's transaction then rolls the file
@@ -45,9 +49,16 @@ class BulkBatch {
   void OptText(const std::optional<std::string>& v) {
     if (v) Text(*v); else Null();
   }
+  // What the caller knows of a row's key.
+  enum class Keys {
+    kMayExist,  // the insert's conflict clause decides what a row with a stored key does
+    kNew,       // no row with this key is stored, written before, or held in the batch
+  };
+
   // Call after the row's `columns` values; writes the batch once it is full. Returns the rows the database
   // changed.
-  int64_t EndRow(SqlConnection& sql) {
+  int64_t EndRow(SqlConnection& sql, Keys keys = Keys::kMayExist) {
+    all_keys_new_ = all_keys_new_ && keys == Keys::kNew;
     return cells_.size() >= sql.bulk_batch_rows() * static_cast<size_t>(columns_) ? Flush(sql) : 0;
   }
   // Writes the rows held; returns the rows the database changed.
@@ -61,6 +72,7 @@ class BulkBatch {
   std::vector<BulkCell> cells_;
   std::vector<std::string> texts_;
   size_t texts_used_ = 0;
+  bool all_keys_new_ = true;  // every row since the last write was ended with Keys::kNew
 };
 
 }  // namespace xladb::store

@@ -40,7 +40,10 @@ BulkInsert::BulkInsert(std::string_view table, std::string_view columns, std::st
     : table_(table), column_list_(columns), conflict_(conflict), returning_(returning),
       column_names_(ColumnNames(columns)), key_columns_(key_columns),
       returned_columns_(returning.empty() ? 0 : static_cast<int>(ColumnNames(returning).size())),
-      every_row_changes_(EveryRowChanges(conflict)) {}
+      every_row_changes_(EveryRowChanges(conflict)),
+      for_new_keys_(conflict.empty() || !returning.empty()
+                        ? nullptr
+                        : std::make_unique<const BulkInsert>(table, columns, "", /*key_columns=*/0)) {}
 
 void RequireReturning(const BulkInsert& insert) {
   if (insert.returned_columns() == 0) {

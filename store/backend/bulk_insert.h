@@ -5,9 +5,13 @@
 //   INSERT INTO <table>(<columns>) VALUES (…) <conflict clause>
 //
 // SQLite runs that statement for up to kBatchRows rows at a time (its cost per statement is paid once per batch);
-// PostgreSQL sends the batch as one array a column to a prepared INSERT … SELECT * FROM unnest(…) <conflict
+// PostgreSQL sends the batch as one array a column to a prepared INSERT … SELECT unnest(…), … <conflict
 // clause> (store/postgres/postgres_backend.cc; a batch of texts past 16 MiB in two or more), one round trip per
 // batch at most instead of one per row.
+//
+// A row whose key the writer knows to be new (no stored row, no row written or held before with that key) may
+// go by the insert's twin without the conflict clause (BulkInsert::for_new_keys, chosen per batch by
+// BulkBatch): PostgreSQL then inserts without first probing the key's index for a conflict.
 //
 // A BulkInsert may name integer columns to return (`RETURNING <returning>`): SqlConnection::AppendRowsReturning
 // then hands back those columns of each row the database inserted or updated (an interned text's new id).
@@ -21,6 +25,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -52,6 +57,9 @@ class BulkInsert {
   // Every row appended inserts or updates one row: no conflict clause, or DO UPDATE without a WHERE. Such
   // rows may go by SqlConnection::AppendRowsLater, which counts them without asking the database.
   bool every_row_changes() const { return every_row_changes_; }
+  // The same insert without its conflict clause (and no key to split batches at), for batches whose every
+  // key is new; null when this insert has no conflict clause or returns columns. Owned by this BulkInsert.
+  const BulkInsert* for_new_keys() const { return for_new_keys_.get(); }
 
  private:
   std::string table_, column_list_, conflict_, returning_;
@@ -59,6 +67,7 @@ class BulkInsert {
   int key_columns_;
   int returned_columns_;
   bool every_row_changes_;
+  std::unique_ptr<const BulkInsert> for_new_keys_;
 };
 
 // Throws SqlError unless `insert` names RETURNING columns (SqlConnection::AppendRowsReturning's precondition:

@@ -385,11 +385,11 @@ std::string PostgresBackend::PrepareArrayInsert(const BulkInsert& insert) {
   for (const std::string& column : insert.column_names()) {
     const auto type = type_of.find(column);
     if (type == type_of.end()) throw SqlError("PostgreSQL: table " + insert.table() + " has no column " + column);
-    arrays += (n > 0 ? ", $" : "$") + std::to_string(n + 1) + "::" + type->second + "[]";
+    arrays += (n > 0 ? ", unnest($" : "unnest($") + std::to_string(n + 1) + "::" + type->second + "[])";
     ++n;
   }
-  const std::string sql = "INSERT INTO " + insert.table() + "(" + insert.column_list() + ") SELECT * FROM unnest(" +
-                          arrays + ") " + insert.conflict() +
+  const std::string sql = "INSERT INTO " + insert.table() + "(" + insert.column_list() + ") SELECT " +
+                          arrays + " " + insert.conflict() +
                           (insert.returning().empty() ? "" : " RETURNING " + insert.returning());
   static std::atomic<int64_t> next{0};  // a name never used before in the session, even after a failed prepare
   std::string name = "xladb_bulk_" + insert.table() + "_" + std::to_string(next.fetch_add(1));

@@ -6,13 +6,16 @@
 // server infers their type from where they stand), all in text format; results come back whole, in text, and the getters parse them (a boolean reads as 1 or 0).
 //
 // Bulk appends (store/backend/bulk_insert.h) send a batch as one array a column (text format) to a statement
-// prepared once a session, `INSERT INTO table(…) SELECT * FROM unnest($1::type[], …) <conflict clause>
-// [RETURNING …]` (the types read from pg_attribute at its first use), behind the statements waiting in the
+// prepared once a session, `INSERT INTO table(…) SELECT unnest($1::type[]), … <conflict clause> [RETURNING …]`
+// (the types read from pg_attribute at its first use; the arrays, of one length, unnested side by side in the
+// select list, which streams their rows, where `SELECT * FROM unnest(…)` first copies them into a tuple store:
+// 3–5% faster on a 200 MiB buffer assignment), behind the statements waiting in the
 // pipeline: a batch of thousands of rows is one round trip shared with them, parsed and planned once a session;
 // AppendRowsLater leaves it unanswered there, so the writer builds its next batch while the server inserts this
 // one. (Until 2026-11-27 a batch went by COPY into a temporary staging table and an INSERT … SELECT out of it, a simple query
 // planned again each time: 0.3 ms of the server's a batch however small, and slower on big files too.)
-// Rows whose conflict key repeats within a batch go to the next append (one INSERT may not update a row twice).
+// Rows whose conflict key repeats within a batch go to the next append (one INSERT may not update a row twice);
+// a batch of new keys goes by the insert's twin without the conflict clause (BulkInsert::for_new_keys).
 //
 // ExecuteLater sends a statement in libpq's pipeline mode without waiting for its answer (at most
 // kPipelineDepth wait at once); a statement run while answers wait (Step, Execute) joins them and is answered

@@ -1,5 +1,5 @@
 // Bulk appends (store/backend/bulk_insert.h) and the batch interning of whole texts (InternedTexts::Ids), run the same way
-// on SQLite (multi-row INSERTs) and PostgreSQL (one array a column to INSERT … SELECT * FROM unnest), with the
+// on SQLite (multi-row INSERTs) and PostgreSQL (one array a column to INSERT … SELECT unnest(…), …), with the
 // same answers: a key repeated within one batch updates the earlier row as separate INSERTs would, texts with
 // the characters an array literal quotes or escapes come back whole, more rows than one batch all arrive, an
 // append runs after the statements sent before it, and a hash taken by another text is an error on both.
@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "store/backend/bulk_batch.h"
 #include "store/backend/bulk_insert.h"
 #include "store/facts/interned_texts.h"
 #include "store/facts/long_text.h"
@@ -274,6 +275,49 @@ TEST_F(BulkRowsOnBothBackends, OnPostgresqlNewTextsTakeTheirIdsFromTheInsertAlon
   } catch (const store::SqlError& e) {
     EXPECT_NE(std::string(e.what()).find("permission denied"), std::string::npos) << e.what();
   }
+}
+
+// A batch whose every row the caller vouches is new goes by the insert without its conflict clause: a key
+// stored before is then refused (a duplicate key) where the upsert would merge it, which shows which statement
+// ran. One row not vouched for sends the whole batch by the upsert, a repeated key included.
+TEST_F(BulkRowsOnBothBackends, ABatchOfNewKeysGoesWithoutTheConflictClause) {
+  using Keys = store::BulkBatch::Keys;
+  for (SqlConnection* sql : Backends()) {
+    SCOPED_TRACE(Name(*sql));
+    sql->BeginWrite();
+    store::BulkBatch batch(&kPairs);
+    auto row = [&](int64_t k1, const std::string& v, Keys keys) {
+      batch.Int(k1); batch.Text("k"); batch.Text(v); batch.Int(k1);
+      return batch.EndRow(*sql, keys);
+    };
+    EXPECT_EQ(row(1, "new", Keys::kNew) + row(2, "new", Keys::kNew) + batch.Flush(*sql), 2);
+    EXPECT_EQ(row(3, "new", Keys::kNew) + row(1, "merged", Keys::kMayExist) + row(1, "again", Keys::kMayExist) +
+                  batch.Flush(*sql),
+              3);
+    EXPECT_EQ(testing::Rows(*sql, "SELECT k1, v FROM bulk_pairs ORDER BY k1"), "1|again\n2|new\n3|new\n");
+    sql->Exec("SAVEPOINT file");
+    EXPECT_THROW(
+        {
+          (void)row(2, "vouched for, wrongly", Keys::kNew);
+          (void)batch.Flush(*sql);
+          sql->Exec("RELEASE file");  // PostgreSQL's error arrives with the next wait
+        },
+        store::SqlError);
+    sql->Exec("ROLLBACK TO file");
+    sql->Exec("COMMIT");
+    EXPECT_EQ(testing::Rows(*sql, "SELECT k1, v FROM bulk_pairs ORDER BY k1"), "1|again\n2|new\n3|new\n");
+  }
+}
+
+// The twin without a conflict clause exists only where there is a clause to leave out, and not for an insert
+// that returns ids (which must say which rows it stored).
+TEST(BulkInsert, OnlyAnInsertWithAConflictClauseHasATwinForNewKeys) {
+  ASSERT_NE(kPairs.for_new_keys(), nullptr);
+  EXPECT_EQ(kPairs.for_new_keys()->conflict(), "");
+  EXPECT_EQ(kPairs.for_new_keys()->table(), kPairs.table());
+  EXPECT_EQ(kPairs.for_new_keys()->column_list(), kPairs.column_list());
+  EXPECT_EQ(BulkInsert("t", "a, b", "", 1).for_new_keys(), nullptr);
+  EXPECT_EQ(BulkInsert("t", "a, b", "ON CONFLICT DO NOTHING", 1, "a").for_new_keys(), nullptr);
 }
 
 TEST_F(BulkRowsOnBothBackends, ABatchThatFailsLeavesNothingAndTheNextOneWorks) {

@@ -238,7 +238,9 @@ void BufferAssignmentRows::WriteValue(int64_t id, const ValueRow& v) {
   if (v.uses_state) b.Text(v.uses_state); else b.Null();
   b.Opt(v.cross_color);
   b.Int(f.file_id);
-  f.rows += b.EndRow(f.sql());
+  // A value written twice (stored at once, then merged with its block) is new only the first time.
+  const bool is_new = f.module_is_new && written_ids_.Claim(id);
+  f.rows += b.EndRow(f.sql(), is_new ? BulkBatch::Keys::kNew : BulkBatch::Keys::kMayExist);
 }
 
 void BufferAssignmentRows::WritePending() {

@@ -30,6 +30,7 @@
 
 #include "ingest/records/records.h"
 #include "store/write/rows/file_context.h"
+#include "store/write/rows/first_seen_ids.h"
 #include "store/write/rows/pending_values.h"
 #include "store/backend/bulk_batch.h"
 #include "store/write/rows/value_key_index.h"
@@ -76,6 +77,7 @@ class BufferAssignmentRows {
   BulkBatch values_;
   PendingValues pending_;
   ValueKeyIndex value_keys_;  // this file's values (and, once needed, the module's stored ones)
+  FirstSeenIds written_ids_;  // the value ids written, when the file created the module
   bool stored_keys_loaded_ = false;
   std::string positions_json_, uses_json_;  // reused buffers
 };

@@ -64,6 +64,9 @@ void HloModuleRows::Flush() {
   f.rows += f.LongTextIds(std::move(texts_), text_ids);
   texts_.clear();  // moved from: empty again for the next batch
   NoteReplacedTexts(text_ids);
+  // A module this file created has no rows but the file's, one per instruction name (records.h: the parsers
+  // emit a name once): every row is new.
+  const BulkBatch::Keys keys = f.module_is_new ? BulkBatch::Keys::kNew : BulkBatch::Keys::kMayExist;
   BulkBatch& b = instructions_;
   for (const PendingInstruction& p : pending_) {
     const InstructionRow& in = p.row;
@@ -82,6 +85,7 @@ void HloModuleRows::Flush() {
     b.Opt(in.sequence_index);
     if (p.text_index < 0) b.Null(); else b.Int(text_ids[static_cast<size_t>(p.text_index)]);
     b.Int(f.file_id);
+    f.rows += b.EndRow(f.sql(), keys);
   }
   f.rows += b.Flush(f.sql());
   pending_.clear();

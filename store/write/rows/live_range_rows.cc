@@ -30,7 +30,8 @@ void LiveRangeRows::Add(ingest::ScheduleEntryRecord&& r) {
     schedule_.Int(r.time);
     schedule_.Text(r.instruction);
     schedule_.Int(f.file_id);
-    f.rows += schedule_.EndRow(f.sql());
+    const bool is_new = f.module_is_new && written_times_.Claim(r.time);
+    f.rows += schedule_.EndRow(f.sql(), is_new ? BulkBatch::Keys::kNew : BulkBatch::Keys::kMayExist);
   });
 }
 
@@ -71,7 +72,8 @@ void LiveRangeRows::WriteLiveRange(int64_t value_id, int64_t start, int64_t end)
   live_ranges_.Int(start);
   live_ranges_.Int(end);
   live_ranges_.Int(f.file_id);
-  f.rows += live_ranges_.EndRow(f.sql());
+  const bool is_new = f.module_is_new && written_live_ranges_.Claim(value_id);
+  f.rows += live_ranges_.EndRow(f.sql(), is_new ? BulkBatch::Keys::kNew : BulkBatch::Keys::kMayExist);
 }
 
 void LiveRangeRows::WriteUnmatched() {

@@ -26,6 +26,7 @@
 #include "ingest/records/records.h"
 #include "store/write/rows/buffer_assignment_rows.h"
 #include "store/write/rows/file_context.h"
+#include "store/write/rows/first_seen_ids.h"
 #include "store/backend/bulk_batch.h"
 
 namespace xladb::store {
@@ -55,6 +56,8 @@ class LiveRangeRows {
   BufferAssignmentRows* values_;
   BulkBatch live_ranges_;
   BulkBatch schedule_;
+  // The value ids and schedule times written, when the file created the module.
+  FirstSeenIds written_live_ranges_, written_times_;
   std::vector<ingest::PeakBufferRecord> peak_buffers_;
   std::vector<ingest::LiveRangeRecord> unmatched_;
 };
