@@ -88,11 +88,12 @@ StatusOr<std::vector<ModuleRow>> LoadRunModules(Database& db, int64_t run_id) {
 
 StatusOr<std::vector<ModuleRow>> LoadModuleRows(Database& db, const Conditions& where) {
   try {
-    auto q = db.connection().Prepare("SELECT " + kModuleRowColumns.SelectList() +
-                            " FROM module_memory mm JOIN modules mo ON mo.module_id = mm.module_id" +
-                            where.Where() +
-                            " ORDER BY mm.run_time_us, mm.run_id, mm.module_name, mm.stage, mm.folder, "
-                            "COALESCE(mm.xla_module_id, -1), mm.module_id");
+    // Kept for the connection: the next trend or gate of the same shape runs the same text.
+    auto q = db.statements().ByText("SELECT " + kModuleRowColumns.SelectList() +
+                                    " FROM module_memory mm JOIN modules mo ON mo.module_id = mm.module_id" +
+                                    where.Where() +
+                                    " ORDER BY mm.run_time_us, mm.run_id, mm.module_name, mm.stage, mm.folder, "
+                                    "COALESCE(mm.xla_module_id, -1), mm.module_id");
     BindArgs(*q, where.args());
     std::vector<ModuleRow> rows;
     while (q->Step()) rows.push_back(kModuleRowColumns.Read(*q));

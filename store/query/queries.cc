@@ -307,8 +307,8 @@ StatusOr<RunPage> ListRuns(Database& db, const RunFilter& filter) {
     where.Add("(r.run_time_us < ? OR (r.run_time_us = ? AND r.run_id < ?))", after_time, after_time, after_id);
   }
   return CatchSqlErrors("listing runs", [&]() -> StatusOr<RunPage> {
-    auto q = db.connection().Prepare("SELECT " + kRunColumns.SelectList() + " FROM runs r" + where.Where() +
-                                      " ORDER BY r.run_time_us DESC, r.run_id DESC LIMIT ?");
+    auto q = db.statements().ByText("SELECT " + kRunColumns.SelectList() + " FROM runs r" + where.Where() +
+                                    " ORDER BY r.run_time_us DESC, r.run_id DESC LIMIT ?");
     int next = BindArgs(*q, where.args());
     q->Bind(next, page_size + 1);  // one more than the page, to know whether another page follows
     RunPage page;
@@ -324,7 +324,7 @@ StatusOr<RunPage> ListRuns(Database& db, const RunFilter& filter) {
 
 StatusOr<RunInfo> GetRun(Database& db, const std::string& run_name) {
   return CatchSqlErrors("reading run '" + run_name + "'", [&]() -> StatusOr<RunInfo> {
-    auto q = db.connection().Prepare("SELECT " + kRunColumns.SelectList() + " FROM runs r WHERE r.name = ?");
+    auto q = db.statements().ByText("SELECT " + kRunColumns.SelectList() + " FROM runs r WHERE r.name = ?");
     q->Bind(1, run_name);
     if (!q->Step()) return Status::NotFound("run '" + run_name + "' not found");
     RunInfo run = kRunColumns.Read(*q);
