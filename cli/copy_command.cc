@@ -59,6 +59,7 @@ int CmdCopy(const std::string& source, const std::string& destination, const std
   out.Finish();
   std::fprintf(stderr, "xladb copy: %lld runs copied, %lld already there; every table verified by row count\n",
                static_cast<long long>(report->runs_copied), static_cast<long long>(report->runs_already_there));
+  if (!report->tidy_warning.empty()) std::fprintf(stderr, "xladb copy: warning: %s\n", report->tidy_warning.c_str());
   return kExitOk;
 }
 

@@ -59,6 +59,7 @@ class BulkBatch {
   // changed.
   int64_t EndRow(SqlConnection& sql, Keys keys = Keys::kMayExist) {
     all_keys_new_ = all_keys_new_ && keys == Keys::kNew;
+    ++rows_ended_;
     return cells_.size() >= sql.bulk_batch_rows() * static_cast<size_t>(columns_) ? Flush(sql) : 0;
   }
   // Writes the rows held; returns the rows the database changed.
@@ -72,7 +73,8 @@ class BulkBatch {
   std::vector<BulkCell> cells_;
   std::vector<std::string> texts_;
   size_t texts_used_ = 0;
-  bool all_keys_new_ = true;  // every row since the last write was ended with Keys::kNew
+  bool all_keys_new_ = true;  // every row ended since the last write was ended with Keys::kNew
+  size_t rows_ended_ = 0;     // rows ended since the last write (a row never ended is not vouched for)
 };
 
 }  // namespace xladb::store

@@ -80,7 +80,8 @@ class SqliteEndpoint : public CopyEndpoint {
     return rows_;
   }
   // Rowids continue past the largest stored id by themselves; xladb's SQLite stores keep no planner statistics.
-  Status Finish(const std::vector<std::string>&) override { return Status::Ok(); }
+  Status Finish() override { return Status::Ok(); }
+  Status Tidy(const std::vector<std::string>&) override { return Status::Ok(); }
 
  private:
   template <typename Fn>
@@ -199,17 +200,19 @@ class PostgresEndpoint : public CopyEndpoint {
     if (!sent_.ok()) return sent_;
     return stored;
   }
-  Status Finish(const std::vector<std::string>& tables) override {
+  Status Finish() override {
     // Every identity column of the schema's tables continues past the largest stored id. Names are quoted by
     // format(), server-side.
-    Status ids = pg_.Exec(
+    return pg_.Exec(
         "DO $$ DECLARE c record; BEGIN "
         "FOR c IN SELECT table_name, column_name FROM information_schema.columns "
         "         WHERE table_schema = current_schema() AND is_identity = 'YES' LOOP "
         "  EXECUTE format('SELECT setval(pg_get_serial_sequence(%L, %L), COALESCE((SELECT MAX(%I) FROM %I), 0) "
         "                  + 1, false)', quote_ident(c.table_name), c.column_name, c.column_name, c.table_name); "
         "END LOOP; END $$");
-    if (!ids.ok() || tables.empty()) return ids;
+  }
+  Status Tidy(const std::vector<std::string>& tables) override {
+    if (tables.empty()) return Status::Ok();
     // The tables filled are vacuumed and analyzed, so the copy is at once what autovacuum would make of it
     // later: planner statistics that describe it (until then a query is planned on an empty table's
     // estimates), and pages marked all-visible with their rows' hint bits set (until then the first reads

@@ -45,9 +45,11 @@ class CopyEndpoint {
   [[nodiscard]] virtual Status BeginTable(const std::string& table, const std::vector<std::string>& columns) = 0;
   [[nodiscard]] virtual Status AddRow(const Row& row) = 0;
   [[nodiscard]] virtual StatusOr<int64_t> EndTable() = 0;
-  // A destination, after the last run: what its ids need (PostgreSQL: identity sequences past the copied ids),
-  // and what its planner needs of the `tables` filled (PostgreSQL: their statistics, by ANALYZE).
-  [[nodiscard]] virtual Status Finish(const std::vector<std::string>& tables) = 0;
+  // A destination, after the last run: what its ids need (PostgreSQL: identity sequences past the copied ids).
+  [[nodiscard]] virtual Status Finish() = 0;
+  // A destination, after Finish: what its planner and readers need of the `tables` this copy filled
+  // (PostgreSQL: VACUUM (ANALYZE)). The copy is whole without it; an error here says what was left undone.
+  [[nodiscard]] virtual Status Tidy(const std::vector<std::string>& tables) = 0;
 };
 
 std::unique_ptr<CopyEndpoint> SqliteCopyEndpoint(Database* db);

@@ -271,7 +271,16 @@ StatusOr<CopyReport> Copy(CopyEndpoint& src, CopyEndpoint& dst) {
   std::vector<std::string> order;  // every table copied: the shared texts, then the run's tables
   for (const auto& [table, id] : kSharedTables) order.push_back(table);
   for (const TableRule& rule : run_rules) order.push_back(rule.table);
-  if (Status finished = dst.Finish(order); !finished.ok()) return finished;
+  if (Status finished = dst.Finish(); !finished.ok()) return finished;
+  std::vector<std::string> filled;  // the tables this call put rows into
+  for (const std::string& table : order) {
+    if (copied[table] > 0) filled.push_back(table);
+  }
+  if (Status tidied = dst.Tidy(filled); !tidied.ok()) {
+    report.tidy_warning = "the copied tables were not vacuumed and analyzed (" + tidied.message() +
+                          "); queries answer, planned on older statistics, until autovacuum comes by or "
+                          "VACUUM (ANALYZE) runs";
+  }
   if (!failed_runs.empty()) {
     std::string why = std::to_string(report.runs_copied) + " runs copied, but " +
                       std::to_string(failed_runs.size()) + " could not be (a later copy tries them again): ";

@@ -46,6 +46,10 @@ struct CopyReport {
     int64_t destination_rows = 0;
   };
   std::vector<Table> tables;    // every copied table, in copy order
+  // Empty, or what the copy, whole, left undone on the destination and why: the PostgreSQL tables it filled
+  // not vacuumed and analyzed (a statement_timeout or lock_timeout, say). Queries answer without it, planned on
+  // older statistics until autovacuum comes by.
+  std::string tidy_warning;
 };
 
 [[nodiscard]] StatusOr<CopyReport> CopyToPostgres(Database& source, PostgresConnection& destination);

@@ -5,7 +5,8 @@
 // `SELECT … FROM … WHERE <id column> = ? <tail>` runs once an id where a statement is a function call
 // (SQLite: prepared once, from the connection's statement cache); `… WHERE <id column> IN (?, …) <tail>` once
 // for every kIdsPerStatement ids where a statement is a round trip (PostgreSQL), so a read of a thousand ids
-// takes two (each text kept for the connection: StatementCache::ByText). Rows come id after id in the order given on SQLite; on PostgreSQL in the order `tail` asks (say
+// takes two (a full chunk's text kept for the connection, StatementCache::ByText; the rest's, whose length
+// varies, prepared for its one use). Rows come id after id in the order given on SQLite; on PostgreSQL in the order `tail` asks (say
 // ORDER BY the id column first where the order matters).
 //
 // Contract: only placeholders go into the SQL text (ids are bound); errors throw SqlError, as the statements
@@ -17,6 +18,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -53,9 +55,16 @@ class RowsById {
       Conditions where;
       where.AddIn(id_column_, std::vector<int64_t>(begin, begin + static_cast<std::ptrdiff_t>(std::min(
                                                                       kIdsPerStatement, ids.size() - at))));
-      auto q = db.statements().ByText(select_from_ + where.Where() + tail_);  // a full chunk's text recurs
-      BindArgs(*q, where.args());
-      while (q->Step()) row(*q);
+      const std::string sql = select_from_ + where.Where() + tail_;
+      auto read = [&](SqlStatement& q) {
+        BindArgs(q, where.args());
+        while (q.Step()) row(q);
+      };
+      if (at + kIdsPerStatement <= ids.size()) {
+        read(*db.statements().ByText(sql));  // a full chunk's text, the same every time: kept
+      } else {
+        read(*db.connection().Prepare(sql));  // the rest's: its length varies
+      }
     }
   }
 

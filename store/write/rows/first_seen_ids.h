@@ -25,7 +25,7 @@ class FirstSeenIds {
   bool Claim(int64_t id) {
     if (id < 0 || id >= kMaxIds) return false;
     const auto i = static_cast<size_t>(id);
-    if (i >= seen_.size()) seen_.resize(std::max(i + 1, 2 * seen_.size()));
+    if (i >= seen_.size()) seen_.resize(std::min(static_cast<size_t>(kMaxIds), std::max(i + 1, 2 * seen_.size())));
     if (seen_[i]) return false;
     seen_[i] = true;
     return true;
