@@ -12,7 +12,7 @@ void BulkBatch::Text(std::string_view v) {
 
 int64_t BulkBatch::Flush(SqlConnection& sql) {
   if (cells_.empty()) return 0;
-  const bool vouched = all_keys_new_ && rows_ended_ * static_cast<size_t>(columns_) == cells_.size();
+  const bool vouched = rows_new_ * static_cast<size_t>(columns_) == cells_.size();  // every row held
   const BulkInsert& insert = vouched && insert_->for_new_keys() != nullptr ? *insert_->for_new_keys() : *insert_;
   const BulkRows rows{insert, cells_, std::span(texts_.data(), texts_used_)};
   int64_t changed = 0;
@@ -28,8 +28,7 @@ int64_t BulkBatch::Flush(SqlConnection& sql) {
 
 void BulkBatch::Clear() {
   cells_.clear();
-  all_keys_new_ = true;
-  rows_ended_ = 0;
+  rows_new_ = 0;
   // Buffers are kept for the next batch, except a rare big one (a value used thousands of times).
   for (size_t i = 0; i < texts_used_; ++i) {
     if (texts_[i].capacity() > kKeptTextBytes) std::string().swap(texts_[i]);

@@ -58,8 +58,7 @@ class BulkBatch {
   // Call after the row's `columns` values; writes the batch once it is full. Returns the rows the database
   // changed.
   int64_t EndRow(SqlConnection& sql, Keys keys = Keys::kMayExist) {
-    all_keys_new_ = all_keys_new_ && keys == Keys::kNew;
-    ++rows_ended_;
+    if (keys == Keys::kNew) ++rows_new_;
     return cells_.size() >= sql.bulk_batch_rows() * static_cast<size_t>(columns_) ? Flush(sql) : 0;
   }
   // Writes the rows held; returns the rows the database changed.
@@ -73,8 +72,7 @@ class BulkBatch {
   std::vector<BulkCell> cells_;
   std::vector<std::string> texts_;
   size_t texts_used_ = 0;
-  bool all_keys_new_ = true;  // every row ended since the last write was ended with Keys::kNew
-  size_t rows_ended_ = 0;     // rows ended since the last write (a row never ended is not vouched for)
+  size_t rows_new_ = 0;  // rows ended with Keys::kNew since the last write (a row never ended is not vouched for)
 };
 
 }  // namespace xladb::store

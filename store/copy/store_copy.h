@@ -13,7 +13,8 @@
 //     its modules (kModuleRowTables, kModuleDerivedTables);
 //   * not ingest_jobs: a daemon's own queue.
 // Into PostgreSQL rows travel with COPY … FROM STDIN, and afterwards the identity sequences continue past the
-// copied ids and every table copied is analyzed (the planner's statistics describe the copy at once); out of it,
+// copied ids, and the tables this call filled are vacuumed and analyzed (the planner's statistics describe the
+// copy at once; a failure there is CopyReport::tidy_warning, the copy whole); out of it,
 // through a cursor. Every table's row count is then compared on both sides; a
 // difference is an error that names the table.
 //
