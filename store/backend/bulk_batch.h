@@ -1,5 +1,5 @@
 // BulkBatch: rows of a table that a dump fills by the thousand (values, live ranges, the schedule,
-// instructions), gathered and written together by the connection's bulk append (store/backend/bulk_insert.h): a
+// instructions, report rows, TPU counters), gathered and written together by the connection's bulk append (store/backend/bulk_insert.h): a
 // multi-row INSERT on SQLite, one array a column on PostgreSQL.
 //
 //   static const BulkInsert kInsert{"t", "a, b", "ON CONFLICT(a) DO UPDATE SET b = excluded.b", 1};
@@ -40,6 +40,7 @@ class BulkBatch {
   explicit BulkBatch(const BulkInsert* insert) : insert_(insert), columns_(insert->columns()) {}
 
   void Int(int64_t v) { cells_.push_back({v, BulkCell::Kind::kInt}); }
+  void Real(double v) { cells_.push_back(BulkCell::Real(v)); }
   void Null() { cells_.push_back({0, BulkCell::Kind::kNull}); }
   template <typename T>
   void Opt(const std::optional<T>& v) {

@@ -1,5 +1,5 @@
 // Bulk appends: the backend interface's way to write the tables a dump fills by the thousand (values, live
-// ranges, the schedule, instructions). A caller gathers rows (store/backend/bulk_batch.h) and hands them to
+// ranges, the schedule, instructions, report rows, TPU counters). A caller gathers rows (store/backend/bulk_batch.h) and hands them to
 // SqlConnection::AppendRows, which writes them as if each row had been inserted in order by
 //
 //   INSERT INTO <table>(<columns>) VALUES (…) <conflict clause>
@@ -23,6 +23,7 @@
 #ifndef XLADB_STORE_BACKEND_BULK_INSERT_H_
 #define XLADB_STORE_BACKEND_BULK_INSERT_H_
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -74,11 +75,15 @@ class BulkInsert {
 // without them it would answer nothing, silently).
 void RequireReturning(const BulkInsert& insert);
 
-// One cell of a bulk row: an integer, a text (`value` indexes BulkRows::texts) or NULL.
+// One cell of a bulk row: an integer, a double (its bits in `value`: real()), a text (`value` indexes
+// BulkRows::texts) or NULL.
 struct BulkCell {
-  enum class Kind : uint8_t { kInt, kText, kNull };
+  enum class Kind : uint8_t { kInt, kReal, kText, kNull };
   int64_t value;
   Kind kind;
+
+  static BulkCell Real(double v) { return {std::bit_cast<int64_t>(v), Kind::kReal}; }
+  double real() const { return std::bit_cast<double>(value); }
 };
 
 // Rows for SqlConnection::AppendRows: insert.columns() cells a row, in the order of insert.column_list().

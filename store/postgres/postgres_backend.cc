@@ -23,6 +23,19 @@ namespace {
 constexpr Oid kTextOid = 25;
 constexpr Oid kFloat8Oid = 701;
 
+// Appends `value` as float8's input reads it: the shortest text that reads back exactly, or NaN, Infinity,
+// -Infinity. A bound parameter and an element of a bulk array (unquoted) take the same text.
+void AppendFloat8Text(std::string& out, double value) {
+  if (std::isnan(value)) {
+    out += "NaN";
+  } else if (std::isinf(value)) {
+    out += value > 0 ? "Infinity" : "-Infinity";
+  } else {
+    char buf[32];
+    out.append(buf, std::to_chars(buf, buf + sizeof buf, value).ptr);
+  }
+}
+
 // The rows a command inserted, updated or deleted (0 for one that tells none, or no result).
 int64_t RowsChanged(PGresult* result) {
   const char* count = result == nullptr ? "" : PQcmdTuples(result);
@@ -108,11 +121,8 @@ class PostgresStatement final : public SqlStatement {
   // length, int8 against a BIGINT column).
   void BindInt(int index, int64_t value) override { Set(index, std::to_string(value), 0); }
   void BindReal(int index, double value) override {
-    char buf[32];
-    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);  // shortest text that reads back exactly
-    std::string text(buf, end);
-    if (std::isnan(value)) text = "NaN";
-    if (std::isinf(value)) text = value > 0 ? "Infinity" : "-Infinity";
+    std::string text;
+    AppendFloat8Text(text, value);
     Set(index, std::move(text), kFloat8Oid);
   }
   void BindText(int index, std::string_view value) override { Set(index, std::string(value), kTextOid); }
@@ -332,7 +342,8 @@ int64_t PostgresBackend::Append(const BulkRows& rows, bool wait, std::vector<int
     size_t h = 0;
     for (size_t c = 0; c < keys; ++c) {
       const BulkCell& cell = rows.cells[row * columns + c];
-      const size_t part = cell.kind == BulkCell::Kind::kInt ? std::hash<int64_t>()(cell.value)
+      const size_t part = cell.kind == BulkCell::Kind::kInt    ? std::hash<int64_t>()(cell.value)
+                          : cell.kind == BulkCell::Kind::kReal ? std::hash<double>()(cell.real())
                           : cell.kind == BulkCell::Kind::kText
                               ? std::hash<std::string_view>()(StoredText(rows.texts[static_cast<size_t>(cell.value)]))
                               : 0x9e3779b97f4a7c15ULL;
@@ -422,6 +433,7 @@ int64_t PostgresBackend::AppendSegment(const BulkRows& rows, size_t begin, size_
           case BulkCell::Kind::kInt:
             out.append(digits, std::to_chars(digits, digits + sizeof digits, cell.value).ptr);
             break;
+          case BulkCell::Kind::kReal: AppendFloat8Text(out, cell.real()); break;
           case BulkCell::Kind::kText: AppendArrayText(out, rows.texts[static_cast<size_t>(cell.value)]); break;
           case BulkCell::Kind::kNull: out += "NULL"; break;
         }

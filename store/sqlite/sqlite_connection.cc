@@ -148,6 +148,7 @@ int64_t SqliteConnection::Append(const BulkRows& rows, std::vector<int64_t>* ret
       const int index = static_cast<int>(c) + 1;
       switch (cell.kind) {
         case BulkCell::Kind::kInt: st->Bind(index, cell.value); break;
+        case BulkCell::Kind::kReal: st->Bind(index, cell.real()); break;
         case BulkCell::Kind::kText: st->BindTextRef(index, rows.texts[static_cast<size_t>(cell.value)]); break;
         case BulkCell::Kind::kNull: st->BindNull(index); break;
       }

@@ -45,6 +45,7 @@ Status FileWriter::Finish(DerivedModuleFacts* derived) {
     buffer_assignment_.Flush();
     live_ranges_.Flush();
     hlo_module_.Flush();
+    reports_.Flush();
     live_ranges_.WritePeakBuffers();
     derived->UpdateAfterFile(file_.run_id, file_.module_id, file_.module_is_new, file_.facts);
   });

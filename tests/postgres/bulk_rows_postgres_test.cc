@@ -5,6 +5,7 @@
 // append runs after the statements sent before it, and a hash taken by another text is an error on both.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -313,6 +314,39 @@ TEST_F(BulkRowsOnBothBackends, ABatchOfNewKeysGoesWithoutTheConflictClause) {
     sql->Exec("ROLLBACK TO file");
     sql->Exec("COMMIT");
     EXPECT_EQ(testing::Rows(*sql, "SELECT k1, v FROM bulk_pairs ORDER BY k1"), "1|again\n2|new\n3|new\n");
+  }
+}
+
+// Doubles go as the shortest text that reads back exactly (PostgreSQL) or bound as doubles (SQLite): each comes
+// back the same double, whatever its decimal form, with the infinities and a NULL beside them.
+TEST_F(BulkRowsOnBothBackends, RealsComeBackAsTheSameDouble) {
+  static const BulkInsert kReals{"bulk_reals", "k, r", "", 0};
+  const std::vector<double> reals = {0.1, 1.0 / 3, 2.0 / 7 * 1e-300, -2.5e10, 5e-324, 1.7976931348623157e308,
+                                     123456789.123456789, std::numeric_limits<double>::infinity(),
+                                     -std::numeric_limits<double>::infinity()};
+  for (SqlConnection* sql : Backends()) {
+    SCOPED_TRACE(Name(*sql));
+    sql->Exec("CREATE TABLE bulk_reals(k BIGINT PRIMARY KEY, r DOUBLE PRECISION)");
+    store::BulkBatch batch(&kReals);
+    for (size_t i = 0; i < reals.size(); ++i) {
+      batch.Int(static_cast<int64_t>(i));
+      batch.Real(reals[i]);
+      (void)batch.EndRow(*sql);
+    }
+    batch.Int(100);
+    batch.Null();
+    (void)batch.EndRow(*sql);
+    EXPECT_EQ(batch.Flush(*sql), static_cast<int64_t>(reals.size()) + 1);
+    auto q = sql->Prepare("SELECT k, r FROM bulk_reals WHERE r IS NOT NULL ORDER BY k");
+    size_t read = 0;
+    while (q->Step()) {
+      const auto k = static_cast<size_t>(q->Int(0));
+      ASSERT_LT(k, reals.size());
+      EXPECT_EQ(q->Real(1), reals[k]) << k;
+      ++read;
+    }
+    EXPECT_EQ(read, reals.size());
+    EXPECT_EQ(testing::Rows(*sql, "SELECT COUNT(*) FROM bulk_reals WHERE r IS NULL"), "1\n");
   }
 }
 

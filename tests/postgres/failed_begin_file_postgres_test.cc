@@ -39,11 +39,7 @@ TEST_F(FailedBeginFileOnBothBackends, IsRecordedAsAnErrorByAbortFile) {
     store::RunWriter writer(db);
     auto run = writer.BeginRun(run_spec);  // found, not created
     ASSERT_TRUE(run.ok()) << run.status().ToString();
-    ingest::FileSpec spec = testing::FileOf(*run, "module_0001.jit_f.after_optimizations.txt", "hlo_module", "h");
-    spec.has_module = true;
-    spec.module.xla_module_id = 1;
-    spec.module.name = "jit_f";
-    spec.module.stage = "after_optimizations";
+    const ingest::FileSpec spec = testing::ModuleFileOf(*run, "module_0001.jit_f.after_optimizations.txt", "hlo_module", "h");
     auto sink = writer.BeginFile(spec);
     ASSERT_FALSE(sink.ok());
     EXPECT_NE(sink.status().message().find("no modules"), std::string::npos) << sink.status().ToString();

@@ -27,6 +27,17 @@ inline ingest::FileSpec FileOf(int64_t run_id, std::string path, std::string kin
   return spec;
 }
 
+// FileOf a file that writes module `name` (number 1, stage after_optimizations).
+inline ingest::FileSpec ModuleFileOf(int64_t run_id, std::string path, std::string kind, std::string content_hash,
+                                     std::string name = "jit_f") {
+  ingest::FileSpec spec = FileOf(run_id, std::move(path), std::move(kind), std::move(content_hash));
+  spec.has_module = true;
+  spec.module.xla_module_id = 1;
+  spec.module.name = std::move(name);
+  spec.module.stage = "after_optimizations";
+  return spec;
+}
+
 }  // namespace xladb::testing
 
 #endif  // XLADB_TESTS_STORE_WRITER_SPECS_H_

@@ -1,13 +1,29 @@
 #include "store/write/rows/report_rows.h"
 
 #include <cstdio>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "store/backend/row_binding.h"
 
 namespace xladb::store {
 namespace {
+
+// A report prints hundreds of rows a file and a TPU bundle profile thousands of counters: both go by bulk
+// append (one statement a batch, not one a row). Their keys start with the file's id, new for every file (its
+// old version's rows are gone), so a row meets no stored one: the rows are vouched new (BulkBatch::Keys::kNew)
+// and the conflict clause only names the key.
+const BulkInsert kReportRowInsert{
+    "memory_report_rows",
+    "file_id, ordinal, module_id, section, allocation_index, memory_space, memory_space_name, table_ordinal, "
+    "cumulative_bytes_approx, cumulative_percent, remaining_bytes_approx, size_bytes_approx, offset_bytes, "
+    "value_count, shapes",
+    "ON CONFLICT(file_id, ordinal) DO NOTHING", 2};
+const BulkInsert kCounterInsert{
+    "utilization_counters", "file_id, block_ordinal, counter, module_id, kernel, numerator, denominator, ratio, ratio_text",
+    "ON CONFLICT(file_id, block_ordinal, counter) DO NOTHING", 3};
 
 std::string FormatPercent(double p) {
   char buf[32];
@@ -17,18 +33,20 @@ std::string FormatPercent(double p) {
 
 }  // namespace
 
-std::optional<int64_t> ReportRows::ModuleOrNull() const {
-  return OnlyIf(file_->module_id != 0, file_->module_id);
+size_t ReportRows::CounterKeyHash::operator()(const CounterKey& k) const {
+  return std::hash<std::string_view>()(k.counter) * 31 + std::hash<int64_t>()(k.block_ordinal);
 }
 
-template <typename Warning>
-void ReportRows::InsertOnce(SqlStatement& st, Warning&& warning) {
-  if (st.Execute() == 0) {
-    file_->issues.Add(IssueRecord::Severity::kWarning, 0, warning());
-  } else {
-    ++file_->rows;
-  }
-  st.Reset();
+ReportRows::ReportRows(FileContext* file) : file_(file), report_rows_(&kReportRowInsert), counters_(&kCounterInsert) {}
+
+void ReportRows::Flush() {
+  FileContext& f = *file_;
+  f.rows += report_rows_.Flush(f.sql());
+  f.rows += counters_.Flush(f.sql());
+}
+
+std::optional<int64_t> ReportRows::ModuleOrNull() const {
+  return OnlyIf(file_->module_id != 0, file_->module_id);
 }
 
 void ReportRows::Add(ingest::MemoryReportTotalRecord&& r) {
@@ -53,23 +71,27 @@ void ReportRows::Add(ingest::MemoryReportTotalRecord&& r) {
 void ReportRows::Add(ingest::MemoryReportRowRecord&& r) {
   FileContext& f = *file_;
   f.Guard([&] {
-    auto& st = f.Statement("INSERT INTO memory_report_rows(file_id, ordinal, module_id, section, allocation_index, "
-                           "memory_space, memory_space_name, table_ordinal, cumulative_bytes_approx, "
-                           "cumulative_percent, remaining_bytes_approx, size_bytes_approx, offset_bytes, "
-                           "value_count, shapes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
-                           "ON CONFLICT(file_id, ordinal) DO NOTHING");
     const char* section = "allocations_by_size";
     if (r.section == ingest::MemoryReportRowRecord::Section::kAllocationValues) section = "allocation_values";
     if (r.section == ingest::MemoryReportRowRecord::Section::kMemorySpace) section = "memory_space";
-    BindRow(st, f.file_id, r.ordinal, ModuleOrNull(), section, NonNegative(r.allocation_index),
-            NonNegative(r.memory_space), NonEmpty(std::move(r.memory_space_name)), NonNegative(r.table_ordinal),
-            r.cumulative_bytes_approx, r.cumulative_percent, NonNegative(r.remaining_bytes_approx),
-            r.size_bytes_approx, NonNegative(r.offset_bytes), NonNegative(r.value_count), r.shapes);
-    // Not awaited (a round trip a row on PostgreSQL): the parser numbers a file's rows one by one and the
-    // file's old rows are gone, so the ordinal never meets a stored one and every row sent is a row stored.
-    st.ExecuteLater();
-    st.Reset();
-    ++f.rows;
+    BulkBatch& b = report_rows_;
+    b.Int(f.file_id);
+    b.Int(r.ordinal);
+    b.Opt(ModuleOrNull());
+    b.Text(section);
+    b.Opt(NonNegative(r.allocation_index));
+    b.Opt(NonNegative(r.memory_space));
+    b.OptText(NonEmpty(std::move(r.memory_space_name)));
+    b.Opt(NonNegative(r.table_ordinal));
+    b.Int(r.cumulative_bytes_approx);
+    b.Real(r.cumulative_percent);
+    b.Opt(NonNegative(r.remaining_bytes_approx));
+    b.Int(r.size_bytes_approx);
+    b.Opt(NonNegative(r.offset_bytes));
+    b.Opt(NonNegative(r.value_count));
+    b.Text(r.shapes);
+    // The parser numbers a file's rows one by one (records.h), so an ordinal is new in the file.
+    f.rows += b.EndRow(f.sql(), BulkBatch::Keys::kNew);
   });
 }
 
@@ -83,16 +105,25 @@ void ReportRows::Add(ingest::MemoryReportOmittedRecord&& r) {
 void ReportRows::Add(ingest::UtilizationCounterRecord&& r) {
   FileContext& f = *file_;
   f.facts.counters_changed = true;
+  // A counter printed again in its block is told here (the key as the database keeps the text, StoredText).
+  if (!counters_seen_.insert({r.block_ordinal, std::string(StoredText(r.counter))}).second) {
+    f.issues.Add(IssueRecord::Severity::kWarning, 0,
+                 "counter " + r.counter + " printed twice in block " + std::to_string(r.block_ordinal) +
+                     "; the first is kept");
+    return;
+  }
   f.Guard([&] {
-    auto& st = f.Statement("INSERT INTO utilization_counters(file_id, block_ordinal, counter, module_id, kernel, "
-                           "numerator, denominator, ratio, ratio_text) VALUES (?,?,?,?,?,?,?,?,?) "
-                           "ON CONFLICT(file_id, block_ordinal, counter) DO NOTHING");
-    BindRow(st, f.file_id, r.block_ordinal, r.counter, ModuleOrNull(), r.kernel, r.numerator, r.denominator, r.ratio,
-            r.ratio_text);
-    InsertOnce(st, [&] {
-      return "counter " + r.counter + " printed twice in block " + std::to_string(r.block_ordinal) +
-             "; the first is kept";
-    });
+    BulkBatch& b = counters_;
+    b.Int(f.file_id);
+    b.Int(r.block_ordinal);
+    b.Text(r.counter);
+    b.Opt(ModuleOrNull());
+    b.Text(r.kernel);
+    b.Int(r.numerator);
+    b.Int(r.denominator);
+    b.Real(r.ratio);
+    b.Text(r.ratio_text);
+    f.rows += b.EndRow(f.sql(), BulkBatch::Keys::kNew);
   });
 }
 

@@ -14,22 +14,29 @@
 //   OomStatRecord               → oom_stats(label, bytes_approx, bytes_text, percent)
 //   OomBufferRecord             → oom_buffers(buffer_number, size, op_name, source, xla_label, shape, …)
 //
+// Report rows and counters are gathered and written by bulk append (store/backend/bulk_batch.h), the rest a
+// statement a row (a few a file). A repeat (a space's total, a counter of a block) is told from what the file
+// printed before, not from the database's answer.
+//
 // Contract: owned by one file's FileWriter; statement errors go to FileContext::Guard. Not thread-safe.
 #ifndef XLADB_STORE_WRITE_ROWS_REPORT_ROWS_H_
 #define XLADB_STORE_WRITE_ROWS_REPORT_ROWS_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <unordered_set>
 
 #include "ingest/records/records.h"
+#include "store/backend/bulk_batch.h"
 #include "store/write/rows/file_context.h"
 
 namespace xladb::store {
 
 class ReportRows {
  public:
-  explicit ReportRows(FileContext* file) : file_(file) {}
+  explicit ReportRows(FileContext* file);
 
   void Add(ingest::MemoryReportTotalRecord&& r);
   void Add(ingest::MemoryReportRowRecord&& r);
@@ -39,15 +46,28 @@ class ReportRows {
   void Add(ingest::OomStatRecord&& r);
   void Add(ingest::OomBufferRecord&& r);
 
+  // Writes the report rows and counters held; at the file's end, before its derived facts (the spill summary
+  // reads the counters).
+  void Flush();
+
  private:
+  // A counter's key in its file.
+  struct CounterKey {
+    int64_t block_ordinal;
+    std::string counter;
+    bool operator==(const CounterKey&) const = default;
+  };
+  struct CounterKeyHash {
+    size_t operator()(const CounterKey& k) const;
+  };
+
   // The file's module, or NULL when the file names none.
   std::optional<int64_t> ModuleOrNull() const;
-  // Steps an INSERT … ON CONFLICT DO NOTHING. A row the file printed before is the issue warning() says.
-  template <typename Warning>
-  void InsertOnce(SqlStatement& st, Warning&& warning);
 
   FileContext* file_;
+  BulkBatch report_rows_, counters_;
   std::unordered_set<int32_t> totals_seen_;  // the memory spaces whose total the file printed
+  std::unordered_set<CounterKey, CounterKeyHash> counters_seen_;  // the counters the file printed
 };
 
 }  // namespace xladb::store
