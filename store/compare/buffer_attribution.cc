@@ -79,11 +79,14 @@ const ResultColumns<KeyedOrigin> kKeyedOriginColumns =
         OriginColumns<KeyedOrigin>());
 
 // Gives every buffer of `buffers` the origin of its instruction (as a LEFT JOIN would: none where the module
-// has no instruction of that name), from one read of every instruction of the modules.
+// has no instruction of that name), from one read of the modules' instructions that have one: an instruction
+// without metadata (a parameter, a tuple, a copy XLA added: most of a module's) gives a buffer what no
+// instruction gives, so it is not sent.
 void ReadOriginsOfModules(Database& db, const std::vector<int64_t>& module_ids,
                           std::unordered_map<int64_t, std::vector<Buffer>>& buffers) {
-  static const RowsById kInstructions("SELECT " + kKeyedOriginColumns.SelectList() + " FROM instructions i",
-                                      "i.module_id", "");
+  static const RowsById kInstructions(
+      "SELECT " + kKeyedOriginColumns.SelectList() + " FROM instructions i", "i.module_id",
+      " AND (i.op_name_id IS NOT NULL OR i.source_file_id IS NOT NULL OR i.source_line IS NOT NULL)");
   // Per module, its buffers by instruction name (views of the buffers' names, which outlive this).
   std::unordered_map<int64_t, std::unordered_map<std::string_view, std::vector<Buffer*>>> wanted;
   for (auto& [module, list] : buffers) {
