@@ -75,6 +75,7 @@ class Profile:
     catch_up_runs: int        # real-size runs xladbd catches up with (bench/catch_up.py)
     catch_up_backends: str    # on these stores
     postgres_ingest: str = ""  # generated buffer assignment ingested into PostgreSQL beside SQLite ("": no step)
+    postgres_tpu_modules: int = 0  # modules of a generated TPU run folder ingested there too (0: none)
 
 
 PROFILES = {
@@ -86,11 +87,11 @@ PROFILES = {
     "full": Profile(file_sizes=["10M", "100M", "1G"], repeat=3, store_runs=1000, store_modules=500, store_batch=25,
                     rpc_calls=200, rpc_warmup=20, diff_calls=20, query_rows=1_000_000, load_seconds=10,
                     load_clients=8, upload_modules=20, catch_up_runs=100, catch_up_backends="sqlite,postgresql",
-                    postgres_ingest="200M"),
+                    postgres_ingest="200M", postgres_tpu_modules=500),
     "quick": Profile(file_sizes=["10M", "100M", "1G"], repeat=3, store_runs=100, store_modules=500, store_batch=10,
                      rpc_calls=200, rpc_warmup=20, diff_calls=20, query_rows=1_000_000, load_seconds=10,
                      load_clients=8, upload_modules=20, catch_up_runs=10, catch_up_backends="sqlite,postgresql",
-                     postgres_ingest="200M"),
+                     postgres_ingest="200M", postgres_tpu_modules=100),
 }
 
 
@@ -663,6 +664,15 @@ class Bench:
         generated = self.path(f"pg-{p.postgres_ingest}-buffer-assignment.txt")
         run_tool([a.gen, "buffer-assignment", "--bytes", p.postgres_ingest, "--seed", "1", "--out", generated])
         inputs.append((f"generated buffer assignment ({fmt_size_label(p.postgres_ingest)})", generated))
+        # A TPU run's folder: beside each module's buffer assignment, memory report and HLO text, its bundle
+        # profile (libtpu's utilization counters, hundreds a module), which the real GPU folder has none of.
+        tpu_folder = self.path("pg-tpu-run")
+        if p.postgres_tpu_modules:
+            shutil.rmtree(tpu_folder, ignore_errors=True)
+            run_tool([a.gen, "folder", "--modules", p.postgres_tpu_modules, "--backend", "tpu", "--seed", "1",
+                      "--out", tpu_folder])
+            inputs.append((f"generated TPU run folder (`xladb_gen folder --modules {p.postgres_tpu_modules}`, "
+                           "utilization counters included)", tpu_folder))
         rows = []
         for label, path in inputs:
             sqlite_runs, pg_runs = [], []
@@ -681,6 +691,7 @@ class Bench:
                 verdict([("time", ratio <= 2)]))
             rows.append([label, f"{lite.seconds:.2f} s", f"{pg.seconds:.2f} s", f"{ratio:.1f}×", f"{stored.rows:,}"])
         os.remove(generated)
+        shutil.rmtree(tpu_folder, ignore_errors=True)
         remove_database(self.path("pg-side.db"))
         # The stores ingested here are dropped once measured: left in the cluster, autovacuum comes by a minute
         # later to read all their pages (millions of rows, inserted and never vacuumed), on the same two cores
