@@ -1,6 +1,7 @@
 // Bulk appends: the backend interface's way to write the tables a dump fills by the thousand (values, live
-// ranges, the schedule, instructions, report rows, TPU counters). A caller gathers rows (store/backend/bulk_batch.h) and hands them to
-// SqlConnection::AppendRows, which writes them as if each row had been inserted in order by
+// ranges, the schedule, instructions, report rows, TPU counters). A caller gathers rows
+// (store/backend/bulk_batch.h) and hands them to SqlConnection::AppendRows, which writes them as if each row
+// had been inserted in order by
 //
 //   INSERT INTO <table>(<columns>) VALUES (…) <conflict clause>
 //

@@ -37,6 +37,8 @@ XLADB_RECORD_TYPES(XLADB_FILE_WRITER_METHOD)
 #undef XLADB_FILE_WRITER_METHOD
 
 Status FileWriter::Finish(DerivedModuleFacts* derived) {
+  // A report's rows and counters, held in batches, belong to the file whether it names a module or not.
+  file_.Guard([&] { reports_.Flush(); });
   if (file_.module_id == 0) return file_.error;
   file_.Guard([&] {
     // Values and live ranges that waited for the file's end, then every batched row, then what reads them.
@@ -45,7 +47,6 @@ Status FileWriter::Finish(DerivedModuleFacts* derived) {
     buffer_assignment_.Flush();
     live_ranges_.Flush();
     hlo_module_.Flush();
-    reports_.Flush();
     live_ranges_.WritePeakBuffers();
     derived->UpdateAfterFile(file_.run_id, file_.module_id, file_.module_is_new, file_.facts);
   });

@@ -5,6 +5,7 @@
 // append runs after the statements sent before it, and a hash taken by another text is an error on both.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 #include <map>
 #include <memory>
@@ -348,6 +349,23 @@ TEST_F(BulkRowsOnBothBackends, RealsComeBackAsTheSameDouble) {
     EXPECT_EQ(read, reals.size());
     EXPECT_EQ(testing::Rows(*sql, "SELECT COUNT(*) FROM bulk_reals WHERE r IS NULL"), "1\n");
   }
+  // PostgreSQL's float8 keeps a negative zero and NaN; SQLite stores an integral REAL as an integer (the sign of
+  // zero goes) and NaN as NULL, so those two are asked of PostgreSQL alone.
+  SqlConnection& pg = postgres_->connection();
+  store::BulkBatch batch(&kReals);
+  batch.Int(200);
+  batch.Real(-0.0);
+  (void)batch.EndRow(pg);
+  batch.Int(201);
+  batch.Real(std::numeric_limits<double>::quiet_NaN());
+  (void)batch.EndRow(pg);
+  EXPECT_EQ(batch.Flush(pg), 2);
+  auto q = pg.Prepare("SELECT r FROM bulk_reals WHERE k >= 200 ORDER BY k");
+  ASSERT_TRUE(q->Step());
+  EXPECT_EQ(q->Real(0), 0.0);
+  EXPECT_TRUE(std::signbit(q->Real(0)));
+  ASSERT_TRUE(q->Step());
+  EXPECT_TRUE(std::isnan(q->Real(0)));
 }
 
 // The twin without a conflict clause exists only where there is a clause to leave out, and not for an insert

@@ -39,7 +39,8 @@ TEST_F(FailedBeginFileOnBothBackends, IsRecordedAsAnErrorByAbortFile) {
     store::RunWriter writer(db);
     auto run = writer.BeginRun(run_spec);  // found, not created
     ASSERT_TRUE(run.ok()) << run.status().ToString();
-    const ingest::FileSpec spec = testing::ModuleFileOf(*run, "module_0001.jit_f.after_optimizations.txt", "hlo_module", "h");
+    const ingest::FileSpec spec =
+        testing::ModuleFileOf(*run, "module_0001.jit_f.after_optimizations.txt", "hlo_module", "h");
     auto sink = writer.BeginFile(spec);
     ASSERT_FALSE(sink.ok());
     EXPECT_NE(sink.status().message().find("no modules"), std::string::npos) << sink.status().ToString();

@@ -27,9 +27,9 @@ ingest::MemoryReportTotalRecord Total(int32_t memory_space, int64_t bytes) {
   return r;
 }
 
-class ReportTotalsOnBothBackends : public testing::BothBackends {};
+class ReportRowsOnBothBackends : public testing::BothBackends {};
 
-TEST_F(ReportTotalsOnBothBackends, ASpacePrintedTwiceKeepsTheFirstTotalAndWarns) {
+TEST_F(ReportRowsOnBothBackends, ASpacePrintedTwiceKeepsTheFirstTotalAndWarns) {
   for (store::Database* db : {sqlite_.get(), postgres_.get()}) {
     SCOPED_TRACE(Name(db->connection()));
     store::RunWriter writer(db);
@@ -70,8 +70,6 @@ ingest::UtilizationCounterRecord Counter(int64_t block, std::string kernel, std:
   return r;
 }
 
-class ReportRowsOnBothBackends : public testing::BothBackends {};
-
 TEST_F(ReportRowsOnBothBackends, CountersPastABatchArriveExactlyAndARepeatInItsBlockWarns) {
   for (store::Database* db : {sqlite_.get(), postgres_.get()}) {
     SCOPED_TRACE(Name(db->connection()));
@@ -82,7 +80,8 @@ TEST_F(ReportRowsOnBothBackends, CountersPastABatchArriveExactlyAndARepeatInItsB
     store::RunWriter writer(db);
     auto run = writer.BeginRun(testing::RunNamed("nightly"));
     ASSERT_TRUE(run.ok()) << run.status().ToString();
-    const ingest::FileSpec spec = testing::ModuleFileOf(*run, "module_0001.jit_f.bundle_profile.txt", "tpu_bundle_profile", "h");
+    const ingest::FileSpec spec =
+        testing::ModuleFileOf(*run, "module_0001.jit_f.bundle_profile.txt", "tpu_bundle_profile", "h");
     auto sink = writer.BeginFile(spec);
     ASSERT_TRUE(sink.ok()) << sink.status().ToString();
     ASSERT_NE(*sink, nullptr);
@@ -128,6 +127,35 @@ TEST_F(ReportRowsOnBothBackends, CountersPastABatchArriveExactlyAndARepeatInItsB
     EXPECT_EQ(testing::Rows(sql, "SELECT COUNT(*), SUM(vmem_spills), SUM(vmem_fills) FROM kernel_spill_summary"),
               std::to_string(blocks) + "|" + std::to_string(blocks * (blocks + 1) / 2) + "|" +
                   std::to_string(2 * blocks) + "\n");
+  }
+}
+
+// A file that names no module (RunWriter takes one: FileSpec::has_module false) keeps its report's rows and
+// counters too, though no module's facts follow them.
+TEST_F(ReportRowsOnBothBackends, AFileWithoutAModuleKeepsItsRowsAndCounters) {
+  for (store::Database* db : {sqlite_.get(), postgres_.get()}) {
+    SCOPED_TRACE(Name(db->connection()));
+    store::RunWriter writer(db);
+    auto run = writer.BeginRun(testing::RunNamed("nightly"));
+    ASSERT_TRUE(run.ok()) << run.status().ToString();
+    auto sink = writer.BeginFile(testing::FileOf(*run, "profile.txt", "tpu_bundle_profile", "h"));
+    ASSERT_TRUE(sink.ok()) << sink.status().ToString();
+    ASSERT_NE(*sink, nullptr);
+    (*sink)->OnUtilizationCounter(Counter(0, "<no-hlo-instruction>", "VECTOR_ALU", 105, 748));
+    ingest::MemoryReportRowRecord row;
+    row.ordinal = 0;
+    row.shapes = "f32[8]";
+    (*sink)->OnMemoryReportRow(std::move(row));
+    auto stats = writer.CommitFile({ingest::FileVerdict::kIngested, "", 3, 0});
+    ASSERT_TRUE(stats.ok()) << stats.status().ToString();
+    EXPECT_EQ(stats->rows, 2);
+    ASSERT_TRUE(writer.FinishRun(*run, -1).ok());
+    store::SqlConnection& sql = db->connection();
+    EXPECT_EQ(testing::Rows(sql, "SELECT kernel, counter, numerator, denominator, COALESCE(module_id, -1) "
+                                 "FROM utilization_counters"),
+              "<no-hlo-instruction>|VECTOR_ALU|105|748|-1\n");
+    EXPECT_EQ(testing::Rows(sql, "SELECT shapes FROM memory_report_rows"), "f32[8]\n");
+    EXPECT_EQ(testing::Rows(sql, "SELECT rows_written FROM dump_files"), "2\n");
   }
 }
 

@@ -13,8 +13,8 @@ namespace {
 
 // A report prints hundreds of rows a file and a TPU bundle profile thousands of counters: both go by bulk
 // append (one statement a batch, not one a row). Their keys start with the file's id, new for every file (its
-// old version's rows are gone), so a row meets no stored one: the rows are vouched new (BulkBatch::Keys::kNew)
-// and the conflict clause only names the key.
+// old version's rows are gone), so a row meets no stored one: every row is vouched new (BulkBatch::Keys::kNew),
+// and the conflict clause, which names the key, is never sent.
 const BulkInsert kReportRowInsert{
     "memory_report_rows",
     "file_id, ordinal, module_id, section, allocation_index, memory_space, memory_space_name, table_ordinal, "
@@ -22,7 +22,8 @@ const BulkInsert kReportRowInsert{
     "value_count, shapes",
     "ON CONFLICT(file_id, ordinal) DO NOTHING", 2};
 const BulkInsert kCounterInsert{
-    "utilization_counters", "file_id, block_ordinal, counter, module_id, kernel, numerator, denominator, ratio, ratio_text",
+    "utilization_counters",
+    "file_id, block_ordinal, counter, module_id, kernel, numerator, denominator, ratio, ratio_text",
     "ON CONFLICT(file_id, block_ordinal, counter) DO NOTHING", 3};
 
 std::string FormatPercent(double p) {
@@ -105,14 +106,14 @@ void ReportRows::Add(ingest::MemoryReportOmittedRecord&& r) {
 void ReportRows::Add(ingest::UtilizationCounterRecord&& r) {
   FileContext& f = *file_;
   f.facts.counters_changed = true;
-  // A counter printed again in its block is told here (the key as the database keeps the text, StoredText).
-  if (!counters_seen_.insert({r.block_ordinal, std::string(StoredText(r.counter))}).second) {
-    f.issues.Add(IssueRecord::Severity::kWarning, 0,
-                 "counter " + r.counter + " printed twice in block " + std::to_string(r.block_ordinal) +
-                     "; the first is kept");
-    return;
-  }
   f.Guard([&] {
+    // A counter printed again in its block is told here (the key as the database keeps the text, StoredText).
+    if (!counters_seen_.insert({r.block_ordinal, std::string(StoredText(r.counter))}).second) {
+      f.issues.Add(IssueRecord::Severity::kWarning, 0,
+                   "counter " + r.counter + " printed twice in block " + std::to_string(r.block_ordinal) +
+                       "; the first is kept");
+      return;
+    }
     BulkBatch& b = counters_;
     b.Int(f.file_id);
     b.Int(r.block_ordinal);
