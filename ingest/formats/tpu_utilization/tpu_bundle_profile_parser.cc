@@ -1,5 +1,6 @@
 #include "ingest/formats/tpu_utilization/tpu_bundle_profile_parser.h"
 
+#include <cmath>
 #include <cstdio>
 #include <optional>
 #include <utility>
@@ -20,10 +21,14 @@ constexpr std::string_view kFractionOpen = ": (";
 
 }  // namespace
 
+double UtilizationRatio(int64_t numerator, int64_t denominator) {
+  return denominator == 0 ? 0.0 : static_cast<double>(numerator) / static_cast<double>(denominator);
+}
+
 std::string FormatUtilizationRatio(int64_t numerator, int64_t denominator) {
   if (denominator == 0) return "0";
   char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "%g", static_cast<double>(numerator) / static_cast<double>(denominator));
+  std::snprintf(buffer, sizeof(buffer), "%g", UtilizationRatio(numerator, denominator));
   return buffer;
 }
 
@@ -101,7 +106,14 @@ bool TpuBundleProfileParser::ParseCounter(std::string_view line, int64_t line_no
     Report(Severity::kInvariant, line_no,
            where + ": achieved " + std::to_string(*numerator) + " exceeds peak " + std::to_string(*denominator));
   }
-  if (*denominator != 0) {
+  if (!std::isfinite(*ratio)) {
+    // Stored as the quotient (a store keeps no NaN alike everywhere: SQLite's REAL takes it as NULL).
+    ratio = UtilizationRatio(*numerator, *denominator);
+    Report(Severity::kInvariant, line_no,
+           where + ": ratio " + std::string(ratio_text) + " is not a finite number; stored as " +
+               std::to_string(*numerator) + "/" + std::to_string(*denominator) + " = " +
+               FormatUtilizationRatio(*numerator, *denominator));
+  } else if (*denominator != 0) {
     const std::string expected = FormatUtilizationRatio(*numerator, *denominator);
     if (ratio_text != expected) {
       Report(Severity::kInvariant, line_no,

@@ -16,7 +16,8 @@
 // absent from a block.
 //
 // Invariants checked (kInvariant, never fatal): numerator <= denominator; the printed ratio equals
-// FormatUtilizationRatio(num, den) (6 significant digits), not checked when den is 0.
+// FormatUtilizationRatio(num, den) (6 significant digits), not checked when den is 0; the printed ratio is a
+// finite number (`nan`, `inf`: the record's ratio is then UtilizationRatio(num, den), its text as printed).
 // A counter line outside a block, or any other line, is counted with CountUnknownLine. Negative or
 // past-int64 numbers are reported and the line skipped. An `HLO:` text that is not an instruction gives a
 // kWarning and a block keyed by the text before ` = ` (or the whole text).
@@ -40,6 +41,8 @@ namespace xladb::ingest {
 // significant digits) of the double quotient. Returns "0" when den is 0. Shared with the per-bundle report
 // parser, which synthesises ratios in the same form.
 std::string FormatUtilizationRatio(int64_t numerator, int64_t denominator);
+// The same quotient as a double: 0 when den is 0.
+double UtilizationRatio(int64_t numerator, int64_t denominator);
 
 class TpuBundleProfileParser : public LineParser {
  public:

@@ -172,9 +172,7 @@ Status TpuPerBundleUtilizationParser::Finish() {
       continue;
     }
     record.ratio_text = FormatUtilizationRatio(record.numerator, record.denominator);
-    record.ratio = record.denominator == 0
-                       ? 0.0
-                       : static_cast<double>(record.numerator) / static_cast<double>(record.denominator);
+    record.ratio = UtilizationRatio(record.numerator, record.denominator);
     sink()->OnUtilizationCounter(std::move(record));
   }
   return Status::Ok();

@@ -106,6 +106,31 @@ TEST(TpuBundleProfileParser, InvariantViolationsNameTheValues) {
   EXPECT_NE(sink.issues[1].reason.find("ratio 0.3 is not 1/3 = 0.333333"), std::string::npos) << sink.issues[1].reason;
 }
 
+// A ratio printed as `nan` or `inf` (0/0, a division libtpu might make) keeps its counter: the ratio is the
+// quotient (0 for 0/0), its text as printed, and the line an invariant issue. Stored as NaN, SQLite's REAL
+// would take it as NULL and refuse the file's rows (utilization_counters.ratio is NOT NULL).
+TEST(TpuBundleProfileParser, ARatioThatIsNotAFiniteNumberKeepsItsCounter) {
+  VectorSink sink;
+  TpuBundleProfileParser parser(&sink);
+  ASSERT_TRUE(ParseText(parser,
+                        "HLO: <no-hlo-instruction>\n"
+                        " - SMEM_SPILL_COUNT: (0/0) - nan\n"
+                        " - VECTOR_ALU: (1/4) - inf\n"
+                        " - SCALAR_ALU: (1/2) - 0.5\n")
+                  .ok());
+  ASSERT_EQ(sink.counters.size(), 3u);
+  EXPECT_EQ(sink.counters[0].ratio, 0.0);
+  EXPECT_EQ(sink.counters[0].ratio_text, "nan");
+  EXPECT_EQ(sink.counters[1].ratio, 0.25);
+  EXPECT_EQ(sink.counters[1].ratio_text, "inf");
+  EXPECT_EQ(sink.counters[2].ratio, 0.5);
+  ASSERT_EQ(sink.CountIssues(Severity::kInvariant), 2u);
+  EXPECT_NE(sink.issues[0].reason.find("ratio nan is not a finite number; stored as 0/0 = 0"), std::string::npos)
+      << sink.issues[0].reason;
+  EXPECT_NE(sink.issues[1].reason.find("ratio inf is not a finite number; stored as 1/4 = 0.25"), std::string::npos)
+      << sink.issues[1].reason;
+}
+
 TEST(TpuBundleProfileParser, BadNumbersAndStrayLinesDoNotCrash) {
   VectorSink sink;
   TpuBundleProfileParser parser(&sink);
