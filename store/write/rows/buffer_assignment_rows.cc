@@ -239,8 +239,7 @@ void BufferAssignmentRows::WriteValue(int64_t id, const ValueRow& v) {
   b.Opt(v.cross_color);
   b.Int(f.file_id);
   // A value written twice (stored at once, then merged with its block) is new only the first time.
-  const bool is_new = f.module_is_new && written_ids_.Claim(id);
-  f.rows += b.EndRow(f.sql(), is_new ? BulkBatch::Keys::kNew : BulkBatch::Keys::kMayExist);
+  f.EndModuleRow(b, written_ids_, id);
 }
 
 void BufferAssignmentRows::WritePending() {

@@ -28,7 +28,9 @@
 #include "base/status.h"
 #include "store/facts/interned_texts.h"
 #include "store/facts/module_facts.h"
+#include "store/backend/bulk_batch.h"
 #include "store/backend/statement_cache.h"
+#include "store/write/rows/first_seen_ids.h"
 
 namespace xladb::store {
 
@@ -60,6 +62,13 @@ struct FileContext {
         interned_(interned) {}
 
   SqlConnection& sql() { return statements_->sql(); }
+  // Ends `batch`'s row of this module whose key id is `id`, counting the rows written: vouched new (the batch
+  // may go without its conflict clause, BulkBatch::Keys::kNew) when this file created the module and `written`
+  // sees the id for the first time.
+  void EndModuleRow(BulkBatch& batch, FirstSeenIds& written, int64_t id) {
+    const bool is_new = module_is_new && written.Claim(id);
+    rows += batch.EndRow(sql(), is_new ? BulkBatch::Keys::kNew : BulkBatch::Keys::kMayExist);
+  }
   // A cached statement (store/backend/statement_cache.h): `text` must have static storage.
   SqlStatement& Statement(const char* text) { return statements_->Get(text); }
   StatementCache& statements() { return *statements_; }

@@ -16,11 +16,20 @@ const BulkInsert kLiveRangeInsert{
 const BulkInsert kScheduleInsert{
     "schedule", "module_id, time, instruction, file_id",
     "ON CONFLICT(module_id, time) DO UPDATE SET instruction = excluded.instruction, file_id = excluded.file_id", 2};
+// A node the module has already (another file printed its breakdown first) is kept.
+const BulkInsert kStackTraceNodeInsert{
+    "stack_trace_nodes",
+    "module_id, ordinal, depth, name, percent, total_bytes, current_bytes, remaining_bytes, file_id",
+    "ON CONFLICT(module_id, ordinal) DO NOTHING", 2};
 
 }  // namespace
 
 LiveRangeRows::LiveRangeRows(FileContext* file, BufferAssignmentRows* values)
-    : file_(file), values_(values), live_ranges_(&kLiveRangeInsert), schedule_(&kScheduleInsert) {}
+    : file_(file),
+      values_(values),
+      live_ranges_(&kLiveRangeInsert),
+      schedule_(&kScheduleInsert),
+      stack_trace_nodes_(&kStackTraceNodeInsert) {}
 
 void LiveRangeRows::Add(ingest::ScheduleEntryRecord&& r) {
   FileContext& f = *file_;
@@ -30,8 +39,7 @@ void LiveRangeRows::Add(ingest::ScheduleEntryRecord&& r) {
     schedule_.Int(r.time);
     schedule_.Text(r.instruction);
     schedule_.Int(f.file_id);
-    const bool is_new = f.module_is_new && written_times_.Claim(r.time);
-    f.rows += schedule_.EndRow(f.sql(), is_new ? BulkBatch::Keys::kNew : BulkBatch::Keys::kMayExist);
+    f.EndModuleRow(schedule_, written_times_, r.time);
   });
 }
 
@@ -55,13 +63,17 @@ void LiveRangeRows::Add(ingest::StackTraceNodeRecord&& r) {
   FileContext& f = *file_;
   if (f.module_id == 0) return;
   f.Guard([&] {
-    auto& st = f.Statement("INSERT INTO stack_trace_nodes(module_id, ordinal, depth, name, percent, total_bytes, "
-                           "current_bytes, remaining_bytes, file_id) VALUES (?,?,?,?,?,?,?,?,?) "
-                           "ON CONFLICT(module_id, ordinal) DO NOTHING");
-    BindRow(st, f.module_id, r.ordinal, r.depth, r.name, r.percent, r.total_bytes, r.current_bytes, r.remaining_bytes,
-            f.file_id);
-    f.rows += st.Execute();
-    st.Reset();
+    BulkBatch& b = stack_trace_nodes_;
+    b.Int(f.module_id);
+    b.Int(r.ordinal);
+    b.Int(r.depth);
+    b.Text(r.name);
+    b.Real(r.percent);
+    b.Int(r.total_bytes);
+    b.Int(r.current_bytes);
+    b.Int(r.remaining_bytes);
+    b.Int(f.file_id);
+    f.EndModuleRow(b, written_stack_trace_nodes_, r.ordinal);
   });
 }
 
@@ -72,8 +84,7 @@ void LiveRangeRows::WriteLiveRange(int64_t value_id, int64_t start, int64_t end)
   live_ranges_.Int(start);
   live_ranges_.Int(end);
   live_ranges_.Int(f.file_id);
-  const bool is_new = f.module_is_new && written_live_ranges_.Claim(value_id);
-  f.rows += live_ranges_.EndRow(f.sql(), is_new ? BulkBatch::Keys::kNew : BulkBatch::Keys::kMayExist);
+  f.EndModuleRow(live_ranges_, written_live_ranges_, value_id);
 }
 
 void LiveRangeRows::WriteUnmatched() {
@@ -91,6 +102,7 @@ void LiveRangeRows::WriteUnmatched() {
 void LiveRangeRows::Flush() {
   file_->rows += live_ranges_.Flush(file_->sql());
   file_->rows += schedule_.Flush(file_->sql());
+  file_->rows += stack_trace_nodes_.Flush(file_->sql());
 }
 
 void LiveRangeRows::WritePeakBuffers() {

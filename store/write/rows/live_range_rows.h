@@ -9,9 +9,10 @@
 //   PeakBufferRecord        → peak_buffers(ordinal, instruction, shape_index, logical_bytes, cumulative_bytes,
 //                             value_id)
 //   StackTraceHeaderRecord  → module_summary.stack_trace_peak_bytes, through FileFacts (§4.2)
-//   StackTraceNodeRecord    → stack_trace_nodes
+//   StackTraceNodeRecord    → stack_trace_nodes (a node the module has already is kept)
 //
-// Live ranges of values this file has already read are written as they come; the others (values stored by
+// Live ranges, the schedule and the stack-trace nodes go by bulk append (store/backend/bulk_batch.h). Live
+// ranges of values this file has already read are written as they come; the others (values stored by
 // an earlier file of the split format, or by none) wait for WriteUnmatched() at the file's end, and the peak
 // buffers for WritePeakBuffers(), so that the values they name are all known.
 //
@@ -56,8 +57,9 @@ class LiveRangeRows {
   BufferAssignmentRows* values_;
   BulkBatch live_ranges_;
   BulkBatch schedule_;
-  // The value ids and schedule times written, when the file created the module.
-  FirstSeenIds written_live_ranges_, written_times_;
+  BulkBatch stack_trace_nodes_;
+  // The value ids, schedule times and stack-trace ordinals written, when the file created the module.
+  FirstSeenIds written_live_ranges_, written_times_, written_stack_trace_nodes_;
   std::vector<ingest::PeakBufferRecord> peak_buffers_;
   std::vector<ingest::LiveRangeRecord> unmatched_;
 };
