@@ -13,13 +13,14 @@
 #define XLADB_STORE_FACTS_RUN_SUMMARY_H_
 
 #include "store/backend/sql_connection.h"
+#include "store/backend/statement_cache.h"
 
 #include <cstdint>
 
 namespace xladb::store {
 
-// Recounts one run's summary columns from its rows.
-void UpdateRunSummary(SqlConnection& sql, int64_t run_id);
+// Recounts one run's summary columns from its rows, by a statement `statements` keeps.
+void UpdateRunSummary(StatementCache& statements, int64_t run_id);
 
 // Every run of the file (schema migration to version 6).
 void UpdateSummariesOfAllRuns(SqlConnection& sql);

@@ -136,7 +136,7 @@ struct RunWriter::Impl {
     if (!in_group) return Status::Ok();
     in_group = false;
     try {
-      for (int64_t run_id : group_runs) UpdateRunSummary(sql, run_id);
+      for (int64_t run_id : group_runs) UpdateRunSummary(statements, run_id);
       group_runs.clear();
       // Once a group, not once a file (a statement per file was 1 in 25 of a small file's): readers see the
       // group's files and this time together, at the COMMIT.
