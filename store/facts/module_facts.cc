@@ -253,6 +253,24 @@ std::string ModuleIdentityKey(const std::string& name, const std::string& stage,
 DerivedModuleFacts::DerivedModuleFacts(SqlConnection& sql) : sql_(sql) {}
 DerivedModuleFacts::~DerivedModuleFacts() = default;
 
+void MergeLaterFile(FileFacts& into, const FileFacts& later) {
+  auto later_if_set = [](auto& to, const auto& from) {
+    if (from) to = from;
+  };
+  later_if_set(into.total_bytes, later.total_bytes);
+  later_if_set(into.schedule_length, later.schedule_length);
+  later_if_set(into.peak_time, later.peak_time);
+  later_if_set(into.stack_peak, later.stack_peak);
+  later_if_set(into.hlo_fingerprint, later.hlo_fingerprint);
+  if (later.saw_allocated_values) {  // the last buffer assignment's values give the value fingerprint
+    into.saw_allocated_values = true;
+    into.value_fingerprint = later.value_fingerprint;
+  }
+  into.counters_changed |= later.counters_changed;
+  into.rows_changed |= later.rows_changed;
+  into.entry_sharding_changed |= later.entry_sharding_changed;
+}
+
 void DerivedModuleFacts::UpdateAfterFile(int64_t run_id, int64_t module_id, bool module_is_new,
                                          const FileFacts& facts) {
   if (module_id == 0) return;

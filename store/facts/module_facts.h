@@ -1,7 +1,9 @@
 // Module facts derived from a module's stored rows at ingest, all in one place: what the module is across
 // runs, its summary, its spill summary, its fingerprint, and padded memory figures XLA does not print.
 //
-// After each file (UpdateAfterFile), from what the file printed (FileFacts) and the module's rows:
+// After the files of a module (UpdateAfterFile; the writer calls it once a module at its group's COMMIT, the
+// facts of the group's files of that module merged by MergeLaterFile), from what they printed (FileFacts) and
+// the module's rows:
 //   * module_summary's printed figures (total_bytes, schedule_length, peak_time, stack_trace_peak_bytes): a
 //     file that prints one sets it; one that does not leaves it;
 //   * module_summary's aggregates (allocation bytes by kind, counts of allocations, values, live ranges,
@@ -62,6 +64,11 @@ struct FileFacts {
   bool entry_sharding_changed = false;      // the HLO text set hlo_entry_sharding (its siblings' identity)
 };
 
+// Folds the facts of a later file of the same module into `into`, so that one UpdateAfterFile with the result
+// leaves what one call per file, in their order, would: a printed figure or fingerprint the later file has
+// replaces the earlier one, and what changed in either file changed.
+void MergeLaterFile(FileFacts& into, const FileFacts& later);
+
 class DerivedModuleFacts {
  public:
   explicit DerivedModuleFacts(SqlConnection& sql);
@@ -69,8 +76,9 @@ class DerivedModuleFacts {
   DerivedModuleFacts(const DerivedModuleFacts&) = delete;
   DerivedModuleFacts& operator=(const DerivedModuleFacts&) = delete;
 
-  // Everything above, after a file of module `module_id` (of run `run_id`) was written; `module_is_new`
-  // when the file created the module.
+  // Everything above, after files of module `module_id` (of run `run_id`) were written, `facts` being theirs
+  // (one file's, or several merged in order by MergeLaterFile); `module_is_new` when one of them created the
+  // module.
   void UpdateAfterFile(int64_t run_id, int64_t module_id, bool module_is_new, const FileFacts& facts);
   // Recomputes the identity and padded-memory facts of one module from its rows (a module may span several
   // files). Returns the module's stage ("" when there is no such module). Its reads run together

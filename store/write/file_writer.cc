@@ -36,19 +36,19 @@ void FileWriter::Route(Record&& r) {
 XLADB_RECORD_TYPES(XLADB_FILE_WRITER_METHOD)
 #undef XLADB_FILE_WRITER_METHOD
 
-Status FileWriter::Finish(DerivedModuleFacts* derived) {
+Status FileWriter::Finish() {
   // A report's rows and counters, held in batches, belong to the file whether it names a module or not.
   file_.Guard([&] { reports_.Flush(); });
   if (file_.module_id == 0) return file_.error;
   file_.Guard([&] {
-    // Values and live ranges that waited for the file's end, then every batched row, then what reads them.
+    // Values and live ranges that waited for the file's end, then every batched row, then the peak list that
+    // names the values.
     buffer_assignment_.WritePending();
     live_ranges_.WriteUnmatched();
     buffer_assignment_.Flush();
     live_ranges_.Flush();
     hlo_module_.Flush();
     live_ranges_.WritePeakBuffers();
-    derived->UpdateAfterFile(file_.run_id, file_.module_id, file_.module_is_new, file_.facts);
   });
   return file_.error;
 }

@@ -12,7 +12,8 @@
 //   Issue                           this file's ingest_issues (FileIssues)
 //
 // Contract: records may arrive in any order the parsers produce; Finish() then writes what waited for the
-// file's end and the module's derived facts (store/facts/module_facts.h). Database errors do not escape a record
+// file's end; facts() is what the module's derived facts (store/facts/module_facts.h) are then computed from,
+// by the caller (RunWriter: once a module a group). Database errors do not escape a record
 // callback: the first is remembered and returned by Finish(), and the caller rolls the file back. Uses the
 // caller's connection and transaction, and borrows the statement cache and interned texts, which must outlive
 // it. Not thread-safe: one file, one thread.
@@ -47,12 +48,15 @@ class FileWriter : public ingest::RecordSink {
   XLADB_RECORD_TYPES(XLADB_FILE_WRITER_METHOD)
 #undef XLADB_FILE_WRITER_METHOD
 
-  // Writes the rows that wait for the file's end and updates the module's derived facts; returns the first
-  // database error of the file (then nothing more is written).
-  [[nodiscard]] Status Finish(DerivedModuleFacts* derived);
+  // Writes the rows that wait for the file's end; returns the first database error of the file (then nothing
+  // more is written).
+  [[nodiscard]] Status Finish();
 
   int64_t file_id() const { return file_.file_id; }
+  int64_t run_id() const { return file_.run_id; }
   int64_t module_id() const { return file_.module_id; }  // 0: the file names none
+  bool module_is_new() const { return file_.module_is_new; }  // the file created its module
+  const FileFacts& facts() const { return file_.facts; }    // complete once Finish() has run
   int64_t rows() const { return file_.rows; }
   FileIssues& issues() { return file_.issues; }
 

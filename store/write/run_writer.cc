@@ -3,6 +3,7 @@
 #include <chrono>
 #include <optional>
 #include <set>
+#include <unordered_map>
 #include <unordered_set>
 #include <string>
 #include <tuple>
@@ -79,6 +80,40 @@ struct RunWriter::Impl {
   StatementCache statements;         // outlives files: statements are prepared once per writer
   InternedTextCaches interned;       // outlives files; entries added inside a rolled-back file or group go
   DerivedModuleFacts derived_facts;  // recomputed when a file changed what they are computed from
+
+  // The modules the open group's committed files wrote, in the order they were first written, each with
+  // its files' facts merged (MergeLaterFile): their derived facts are computed once at the group's COMMIT,
+  // not once a file (a module's buffer assignment, HLO text and memory report mostly share a group).
+  struct PendingModule {
+    int64_t run_id = 0;
+    int64_t module_id = 0;
+    bool module_is_new = false;
+    FileFacts facts;
+  };
+  std::vector<PendingModule> pending_modules;
+  std::unordered_map<int64_t, size_t> pending_index;  // module_id -> its place in pending_modules
+  void NoteModuleWritten(const FileWriter& f) {
+    if (f.module_id() == 0) return;
+    auto [it, added] = pending_index.try_emplace(f.module_id(), pending_modules.size());
+    if (added) {
+      pending_modules.push_back({f.run_id(), f.module_id(), f.module_is_new(), f.facts()});
+      return;
+    }
+    PendingModule& m = pending_modules[it->second];
+    m.module_is_new |= f.module_is_new();
+    MergeLaterFile(m.facts, f.facts());
+  }
+  // Computes the derived facts of the modules the group wrote (inside its transaction, before COMMIT).
+  void UpdatePendingModules() {
+    for (const PendingModule& m : pending_modules) {
+      derived_facts.UpdateAfterFile(m.run_id, m.module_id, m.module_is_new, m.facts);
+    }
+    ForgetPendingModules();
+  }
+  void ForgetPendingModules() {
+    pending_modules.clear();
+    pending_index.clear();
+  }
   FileReplacement replacement{&statements, &interned};  // a changed file's old rows, and the modules they shared
 
   SqlStatement& Cached(const char* text) { return statements.Get(text); }
@@ -136,6 +171,7 @@ struct RunWriter::Impl {
     if (!in_group) return Status::Ok();
     in_group = false;
     try {
+      UpdatePendingModules();  // before the runs' summaries, whose module count reads module_summary
       for (int64_t run_id : group_runs) UpdateRunSummary(statements, run_id);
       group_runs.clear();
       // Once a group, not once a file (a statement per file was 1 in 25 of a small file's): readers see the
@@ -165,6 +201,7 @@ struct RunWriter::Impl {
     in_group = false;
     group_runs.clear();
     group_runs_with_rows.clear();
+    ForgetPendingModules();
     interned.GroupAborted();
   }
   Status CloseGroupIfDue(int64_t file_bytes) {
@@ -368,7 +405,7 @@ StatusOr<FileWriteStats> RunWriter::CommitFile(const FileOutcome& outcome) {
   Impl& d = *impl_;
   if (!d.file) return Status::Internal("CommitFile without BeginFile");
   FileWriter& file = *d.file;
-  Status written = file.Finish(&d.derived_facts);
+  Status written = file.Finish();
   if (written.ok()) {
     try {
       d.WriteIssues(file.file_id(), file.issues());
@@ -391,6 +428,7 @@ StatusOr<FileWriteStats> RunWriter::CommitFile(const FileOutcome& outcome) {
     return written;
   }
   FileWriteStats stats{file.rows(), file.issues().total};
+  d.NoteModuleWritten(file);
   d.group_runs_with_rows.insert(d.spec.run_id);
   d.file.reset();
   d.file_savepoint.reset();

@@ -2,7 +2,8 @@
 // groups (up to 100 ms or 64 MiB of files per transaction, each file in a savepoint). It keeps what outlives a
 // file (the transaction, prepared statements, interned texts, the rebuild of modules whose files were
 // replaced); each file's records go to a FileWriter (store/write/file_writer.h) that lives from BeginFile to the
-// file's commit or abort.
+// file's commit or abort. The derived facts of the modules a group's files wrote (store/facts/module_facts.h)
+// are computed once a module, from those files' facts merged, just before the group's COMMIT.
 //
 // Usage (the ingest driver does this):
 //   RunWriter w(db);
@@ -18,7 +19,8 @@
 //   * Atomicity: a file's rows and its dump_files row are committed together, with the other files of its
 //     group. A crash before the group's COMMIT leaves nothing of those files (SQLite rolls the WAL back) and a
 //     rerun stores them; AbortFile() rolls the file back to its savepoint and records the error verdict. A
-//     group whose COMMIT fails makes every later call fail with why (the run ends; nothing half-stored).
+//     group whose COMMIT (or the derived facts before it) fails makes every later call fail with why (the
+//     run ends; nothing half-stored).
 //   * The WAL is checkpointed by FinishRun (PASSIVE), not during a run: wal_autocheckpoint is 0 while the
 //     writer lives on the connection.
 //   * Idempotence: CheckFile() compares the content hash with the stored one; the same content again is

@@ -16,6 +16,7 @@
 #include "store/backend/sql_connection.h"
 #include "store/copy/store_copy.h"
 #include "tests/postgres/postgres_test_server.h"
+#include "tests/store/sql_rows.h"
 #include "tests/store/test_dirs.h"
 #include "tests/store/test_ingest.h"
 
@@ -104,17 +105,6 @@ class CopiedStores : public ::testing::Test {
   TempDir tmp_;
   std::unique_ptr<store::Database> sqlite_, postgres_;
 };
-
-// Every row of `query`, columns joined by '|', rows ended by '\n', NULL as "NULL".
-inline std::string Rows(store::SqlConnection& sql, const std::string& query) {
-  auto q = sql.Prepare(query);
-  std::string out;
-  while (q->Step()) {
-    for (int c = 0; c < q->ColumnCount(); ++c) out += (c ? "|" : "") + (q->IsNull(c) ? "NULL" : q->Text(c));
-    out += "\n";
-  }
-  return out;
-}
 
 }  // namespace xladb::testing
 

@@ -11,10 +11,10 @@
 
 namespace xladb::testing {
 
-// `folder` as run `run` (options.run_name is set to it).
+// `folder` as run `run` (options.run_name is set to it), its files committed in groups as `group` says.
 inline StatusOr<ingest::IngestSummary> IngestRun(store::Database& db, const std::string& folder, const std::string& run,
-                                                 ingest::IngestOptions options = {}) {
-  store::RunWriter writer(&db);
+                                                 ingest::IngestOptions options = {}, store::GroupCommit group = {}) {
+  store::RunWriter writer(&db, group);
   ingest::DumpIngester ingester(&writer);
   options.run_name = run;
   return ingester.Ingest(folder, options);

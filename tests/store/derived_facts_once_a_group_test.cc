@@ -1,0 +1,97 @@
+// A module's derived facts (store/facts/module_facts.h) are computed once a group, from its files' facts
+// merged (MergeLaterFile), not once a file (RunWriter). The result must be what one computation a file, in
+// file order, leaves: each fixture folder here (split buffer assignments, 2020 placeholder names renamed by
+// their HLO text, before/after texts and their shardings, memory reports, bundle profiles, OOM reports,
+// truncated and odd files) is ingested once with every file committed alone (GroupCommit{0, 0}) and once in
+// one group, and every derived table and column must come out the same.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "store/backend/database.h"
+#include "store/facts/module_facts.h"
+#include "store/write/run_writer.h"
+#include "tests/store/sql_rows.h"
+#include "tests/store/test_dirs.h"
+#include "tests/store/test_ingest.h"
+
+namespace xladb {
+namespace {
+
+// What the derived facts write, whole rows in key order.
+constexpr const char* kDerivedQueries[] = {
+    "SELECT * FROM module_summary ORDER BY module_id",
+    "SELECT * FROM modules ORDER BY module_id",
+    "SELECT * FROM module_memory_spaces ORDER BY module_id, color",
+    "SELECT * FROM kernel_spill_summary ORDER BY module_id, kernel",
+    "SELECT run_id, name, file_count, ingested_file_count, error_file_count, module_count FROM runs "
+    "ORDER BY run_id",
+};
+
+TEST(DerivedFactsOnceAGroup, LeaveWhatOneComputationAFileLeaves) {
+  testing::TempDir dir;
+  auto one_a_file = store::Database::Open(dir / "one_a_file.db");
+  auto one_a_group = store::Database::Open(dir / "one_a_group.db");
+  ASSERT_TRUE(one_a_file.ok() && one_a_group.ok());
+  int64_t modules = 0;
+  for (const char* folder : {"buffer_assignment", "tf_2020", "hlo_module", "memory_report", "tpu_utilization",
+                             "merged_texts", "oom_report", "peaks", "gate", "history"}) {
+    SCOPED_TRACE(folder);
+    const std::string path = std::string(XLADB_FIXTURE_DIR) + "/" + folder;
+    ingest::IngestOptions options;
+    options.time_us = 1;
+    auto alone = testing::IngestRun(**one_a_file, path, folder, options, store::GroupCommit{0, 0});
+    ASSERT_TRUE(alone.ok()) << alone.status().ToString();
+    auto grouped = testing::IngestRun(**one_a_group, path, folder, options,
+                                      store::GroupCommit{3600, int64_t{1} << 40});  // one group
+    ASSERT_TRUE(grouped.ok()) << grouped.status().ToString();
+  }
+  for (const char* query : kDerivedQueries) {
+    SCOPED_TRACE(query);
+    const std::string expected = testing::Rows((*one_a_file)->connection(), query);
+    EXPECT_EQ(testing::Rows((*one_a_group)->connection(), query), expected);
+  }
+  modules = std::stoll(testing::Rows((*one_a_group)->connection(),
+                                     "SELECT COUNT(*) FROM module_summary WHERE value_count > 0"));
+  EXPECT_GT(modules, 20);  // the comparison covers real work, not two empty stores
+}
+
+// The merge itself, on what real files do not print twice: a later file's printed figure or fingerprint
+// replaces the earlier one (as its COALESCE would, a file at a time), one it does not print leaves it, the
+// value fingerprint is the last buffer assignment's, and a change in any file is a change.
+TEST(DerivedFactsOnceAGroup, ALaterFileReplacesWhatItPrintsAndKeepsWhatItDoesNot) {
+  store::FileFacts merged;
+  merged.total_bytes = 100;
+  merged.peak_time = 7;
+  merged.saw_allocated_values = true;
+  merged.value_fingerprint = 11;
+  merged.rows_changed = true;
+  store::FileFacts later;
+  later.total_bytes = 200;
+  later.schedule_length = 30;
+  later.hlo_fingerprint = 0xabc;
+  later.counters_changed = true;
+  store::MergeLaterFile(merged, later);
+  EXPECT_EQ(merged.total_bytes, 200);
+  EXPECT_EQ(merged.peak_time, 7);
+  EXPECT_EQ(merged.schedule_length, 30);
+  EXPECT_FALSE(merged.stack_peak.has_value());
+  EXPECT_EQ(merged.hlo_fingerprint, 0xabcu);
+  EXPECT_TRUE(merged.saw_allocated_values);
+  EXPECT_EQ(merged.value_fingerprint, 11u);
+  EXPECT_TRUE(merged.rows_changed);
+  EXPECT_TRUE(merged.counters_changed);
+  EXPECT_FALSE(merged.entry_sharding_changed);
+  store::FileFacts values_again;
+  values_again.saw_allocated_values = true;
+  values_again.value_fingerprint = 22;
+  values_again.entry_sharding_changed = true;
+  store::MergeLaterFile(merged, values_again);
+  EXPECT_EQ(merged.value_fingerprint, 22u);
+  EXPECT_EQ(merged.total_bytes, 200);
+  EXPECT_TRUE(merged.rows_changed);
+  EXPECT_TRUE(merged.entry_sharding_changed);
+}
+
+}  // namespace
+}  // namespace xladb
