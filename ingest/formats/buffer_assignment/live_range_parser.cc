@@ -1,5 +1,6 @@
 #include "ingest/formats/buffer_assignment/live_range_parser.h"
 
+#include <cmath>
 #include <optional>
 #include <string>
 #include <utility>
@@ -353,6 +354,7 @@ void LiveRangeParser::StartStackTrace(std::string_view line, int64_t line_no) {
   section_ = Section::kStackTrace;
   StackTraceHeaderRecord record;
   record.peak_bytes = *bytes;
+  stack_peak_bytes_ = *bytes;
   sink()->OnStackTraceHeader(std::move(record));
 }
 
@@ -395,8 +397,17 @@ void LiveRangeParser::ParseStackTraceNode(std::string_view line, int64_t line_no
   if (!percent) return Unknown(line, line_no, "stack trace breakdown");
   node.ordinal = stack_node_ordinal_++;
   node.name = std::string(rest.substr(0, open));
-  node.percent = *percent;
   node.total_bytes = *total;
+  if (!std::isfinite(*percent)) {
+    // Stored as the share it stands for (a store keeps no NaN alike everywhere: SQLite's REAL takes it as
+    // NULL, and stack_trace_nodes.percent is NOT NULL).
+    const double share = stack_peak_bytes_ > 0 ? 100.0 * static_cast<double>(*total) / stack_peak_bytes_ : 0.0;
+    Report(Severity::kInvariant, line_no,
+           "stack trace node '" + node.name + "': percentage " + std::string(rest.substr(open + 2)) +
+               " is not a finite number; stored as " + std::to_string(share));
+    percent = share;
+  }
+  node.percent = *percent;
   sink()->OnStackTraceNode(std::move(node));
 }
 

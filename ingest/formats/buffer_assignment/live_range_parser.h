@@ -35,6 +35,8 @@
 //   * The peak list is exactly the live ranges spanning t: names and indices in BufferLiveRange order for
 //     V2, as a set for V3 (sorted by size), names in order for V1.
 //   * V3: each cumulative column is the running sum of the sizes.
+//   * A stack-trace node's percentage is a finite number (`nan%`, `inf%` are not: the node keeps
+//     100 × total / the breakdown's peak bytes, 0 without a peak, and the line is the issue).
 // Not invariants but warnings: a file that ends before the peak list (truncated).
 //
 // Memory: the BufferLiveRange entries up to the first peak list (key, start, end) are kept, as the peak time
@@ -120,6 +122,7 @@ class LiveRangeParser : public BufferTextParser {
   bool peak_closed_ = false;
 
   int64_t stack_node_ordinal_ = 0;
+  int64_t stack_peak_bytes_ = 0;  // the breakdown's `for peak usage: <N> bytes`
 };
 
 }  // namespace xladb::ingest

@@ -120,6 +120,31 @@ TEST(LiveRangeParser, FirstStackTraceFormWithoutCurrentAndRemaining) {
   EXPECT_EQ(leaf.remaining_bytes, -1);
 }
 
+// A percentage that is not a finite number keeps its node, with the share its bytes stand for: stored as NaN,
+// SQLite's REAL would take it as NULL and refuse the file's rows (stack_trace_nodes.percent is NOT NULL).
+TEST(LiveRangeParser, AStackTracePercentageThatIsNotAFiniteNumberKeepsItsNode) {
+  const std::string text =
+      "HloLiveRange (max 1):\n"
+      "  InstructionSequence:\n"
+      "    0:p\n"
+      "  BufferLiveRange:\n"
+      "    p{}:0-1\n"
+      "  Live ranges at 0 (peak):\n"
+      "    p{}: 8 bytes (cumulative: 8 bytes)\n"
+      "  Stack trace breakdown for peak usage: 8 bytes\n"
+      "    main (nan%, total: 8 bytes, current: 0 bytes, remaining: 8 bytes)\n"
+      "      └── weights (inf%, total: 2 bytes, current: 2 bytes, remaining: 6 bytes)\n";
+  Parsed p = ParseLiveRange(text);
+  ASSERT_TRUE(p.status.ok());
+  ASSERT_EQ(p.sink.stack_trace_nodes.size(), 2u);
+  EXPECT_EQ(p.sink.stack_trace_nodes[0].percent, 100.0);
+  EXPECT_EQ(p.sink.stack_trace_nodes[1].percent, 25.0);
+  ASSERT_EQ(p.sink.CountIssues(Severity::kInvariant), 2u) << IssueText(p.sink);
+  EXPECT_NE(p.sink.issues[0].reason.find("stack trace node 'main': percentage nan is not a finite number"),
+            std::string::npos)
+      << IssueText(p.sink);
+}
+
 TEST(LiveRangeParser, V2PeakListOutOfOrderIsAnInvariant) {
   const std::string text =
       "HloLiveRange (max 2):\n"
