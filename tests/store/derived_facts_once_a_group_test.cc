@@ -33,7 +33,6 @@ TEST(DerivedFactsOnceAGroup, LeaveWhatOneComputationAFileLeaves) {
   auto one_a_file = store::Database::Open(dir / "one_a_file.db");
   auto one_a_group = store::Database::Open(dir / "one_a_group.db");
   ASSERT_TRUE(one_a_file.ok() && one_a_group.ok());
-  int64_t modules = 0;
   for (const char* folder : {"buffer_assignment", "tf_2020", "hlo_module", "memory_report", "tpu_utilization",
                              "merged_texts", "oom_report", "peaks", "gate", "history"}) {
     SCOPED_TRACE(folder);
@@ -51,8 +50,8 @@ TEST(DerivedFactsOnceAGroup, LeaveWhatOneComputationAFileLeaves) {
     const std::string expected = testing::Rows((*one_a_file)->connection(), query);
     EXPECT_EQ(testing::Rows((*one_a_group)->connection(), query), expected);
   }
-  modules = std::stoll(testing::Rows((*one_a_group)->connection(),
-                                     "SELECT COUNT(*) FROM module_summary WHERE value_count > 0"));
+  const int64_t modules = std::stoll(testing::Rows((*one_a_group)->connection(),
+                                                  "SELECT COUNT(*) FROM module_summary WHERE value_count > 0"));
   EXPECT_GT(modules, 20);  // the comparison covers real work, not two empty stores
 }
 

@@ -1,9 +1,7 @@
 #include "store/write/rows/report_rows.h"
 
 #include <cstdio>
-#include <functional>
 #include <string>
-#include <string_view>
 #include <utility>
 
 #include "store/backend/row_binding.h"
@@ -33,10 +31,6 @@ std::string FormatPercent(double p) {
 }
 
 }  // namespace
-
-size_t ReportRows::CounterKeyHash::operator()(const CounterKey& k) const {
-  return std::hash<std::string_view>()(k.counter) * 31 + std::hash<int64_t>()(k.block_ordinal);
-}
 
 ReportRows::ReportRows(FileContext* file) : file_(file), report_rows_(&kReportRowInsert), counters_(&kCounterInsert) {}
 
@@ -108,7 +102,7 @@ void ReportRows::Add(ingest::UtilizationCounterRecord&& r) {
   f.facts.counters_changed = true;
   f.Guard([&] {
     // A counter printed again in its block is told here (the key as the database keeps the text, StoredText).
-    if (!counters_seen_.insert({r.block_ordinal, std::string(StoredText(r.counter))}).second) {
+    if (!counters_seen_.emplace(r.block_ordinal, StoredText(r.counter)).second) {
       f.issues.Add(IssueRecord::Severity::kWarning, 0,
                    "counter " + r.counter + " printed twice in block " + std::to_string(r.block_ordinal) +
                        "; the first is kept");

@@ -23,11 +23,12 @@
 #ifndef XLADB_STORE_WRITE_ROWS_REPORT_ROWS_H_
 #define XLADB_STORE_WRITE_ROWS_REPORT_ROWS_H_
 
-#include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_set>
+#include <utility>
 
 #include "ingest/records/records.h"
 #include "store/backend/bulk_batch.h"
@@ -52,23 +53,13 @@ class ReportRows {
   void Flush();
 
  private:
-  // A counter's key in its file.
-  struct CounterKey {
-    int64_t block_ordinal;
-    std::string counter;
-    bool operator==(const CounterKey&) const = default;
-  };
-  struct CounterKeyHash {
-    size_t operator()(const CounterKey& k) const;
-  };
-
   // The file's module, or NULL when the file names none.
   std::optional<int64_t> ModuleOrNull() const;
 
   FileContext* file_;
   BulkBatch report_rows_, counters_;
   std::unordered_set<int32_t> totals_seen_;  // the memory spaces whose total the file printed
-  std::unordered_set<CounterKey, CounterKeyHash> counters_seen_;  // the counters the file printed
+  std::set<std::pair<int64_t, std::string>> counters_seen_;  // the (block, counter) pairs the file printed
 };
 
 }  // namespace xladb::store

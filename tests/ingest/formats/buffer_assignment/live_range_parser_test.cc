@@ -96,16 +96,20 @@ TEST(LiveRangeParser, EmptyOrForeignTextIsDataLoss) {
   EXPECT_EQ(foreign.unknown_lines, 1);
 }
 
+// One value, live at the peak of 8 bytes, up to the stack-trace breakdown's header: its nodes follow.
+constexpr const char* kOneValueUpToItsStackTrace =
+    "HloLiveRange (max 1):\n"
+    "  InstructionSequence:\n"
+    "    0:p\n"
+    "  BufferLiveRange:\n"
+    "    p{}:0-1\n"
+    "  Live ranges at 0 (peak):\n"
+    "    p{}: 8 bytes (cumulative: 8 bytes)\n"
+    "  Stack trace breakdown for peak usage: 8 bytes\n";
+
 TEST(LiveRangeParser, FirstStackTraceFormWithoutCurrentAndRemaining) {
   const std::string text =
-      "HloLiveRange (max 1):\n"
-      "  InstructionSequence:\n"
-      "    0:p\n"
-      "  BufferLiveRange:\n"
-      "    p{}:0-1\n"
-      "  Live ranges at 0 (peak):\n"
-      "    p{}: 8 bytes (cumulative: 8 bytes)\n"
-      "  Stack trace breakdown for peak usage: 8 bytes\n"
+      std::string(kOneValueUpToItsStackTrace) +
       "    main (100.0%, 8 bytes)\n"
       "      └── weights (a) (100.0%, 8 bytes)\n";
   Parsed p = ParseLiveRange(text);
@@ -124,14 +128,7 @@ TEST(LiveRangeParser, FirstStackTraceFormWithoutCurrentAndRemaining) {
 // SQLite's REAL would take it as NULL and refuse the file's rows (stack_trace_nodes.percent is NOT NULL).
 TEST(LiveRangeParser, AStackTracePercentageThatIsNotAFiniteNumberKeepsItsNode) {
   const std::string text =
-      "HloLiveRange (max 1):\n"
-      "  InstructionSequence:\n"
-      "    0:p\n"
-      "  BufferLiveRange:\n"
-      "    p{}:0-1\n"
-      "  Live ranges at 0 (peak):\n"
-      "    p{}: 8 bytes (cumulative: 8 bytes)\n"
-      "  Stack trace breakdown for peak usage: 8 bytes\n"
+      std::string(kOneValueUpToItsStackTrace) +
       "    main (nan%, total: 8 bytes, current: 0 bytes, remaining: 8 bytes)\n"
       "      └── weights (inf%, total: 2 bytes, current: 2 bytes, remaining: 6 bytes)\n";
   Parsed p = ParseLiveRange(text);
