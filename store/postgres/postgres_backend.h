@@ -5,8 +5,10 @@
 // statements are parsed and planned once): reals go as float8, text as text, integers and NULL untyped (the
 // server infers their type from where they stand), all in text format; results come back whole, in text, and the getters parse them (a boolean reads as 1 or 0).
 //
-// Bulk appends (store/backend/bulk_insert.h) send a batch as one array a column (text format) to a statement
-// prepared once a session, `INSERT INTO table(…) SELECT unnest($1::type[]), … <conflict clause> [RETURNING …]`
+// Bulk appends (store/backend/bulk_insert.h) send a batch as one array a column to a statement prepared once a
+// session (binary arrays for bigint, text and double precision columns, the server's bind then parsing no
+// digits and no quotes; text-format literals for any other type or a cell of another kind),
+// `INSERT INTO table(…) SELECT unnest($1::type[]), … <conflict clause> [RETURNING …]`
 // (the types read from pg_attribute at its first use; the arrays, of one length, unnested side by side in the
 // select list, which streams their rows, where `SELECT * FROM unnest(…)` first copies them into a tuple store:
 // 3–5% faster on a 200 MiB buffer assignment), behind the statements waiting in the
@@ -109,15 +111,21 @@ class PostgresBackend final : public SqlConnection {
   // leaves them in the pipeline and returns 0.
   int64_t Append(const BulkRows& rows, bool wait, std::vector<int64_t>* returned);
   int64_t AppendSegment(const BulkRows& rows, size_t begin, size_t end, bool wait, std::vector<int64_t>* returned);
-  // Sends `insert`'s prepared statement with `arrays` (each an open array literal, closed here).
-  int64_t SendArrays(const std::string& statement, std::vector<std::string>& arrays, bool wait,
+  // Sends the prepared statement `statement` with one array parameter a column (`formats`: 1 binary, 0 text).
+  int64_t SendArrays(const std::string& statement, const std::vector<const char*>& values,
+                     const std::vector<int>& lengths, const std::vector<int>& formats, bool wait,
                      std::vector<int64_t>* returned);
-  // Prepares `insert`'s statement on the server; returns its name.
-  std::string PrepareArrayInsert(const BulkInsert& insert);
+  // A BulkInsert's statement prepared on the server: its name, and each column's type (its arrays' elements).
+  struct ArrayInsert {
+    std::string name;
+    std::vector<unsigned int> element_types;  // pg_type oids
+  };
+  // Prepares `insert`'s statement on the server.
+  ArrayInsert PrepareArrayInsert(const BulkInsert& insert);
 
   std::unique_ptr<PostgresConnection> pg_;
   std::unique_ptr<PostgresPipeline> pipeline_;
-  std::unordered_map<const BulkInsert*, std::string> bulk_;  // the prepared statement of each BulkInsert used
+  std::unordered_map<const BulkInsert*, ArrayInsert> bulk_;  // the prepared statement of each BulkInsert used
 };
 
 // `sql` with SQLite's placeholders as PostgreSQL's: `?N` becomes `$N`, and a bare `?` one more than the

@@ -368,6 +368,46 @@ TEST_F(BulkRowsOnBothBackends, RealsComeBackAsTheSameDouble) {
   EXPECT_TRUE(std::isnan(q->Real(0)));
 }
 
+// On PostgreSQL a column of bigint, text or double precision goes as a binary array and any other as a
+// text-format one (and so does a column given a cell of another kind): integers at both ends of 64 bits, NULLs
+// among them, an integer column narrower than 64 bits and an integer given to a text column all arrive as
+// SQLite stores them.
+TEST_F(BulkRowsOnBothBackends, EveryColumnTypeAndTheIntegersAtTheEdgesArriveAsGiven) {
+  static const BulkInsert kMixed{"bulk_mixed", "k, narrow, label, wide", "", 0};
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min(), kMax = std::numeric_limits<int64_t>::max();
+  for (SqlConnection* sql : Backends()) {
+    SCOPED_TRACE(Name(*sql));
+    sql->Exec("CREATE TABLE bulk_mixed(k BIGINT PRIMARY KEY, narrow INTEGER, label TEXT, wide BIGINT)");
+    store::BulkBatch batch(&kMixed);
+    const std::vector<int64_t> keys = {kMin, -1, 0, 1, 255, 256, 1LL << 32, kMax};
+    for (size_t i = 0; i < keys.size(); ++i) {
+      batch.Int(keys[i]);
+      batch.Int(static_cast<int64_t>(i) - 3);
+      if (i == 2) {
+        batch.Int(42);  // an integer cell in a text column
+      } else {
+        batch.Text("t" + std::to_string(i));
+      }
+      if (i % 3 == 0) {
+        batch.Null();
+      } else {
+        batch.Int(-keys[i] / 2);
+      }
+      (void)batch.EndRow(*sql);
+    }
+    EXPECT_EQ(batch.Flush(*sql), static_cast<int64_t>(keys.size()));
+    EXPECT_EQ(testing::Rows(*sql, "SELECT k, narrow, label, COALESCE(wide, -7) FROM bulk_mixed ORDER BY k"),
+              "-9223372036854775808|-3|t0|-7\n"
+              "-1|-2|t1|0\n"
+              "0|-1|42|0\n"
+              "1|0|t3|-7\n"
+              "255|1|t4|-127\n"
+              "256|2|t5|-128\n"
+              "4294967296|3|t6|-7\n"
+              "9223372036854775807|4|t7|-4611686018427387903\n");
+  }
+}
+
 // The twin without a conflict clause exists only where there is a clause to leave out, and not for an insert
 // that returns ids (which must say which rows it stored).
 TEST(BulkInsert, OnlyAnInsertWithAConflictClauseHasATwinForNewKeys) {
