@@ -31,6 +31,15 @@ const BulkInsert kValueInsert{
     "cross_color = COALESCE(excluded.cross_color, buffer_values.cross_color)",
     2};
 
+// An allocation printed twice breaks the primary key: the file is an error, its rows roll back
+// (tests/store/run_isolation_test.cc), when its batch is written (at the latest the file's end).
+const BulkInsert kAllocationInsert{
+    "allocations",
+    "module_id, allocation_index, size_bytes, color, is_parameter, parameter_number, parameter_shape, "
+    "parameter_shape_index, is_output, output_shape, is_constant, is_thread_local, is_maybe_live_out, "
+    "is_preallocated_temp, address, file_id",
+    "", 0};
+
 // Appends `s` as a JSON string literal: runs of plain bytes are copied whole.
 void AppendJsonString(std::string* out, std::string_view s) {
   out->push_back('"');
@@ -56,25 +65,32 @@ void AppendJsonString(std::string* out, std::string_view s) {
 
 }  // namespace
 
-BufferAssignmentRows::BufferAssignmentRows(FileContext* file) : file_(file), values_(&kValueInsert) {}
+BufferAssignmentRows::BufferAssignmentRows(FileContext* file)
+    : file_(file), allocations_(&kAllocationInsert), values_(&kValueInsert) {}
 
 void BufferAssignmentRows::Add(ingest::AllocationRecord&& r) {
   FileContext& f = *file_;
   if (f.module_id == 0) return;
   f.facts.rows_changed = true;
   f.Guard([&] {
-    auto& st = f.Statement("INSERT INTO allocations(module_id, allocation_index, size_bytes, color, is_parameter, "
-                           "parameter_number, parameter_shape, parameter_shape_index, is_output, output_shape, "
-                           "is_constant, is_thread_local, is_maybe_live_out, is_preallocated_temp, address, "
-                           "file_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    BindRow(st, f.module_id, r.index, r.size_bytes, r.color, r.parameter_number >= 0, NonNegative(r.parameter_number),
-            NonEmpty(std::move(r.parameter_shape)), NonEmpty(std::move(r.parameter_shape_index)), r.is_output,
-            NonEmpty(std::move(r.output_shape)), r.is_constant, r.is_thread_local, r.is_maybe_live_out,
-            r.is_preallocated_temp, NonEmpty(std::move(r.address)), f.file_id);
-    // An allocation printed twice breaks the primary key: the file is an error, its rows roll back
-    // (tests/store/run_isolation_test.cc). On PostgreSQL that error comes from a later statement of the file.
-    st.ExecuteLater();
-    ++f.rows;
+    BulkBatch& b = allocations_;
+    b.Int(f.module_id);
+    b.Int(r.index);
+    b.Int(r.size_bytes);
+    b.Int(r.color);
+    b.Int(r.parameter_number >= 0);
+    b.Opt(NonNegative(r.parameter_number));
+    b.OptText(NonEmpty(std::move(r.parameter_shape)));
+    b.OptText(NonEmpty(std::move(r.parameter_shape_index)));
+    b.Int(r.is_output);
+    b.OptText(NonEmpty(std::move(r.output_shape)));
+    b.Int(r.is_constant);
+    b.Int(r.is_thread_local);
+    b.Int(r.is_maybe_live_out);
+    b.Int(r.is_preallocated_temp);
+    b.OptText(NonEmpty(std::move(r.address)));
+    b.Int(f.file_id);
+    f.rows += b.EndRow(f.sql());
   });
 }
 
@@ -252,6 +268,9 @@ void BufferAssignmentRows::WritePending() {
   pending_.Clear();
 }
 
-void BufferAssignmentRows::Flush() { file_->rows += values_.Flush(file_->sql()); }
+void BufferAssignmentRows::Flush() {
+  file_->rows += allocations_.Flush(file_->sql());
+  file_->rows += values_.Flush(file_->sql());
+}
 
 }  // namespace xladb::store

@@ -1,8 +1,8 @@
 // BufferAssignmentRows: the records of a buffer assignment (docs/formats.md §2) and of its values file (§3)
 // as rows of one module.
 //
-//   AllocationRecord       → allocations: one row per `allocation N:` header; the same index printed twice
-//                            is a warning, and the first row is kept
+//   AllocationRecord       → allocations: one row per `allocation N:` header, written a batch at a time; the
+//                            same index printed twice breaks the table's key, and the file is an error
 //   AllocatedValueRecord   → buffer_values: instruction, shape_index, is_phi, color, allocation_index,
 //                            offset_bytes, size_bytes, shape_id (a ` value:` line, §2.3)
 //   CrossColorReuseRecord  → buffer_values.cross_color (§2.4)
@@ -53,7 +53,7 @@ class BufferAssignmentRows {
   std::optional<int64_t> FindValueInFile(std::string_view instruction, std::string_view shape_index);
 
   // At the file's end: WritePending() stores values whose Used-values block never came; Flush() writes the
-  // batched rows (before anything reads buffer_values).
+  // batched rows (before anything reads allocations or buffer_values).
   void WritePending();
   void Flush();
 
@@ -74,6 +74,7 @@ class BufferAssignmentRows {
   void WriteValue(int64_t id, const ValueRow& v);
 
   FileContext* file_;
+  BulkBatch allocations_;
   BulkBatch values_;
   PendingValues pending_;
   ValueKeyIndex value_keys_;  // this file's values (and, once needed, the module's stored ones)

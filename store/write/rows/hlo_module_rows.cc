@@ -30,12 +30,21 @@ const BulkInsert kInstructionInsert{
     "text_id = COALESCE(excluded.text_id, instructions.text_id)",
     2};
 
+// A computation printed again (another file of the module) takes the later file's figures.
+const BulkInsert kComputationInsert{
+    "computations", "module_id, name, is_entry, instruction_count, execution_thread, file_id",
+    "ON CONFLICT(module_id, name) DO UPDATE SET is_entry = excluded.is_entry, "
+    "instruction_count = excluded.instruction_count, execution_thread = excluded.execution_thread",
+    2};
+
 }  // namespace
 
-HloModuleRows::HloModuleRows(FileContext* file) : file_(file), instructions_(&kInstructionInsert) {}
+HloModuleRows::HloModuleRows(FileContext* file)
+    : file_(file), instructions_(&kInstructionInsert), computations_(&kComputationInsert) {}
 
 void HloModuleRows::Flush() {
   FileContext& f = *file_;
+  f.rows += computations_.Flush(f.sql());
   if (pending_.empty()) return;
   // The batch's op_names are interned together, then its texts cut and interned together (one insert, one
   // lookup each), then its rows written.
@@ -148,15 +157,14 @@ void HloModuleRows::Add(ingest::ComputationRecord&& r) {
   FileContext& f = *file_;
   if (f.module_id == 0) return;
   f.Guard([&] {
-    auto& st = f.Statement("INSERT INTO computations(module_id, name, is_entry, instruction_count, "
-                           "execution_thread, file_id) VALUES (?,?,?,?,?,?) ON CONFLICT(module_id, name) DO UPDATE "
-                           "SET is_entry = excluded.is_entry, instruction_count = excluded.instruction_count, "
-                           "execution_thread = excluded.execution_thread");
-    BindRow(st, f.module_id, r.name, r.is_entry, r.instruction_count, NonEmpty(std::move(r.execution_thread)),
-            f.file_id);
-    st.ExecuteLater();
-    st.Reset();
-    ++f.rows;
+    BulkBatch& b = computations_;
+    b.Int(f.module_id);
+    b.Text(r.name);
+    b.Int(r.is_entry);
+    b.Int(r.instruction_count);
+    b.OptText(NonEmpty(std::move(r.execution_thread)));
+    b.Int(f.file_id);
+    f.rows += b.EndRow(f.sql());
   });
 }
 

@@ -13,7 +13,8 @@
 //                        writes the rest, and the file's end calls it before anything reads them. A text
 //                        that a later file's text for the same instruction replaces is noted for the run's
 //                        sweep (InternedTextCaches::TextReplaced), so no text is left unreferenced.
-//   ComputationRecord  → computations(name, is_entry, instruction_count, execution_thread)
+//   ComputationRecord  → computations(name, is_entry, instruction_count, execution_thread), a batch at a time
+//                        with the instructions
 //   HloModuleRecord    → modules.hlo_entry_signature (the entry computation layout without layouts,
 //                        '(f32[8], s32[]) -> f32[8]'), and FileFacts.hlo_fingerprint
 //
@@ -41,7 +42,8 @@ class HloModuleRows {
   void Add(ingest::InstructionRecord&& r);
   void Add(ingest::ComputationRecord&& r);
   void Add(ingest::HloModuleRecord&& r);
-  // Writes the instructions held (at the file's end, before the module's derived facts read them).
+  // Writes the instructions and computations held (at the file's end, before the module's derived facts read
+  // them).
   void Flush();
 
  private:
@@ -75,6 +77,7 @@ class HloModuleRows {
   std::vector<PendingInstruction> pending_;
   std::vector<LongText> texts_;
   BulkBatch instructions_;
+  BulkBatch computations_;
 };
 
 }  // namespace xladb::store

@@ -21,6 +21,13 @@ const BulkInsert kStackTraceNodeInsert{
     "stack_trace_nodes",
     "module_id, ordinal, depth, name, percent, total_bytes, current_bytes, remaining_bytes, file_id",
     "ON CONFLICT(module_id, ordinal) DO NOTHING", 2};
+// The peak list a later file prints replaces the stored entry of the same ordinal.
+const BulkInsert kPeakBufferInsert{
+    "peak_buffers", "module_id, ordinal, instruction, shape_index, logical_bytes, cumulative_bytes, value_id, file_id",
+    "ON CONFLICT(module_id, ordinal) DO UPDATE SET instruction = excluded.instruction, "
+    "shape_index = excluded.shape_index, logical_bytes = excluded.logical_bytes, "
+    "cumulative_bytes = excluded.cumulative_bytes, value_id = excluded.value_id, file_id = excluded.file_id",
+    2};
 
 }  // namespace
 
@@ -29,7 +36,8 @@ LiveRangeRows::LiveRangeRows(FileContext* file, BufferAssignmentRows* values)
       values_(values),
       live_ranges_(&kLiveRangeInsert),
       schedule_(&kScheduleInsert),
-      stack_trace_nodes_(&kStackTraceNodeInsert) {}
+      stack_trace_nodes_(&kStackTraceNodeInsert),
+      peak_buffer_rows_(&kPeakBufferInsert) {}
 
 void LiveRangeRows::Add(ingest::ScheduleEntryRecord&& r) {
   FileContext& f = *file_;
@@ -107,18 +115,19 @@ void LiveRangeRows::Flush() {
 
 void LiveRangeRows::WritePeakBuffers() {
   FileContext& f = *file_;
-  auto& st = f.Statement("INSERT INTO peak_buffers(module_id, ordinal, instruction, shape_index, logical_bytes, "
-                         "cumulative_bytes, value_id, file_id) VALUES (?,?,?,?,?,?,?,?) "
-                         "ON CONFLICT(module_id, ordinal) DO UPDATE SET instruction = excluded.instruction, "
-                         "shape_index = excluded.shape_index, logical_bytes = excluded.logical_bytes, "
-                         "cumulative_bytes = excluded.cumulative_bytes, value_id = excluded.value_id, "
-                         "file_id = excluded.file_id");
+  BulkBatch& b = peak_buffer_rows_;
   for (const auto& p : peak_buffers_) {
-    BindRow(st, f.module_id, p.ordinal, p.instruction, p.shape_index, p.logical_bytes, NonNegative(p.cumulative_bytes),
-            values_->FindValue(p.instruction, p.shape_index), f.file_id);
-    st.ExecuteLater();
-    ++f.rows;
+    b.Int(f.module_id);
+    b.Int(p.ordinal);
+    b.Text(p.instruction);
+    b.Text(p.shape_index);
+    b.Int(p.logical_bytes);
+    b.Opt(NonNegative(p.cumulative_bytes));
+    b.Opt(values_->FindValue(p.instruction, p.shape_index));
+    b.Int(f.file_id);
+    f.EndModuleRow(b, written_peak_ordinals_, p.ordinal);
   }
+  f.rows += b.Flush(f.sql());
 }
 
 }  // namespace xladb::store

@@ -58,8 +58,9 @@ class LiveRangeRows {
   BulkBatch live_ranges_;
   BulkBatch schedule_;
   BulkBatch stack_trace_nodes_;
+  BulkBatch peak_buffer_rows_;
   // The value ids, schedule times and stack-trace ordinals written, when the file created the module.
-  FirstSeenIds written_live_ranges_, written_times_, written_stack_trace_nodes_;
+  FirstSeenIds written_live_ranges_, written_times_, written_stack_trace_nodes_, written_peak_ordinals_;
   std::vector<ingest::PeakBufferRecord> peak_buffers_;
   std::vector<ingest::LiveRangeRecord> unmatched_;
 };
