@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "store/backend/bulk_insert.h"
+#include "store/backend/in_list_read.h"
 #include "store/backend/row_binding.h"
 
 namespace xladb::store {
@@ -79,17 +80,6 @@ StoredNow AppendTexts(SqlConnection& sql, const BulkRows& rows) {
   return now;
 }
 
-// The hashes' IN-list parameters of `find` (FindHashes), padded with the last.
-void BindHashes(SqlStatement& find, size_t width, const std::vector<int64_t>& hashes) {
-  for (size_t i = 0; i < width; ++i) find.Bind(static_cast<int>(i) + 1, hashes[std::min(i, hashes.size() - 1)]);
-}
-
-size_t InListWidth(size_t n) {
-  size_t width = 8;
-  while (width < n) width *= 2;
-  return width;
-}
-
 // An id column of long_texts: -1 (not cut) is NULL.
 BulkCell IdCell(int64_t id) { return id < 0 ? BulkCell{0, BulkCell::Kind::kNull} : BulkCell{id, BulkCell::Kind::kInt}; }
 
@@ -107,7 +97,10 @@ InternedTexts::InternedTexts(const char* table, const char* id_column, const cha
                       ? std::string("INSERT INTO ") + table + "(" + text_column +
                             ") VALUES (?) ON CONFLICT DO NOTHING RETURNING " + id_column
                       : std::string("INSERT INTO ") + table + "(hash, " + text_column +
-                            ") VALUES (?, ?) ON CONFLICT DO NOTHING RETURNING " + id_column) {}
+                            ") VALUES (?, ?) ON CONFLICT DO NOTHING RETURNING " + id_column),
+      find_hashes_(std::string("SELECT hash, ") + id_column + ", " + text_column +
+                   (key == Key::kUniqueHash ? ", shape_id, op_name_id, source_file_id" : "") + " FROM " + table +
+                   " WHERE hash IN ({ids})") {}
 
 int64_t InternedTexts::Find(SqlConnection& sql, const std::string& text, int64_t hash) {
   if (!find_) find_ = sql.Prepare(find_sql_);
@@ -156,18 +149,6 @@ int64_t InternedTexts::Id(SqlConnection& sql, const std::string& text) {
   return id;
 }
 
-SqlStatement& InternedTexts::FindHashes(SqlConnection& sql, size_t width) {
-  std::unique_ptr<SqlStatement>& find = find_hashes_[width];
-  if (!find) {
-    std::string sql_text = "SELECT hash, " + id_column_ + ", " + text_column_ +
-                           (key_ == Key::kUniqueHash ? ", shape_id, op_name_id, source_file_id" : "") + " FROM " +
-                           table_ + " WHERE hash IN (?";
-    for (size_t i = 1; i < width; ++i) sql_text += ",?";
-    find = sql.Prepare(sql_text + ")");
-  }
-  return *find;
-}
-
 void InternedTexts::Ids(SqlConnection& sql, std::span<const std::string> texts, std::span<int64_t> ids) {
   if (key_ != Key::kHash) throw SqlError("InternedTexts::Ids(texts) on " + table_ + ": not interned by hash");
   // The texts the cache does not know, each once, as they are stored (StoredText, as long texts are).
@@ -183,9 +164,7 @@ void InternedTexts::Ids(SqlConnection& sql, std::span<const std::string> texts, 
   for (size_t i = 0; i < wanted.size(); ++i) hashes[i] = TextHash(wanted[i]);
   // Reads the stored rows of the wanted hashes into `found` (the smallest id of a text stored twice).
   auto look_up = [&] {
-    const size_t width = InListWidth(hashes.size());
-    SqlStatement& find = FindHashes(sql, width);
-    BindHashes(find, width, hashes);
+    SqlStatement& find = find_hashes_.For(sql, hashes);
     while (find.Step()) {
       auto it = found.find(find.Text(2));
       if (it != found.end() && (it->second == 0 || find.Int(1) < it->second)) it->second = find.Int(1);
@@ -260,11 +239,7 @@ int64_t InternedTexts::Ids(SqlConnection& sql, std::vector<LongText> texts, std:
   // Reads the stored rows of `wanted_hashes` (of distinct texts of the batch) and sets their texts' ids, each
   // row compared with the text asked for; `must_find`: a hash not stored is an error.
   auto read_back = [&](const std::vector<int64_t>& wanted_hashes, bool must_find) {
-    // An IN list whose length is the next power of two (so a few statements serve every batch), padded with
-    // the last hash.
-    const size_t width = InListWidth(wanted_hashes.size());
-    SqlStatement& find = FindHashes(sql, width);
-    BindHashes(find, width, wanted_hashes);
+    SqlStatement& find = find_hashes_.For(sql, wanted_hashes);
     std::unordered_map<int64_t, std::pair<int64_t, LongText>> stored;
     while (find.Step()) {
       stored.emplace(find.Int(0), std::pair(find.Int(1), LongText{find.Text(2), find.IntOr(3, -1),

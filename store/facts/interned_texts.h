@@ -23,6 +23,7 @@
 #ifndef XLADB_STORE_FACTS_INTERNED_TEXTS_H_
 #define XLADB_STORE_FACTS_INTERNED_TEXTS_H_
 
+#include "store/backend/in_list_read.h"
 #include "store/backend/sql_connection.h"
 #include "store/facts/long_text.h"
 
@@ -78,9 +79,6 @@ class InternedTexts {
 
  private:
   int64_t Find(SqlConnection& sql, const std::string& text, int64_t hash);  // 0 when absent
-  // The statement that reads the rows of up to `width` hashes (a power of two): hash, id, text, and for
-  // long_texts the ids of the cut parts.
-  SqlStatement& FindHashes(SqlConnection& sql, size_t width);
   // The largest id the table holds (0 when empty): new texts' ids follow it where the writer gives them.
   int64_t LargestId(SqlConnection& sql);
 
@@ -88,8 +86,8 @@ class InternedTexts {
   const std::string table_, id_column_, text_column_;
   std::string find_sql_, insert_sql_;
   std::unique_ptr<SqlStatement> find_, insert_, largest_id_;
-  // Ids(): the lookups by hash, one per IN-list length (a power of two, FindHashes).
-  std::unordered_map<size_t, std::unique_ptr<SqlStatement>> find_hashes_;
+  // Ids(): the lookup of a batch's hashes: hash, id, text, and for long_texts the ids of the cut parts.
+  InListRead find_hashes_;
   std::unordered_map<std::string, int64_t> ids_;
   bool added_in_file_ = false, added_in_group_ = false;
 };

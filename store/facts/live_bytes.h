@@ -6,8 +6,8 @@
 //     of them is live: ForEachLiveSlice merges each slice's intervals that overlap or touch.
 //   * LiveBytes sums intervals with a difference array: O(values + schedule length), no per-time loops.
 //
-//   * kLiveSlicesSql is the one query that reads a module's values with their slices and live ranges;
-//     ReadSliceUse turns its row into a SliceUse.
+//   * kLiveSlicesSql is the one query that reads a module's values with their slices and live ranges
+//     (kLiveSlicesOfModulesSql: of several modules); ReadSliceUse turns its row into a SliceUse.
 //
 // Pure computation on the caller's vectors, plus that one SELECT. Not thread-safe per object.
 #ifndef XLADB_STORE_FACTS_LIVE_BYTES_H_
@@ -36,13 +36,17 @@ static_assert(sizeof(SliceUse) == 32);
 
 // Columns: allocation_index, offset (-1 unknown), size, color, live_start, live_end, value_id, shape_id.
 // Binds ?1 = module_id. Values without a size (only their details were printed) are left out.
-inline constexpr const char kLiveSlicesSql[] =
-    "SELECT v.allocation_index, COALESCE(v.offset_bytes, -1), v.size_bytes, COALESCE(a.color, 0), "
-    "       l.live_start, l.live_end, v.value_id, v.shape_id "
-    "FROM buffer_live_ranges l "
-    "JOIN buffer_values v ON v.module_id = l.module_id AND v.value_id = l.value_id "
-    "LEFT JOIN allocations a ON a.module_id = v.module_id AND a.allocation_index = v.allocation_index "
-    "WHERE l.module_id = ?1 AND v.size_bytes IS NOT NULL";
+#define XLADB_LIVE_SLICES_SELECT(module_filter, more_columns)                                                   \
+  "SELECT v.allocation_index, COALESCE(v.offset_bytes, -1), v.size_bytes, COALESCE(a.color, 0), "                \
+  "       l.live_start, l.live_end, v.value_id, v.shape_id" more_columns " "                                    \
+  "FROM buffer_live_ranges l "                                                                                   \
+  "JOIN buffer_values v ON v.module_id = l.module_id AND v.value_id = l.value_id "                               \
+  "LEFT JOIN allocations a ON a.module_id = v.module_id AND a.allocation_index = v.allocation_index "            \
+  "WHERE l.module_id " module_filter " AND v.size_bytes IS NOT NULL"
+inline constexpr const char kLiveSlicesSql[] = XLADB_LIVE_SLICES_SELECT("= ?1", "");
+// The same rows of several modules (store/backend/in_list_read.h's "{ids}"), the module's id in column 8.
+inline constexpr const char kLiveSlicesOfModulesSql[] = XLADB_LIVE_SLICES_SELECT("IN ({ids})", ", l.module_id");
+#undef XLADB_LIVE_SLICES_SELECT
 
 // The SliceUse of a kLiveSlicesSql row; false for a row whose times or allocation are out of range (not a
 // schedule time: reported elsewhere as an ingest issue).

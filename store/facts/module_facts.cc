@@ -8,11 +8,14 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "store/backend/in_list_read.h"
 #include "store/backend/row_binding.h"
 #include "store/facts/live_bytes.h"
 #include "store/facts/shape_text.h"
@@ -21,8 +24,8 @@ namespace xladb::store {
 
 struct DerivedModuleFacts::Statements {
   explicit Statements(SqlConnection& sql)
-      : names(sql.Prepare(
-            "SELECT m.name, m.stage, m.folder, m.hlo_entry_signature, "
+      : names(
+            "SELECT m.module_id, m.name, m.stage, m.folder, m.hlo_entry_signature, "
             // The shardings of the module's before_optimizations text (the same name, number and folder; the
             // module itself at that stage; numbers repeat in a run, so the name counts), which
             // keeps the program's own in/out shardings, else its own text's: ingest/text/entry_sharding.h.
@@ -30,29 +33,29 @@ struct DerivedModuleFacts::Statements {
             "                   AND b.name = m.name AND b.xla_module_id = m.xla_module_id AND b.folder = m.folder "
             "                   AND b.stage = 'before_optimizations' AND b.hlo_entry_sharding IS NOT NULL "
             "                 ORDER BY b.module_id LIMIT 1), m.hlo_entry_sharding, ''), "
-            // In the same statement (one round trip on PostgreSQL): the output shape the first allocation that
-            // prints one gives, how many allocations and live ranges the module has.
+            // In the same statement: the output shape the first allocation that prints one gives, how many
+            // allocations and live ranges the module has.
             "       (SELECT output_shape FROM allocations WHERE module_id = m.module_id AND output_shape IS NOT NULL "
             "         ORDER BY allocation_index LIMIT 1), "
             "       (SELECT COUNT(*) FROM allocations WHERE module_id = m.module_id), "
             "       (SELECT COUNT(*) FROM buffer_live_ranges WHERE module_id = m.module_id) "
-            "FROM modules m WHERE m.module_id = ?")),
-        params(sql.Prepare("SELECT parameter_number, parameter_shape FROM allocations "
-               "WHERE module_id = ? AND is_parameter = 1 AND parameter_number IS NOT NULL "
-               "ORDER BY parameter_number, parameter_shape_index, allocation_index")),
+            "FROM modules m WHERE m.module_id IN ({ids})"),
+        params("SELECT module_id, parameter_number, parameter_shape FROM allocations "
+               "WHERE module_id IN ({ids}) AND is_parameter = 1 AND parameter_number IS NOT NULL "
+               "ORDER BY module_id, parameter_number, parameter_shape_index, allocation_index"),
+        live(kLiveSlicesOfModulesSql),
+        spaces("SELECT module_id, color, COUNT(*), SUM(size_bytes) FROM allocations WHERE module_id IN ({ids}) "
+               "GROUP BY module_id, color ORDER BY module_id, color"),
+        siblings("SELECT DISTINCT s.module_id FROM modules m JOIN modules s ON s.run_id = m.run_id "
+                 "AND s.name = m.name AND s.xla_module_id = m.xla_module_id AND s.folder = m.folder "
+                 "AND s.module_id <> m.module_id WHERE m.module_id IN ({ids}) ORDER BY s.module_id"),
         identity(sql.Prepare("UPDATE modules SET entry_signature = ?, identity_key = ?, entry_signature_confirmed = ?, "
                  "entry_sharding = ? WHERE module_id = ?")),
-        siblings(sql.Prepare("SELECT s.module_id FROM modules m JOIN modules s ON s.run_id = m.run_id "
-                 "AND s.name = m.name AND s.xla_module_id = m.xla_module_id AND s.folder = m.folder "
-                 "AND s.module_id <> m.module_id WHERE m.module_id = ? ORDER BY s.module_id")),
-        live(sql.Prepare(kLiveSlicesSql)),
         summary(sql.Prepare("UPDATE module_summary SET live_peak_padded_bytes = ?, live_peak_padded_time = ?, "
                 "color0_total_bytes = (SELECT SUM(size_bytes) FROM allocations "
                 "                      WHERE module_id = ?3 AND color = 0) "
                 "WHERE module_id = ?3")),
         clear_spaces(sql.Prepare("DELETE FROM module_memory_spaces WHERE module_id = ?")),
-        spaces(sql.Prepare("SELECT color, COUNT(*), SUM(size_bytes) FROM allocations WHERE module_id = ? "
-               "GROUP BY color ORDER BY color")),
         insert_space(sql.Prepare("INSERT INTO module_memory_spaces(module_id, color, allocation_count, total_bytes, "
                      "live_peak_padded_bytes) VALUES (?, ?, ?, ?, ?)")),
         clear_spills(sql.Prepare("DELETE FROM kernel_spill_summary WHERE module_id = ?")),
@@ -108,8 +111,10 @@ struct DerivedModuleFacts::Statements {
         instruction_count  = (SELECT COUNT(*) FROM instructions WHERE module_id = ?1)
       WHERE module_id = ?1)sql";
 
-  std::unique_ptr<SqlStatement> names, params, identity, siblings, live, summary, clear_spaces, spaces,
-      insert_space, clear_spills, spills, aggregates, hlo_fingerprint, value_fingerprint;
+  // The reads, each of a list of modules (kModulesARead at most).
+  InListRead names, params, live, spaces, siblings;
+  std::unique_ptr<SqlStatement> identity, summary, clear_spaces, insert_space, clear_spills, spills, aggregates,
+      hlo_fingerprint, value_fingerprint;
 };
 
 namespace {
@@ -132,46 +137,103 @@ std::string HexU64(uint64_t v) {
   return buf;
 }
 
-// Binds a cached read of one module for its next run.
+// Binds a cached statement of one module for its next run.
 SqlStatement& ForModule(const std::unique_ptr<SqlStatement>& q, int64_t module_id) {
   SqlStatement& st = Fresh(q);
   st.Bind(1, module_id);
   return st;
 }
 
-// A module's row and what the `names` statement counts with it.
+// How many modules one read asks about (an IN list of that many ids at most).
+constexpr size_t kModulesARead = 256;
+
+// A module's row and what the `names` read counts with it.
 struct ModuleRow {
   std::string name, stage, folder, hlo_signature, sharding;
   std::optional<std::string> output_shape;  // the first allocation's that prints one
   int64_t allocations = 0, live_ranges = 0;
 };
 
-std::optional<ModuleRow> ReadModuleRow(SqlStatement& names) {
-  if (!names.Step()) return std::nullopt;
-  ModuleRow row;
-  row.name = names.Text(0);
-  row.stage = names.Text(1);
-  row.folder = names.Text(2);
-  if (!names.IsNull(3)) row.hlo_signature = names.Text(3);
-  row.sharding = names.Text(4);
-  if (!names.IsNull(5)) row.output_shape = names.Text(5);
-  row.allocations = names.Int(6);
-  row.live_ranges = names.Int(7);
-  names.Reset();  // a statement left on a row would hold a read transaction open after the file's COMMIT
-  return row;
+// A parameter allocation's number and shape (nullopt: printed without one).
+struct ParameterShape {
+  int64_t number;
+  std::optional<std::string> shape;
+};
+
+struct Space {
+  int64_t color, allocations, bytes;
+};
+
+// What the reads of a list of modules gave, by module id (a module without a row is not in `rows`).
+struct ModuleReads {
+  std::unordered_map<int64_t, ModuleRow> rows;
+  std::unordered_map<int64_t, std::vector<ParameterShape>> parameters;
+  // With the padded-memory reads only:
+  std::unordered_map<int64_t, std::vector<SliceUse>> uses;
+  std::unordered_map<int64_t, int32_t> last_time;  // the last live_end of the module's uses
+  std::unordered_map<int64_t, std::vector<Space>> spaces;
+};
+
+void ReadModuleRows(SqlStatement& names, ModuleReads& into) {
+  while (names.Step()) {
+    ModuleRow& row = into.rows[names.Int(0)];
+    row.name = names.Text(1);
+    row.stage = names.Text(2);
+    row.folder = names.Text(3);
+    if (!names.IsNull(4)) row.hlo_signature = names.Text(4);
+    row.sharding = names.Text(5);
+    if (!names.IsNull(6)) row.output_shape = names.Text(6);
+    row.allocations = names.Int(7);
+    row.live_ranges = names.Int(8);
+  }
+  names.Reset();  // a statement left on a row would hold a read transaction open after the group's COMMIT
 }
 
-std::string EntrySignature(SqlStatement& params, const ModuleRow& row) {
+void ReadParameters(SqlStatement& params, ModuleReads& into) {
+  while (params.Step()) {
+    into.parameters[params.Int(0)].push_back(
+        {params.Int(1), params.IsNull(2) ? std::nullopt : std::optional<std::string>(params.Text(2))});
+  }
+  params.Reset();
+}
+
+void ReadSlices(SqlStatement& live, ModuleReads& into) {
+  std::vector<SliceUse>* uses = nullptr;
+  int32_t* last_time = nullptr;
+  int64_t module_id = 0;
+  while (live.Step()) {
+    SliceUse u;
+    if (!ReadSliceUse(live, &u)) continue;
+    if (uses == nullptr || live.Int(8) != module_id) {
+      module_id = live.Int(8);
+      uses = &into.uses[module_id];
+      const auto row = into.rows.find(module_id);
+      if (uses->empty() && row != into.rows.end()) {
+        uses->reserve(static_cast<size_t>(row->second.live_ranges));  // no regrowth (a 1 GiB file has 1.3 M)
+      }
+      last_time = &into.last_time[module_id];
+    }
+    *last_time = std::max(*last_time, u.end);
+    uses->push_back(u);
+  }
+  live.Reset();  // its rows (1.3 M for a 1 GiB file's module, held whole on PostgreSQL) are read
+}
+
+void ReadSpaces(SqlStatement& spaces, ModuleReads& into) {
+  while (spaces.Step()) into.spaces[spaces.Int(0)].push_back({spaces.Int(1), spaces.Int(2), spaces.Int(3)});
+  spaces.Reset();
+}
+
+std::string EntrySignature(const std::vector<ParameterShape>& parameters, const ModuleRow& row) {
+  if (row.allocations == 0) return {};
   // Per parameter number, its distinct shapes in shape-index order.
   std::vector<std::pair<int64_t, std::vector<std::string>>> by_number;
-  while (params.Step()) {
-    const int64_t number = params.Int(0);
-    std::string shape = params.IsNull(1) ? std::string("?") : ShapeWithoutComments(params.Text(1));
-    if (by_number.empty() || by_number.back().first != number) by_number.push_back({number, {}});
+  for (const ParameterShape& p : parameters) {
+    std::string shape = p.shape ? ShapeWithoutComments(*p.shape) : std::string("?");
+    if (by_number.empty() || by_number.back().first != p.number) by_number.push_back({p.number, {}});
     auto& shapes = by_number.back().second;
     if (std::find(shapes.begin(), shapes.end(), shape) == shapes.end()) shapes.push_back(std::move(shape));
   }
-  if (row.allocations == 0) return {};
   const std::string out = row.output_shape ? ShapeWithoutComments(*row.output_shape) : std::string("?");
 
   std::string sig = "(";
@@ -214,11 +276,8 @@ struct LivePeaks {
   std::map<int64_t, LivePeak> by_color;
 };
 
-LivePeaks ComputeLivePeaks(SqlStatement& q, int64_t live_ranges) {
+LivePeaks ComputeLivePeaks(std::vector<SliceUse>& uses, int32_t last_time) {
   LivePeaks peaks;
-  std::vector<SliceUse> uses;
-  uses.reserve(static_cast<size_t>(live_ranges));  // no regrowth (a 1 GiB file has 1.3 M)
-  const int32_t last_time = ReadLiveSlices(q, &uses, [](const SqlStatement&, const SliceUse&) {});
   if (uses.empty()) return peaks;
   peaks.any = true;
   LiveBytes all(last_time);
@@ -227,10 +286,64 @@ LivePeaks ComputeLivePeaks(SqlStatement& q, int64_t live_ranges) {
     all.Add(start, end, size);
     by_color.try_emplace(color, last_time).first->second.Add(start, end, size);
   });
-  std::vector<SliceUse>().swap(uses);
   peaks.all = all.Peak();
   for (const auto& [color, bytes] : by_color) peaks.by_color[color] = bytes.Peak();
   return peaks;
+}
+
+// Recomputes the identity facts of the modules `ids` and, unless `identity_only`, their padded-memory facts
+// (module_facts.h), a list of kModulesARead at a time: the list's reads run together (one round trip on
+// PostgreSQL, one statement a read however many modules), then its writes are sent. Returns each module's stage
+// (a module without a row is left out).
+std::unordered_map<int64_t, std::string> UpdateModules(SqlConnection& sql, DerivedModuleFacts::Statements& st,
+                                                       std::span<const int64_t> ids, bool identity_only) {
+  std::unordered_map<int64_t, std::string> stages;
+  for (size_t at = 0; at < ids.size(); at += kModulesARead) {
+    const std::span<const int64_t> list = ids.subspan(at, std::min(kModulesARead, ids.size() - at));
+    std::vector<SqlStatement*> reads = {&st.names.For(sql, list), &st.params.For(sql, list)};
+    if (!identity_only) {
+      reads.push_back(&st.live.For(sql, list));
+      reads.push_back(&st.spaces.For(sql, list));
+    }
+    sql.RunTogether(reads);
+    // Every read first, then the writes: none of the writes changes what a read reads.
+    ModuleReads got;
+    ReadModuleRows(*reads[0], got);
+    ReadParameters(*reads[1], got);
+    if (!identity_only) {
+      ReadSlices(*reads[2], got);
+      ReadSpaces(*reads[3], got);
+    }
+    for (const int64_t module_id : list) {
+      const auto row = got.rows.find(module_id);
+      if (row == got.rows.end() || stages.count(module_id) > 0) continue;
+      stages.emplace(module_id, row->second.stage);
+      static const std::vector<ParameterShape> kNone;
+      const auto parameters = got.parameters.find(module_id);
+      WriteIdentity(st, module_id, row->second,
+                    EntrySignature(parameters == got.parameters.end() ? kNone : parameters->second, row->second));
+      if (identity_only) continue;
+      LivePeaks peaks;
+      if (auto uses = got.uses.find(module_id); uses != got.uses.end()) {
+        peaks = ComputeLivePeaks(uses->second, got.last_time[module_id]);
+        std::vector<SliceUse>().swap(uses->second);
+      }
+      SqlStatement& summary = Fresh(st.summary);
+      BindRow(summary, OnlyIf(peaks.any, peaks.all.bytes), OnlyIf(peaks.any, peaks.all.time), module_id);
+      summary.ExecuteLater();
+      ForModule(st.clear_spaces, module_id).ExecuteLater();
+      static const std::vector<Space> kNoSpaces;
+      const auto spaces = got.spaces.find(module_id);
+      for (const Space& space : spaces == got.spaces.end() ? kNoSpaces : spaces->second) {
+        SqlStatement& insert = Fresh(st.insert_space);
+        const auto peak = peaks.by_color.find(space.color);
+        BindRow(insert, module_id, space.color, space.allocations, space.bytes,
+                OnlyIf(peak != peaks.by_color.end(), peak == peaks.by_color.end() ? 0 : peak->second.bytes));
+        insert.ExecuteLater();
+      }
+    }
+  }
+  return stages;
 }
 
 }  // namespace
@@ -271,42 +384,57 @@ void MergeLaterFile(FileFacts& into, const FileFacts& later) {
   into.entry_sharding_changed |= later.entry_sharding_changed;
 }
 
-void DerivedModuleFacts::UpdateAfterFile(int64_t run_id, int64_t module_id, bool module_is_new,
-                                         const FileFacts& facts) {
-  if (module_id == 0) return;
+void DerivedModuleFacts::UpdateAfterFiles(std::span<const ModuleFiles> modules) {
   Statements& st = statements();
-  if (facts.counters_changed) {
-    ForModule(st.clear_spills, module_id).ExecuteLater();
-    SqlStatement& spills = Fresh(st.spills);
-    BindRow(spills, module_id, run_id);
-    spills.ExecuteLater();
+  // What each module's files printed, a few statements a module (sent, not awaited); the modules whose rows
+  // changed, for the reads below.
+  std::vector<int64_t> changed;
+  for (const ModuleFiles& m : modules) {
+    if (m.module_id == 0) continue;
+    const FileFacts& facts = m.facts;
+    if (facts.counters_changed) {
+      ForModule(st.clear_spills, m.module_id).ExecuteLater();
+      SqlStatement& spills = Fresh(st.spills);
+      BindRow(spills, m.module_id, m.run_id);
+      spills.ExecuteLater();
+    }
+    SqlStatement& aggregates = Fresh(st.aggregates);
+    aggregates.Bind(1, m.module_id);
+    BindIfSet(aggregates, 2, facts.total_bytes);
+    BindIfSet(aggregates, 3, facts.schedule_length);
+    BindIfSet(aggregates, 4, facts.peak_time);
+    BindIfSet(aggregates, 5, facts.stack_peak);
+    aggregates.ExecuteLater();
+    if (facts.hlo_fingerprint) {
+      SqlStatement& fp = Fresh(st.hlo_fingerprint);
+      BindRow(fp, HexU64(*facts.hlo_fingerprint), m.module_id);
+      fp.ExecuteLater();
+    } else if (facts.saw_allocated_values) {
+      SqlStatement& fp = Fresh(st.value_fingerprint);
+      BindRow(fp, HexU64(facts.value_fingerprint), m.module_id);
+      fp.ExecuteLater();
+    }
+    if (facts.rows_changed || facts.saw_allocated_values || m.module_is_new) changed.push_back(m.module_id);
   }
-  SqlStatement& aggregates = Fresh(st.aggregates);
-  aggregates.Bind(1, module_id);
-  BindIfSet(aggregates, 2, facts.total_bytes);
-  BindIfSet(aggregates, 3, facts.schedule_length);
-  BindIfSet(aggregates, 4, facts.peak_time);
-  BindIfSet(aggregates, 5, facts.stack_peak);
-  aggregates.ExecuteLater();
-  if (facts.hlo_fingerprint) {
-    SqlStatement& fp = Fresh(st.hlo_fingerprint);
-    BindRow(fp, HexU64(*facts.hlo_fingerprint), module_id);
-    fp.ExecuteLater();
-  } else if (facts.saw_allocated_values) {
-    SqlStatement& fp = Fresh(st.value_fingerprint);
-    BindRow(fp, HexU64(facts.value_fingerprint), module_id);
-    fp.ExecuteLater();
+  const std::unordered_map<int64_t, std::string> stages = UpdateModules(sql_, st, changed, false);
+  // A before_optimizations text gives its module's other stages their sharding: their identity again.
+  std::vector<int64_t> sharding_sources;
+  for (const ModuleFiles& m : modules) {
+    const auto stage = stages.find(m.module_id);
+    if (m.facts.entry_sharding_changed && stage != stages.end() && stage->second == "before_optimizations") {
+      sharding_sources.push_back(m.module_id);
+    }
   }
-  std::string stage;
-  if (facts.rows_changed || facts.saw_allocated_values || module_is_new) stage = Update(module_id);
-  if (facts.entry_sharding_changed && stage == "before_optimizations") {
-    // A before_optimizations text gives its module's other stages their sharding (UpdateIdentity).
-    SqlStatement& siblings = ForModule(st.siblings, module_id);
-    std::vector<int64_t> ids;
-    while (siblings.Step()) ids.push_back(siblings.Int(0));
-    siblings.Reset();
-    for (const int64_t id : ids) UpdateIdentity(id);
+  std::vector<int64_t> siblings;
+  for (size_t at = 0; at < sharding_sources.size(); at += kModulesARead) {
+    SqlStatement& q = st.siblings.For(sql_, std::span<const int64_t>(sharding_sources)
+                                                     .subspan(at, std::min(kModulesARead, sharding_sources.size() - at)));
+    while (q.Step()) siblings.push_back(q.Int(0));
+    q.Reset();
   }
+  std::sort(siblings.begin(), siblings.end());
+  siblings.erase(std::unique(siblings.begin(), siblings.end()), siblings.end());
+  (void)UpdateModules(sql_, st, siblings, true);
 }
 
 DerivedModuleFacts::Statements& DerivedModuleFacts::statements() {
@@ -315,54 +443,13 @@ DerivedModuleFacts::Statements& DerivedModuleFacts::statements() {
 }
 
 std::string DerivedModuleFacts::UpdateIdentity(int64_t module_id) {
-  Statements& st = statements();
-  SqlStatement* reads[] = {&ForModule(st.names, module_id), &ForModule(st.params, module_id)};
-  sql_.RunTogether(reads);
-  const std::optional<ModuleRow> row = ReadModuleRow(*reads[0]);
-  if (!row) {
-    reads[1]->Reset();
-    return {};
-  }
-  WriteIdentity(st, module_id, *row, EntrySignature(*reads[1], *row));
-  return row->stage;
+  const auto stages = UpdateModules(sql_, statements(), std::span<const int64_t>(&module_id, 1), true);
+  return stages.empty() ? std::string() : stages.begin()->second;
 }
 
 std::string DerivedModuleFacts::Update(int64_t module_id) {
-  Statements& st = statements();
-  SqlStatement& names = ForModule(st.names, module_id);
-  SqlStatement& params = ForModule(st.params, module_id);
-  SqlStatement& live = ForModule(st.live, module_id);
-  SqlStatement& spaces = ForModule(st.spaces, module_id);
-  SqlStatement* reads[] = {&names, &params, &live, &spaces};
-  sql_.RunTogether(reads);
-  // Every read first, then the writes: none of the writes changes what a read reads.
-  const std::optional<ModuleRow> row = ReadModuleRow(names);
-  if (!row) {
-    for (SqlStatement* read : reads) read->Reset();
-    return {};
-  }
-  std::string signature = EntrySignature(params, *row);
-  const LivePeaks peaks = ComputeLivePeaks(live, row->live_ranges);
-  live.Reset();  // its rows (1.3 M for a 1 GiB file's module, held whole on PostgreSQL) are read
-  struct Space {
-    int64_t color, allocations, bytes;
-  };
-  std::vector<Space> by_color;
-  while (spaces.Step()) by_color.push_back({spaces.Int(0), spaces.Int(1), spaces.Int(2)});
-
-  WriteIdentity(st, module_id, *row, std::move(signature));
-  SqlStatement& summary = Fresh(st.summary);
-  BindRow(summary, OnlyIf(peaks.any, peaks.all.bytes), OnlyIf(peaks.any, peaks.all.time), module_id);
-  summary.ExecuteLater();
-  ForModule(st.clear_spaces, module_id).ExecuteLater();
-  for (const Space& space : by_color) {
-    SqlStatement& insert = Fresh(st.insert_space);
-    const auto peak = peaks.by_color.find(space.color);
-    BindRow(insert, module_id, space.color, space.allocations, space.bytes,
-            OnlyIf(peak != peaks.by_color.end(), peak == peaks.by_color.end() ? 0 : peak->second.bytes));
-    insert.ExecuteLater();
-  }
-  return row->stage;
+  const auto stages = UpdateModules(sql_, statements(), std::span<const int64_t>(&module_id, 1), false);
+  return stages.empty() ? std::string() : stages.begin()->second;
 }
 
 void UpdateDerivedFactsOfAllModules(SqlConnection& sql) {

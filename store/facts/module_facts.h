@@ -1,9 +1,9 @@
 // Module facts derived from a module's stored rows at ingest, all in one place: what the module is across
 // runs, its summary, its spill summary, its fingerprint, and padded memory figures XLA does not print.
 //
-// After the files of a module (UpdateAfterFile; the writer calls it once a module at its group's COMMIT, the
-// facts of the group's files of that module merged by MergeLaterFile), from what they printed (FileFacts) and
-// the module's rows:
+// After the files of modules (UpdateAfterFiles; the writer calls it once a group, at its COMMIT, with each
+// module the group wrote and the facts of its files there merged by MergeLaterFile), from what they printed
+// (FileFacts) and the modules' rows:
 //   * module_summary's printed figures (total_bytes, schedule_length, peak_time, stack_trace_peak_bytes): a
 //     file that prints one sets it; one that does not leaves it;
 //   * module_summary's aggregates (allocation bytes by kind, counts of allocations, values, live ranges,
@@ -14,7 +14,9 @@
 //   * modules.fingerprint: the HLO text's program fingerprint when a file printed one (fingerprint_source
 //     'hlo_text'), else an order-independent hash of the buffer assignment's values ('buffer_assignment'),
 //     which never replaces an HLO one;
-//   * then, when rows they depend on changed, the facts below (Update).
+//   * then, when rows they depend on changed, the facts below (Update). These read the modules' rows a list of
+//     modules at a time (store/backend/in_list_read.h: a read is one statement for up to 256 modules, and a
+//     list's reads one round trip on PostgreSQL), then send their writes.
 //
 //   * modules.entry_signature: the entry computation's parameter and output shapes, read from the buffer
 //     assignment's allocation flags (docs/formats.md §2.2: `parameter N, shape |…| at ShapeIndex {…}` and
@@ -49,6 +51,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 
 namespace xladb::store {
@@ -64,10 +67,19 @@ struct FileFacts {
   bool entry_sharding_changed = false;      // the HLO text set hlo_entry_sharding (its siblings' identity)
 };
 
-// Folds the facts of a later file of the same module into `into`, so that one UpdateAfterFile with the result
+// Folds the facts of a later file of the same module into `into`, so that one UpdateAfterFiles with the result
 // leaves what one call per file, in their order, would: a printed figure or fingerprint the later file has
 // replaces the earlier one, and what changed in either file changed.
 void MergeLaterFile(FileFacts& into, const FileFacts& later);
+
+// A module the files of a group wrote: its run, whether one of them created it, and their facts (one file's,
+// or several merged in order by MergeLaterFile).
+struct ModuleFiles {
+  int64_t run_id = 0;
+  int64_t module_id = 0;
+  bool module_is_new = false;
+  FileFacts facts;
+};
 
 class DerivedModuleFacts {
  public:
@@ -76,13 +88,12 @@ class DerivedModuleFacts {
   DerivedModuleFacts(const DerivedModuleFacts&) = delete;
   DerivedModuleFacts& operator=(const DerivedModuleFacts&) = delete;
 
-  // Everything above, after files of module `module_id` (of run `run_id`) were written, `facts` being theirs
-  // (one file's, or several merged in order by MergeLaterFile); `module_is_new` when one of them created the
-  // module.
-  void UpdateAfterFile(int64_t run_id, int64_t module_id, bool module_is_new, const FileFacts& facts);
+  // Everything above, after the files of `modules` were written (each module once; a module_id of 0 is
+  // skipped).
+  void UpdateAfterFiles(std::span<const ModuleFiles> modules);
   // Recomputes the identity and padded-memory facts of one module from its rows (a module may span several
   // files). Returns the module's stage ("" when there is no such module). Its reads run together
-  // (SqlConnection::RunTogether: one round trip on PostgreSQL), then its writes.
+  // (SqlConnection::RunTogether: one round trip on PostgreSQL), then its writes are sent.
   std::string Update(int64_t module_id);
   // The identity facts alone (entry_signature, entry_signature_confirmed, entry_sharding, identity_key), from
   // the module's name, stage, folder and rows: what a re-key (store/schema/module_rekey.h) changes. Returns the

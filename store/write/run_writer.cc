@@ -84,13 +84,7 @@ struct RunWriter::Impl {
   // The modules the open group's committed files wrote, in the order they were first written, each with
   // its files' facts merged (MergeLaterFile): their derived facts are computed once at the group's COMMIT,
   // not once a file (a module's buffer assignment, HLO text and memory report mostly share a group).
-  struct PendingModule {
-    int64_t run_id = 0;
-    int64_t module_id = 0;
-    bool module_is_new = false;
-    FileFacts facts;
-  };
-  std::vector<PendingModule> pending_modules;
+  std::vector<ModuleFiles> pending_modules;
   std::unordered_map<int64_t, size_t> pending_index;  // module_id -> its place in pending_modules
   void NoteModuleWritten(const FileWriter& f) {
     if (f.module_id() == 0) return;
@@ -99,15 +93,13 @@ struct RunWriter::Impl {
       pending_modules.push_back({f.run_id(), f.module_id(), f.module_is_new(), f.facts()});
       return;
     }
-    PendingModule& m = pending_modules[it->second];
+    ModuleFiles& m = pending_modules[it->second];
     m.module_is_new |= f.module_is_new();
     MergeLaterFile(m.facts, f.facts());
   }
   // Computes the derived facts of the modules the group wrote (inside its transaction, before COMMIT).
   void UpdatePendingModules() {
-    for (const PendingModule& m : pending_modules) {
-      derived_facts.UpdateAfterFile(m.run_id, m.module_id, m.module_is_new, m.facts);
-    }
+    derived_facts.UpdateAfterFiles(pending_modules);
     ForgetPendingModules();
   }
   void ForgetPendingModules() {
