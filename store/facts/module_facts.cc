@@ -49,22 +49,32 @@ struct DerivedModuleFacts::Statements {
         siblings("SELECT DISTINCT s.module_id FROM modules m JOIN modules s ON s.run_id = m.run_id "
                  "AND s.name = m.name AND s.xla_module_id = m.xla_module_id AND s.folder = m.folder "
                  "AND s.module_id <> m.module_id WHERE m.module_id IN ({ids}) ORDER BY s.module_id"),
-        identity(sql.Prepare("UPDATE modules SET entry_signature = ?, identity_key = ?, entry_signature_confirmed = ?, "
-                 "entry_sharding = ? WHERE module_id = ?")),
-        summary(sql.Prepare("UPDATE module_summary SET live_peak_padded_bytes = ?, live_peak_padded_time = ?, "
-                "color0_total_bytes = (SELECT SUM(size_bytes) FROM allocations "
-                "                      WHERE module_id = ?3 AND color = 0) "
-                "WHERE module_id = ?3")),
+        identity(sql.Prepare(IdentitySql(""))),
+        identity_hlo_fingerprint(sql.Prepare(IdentitySql(", fingerprint = ?6, fingerprint_source = 'hlo_text'"))),
+        // A buffer assignment's fingerprint never replaces the HLO text's.
+        identity_value_fingerprint(sql.Prepare(IdentitySql(
+            ", fingerprint = CASE WHEN fingerprint_source IS NULL OR fingerprint_source = 'buffer_assignment' "
+            "                     THEN ?6 ELSE fingerprint END, "
+            "fingerprint_source = CASE WHEN fingerprint_source IS NULL OR fingerprint_source = 'buffer_assignment' "
+            "                          THEN 'buffer_assignment' ELSE fingerprint_source END"))),
         clear_spaces(sql.Prepare("DELETE FROM module_memory_spaces WHERE module_id = ?")),
         insert_space(sql.Prepare("INSERT INTO module_memory_spaces(module_id, color, allocation_count, total_bytes, "
                      "live_peak_padded_bytes) VALUES (?, ?, ?, ?, ?)")),
         clear_spills(sql.Prepare("DELETE FROM kernel_spill_summary WHERE module_id = ?")),
         spills(sql.Prepare(kSpillSummarySql)),
-        aggregates(sql.Prepare(kAggregatesSql)),
-        hlo_fingerprint(sql.Prepare("UPDATE modules SET fingerprint = ?, fingerprint_source = 'hlo_text' WHERE module_id = ?")),
-        value_fingerprint(sql.Prepare("UPDATE modules SET fingerprint = ?, fingerprint_source = 'buffer_assignment' "
-                          "WHERE module_id = ? AND (fingerprint_source IS NULL "
-                          "                         OR fingerprint_source = 'buffer_assignment')")) {}
+        aggregates(sql.Prepare(std::string("UPDATE module_summary SET ") + kAggregatesSet + " WHERE module_id = ?1")),
+        aggregates_and_peaks(sql.Prepare(
+            std::string("UPDATE module_summary SET ") + kAggregatesSet +
+            ", live_peak_padded_bytes = ?6, live_peak_padded_time = ?7, "
+            "color0_total_bytes = (SELECT SUM(size_bytes) FROM allocations WHERE module_id = ?1 AND color = 0) "
+            "WHERE module_id = ?1")) {}
+
+  // A module's identity facts (?1..?4 of module ?5), and what `more` sets with them (its fingerprint): one
+  // UPDATE of the module's row.
+  static std::string IdentitySql(const char* more) {
+    return std::string("UPDATE modules SET entry_signature = ?1, identity_key = ?2, entry_signature_confirmed = ?3, "
+                       "entry_sharding = ?4") + more + " WHERE module_id = ?5";
+  }
 
   // A module's kernel_spill_summary rows from its counter lines (all of its reports).
   static constexpr const char* kSpillSummarySql = R"sql(
@@ -87,11 +97,10 @@ struct DerivedModuleFacts::Statements {
               AND counter IN ('VMEM_SPILL_COUNT', 'VMEM_FILL_COUNT', 'SMEM_SPILL_COUNT', 'SMEM_FILL_COUNT')
             GROUP BY kernel) AS per_kernel)sql";
 
-  // module_summary's figures the file printed (?2..?5, NULL: leave what is stored), and its aggregates,
-  // recomputed from the module's rows (a module can span several files). Each table is read once (row-value
-  // assignments: SQLite 3.15+, PostgreSQL).
-  static constexpr const char* kAggregatesSql = R"sql(
-      UPDATE module_summary SET
+  // module_summary's figures the files printed (?2..?5, NULL: leave what is stored), and its aggregates,
+  // recomputed from the module's rows (a module can span several files), for module ?1. Each table is read once
+  // (row-value assignments: SQLite 3.15+, PostgreSQL).
+  static constexpr const char* kAggregatesSet = R"sql(
         total_bytes = COALESCE(?2, total_bytes), schedule_length = COALESCE(?3, schedule_length),
         peak_time = COALESCE(?4, peak_time), stack_trace_peak_bytes = COALESCE(?5, stack_trace_peak_bytes),
         (allocation_bytes, parameter_bytes, output_bytes, temp_bytes, constant_bytes, thread_local_bytes,
@@ -108,13 +117,14 @@ struct DerivedModuleFacts::Statements {
         live_range_count   = (SELECT COUNT(*) FROM buffer_live_ranges WHERE module_id = ?1),
         (peak_bytes, peak_buffer_count) = (
           SELECT COALESCE(MAX(cumulative_bytes), SUM(logical_bytes)), COUNT(*) FROM peak_buffers WHERE module_id = ?1),
-        instruction_count  = (SELECT COUNT(*) FROM instructions WHERE module_id = ?1)
-      WHERE module_id = ?1)sql";
+        instruction_count  = (SELECT COUNT(*) FROM instructions WHERE module_id = ?1))sql";
 
   // The reads, each of a list of modules (kModulesARead at most).
   InListRead names, params, live, spaces, siblings;
-  std::unique_ptr<SqlStatement> identity, summary, clear_spaces, insert_space, clear_spills, spills, aggregates,
-      hlo_fingerprint, value_fingerprint;
+  // The writes, each of one module: a module's row once a group (its identity, with its fingerprint when its
+  // files printed one), its summary once (aggregates, with the padded peak when its rows were read).
+  std::unique_ptr<SqlStatement> identity, identity_hlo_fingerprint, identity_value_fingerprint, clear_spaces,
+      insert_space, clear_spills, spills, aggregates, aggregates_and_peaks;
 };
 
 namespace {
@@ -129,6 +139,17 @@ SqlStatement& Fresh(const std::unique_ptr<SqlStatement>& q) {
 // Binds `v`, or leaves the parameter NULL (Fresh cleared it).
 void BindIfSet(SqlStatement& q, int index, const std::optional<int64_t>& v) {
   if (v) q.Bind(index, *v);
+}
+
+// Binds the aggregates' module (?1) and the figures its files printed (?2..?5; NULL: `facts` is null or has
+// none, and the stored figure stays).
+void BindAggregates(SqlStatement& q, int64_t module_id, const FileFacts* facts) {
+  q.Bind(1, module_id);
+  if (facts == nullptr) return;
+  BindIfSet(q, 2, facts->total_bytes);
+  BindIfSet(q, 3, facts->schedule_length);
+  BindIfSet(q, 4, facts->peak_time);
+  BindIfSet(q, 5, facts->stack_peak);
 }
 
 std::string HexU64(uint64_t v) {
@@ -252,10 +273,15 @@ std::string EntrySignature(const std::vector<ParameterShape>& parameters, const 
   return sig;
 }
 
-// Sends the module's identity facts (not awaited), from its row and the signature its allocations give.
+// Sends the module's identity facts (not awaited), from its row and the signature its allocations give, and
+// with them the fingerprint its files printed (`facts`, when given: the HLO text's, else the values').
 void WriteIdentity(DerivedModuleFacts::Statements& st, int64_t module_id, const ModuleRow& row,
-                   std::string signature) {
-  SqlStatement& identity = Fresh(st.identity);
+                   std::string signature, const FileFacts* facts) {
+  const bool hlo_fingerprint = facts != nullptr && facts->hlo_fingerprint.has_value();
+  const bool value_fingerprint = facts != nullptr && !hlo_fingerprint && facts->saw_allocated_values;
+  SqlStatement& identity = Fresh(hlo_fingerprint     ? st.identity_hlo_fingerprint
+                                 : value_fingerprint ? st.identity_value_fingerprint
+                                                     : st.identity);
   // A buffer assignment that prints no parameter or output shape (the 2019-2020 format) gives '?' for it.
   const bool partial = signature.find('?') != std::string::npos;
   std::optional<bool> confirmed;  // NULL: nothing to compare
@@ -266,6 +292,8 @@ void WriteIdentity(DerivedModuleFacts::Statements& st, int64_t module_id, const 
   if (signature.empty() || (partial && !row.hlo_signature.empty())) signature = row.hlo_signature;
   BindRow(identity, signature, ModuleIdentityKey(row.name, row.stage, signature, row.folder, row.sharding),
           confirmed, row.sharding, module_id);
+  if (hlo_fingerprint) identity.Bind(6, HexU64(*facts->hlo_fingerprint));
+  if (value_fingerprint) identity.Bind(6, HexU64(facts->value_fingerprint));
   identity.ExecuteLater();
 }
 
@@ -291,12 +319,17 @@ LivePeaks ComputeLivePeaks(std::vector<SliceUse>& uses, int32_t last_time) {
   return peaks;
 }
 
-// Recomputes the identity facts of the modules `ids` and, unless `identity_only`, their padded-memory facts
-// (module_facts.h), a list of kModulesARead at a time: the list's reads run together (one round trip on
-// PostgreSQL, one statement a read however many modules), then its writes are sent. Returns each module's stage
-// (a module without a row is left out).
+// What the files of a group printed of each module (UpdateAfterFiles), by module id.
+using PrintedFacts = std::unordered_map<int64_t, const FileFacts*>;
+
+// Recomputes the identity facts of the modules `ids` and, unless `identity_only`, their summaries' aggregates
+// and padded-memory facts (module_facts.h), with the figures and fingerprints `printed` holds for them (none
+// when null), a list of kModulesARead at a time: the list's reads run together (one round trip on PostgreSQL,
+// one statement a read however many modules), then its writes are sent, one row update a module and table.
+// Returns each module's stage (a module without a row is left out).
 std::unordered_map<int64_t, std::string> UpdateModules(SqlConnection& sql, DerivedModuleFacts::Statements& st,
-                                                       std::span<const int64_t> ids, bool identity_only) {
+                                                       std::span<const int64_t> ids, bool identity_only,
+                                                       const PrintedFacts* printed = nullptr) {
   std::unordered_map<int64_t, std::string> stages;
   for (size_t at = 0; at < ids.size(); at += kModulesARead) {
     const std::span<const int64_t> list = ids.subspan(at, std::min(kModulesARead, ids.size() - at));
@@ -320,16 +353,24 @@ std::unordered_map<int64_t, std::string> UpdateModules(SqlConnection& sql, Deriv
       stages.emplace(module_id, row->second.stage);
       static const std::vector<ParameterShape> kNone;
       const auto parameters = got.parameters.find(module_id);
+      const FileFacts* facts = nullptr;
+      if (printed != nullptr) {
+        const auto p = printed->find(module_id);
+        if (p != printed->end()) facts = p->second;
+      }
       WriteIdentity(st, module_id, row->second,
-                    EntrySignature(parameters == got.parameters.end() ? kNone : parameters->second, row->second));
+                    EntrySignature(parameters == got.parameters.end() ? kNone : parameters->second, row->second),
+                    identity_only ? nullptr : facts);
       if (identity_only) continue;
       LivePeaks peaks;
       if (auto uses = got.uses.find(module_id); uses != got.uses.end()) {
         peaks = ComputeLivePeaks(uses->second, got.last_time[module_id]);
         std::vector<SliceUse>().swap(uses->second);
       }
-      SqlStatement& summary = Fresh(st.summary);
-      BindRow(summary, OnlyIf(peaks.any, peaks.all.bytes), OnlyIf(peaks.any, peaks.all.time), module_id);
+      SqlStatement& summary = Fresh(st.aggregates_and_peaks);
+      BindAggregates(summary, module_id, facts);
+      BindIfSet(summary, 6, OnlyIf(peaks.any, peaks.all.bytes));
+      BindIfSet(summary, 7, OnlyIf(peaks.any, peaks.all.time));
       summary.ExecuteLater();
       ForModule(st.clear_spaces, module_id).ExecuteLater();
       static const std::vector<Space> kNoSpaces;
@@ -386,9 +427,10 @@ void MergeLaterFile(FileFacts& into, const FileFacts& later) {
 
 void DerivedModuleFacts::UpdateAfterFiles(std::span<const ModuleFiles> modules) {
   Statements& st = statements();
-  // What each module's files printed, a few statements a module (sent, not awaited); the modules whose rows
-  // changed, for the reads below.
+  // The spill summaries of the modules whose counters changed (sent, not awaited); the modules whose rows
+  // changed get the rest with their reads below, the others their summary's figures and aggregates here.
   std::vector<int64_t> changed;
+  PrintedFacts printed;
   for (const ModuleFiles& m : modules) {
     if (m.module_id == 0) continue;
     const FileFacts& facts = m.facts;
@@ -398,25 +440,18 @@ void DerivedModuleFacts::UpdateAfterFiles(std::span<const ModuleFiles> modules) 
       BindRow(spills, m.module_id, m.run_id);
       spills.ExecuteLater();
     }
-    SqlStatement& aggregates = Fresh(st.aggregates);
-    aggregates.Bind(1, m.module_id);
-    BindIfSet(aggregates, 2, facts.total_bytes);
-    BindIfSet(aggregates, 3, facts.schedule_length);
-    BindIfSet(aggregates, 4, facts.peak_time);
-    BindIfSet(aggregates, 5, facts.stack_peak);
-    aggregates.ExecuteLater();
-    if (facts.hlo_fingerprint) {
-      SqlStatement& fp = Fresh(st.hlo_fingerprint);
-      BindRow(fp, HexU64(*facts.hlo_fingerprint), m.module_id);
-      fp.ExecuteLater();
-    } else if (facts.saw_allocated_values) {
-      SqlStatement& fp = Fresh(st.value_fingerprint);
-      BindRow(fp, HexU64(facts.value_fingerprint), m.module_id);
-      fp.ExecuteLater();
+    // A fingerprint comes with rows (an HLO text's header, a buffer assignment's values): such a module is
+    // one of `changed`, and its fingerprint goes with its identity.
+    if (facts.rows_changed || facts.saw_allocated_values || m.module_is_new) {
+      changed.push_back(m.module_id);
+      printed.emplace(m.module_id, &facts);
+    } else {
+      SqlStatement& aggregates = Fresh(st.aggregates);
+      BindAggregates(aggregates, m.module_id, &facts);
+      aggregates.ExecuteLater();
     }
-    if (facts.rows_changed || facts.saw_allocated_values || m.module_is_new) changed.push_back(m.module_id);
   }
-  const std::unordered_map<int64_t, std::string> stages = UpdateModules(sql_, st, changed, false);
+  const std::unordered_map<int64_t, std::string> stages = UpdateModules(sql_, st, changed, false, &printed);
   // A before_optimizations text gives its module's other stages their sharding: their identity again.
   std::vector<int64_t> sharding_sources;
   for (const ModuleFiles& m : modules) {

@@ -3,7 +3,9 @@
 //   * more allocations than one batch all arrive, and the file counts them; an allocation index printed twice
 //     breaks the table's key, so the file is refused whole and the next file is stored;
 //   * a computation or a peak-list entry that a later file of the module prints again takes the later file's
-//     figures (the inserts' ON CONFLICT … DO UPDATE), and the others stay.
+//     figures (the inserts' ON CONFLICT … DO UPDATE), and the others stay;
+//   * the module's fingerprint, written with its identity once a group: the HLO text's, which a buffer
+//     assignment's values fingerprint never replaces, in whichever order and group the two files come.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -127,6 +129,79 @@ TEST_F(ModuleRowsOnBothBackends, AComputationOrPeakEntryPrintedAgainTakesTheLate
               "1|q1|70|m.after_optimizations-buffer-assignment.txt\n"
               "2|q2|20|m.after_optimizations-buffer-assignment.txt\n");
     EXPECT_EQ(testing::Rows(sql, "SELECT peak_buffer_count FROM module_summary"), "3\n");
+  }
+}
+
+ingest::HloModuleRecord HloHeader(uint64_t fingerprint) {
+  ingest::HloModuleRecord r;
+  r.name = "jit_f";
+  r.program_fingerprint = fingerprint;
+  return r;
+}
+
+ingest::AllocatedValueRecord Value(int64_t id) {
+  ingest::AllocatedValueRecord r;
+  r.value.id = id;
+  r.value.instruction = "p" + std::to_string(id);
+  r.size_bytes = 64;
+  r.shape = "f32[16]{0}";
+  return r;
+}
+
+TEST_F(ModuleRowsOnBothBackends, TheHloTextsFingerprintIsKeptWhateverComesAfterIt) {
+  for (store::Database* db : {sqlite_.get(), postgres_.get()}) {
+    SCOPED_TRACE(Name(db->connection()));
+    store::SqlConnection& sql = db->connection();
+    // Each order of the two files, each in a group of its own and both in one group.
+    int run_number = 0;
+    for (const bool text_first : {true, false}) {
+      for (const store::GroupCommit group : {store::GroupCommit{0, 0}, store::GroupCommit{3600, int64_t{1} << 40}}) {
+        store::RunWriter writer(db, group);
+        const std::string name = "run" + std::to_string(run_number++);
+        auto run = writer.BeginRun(testing::RunNamed(name));
+        ASSERT_TRUE(run.ok()) << run.status().ToString();
+        auto text = [&] {
+          auto sink = writer.BeginFile(testing::ModuleFileOf(*run, "m.after_optimizations.txt", "hlo_module", "h"));
+          ASSERT_TRUE(sink.ok()) << sink.status().ToString();
+          (*sink)->OnHloModule(HloHeader(0xabcdef0123456789ULL));
+          ASSERT_TRUE(writer.CommitFile({ingest::FileVerdict::kIngested, "", 1, 0}).ok());
+        };
+        auto values = [&] {
+          auto sink = writer.BeginFile(testing::ModuleFileOf(*run, "m.after_optimizations-buffer-assignment.txt",
+                                                             "buffer_assignment", "b"));
+          ASSERT_TRUE(sink.ok()) << sink.status().ToString();
+          (*sink)->OnAllocation(Allocation(0, 64));
+          (*sink)->OnAllocatedValue(Value(1));
+          ASSERT_TRUE(writer.CommitFile({ingest::FileVerdict::kIngested, "", 2, 0}).ok());
+        };
+        if (text_first) {
+          text();
+          values();
+        } else {
+          values();
+          text();
+        }
+        ASSERT_TRUE(writer.FinishRun(*run, -1).ok());
+        EXPECT_EQ(testing::Rows(sql, "SELECT m.fingerprint, m.fingerprint_source, s.value_count FROM modules m "
+                                     "JOIN module_summary s USING (module_id) JOIN runs r USING (run_id) "
+                                     "WHERE r.name = '" + name + "'"),
+                  "abcdef0123456789|hlo_text|1\n")
+            << (text_first ? "text first" : "values first");
+      }
+    }
+    // A module with values alone takes their fingerprint.
+    store::RunWriter writer(db);
+    auto run = writer.BeginRun(testing::RunNamed("values_alone"));
+    ASSERT_TRUE(run.ok()) << run.status().ToString();
+    auto sink = writer.BeginFile(testing::ModuleFileOf(*run, "m.buffer-assignment.txt", "buffer_assignment", "v"));
+    ASSERT_TRUE(sink.ok()) << sink.status().ToString();
+    (*sink)->OnAllocation(Allocation(0, 64));
+    (*sink)->OnAllocatedValue(Value(1));
+    ASSERT_TRUE(writer.CommitFile({ingest::FileVerdict::kIngested, "", 2, 0}).ok());
+    ASSERT_TRUE(writer.FinishRun(*run, -1).ok());
+    EXPECT_EQ(testing::Rows(sql, "SELECT length(m.fingerprint), m.fingerprint_source FROM modules m "
+                                 "JOIN runs r USING (run_id) WHERE r.name = 'values_alone'"),
+              "16|buffer_assignment\n");
   }
 }
 
