@@ -319,8 +319,8 @@ LivePeaks ComputeLivePeaks(std::vector<SliceUse>& uses, int32_t last_time) {
   return peaks;
 }
 
-// What the files of a group printed of each module (UpdateAfterFiles), by module id.
-using PrintedFacts = std::unordered_map<int64_t, const FileFacts*>;
+// What the files of a group printed of each module and whether they created it (UpdateAfterFiles), by module id.
+using PrintedFacts = std::unordered_map<int64_t, const ModuleFiles*>;
 
 // Recomputes the identity facts of the modules `ids` and, unless `identity_only`, their summaries' aggregates
 // and padded-memory facts (module_facts.h), with the figures and fingerprints `printed` holds for them (none
@@ -354,9 +354,13 @@ std::unordered_map<int64_t, std::string> UpdateModules(SqlConnection& sql, Deriv
       static const std::vector<ParameterShape> kNone;
       const auto parameters = got.parameters.find(module_id);
       const FileFacts* facts = nullptr;
+      bool created = false;  // by the group's files: no memory spaces stored yet
       if (printed != nullptr) {
         const auto p = printed->find(module_id);
-        if (p != printed->end()) facts = p->second;
+        if (p != printed->end()) {
+          facts = &p->second->facts;
+          created = p->second->module_is_new;
+        }
       }
       WriteIdentity(st, module_id, row->second,
                     EntrySignature(parameters == got.parameters.end() ? kNone : parameters->second, row->second),
@@ -372,7 +376,7 @@ std::unordered_map<int64_t, std::string> UpdateModules(SqlConnection& sql, Deriv
       BindIfSet(summary, 6, OnlyIf(peaks.any, peaks.all.bytes));
       BindIfSet(summary, 7, OnlyIf(peaks.any, peaks.all.time));
       summary.ExecuteLater();
-      ForModule(st.clear_spaces, module_id).ExecuteLater();
+      if (!created) ForModule(st.clear_spaces, module_id).ExecuteLater();
       static const std::vector<Space> kNoSpaces;
       const auto spaces = got.spaces.find(module_id);
       for (const Space& space : spaces == got.spaces.end() ? kNoSpaces : spaces->second) {
@@ -444,7 +448,7 @@ void DerivedModuleFacts::UpdateAfterFiles(std::span<const ModuleFiles> modules) 
     // one of `changed`, and its fingerprint goes with its identity.
     if (facts.rows_changed || facts.saw_allocated_values || m.module_is_new) {
       changed.push_back(m.module_id);
-      printed.emplace(m.module_id, &facts);
+      printed.emplace(m.module_id, &m);
     } else {
       SqlStatement& aggregates = Fresh(st.aggregates);
       BindAggregates(aggregates, m.module_id, &facts);
@@ -469,6 +473,9 @@ void DerivedModuleFacts::UpdateAfterFiles(std::span<const ModuleFiles> modules) 
   }
   std::sort(siblings.begin(), siblings.end());
   siblings.erase(std::unique(siblings.begin(), siblings.end()), siblings.end());
+  // A sibling updated above read the sharding this group stored already (every read follows all the group's
+  // writes, and no identity write changes what an identity read reads): not again.
+  std::erase_if(siblings, [&](int64_t id) { return stages.count(id) > 0; });
   (void)UpdateModules(sql_, st, siblings, true);
 }
 
