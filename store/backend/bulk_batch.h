@@ -1,6 +1,7 @@
 // BulkBatch: rows of a table that a dump fills by the thousand (values, live ranges, the schedule,
-// instructions, report rows, TPU counters), gathered and written together by the connection's bulk append
-// (store/backend/bulk_insert.h): a multi-row INSERT on SQLite, one array a column on PostgreSQL.
+// instructions, report rows, TPU counters) or a few a file (allocations, computations, the peak list),
+// gathered and written together by the connection's bulk append (store/backend/bulk_insert.h): a multi-row
+// INSERT on SQLite, one array a column on PostgreSQL.
 //
 //   static const BulkInsert kInsert{"t", "a, b", "ON CONFLICT(a) DO UPDATE SET b = excluded.b", 1};
 //   BulkBatch b(&kInsert);

@@ -1,7 +1,8 @@
 // InListRead: one SELECT over a list of integer keys (`… WHERE x IN ({ids}) …`), for readers that ask about
 // many keys at once (the interned texts' hashes, a group's modules). The list's width is the next power of two
 // from 8 (the keys padded with the last, which an IN list reads once), so a few prepared statements serve every
-// list: PostgreSQL parses and plans each width once a connection, SQLite compiles it once.
+// list: PostgreSQL prepares each width once a connection (from its second use: store/postgres/postgres_backend.h),
+// SQLite compiles it once.
 //
 // Contract: `sql` holds "{ids}" once, where the placeholders go; Prepare'd on the connection the first call of
 // a width names, which must be the same connection every call (statements are kept per object). For(…)

@@ -9,7 +9,7 @@
 //   * kLiveSlicesSql is the one query that reads a module's values with their slices and live ranges
 //     (kLiveSlicesOfModulesSql: of several modules); ReadSliceUse turns its row into a SliceUse.
 //
-// Pure computation on the caller's vectors, plus that one SELECT. Not thread-safe per object.
+// Pure computation on the caller's vectors, plus those SELECTs. Not thread-safe per object.
 #ifndef XLADB_STORE_FACTS_LIVE_BYTES_H_
 #define XLADB_STORE_FACTS_LIVE_BYTES_H_
 

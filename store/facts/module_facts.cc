@@ -165,8 +165,10 @@ SqlStatement& ForModule(const std::unique_ptr<SqlStatement>& q, int64_t module_i
   return st;
 }
 
-// How many modules one read asks about (an IN list of that many ids at most).
+// How many modules one read asks about (an IN list of that many ids at most), and how many live ranges one
+// read of live slices holds (32 MiB of SliceUse; a module with more is read alone).
 constexpr size_t kModulesARead = 256;
+constexpr int64_t kSlicesARead = int64_t{1} << 20;
 
 // A module's row and what the `names` read counts with it.
 struct ModuleRow {
@@ -189,10 +191,13 @@ struct Space {
 struct ModuleReads {
   std::unordered_map<int64_t, ModuleRow> rows;
   std::unordered_map<int64_t, std::vector<ParameterShape>> parameters;
-  // With the padded-memory reads only:
+  std::unordered_map<int64_t, std::vector<Space>> spaces;  // with the padded-memory reads only
+};
+
+// The live slices of some of them, and the last live_end of each one's.
+struct Slices {
   std::unordered_map<int64_t, std::vector<SliceUse>> uses;
-  std::unordered_map<int64_t, int32_t> last_time;  // the last live_end of the module's uses
-  std::unordered_map<int64_t, std::vector<Space>> spaces;
+  std::unordered_map<int64_t, int32_t> last_time;
 };
 
 void ReadModuleRows(SqlStatement& names, ModuleReads& into) {
@@ -218,7 +223,9 @@ void ReadParameters(SqlStatement& params, ModuleReads& into) {
   params.Reset();
 }
 
-void ReadSlices(SqlStatement& live, ModuleReads& into) {
+// Steps `live` (kLiveSlicesOfModulesSql) to its end, each row's SliceUse to its module's slices (rows
+// ReadSliceUse refuses are skipped).
+void ReadSlices(SqlStatement& live, const ModuleReads& modules, Slices& into) {
   std::vector<SliceUse>* uses = nullptr;
   int32_t* last_time = nullptr;
   int64_t module_id = 0;
@@ -228,8 +235,8 @@ void ReadSlices(SqlStatement& live, ModuleReads& into) {
     if (uses == nullptr || live.Int(8) != module_id) {
       module_id = live.Int(8);
       uses = &into.uses[module_id];
-      const auto row = into.rows.find(module_id);
-      if (uses->empty() && row != into.rows.end()) {
+      const auto row = modules.rows.find(module_id);
+      if (uses->empty() && row != modules.rows.end()) {
         uses->reserve(static_cast<size_t>(row->second.live_ranges));  // no regrowth (a 1 GiB file has 1.3 M)
       }
       last_time = &into.last_time[module_id];
@@ -322,72 +329,92 @@ LivePeaks ComputeLivePeaks(std::vector<SliceUse>& uses, int32_t last_time) {
 // What the files of a group printed of each module and whether they created it (UpdateAfterFiles), by module id.
 using PrintedFacts = std::unordered_map<int64_t, const ModuleFiles*>;
 
+// Calls fn(list) on each list of at most `most` of `ids`, in their order.
+template <typename Fn>
+void ForEachList(std::span<const int64_t> ids, size_t most, Fn&& fn) {
+  for (size_t at = 0; at < ids.size(); at += most) fn(ids.subspan(at, std::min(most, ids.size() - at)));
+}
+
 // Recomputes the identity facts of the modules `ids` and, unless `identity_only`, their summaries' aggregates
 // and padded-memory facts (module_facts.h), with the figures and fingerprints `printed` holds for them (none
 // when null), a list of kModulesARead at a time: the list's reads run together (one round trip on PostgreSQL,
 // one statement a read however many modules), then its writes are sent, one row update a module and table.
-// Returns each module's stage (a module without a row is left out).
+// The live slices are read for as many of the list's modules as hold kSlicesARead live ranges together (or
+// one module's), each module's peak computed and its slices dropped before the next read: a group of big
+// buffer assignments holds one read's slices at a time. No write changes what a read reads. Returns each
+// module's stage (a module without a row is left out).
 std::unordered_map<int64_t, std::string> UpdateModules(SqlConnection& sql, DerivedModuleFacts::Statements& st,
                                                        std::span<const int64_t> ids, bool identity_only,
                                                        const PrintedFacts* printed = nullptr) {
   std::unordered_map<int64_t, std::string> stages;
-  for (size_t at = 0; at < ids.size(); at += kModulesARead) {
-    const std::span<const int64_t> list = ids.subspan(at, std::min(kModulesARead, ids.size() - at));
+  ForEachList(ids, kModulesARead, [&](std::span<const int64_t> list) {
     std::vector<SqlStatement*> reads = {&st.names.For(sql, list), &st.params.For(sql, list)};
-    if (!identity_only) {
-      reads.push_back(&st.live.For(sql, list));
-      reads.push_back(&st.spaces.For(sql, list));
-    }
+    if (!identity_only) reads.push_back(&st.spaces.For(sql, list));
     sql.RunTogether(reads);
-    // Every read first, then the writes: none of the writes changes what a read reads.
     ModuleReads got;
     ReadModuleRows(*reads[0], got);
     ReadParameters(*reads[1], got);
-    if (!identity_only) {
-      ReadSlices(*reads[2], got);
-      ReadSpaces(*reads[3], got);
-    }
+    if (!identity_only) ReadSpaces(*reads[2], got);
+    struct Summed {
+      int64_t module_id;
+      const FileFacts* facts;  // what its files printed (null: nothing)
+      bool created;            // by the group's files: no memory spaces stored yet
+    };
+    std::vector<Summed> summed;  // the modules whose summaries follow, in list order
     for (const int64_t module_id : list) {
       const auto row = got.rows.find(module_id);
       if (row == got.rows.end() || stages.count(module_id) > 0) continue;
       stages.emplace(module_id, row->second.stage);
-      static const std::vector<ParameterShape> kNone;
-      const auto parameters = got.parameters.find(module_id);
-      const FileFacts* facts = nullptr;
-      bool created = false;  // by the group's files: no memory spaces stored yet
+      Summed m{module_id, nullptr, false};
       if (printed != nullptr) {
-        const auto p = printed->find(module_id);
-        if (p != printed->end()) {
-          facts = &p->second->facts;
-          created = p->second->module_is_new;
+        if (const auto p = printed->find(module_id); p != printed->end()) {
+          m.facts = &p->second->facts;
+          m.created = p->second->module_is_new;
         }
       }
+      static const std::vector<ParameterShape> kNone;
+      const auto parameters = got.parameters.find(module_id);
       WriteIdentity(st, module_id, row->second,
                     EntrySignature(parameters == got.parameters.end() ? kNone : parameters->second, row->second),
-                    identity_only ? nullptr : facts);
-      if (identity_only) continue;
-      LivePeaks peaks;
-      if (auto uses = got.uses.find(module_id); uses != got.uses.end()) {
-        peaks = ComputeLivePeaks(uses->second, got.last_time[module_id]);
-        std::vector<SliceUse>().swap(uses->second);
+                    identity_only ? nullptr : m.facts);
+      if (!identity_only) summed.push_back(m);
+    }
+    // The summaries, the live slices of a few modules a read.
+    for (size_t from = 0; from < summed.size();) {
+      size_t to = from;
+      std::vector<int64_t> read_ids;
+      for (int64_t held = 0; to < summed.size(); ++to) {
+        held += got.rows.at(summed[to].module_id).live_ranges;
+        if (to > from && held > kSlicesARead) break;
+        read_ids.push_back(summed[to].module_id);
       }
-      SqlStatement& summary = Fresh(st.aggregates_and_peaks);
-      BindAggregates(summary, module_id, facts);
-      BindIfSet(summary, 6, OnlyIf(peaks.any, peaks.all.bytes));
-      BindIfSet(summary, 7, OnlyIf(peaks.any, peaks.all.time));
-      summary.ExecuteLater();
-      if (!created) ForModule(st.clear_spaces, module_id).ExecuteLater();
-      static const std::vector<Space> kNoSpaces;
-      const auto spaces = got.spaces.find(module_id);
-      for (const Space& space : spaces == got.spaces.end() ? kNoSpaces : spaces->second) {
-        SqlStatement& insert = Fresh(st.insert_space);
-        const auto peak = peaks.by_color.find(space.color);
-        BindRow(insert, module_id, space.color, space.allocations, space.bytes,
-                OnlyIf(peak != peaks.by_color.end(), peak == peaks.by_color.end() ? 0 : peak->second.bytes));
-        insert.ExecuteLater();
+      Slices slices;
+      ReadSlices(st.live.For(sql, read_ids), got, slices);
+      for (; from < to; ++from) {
+        const Summed& m = summed[from];
+        LivePeaks peaks;
+        if (auto uses = slices.uses.find(m.module_id); uses != slices.uses.end()) {
+          peaks = ComputeLivePeaks(uses->second, slices.last_time[m.module_id]);
+          std::vector<SliceUse>().swap(uses->second);
+        }
+        SqlStatement& summary = Fresh(st.aggregates_and_peaks);
+        BindAggregates(summary, m.module_id, m.facts);
+        BindIfSet(summary, 6, OnlyIf(peaks.any, peaks.all.bytes));
+        BindIfSet(summary, 7, OnlyIf(peaks.any, peaks.all.time));
+        summary.ExecuteLater();
+        if (!m.created) ForModule(st.clear_spaces, m.module_id).ExecuteLater();
+        static const std::vector<Space> kNoSpaces;
+        const auto spaces = got.spaces.find(m.module_id);
+        for (const Space& space : spaces == got.spaces.end() ? kNoSpaces : spaces->second) {
+          SqlStatement& insert = Fresh(st.insert_space);
+          const auto peak = peaks.by_color.find(space.color);
+          BindRow(insert, m.module_id, space.color, space.allocations, space.bytes,
+                  OnlyIf(peak != peaks.by_color.end(), peak == peaks.by_color.end() ? 0 : peak->second.bytes));
+          insert.ExecuteLater();
+        }
       }
     }
-  }
+  });
   return stages;
 }
 
@@ -465,12 +492,11 @@ void DerivedModuleFacts::UpdateAfterFiles(std::span<const ModuleFiles> modules) 
     }
   }
   std::vector<int64_t> siblings;
-  for (size_t at = 0; at < sharding_sources.size(); at += kModulesARead) {
-    SqlStatement& q = st.siblings.For(sql_, std::span<const int64_t>(sharding_sources)
-                                                     .subspan(at, std::min(kModulesARead, sharding_sources.size() - at)));
+  ForEachList(sharding_sources, kModulesARead, [&](std::span<const int64_t> list) {
+    SqlStatement& q = st.siblings.For(sql_, list);
     while (q.Step()) siblings.push_back(q.Int(0));
     q.Reset();
-  }
+  });
   std::sort(siblings.begin(), siblings.end());
   siblings.erase(std::unique(siblings.begin(), siblings.end()), siblings.end());
   // A sibling updated above read the sharding this group stored already (every read follows all the group's
@@ -500,8 +526,8 @@ void UpdateDerivedFactsOfAllModules(SqlConnection& sql) {
     auto q = sql.Prepare("SELECT module_id FROM modules ORDER BY module_id");
     while (q->Step()) ids.push_back(q->Int(0));
   }
-  DerivedModuleFacts facts(sql);
-  for (int64_t id : ids) facts.Update(id);
+  DerivedModuleFacts::Statements st(sql);
+  (void)UpdateModules(sql, st, ids, false);
 }
 
 }  // namespace xladb::store

@@ -39,7 +39,7 @@
 //   * module_summary.color0_total_bytes and module_memory_spaces: allocation bytes per memory space (color),
 //     with each space's padded live peak.
 //
-// Contract: runs on the caller's read-write connection inside its transaction (the writer's file
+// Contract: runs on the caller's read-write connection inside its transaction (the writer's group
 // transaction, or the schema migration's); throws SqlError on database errors, like the writer's
 // own statements (the callers turn them into Status). Not thread-safe; one connection, one thread. The
 // connection must outlive the object, which keeps its statements prepared.
@@ -91,9 +91,10 @@ class DerivedModuleFacts {
   // Everything above, after the files of `modules` were written (each module once; a module_id of 0 is
   // skipped).
   void UpdateAfterFiles(std::span<const ModuleFiles> modules);
-  // Recomputes the identity and padded-memory facts of one module from its rows (a module may span several
-  // files). Returns the module's stage ("" when there is no such module). Its reads run together
-  // (SqlConnection::RunTogether: one round trip on PostgreSQL), then its writes are sent.
+  // Recomputes the identity, aggregate and padded-memory facts of one module from its rows (a module may span
+  // several files; the printed figures stay as stored). Returns the module's stage ("" when there is no such
+  // module). Its reads run together (SqlConnection::RunTogether: one round trip on PostgreSQL), then its
+  // writes are sent.
   std::string Update(int64_t module_id);
   // The identity facts alone (entry_signature, entry_signature_confirmed, entry_sharding, identity_key), from
   // the module's name, stage, folder and rows: what a re-key (store/schema/module_rekey.h) changes. Returns the

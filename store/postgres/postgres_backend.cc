@@ -394,7 +394,8 @@ PostgresBackend::ArrayInsert PostgresBackend::PrepareArrayInsert(const BulkInser
   if (!types.ok()) throw SqlError(types.status().message(), pg_->last_sqlstate());
   std::unordered_map<std::string, std::pair<std::string, Oid>> type_of;
   for (const auto& row : types->values) {
-    type_of[row[0].value_or("")] = {row[1].value_or(""), static_cast<Oid>(std::strtoul(row[2].value_or("0").c_str(), nullptr, 10))};
+    const Oid oid = static_cast<Oid>(std::strtoul(row[2].value_or("0").c_str(), nullptr, 10));
+    type_of[row[0].value_or("")] = {row[1].value_or(""), oid};
   }
   ArrayInsert prepared;
   std::string arrays;
@@ -515,7 +516,9 @@ class ArrayParameter {
     if (elements_ > 0) out_ += ',';
     char digits[24];
     switch (cell.kind) {
-      case BulkCell::Kind::kInt: out_.append(digits, std::to_chars(digits, digits + sizeof digits, cell.value).ptr); break;
+      case BulkCell::Kind::kInt:
+        out_.append(digits, std::to_chars(digits, digits + sizeof digits, cell.value).ptr);
+        break;
       case BulkCell::Kind::kReal: AppendFloat8Text(out_, cell.real()); break;
       case BulkCell::Kind::kText: AppendArrayText(out_, texts[static_cast<size_t>(cell.value)]); break;
       case BulkCell::Kind::kNull: out_ += "NULL"; break;
@@ -560,9 +563,9 @@ int64_t PostgresBackend::AppendSegment(const BulkRows& rows, size_t begin, size_
     std::vector<const char*> values;
     std::vector<int> lengths, formats;
     for (ArrayParameter& a : arrays) {
-      const std::string& bytes = a.Finish();
-      values.push_back(bytes.c_str());
-      lengths.push_back(static_cast<int>(bytes.size()));
+      const std::string& parameter = a.Finish();
+      values.push_back(parameter.c_str());
+      lengths.push_back(static_cast<int>(parameter.size()));
       formats.push_back(a.binary() ? 1 : 0);
     }
     changed += SendArrays(statement.name, values, lengths, formats, wait, returned);

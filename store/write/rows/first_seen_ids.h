@@ -1,8 +1,8 @@
-// FirstSeenIds: the integer keys (value ids, schedule times, stack-trace ordinals) a file has written for a
-// module it created (FileContext::EndModuleRow), so that a row whose key comes for the first time is known to
-// be new: no other file wrote the module, and this file has not written the key before. Such rows go by the
-// insert without its conflict clause (BulkBatch::Keys::kNew), which PostgreSQL writes without first probing
-// the key's index for a conflict.
+// FirstSeenIds: the integer keys (value ids, schedule times, stack-trace and peak-list ordinals) a file has
+// written for a module it created (FileContext::EndModuleRow), so that a row whose key comes for the first
+// time is known to be new: no other file wrote the module, and this file has not written the key before.
+// Such rows go by the insert without its conflict clause (BulkBatch::Keys::kNew), which PostgreSQL writes
+// without first probing the key's index for a conflict.
 //
 // Memory: one bit per id up to the largest claimed. An id below 0 or from kMaxIds on (garbage input) is never
 // first-seen: its row takes the insert with the conflict clause, which is right whatever the key.

@@ -11,7 +11,8 @@
 //   StackTraceHeaderRecord  → module_summary.stack_trace_peak_bytes, through FileFacts (§4.2)
 //   StackTraceNodeRecord    → stack_trace_nodes (a node the module has already is kept)
 //
-// Live ranges, the schedule and the stack-trace nodes go by bulk append (store/backend/bulk_batch.h). Live
+// Live ranges, the schedule, the stack-trace nodes and the peak list go by bulk append
+// (store/backend/bulk_batch.h). Live
 // ranges of values this file has already read are written as they come; the others (values stored by
 // an earlier file of the split format, or by none) wait for WriteUnmatched() at the file's end, and the peak
 // buffers for WritePeakBuffers(), so that the values they name are all known.
@@ -59,7 +60,7 @@ class LiveRangeRows {
   BulkBatch schedule_;
   BulkBatch stack_trace_nodes_;
   BulkBatch peak_buffer_rows_;
-  // The value ids, schedule times and stack-trace ordinals written, when the file created the module.
+  // The value ids, schedule times, stack-trace and peak-list ordinals written, when the file created the module.
   FirstSeenIds written_live_ranges_, written_times_, written_stack_trace_nodes_, written_peak_ordinals_;
   std::vector<ingest::PeakBufferRecord> peak_buffers_;
   std::vector<ingest::LiveRangeRecord> unmatched_;
