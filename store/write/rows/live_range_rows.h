@@ -12,10 +12,9 @@
 //   StackTraceNodeRecord    → stack_trace_nodes (a node the module has already is kept)
 //
 // Live ranges, the schedule, the stack-trace nodes and the peak list go by bulk append
-// (store/backend/bulk_batch.h). Live
-// ranges of values this file has already read are written as they come; the others (values stored by
-// an earlier file of the split format, or by none) wait for WriteUnmatched() at the file's end, and the peak
-// buffers for WritePeakBuffers(), so that the values they name are all known.
+// (store/backend/bulk_batch.h). Live ranges of values this file has already read are written as they come;
+// the others (values stored by an earlier file of the split format, or by none) wait for WriteUnmatched() at
+// the file's end, and the peak buffers for WritePeakBuffers(), so that the values they name are all known.
 //
 // Contract: owned by one file's FileWriter, with the BufferAssignmentRows of the same file; statement errors
 // go to FileContext::Guard. Not thread-safe.
