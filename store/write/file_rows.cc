@@ -66,16 +66,41 @@ std::pair<int64_t, bool> FindOrCreateModule(StatementCache& statements, const Fi
   throw SqlError("module " + key.name + " was neither found nor created");
 }
 
+// dump_files' columns a file's row is inserted with, in the order both inserts bind them.
+#define XLADB_FILE_ROW_COLUMNS                                                                        \
+  "run_id, path, kind, verdict, reason, size_bytes, content_hash, mtime_us, line_count, unknown_lines, " \
+  "issue_count, rows_written, ingested_at_us"
+
 SqlStatement& FileRowInsert(StatementCache& statements, const FileSpec& s, std::string_view verdict,
                             const FileOutcome& outcome, int64_t issue_count) {
-  SqlStatement& ins =
-      statements.Get("INSERT INTO dump_files(run_id, path, kind, verdict, reason, size_bytes, content_hash, "
-                     "mtime_us, line_count, unknown_lines, issue_count, rows_written, "
-                     "ingested_at_us) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) "
-                     "ON CONFLICT(run_id, path) DO NOTHING RETURNING file_id");
+  SqlStatement& ins = statements.Get("INSERT INTO dump_files(" XLADB_FILE_ROW_COLUMNS ") "
+                                     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) "
+                                     "ON CONFLICT(run_id, path) DO NOTHING RETURNING file_id");
   BindRow(ins, s.run_id, s.path, s.kind, verdict, NonEmpty(outcome.reason), s.size_bytes, s.content_hash,
           NonNegative(s.mtime_us), outcome.line_count, outcome.unknown_lines, issue_count, 0, UnixMicrosNow());
   return ins;
+}
+
+const BulkInsert kLoneFileRowInsert{"dump_files", XLADB_FILE_ROW_COLUMNS, "ON CONFLICT(run_id, path) DO NOTHING",
+                                    2};
+#undef XLADB_FILE_ROW_COLUMNS
+
+void AddLoneFileRow(BulkBatch& batch, SqlConnection& sql, const FileSpec& s, std::string_view verdict,
+                    const FileOutcome& outcome, int64_t issue_count) {
+  batch.Int(s.run_id);
+  batch.Text(s.path);
+  batch.Text(s.kind);
+  batch.Text(verdict);
+  if (outcome.reason.empty()) batch.Null(); else batch.Text(outcome.reason);
+  batch.Int(s.size_bytes);
+  batch.Text(s.content_hash);
+  if (s.mtime_us >= 0) batch.Int(s.mtime_us); else batch.Null();
+  batch.Int(outcome.line_count);
+  batch.Int(outcome.unknown_lines);
+  batch.Int(issue_count);
+  batch.Int(0);  // rows_written
+  batch.Int(UnixMicrosNow());
+  (void)batch.EndRow(sql);
 }
 
 std::optional<int64_t> StoredFileId(SqlStatement& insert) {

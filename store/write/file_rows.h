@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "ingest/records/ingest_target.h"
+#include "store/backend/bulk_batch.h"
 #include "store/backend/statement_cache.h"
 
 namespace xladb::store {
@@ -34,6 +35,14 @@ std::pair<int64_t, bool> FindOrCreateModule(StatementCache& statements, const in
 // the writer's while-writing verdict) and the rest of `outcome`, bound, not run; StoredFileId runs it.
 SqlStatement& FileRowInsert(StatementCache& statements, const ingest::FileSpec& s, std::string_view verdict,
                             const ingest::FileOutcome& outcome, int64_t issue_count);
+
+// The dump_files row of a file that has nothing else to write (RecordFile: a verdict without rows or issues,
+// for a path the writer's new run has not stored), added to `batch` (which must hold kLoneFileRowInsert) to
+// be written with the group's other such rows: no savepoint and no statement of its own. A path another
+// writer recorded meanwhile keeps that writer's row (ON CONFLICT DO NOTHING), as FileRowInsert's would.
+extern const BulkInsert kLoneFileRowInsert;
+void AddLoneFileRow(BulkBatch& batch, SqlConnection& sql, const ingest::FileSpec& s, std::string_view verdict,
+                    const ingest::FileOutcome& outcome, int64_t issue_count);
 
 // The id of the row FileRowInsert's `insert` stored; nullopt when another writer has stored a row for this
 // path since the writer's CheckFile.

@@ -151,6 +151,41 @@ struct RunWriter::Impl {
     if (s.run_id == created_run) created_run_paths.insert(s.path);
   }
 
+  // The dump_files rows of the open group's files that write nothing else (RecordFile of an unstored path,
+  // without issues: most of a run's files that are not memory data), written together (AddLoneFileRow)
+  // before the next file that writes more begins (so file ids keep the walk's order), before a lookup of a
+  // stored path, and at the COMMIT (the run summaries count them). They had a savepoint and an insert each
+  // (on PostgreSQL a round trip a file). Only rows of the run this writer created, at paths not stored
+  // before: no replacement, no lookup misses them. A batch that fails to be written fails its group, as its
+  // COMMIT would: the files it held were acknowledged with the group's others, and are lost with them only
+  // together (a rerun stores them).
+  BulkBatch lone_file_rows{&kLoneFileRowInsert};
+  bool lone_file_rows_held = false;
+  // Adds a lone file's row to the batch (written once it is full), inside the open group.
+  Status HoldLoneFileRow(const FileSpec& s, const FileOutcome& outcome, int64_t issue_count) {
+    try {
+      OpenGroup();
+      group_runs.insert(s.run_id);
+      lone_file_rows_held = true;
+      AddLoneFileRow(lone_file_rows, sql, s, ingest::FileVerdictName(outcome.verdict), outcome, issue_count);
+      NoteWritten(s);
+      return Status::Ok();
+    } catch (const std::exception& e) {
+      return FailGroup("writing", e);
+    }
+  }
+  // Writes the lone rows held; on failure rolls the group back and remembers why.
+  Status WriteLoneFileRows() {
+    if (!lone_file_rows_held) return Status::Ok();
+    try {
+      (void)lone_file_rows.Flush(sql);
+      lone_file_rows_held = false;
+      return Status::Ok();
+    } catch (const std::exception& e) {
+      return FailGroup("writing", e);
+    }
+  }
+
   void OpenGroup() {
     if (in_group) return;
     sql.BeginWrite();
@@ -163,6 +198,8 @@ struct RunWriter::Impl {
     if (!in_group) return Status::Ok();
     in_group = false;
     try {
+      if (lone_file_rows_held) (void)lone_file_rows.Flush(sql);  // the run summaries count them
+      lone_file_rows_held = false;
       UpdatePendingModules();  // before the runs' summaries, whose module count reads module_summary
       for (int64_t run_id : group_runs) UpdateRunSummary(statements, run_id);
       group_runs.clear();
@@ -178,11 +215,16 @@ struct RunWriter::Impl {
       interned.GroupCommitted();
       return Status::Ok();
     } catch (const std::exception& e) {
-      RollBackGroup();
-      group_failure = "committing the last " + std::to_string(group_files) +
-                      " files failed, so they are not stored (a rerun ingests them): " + e.what();
-      return Status::IoError(group_failure);
+      return FailGroup("committing", e);
     }
+  }
+  // Rolls the open group back after `doing` its files failed, and remembers why: every later call fails
+  // with it (the run ends; nothing half-stored).
+  Status FailGroup(std::string_view doing, const std::exception& e) {
+    RollBackGroup();
+    group_failure = std::string(doing) + " the last " + std::to_string(group_files) +
+                    " files failed, so they are not stored (a rerun ingests them): " + e.what();
+    return Status::IoError(group_failure);
   }
   // Abandons the open group: its files are gone, and with them the run summaries and interned ids it held.
   void RollBackGroup() {
@@ -193,6 +235,8 @@ struct RunWriter::Impl {
     in_group = false;
     group_runs.clear();
     group_runs_with_rows.clear();
+    lone_file_rows = BulkBatch(&kLoneFileRowInsert);
+    lone_file_rows_held = false;
     ForgetPendingModules();
     interned.GroupAborted();
   }
@@ -335,6 +379,7 @@ StatusOr<RunWriter::FileState> RunWriter::CheckFile(int64_t run_id, const std::s
                                                     const std::string& content_hash) {
   try {
     if (impl_->Unstored(run_id, path)) return FileState::kNew;
+    if (Status written = impl_->WriteLoneFileRows(); !written.ok()) return written;  // it may be one of them
     SqlStatement& q =
         impl_->Cached("SELECT content_hash, verdict FROM dump_files WHERE run_id = ? AND path = ?");
     BindRow(q, run_id, path);
@@ -357,6 +402,7 @@ StatusOr<ingest::RecordSink*> RunWriter::BeginFile(const FileSpec& spec) {
   if (d.file) return Status::Internal("BeginFile called twice without CommitFile/AbortFile");
   d.spec = spec;
   if (!d.group_failure.empty()) return Status::IoError(d.group_failure);
+  if (Status written = d.WriteLoneFileRows(); !written.ok()) return written;
   try {
     d.OpenGroup();
     d.group_runs.insert(spec.run_id);
@@ -445,26 +491,27 @@ Status RunWriter::RecordFileWithoutRows(const FileSpec& spec, const FileOutcome&
 Status RunWriter::RecordFile(const FileSpec& spec, const FileOutcome& outcome, const FileIssues& issues) {
   Impl& d = *impl_;
   if (!d.group_failure.empty()) return Status::IoError(d.group_failure);
+  // A path of a run this writer created, not written yet, has no stored version (as in BeginFile): not
+  // asked, and a row another writer stored for it meanwhile stands.
+  const bool unstored = d.Unstored(spec.run_id, spec.path);
+  if (unstored && issues.stored.empty()) {
+    // The row is all there is to write, and nothing to undo when another writer recorded the path meanwhile:
+    // it goes with the group's other such rows.
+    if (Status held = d.HoldLoneFileRow(spec, outcome, issues.total); !held.ok()) return held;
+    d.interned.FileDone();
+    return d.CloseGroupIfDue(0);
+  }
+  if (Status written = d.WriteLoneFileRows(); !written.ok()) return written;
   try {
     d.OpenGroup();
     d.group_runs.insert(spec.run_id);
     Savepoint savepoint(d.sql, "file");
     // When the stored version was its module's only file (a dump replaced by an unreadable one), the module
-    // goes too, so no summary outlives its rows. A path of a run this writer created, not written yet, has
-    // none (as in BeginFile): not asked, and a row another writer stored for it meanwhile stands.
-    const bool unstored = d.Unstored(spec.run_id, spec.path);
+    // goes too, so no summary outlives its rows.
     if (!unstored) (void)d.replacement.RemoveStoredVersion(spec, /*drop_lone_module=*/true);
     SqlStatement& row =
         FileRowInsert(d.statements, spec, ingest::FileVerdictName(outcome.verdict), outcome, issues.total);
-    if (unstored && issues.stored.empty()) {
-      // The row is all there is to write, and nothing to undo when another writer recorded the path meanwhile
-      // (its row stands; this insert does nothing): not awaited, the RELEASE waits for both (on PostgreSQL one
-      // round trip with the SAVEPOINT).
-      row.ExecuteLater();
-      row.Reset();
-      savepoint.Release();
-      d.NoteWritten(spec);
-    } else if (const std::optional<int64_t> fid = StoredFileId(row)) {
+    if (const std::optional<int64_t> fid = StoredFileId(row)) {
       d.WriteIssues(*fid, issues);
       savepoint.Release();
       d.NoteWritten(spec);
@@ -504,6 +551,7 @@ Status RunWriter::FinishRun(int64_t run_id, int64_t newest_mtime_us) {
 bool RunWriter::TakeRereadRequest() {
   Impl& d = *impl_;
   if (!d.replacement.any_rebuilt() || !d.group_failure.empty()) return false;
+  if (!d.WriteLoneFileRows().ok()) return false;  // the second pass reads dump_files; FinishRun says why
   try {
     d.OpenGroup();
     return d.replacement.ScheduleSecondPass();
