@@ -18,6 +18,7 @@
 #include "store/backend/in_list_read.h"
 #include "store/backend/row_binding.h"
 #include "store/facts/live_bytes.h"
+#include "store/facts/module_fact_writes.h"
 #include "store/facts/shape_text.h"
 
 namespace xladb::store {
@@ -49,32 +50,8 @@ struct DerivedModuleFacts::Statements {
         siblings("SELECT DISTINCT s.module_id FROM modules m JOIN modules s ON s.run_id = m.run_id "
                  "AND s.name = m.name AND s.xla_module_id = m.xla_module_id AND s.folder = m.folder "
                  "AND s.module_id <> m.module_id WHERE m.module_id IN ({ids}) ORDER BY s.module_id"),
-        identity(sql.Prepare(IdentitySql(""))),
-        identity_hlo_fingerprint(sql.Prepare(IdentitySql(", fingerprint = ?6, fingerprint_source = 'hlo_text'"))),
-        // A buffer assignment's fingerprint never replaces the HLO text's.
-        identity_value_fingerprint(sql.Prepare(IdentitySql(
-            ", fingerprint = CASE WHEN fingerprint_source IS NULL OR fingerprint_source = 'buffer_assignment' "
-            "                     THEN ?6 ELSE fingerprint END, "
-            "fingerprint_source = CASE WHEN fingerprint_source IS NULL OR fingerprint_source = 'buffer_assignment' "
-            "                          THEN 'buffer_assignment' ELSE fingerprint_source END"))),
-        clear_spaces(sql.Prepare("DELETE FROM module_memory_spaces WHERE module_id = ?")),
-        insert_space(sql.Prepare("INSERT INTO module_memory_spaces(module_id, color, allocation_count, total_bytes, "
-                     "live_peak_padded_bytes) VALUES (?, ?, ?, ?, ?)")),
         clear_spills(sql.Prepare("DELETE FROM kernel_spill_summary WHERE module_id = ?")),
-        spills(sql.Prepare(kSpillSummarySql)),
-        aggregates(sql.Prepare(std::string("UPDATE module_summary SET ") + kAggregatesSet + " WHERE module_id = ?1")),
-        aggregates_and_peaks(sql.Prepare(
-            std::string("UPDATE module_summary SET ") + kAggregatesSet +
-            ", live_peak_padded_bytes = ?6, live_peak_padded_time = ?7, "
-            "color0_total_bytes = (SELECT SUM(size_bytes) FROM allocations WHERE module_id = ?1 AND color = 0) "
-            "WHERE module_id = ?1")) {}
-
-  // A module's identity facts (?1..?4 of module ?5), and what `more` sets with them (its fingerprint): one
-  // UPDATE of the module's row.
-  static std::string IdentitySql(const char* more) {
-    return std::string("UPDATE modules SET entry_signature = ?1, identity_key = ?2, entry_signature_confirmed = ?3, "
-                       "entry_sharding = ?4") + more + " WHERE module_id = ?5";
-  }
+        spills(sql.Prepare(kSpillSummarySql)) {}
 
   // A module's kernel_spill_summary rows from its counter lines (all of its reports).
   static constexpr const char* kSpillSummarySql = R"sql(
@@ -97,34 +74,12 @@ struct DerivedModuleFacts::Statements {
               AND counter IN ('VMEM_SPILL_COUNT', 'VMEM_FILL_COUNT', 'SMEM_SPILL_COUNT', 'SMEM_FILL_COUNT')
             GROUP BY kernel) AS per_kernel)sql";
 
-  // module_summary's figures the files printed (?2..?5, NULL: leave what is stored), and its aggregates,
-  // recomputed from the module's rows (a module can span several files), for module ?1. Each table is read once
-  // (row-value assignments: SQLite 3.15+, PostgreSQL).
-  static constexpr const char* kAggregatesSet = R"sql(
-        total_bytes = COALESCE(?2, total_bytes), schedule_length = COALESCE(?3, schedule_length),
-        peak_time = COALESCE(?4, peak_time), stack_trace_peak_bytes = COALESCE(?5, stack_trace_peak_bytes),
-        (allocation_bytes, parameter_bytes, output_bytes, temp_bytes, constant_bytes, thread_local_bytes,
-         allocation_count) = (
-          SELECT SUM(size_bytes),
-                 COALESCE(SUM(CASE WHEN is_parameter = 1 THEN size_bytes END), 0),
-                 COALESCE(SUM(CASE WHEN is_maybe_live_out = 1 THEN size_bytes END), 0),
-                 COALESCE(SUM(CASE WHEN is_preallocated_temp = 1 THEN size_bytes END), 0),
-                 COALESCE(SUM(CASE WHEN is_constant = 1 THEN size_bytes END), 0),
-                 COALESCE(SUM(CASE WHEN is_thread_local = 1 THEN size_bytes END), 0),
-                 COUNT(*)
-          FROM allocations WHERE module_id = ?1),
-        value_count        = (SELECT COUNT(*) FROM buffer_values WHERE module_id = ?1),
-        live_range_count   = (SELECT COUNT(*) FROM buffer_live_ranges WHERE module_id = ?1),
-        (peak_bytes, peak_buffer_count) = (
-          SELECT COALESCE(MAX(cumulative_bytes), SUM(logical_bytes)), COUNT(*) FROM peak_buffers WHERE module_id = ?1),
-        instruction_count  = (SELECT COUNT(*) FROM instructions WHERE module_id = ?1))sql";
-
   // The reads, each of a list of modules (kModulesARead at most).
   InListRead names, params, live, spaces, siblings;
-  // The writes, each of one module: a module's row once a group (its identity, with its fingerprint when its
-  // files printed one), its summary once (aggregates, with the padded peak when its rows were read).
-  std::unique_ptr<SqlStatement> identity, identity_hlo_fingerprint, identity_value_fingerprint, clear_spaces,
-      insert_space, clear_spills, spills, aggregates, aggregates_and_peaks;
+  // The writes of a list of modules, a statement a table.
+  ModuleFactWrites writes;
+  // A module's spill summary, a statement each.
+  std::unique_ptr<SqlStatement> clear_spills, spills;
 };
 
 namespace {
@@ -134,22 +89,6 @@ SqlStatement& Fresh(const std::unique_ptr<SqlStatement>& q) {
   q->Reset();
   q->ClearBindings();
   return *q;
-}
-
-// Binds `v`, or leaves the parameter NULL (Fresh cleared it).
-void BindIfSet(SqlStatement& q, int index, const std::optional<int64_t>& v) {
-  if (v) q.Bind(index, *v);
-}
-
-// Binds the aggregates' module (?1) and the figures its files printed (?2..?5; NULL: `facts` is null or has
-// none, and the stored figure stays).
-void BindAggregates(SqlStatement& q, int64_t module_id, const FileFacts* facts) {
-  q.Bind(1, module_id);
-  if (facts == nullptr) return;
-  BindIfSet(q, 2, facts->total_bytes);
-  BindIfSet(q, 3, facts->schedule_length);
-  BindIfSet(q, 4, facts->peak_time);
-  BindIfSet(q, 5, facts->stack_peak);
 }
 
 std::string HexU64(uint64_t v) {
@@ -280,28 +219,48 @@ std::string EntrySignature(const std::vector<ParameterShape>& parameters, const 
   return sig;
 }
 
-// Sends the module's identity facts (not awaited), from its row and the signature its allocations give, and
-// with them the fingerprint its files printed (`facts`, when given: the HLO text's, else the values').
-void WriteIdentity(DerivedModuleFacts::Statements& st, int64_t module_id, const ModuleRow& row,
-                   std::string signature, const FileFacts* facts) {
+// The module's identity facts, from its row and the signature its allocations give, and with them the
+// fingerprint its files printed (`facts`, when given: the HLO text's, else the values').
+ModuleFactWrites::Identity IdentityOf(int64_t module_id, const ModuleRow& row, std::string signature, const FileFacts* facts) {
   const bool hlo_fingerprint = facts != nullptr && facts->hlo_fingerprint.has_value();
   const bool value_fingerprint = facts != nullptr && !hlo_fingerprint && facts->saw_allocated_values;
-  SqlStatement& identity = Fresh(hlo_fingerprint     ? st.identity_hlo_fingerprint
-                                 : value_fingerprint ? st.identity_value_fingerprint
-                                                     : st.identity);
   // A buffer assignment that prints no parameter or output shape (the 2019-2020 format) gives '?' for it.
   const bool partial = signature.find('?') != std::string::npos;
-  std::optional<bool> confirmed;  // NULL: nothing to compare
+  std::optional<bool> confirmed;
   if (!signature.empty() && !row.hlo_signature.empty() && !partial) {
     confirmed = CompactSignature(signature) == CompactSignature(row.hlo_signature);
   }
   // No buffer assignment, or one with shapes missing: the HLO text's, when there is one.
   if (signature.empty() || (partial && !row.hlo_signature.empty())) signature = row.hlo_signature;
-  BindRow(identity, signature, ModuleIdentityKey(row.name, row.stage, signature, row.folder, row.sharding),
-          confirmed, row.sharding, module_id);
-  if (hlo_fingerprint) identity.Bind(6, HexU64(*facts->hlo_fingerprint));
-  if (value_fingerprint) identity.Bind(6, HexU64(facts->value_fingerprint));
-  identity.ExecuteLater();
+  ModuleFactWrites::Identity out{module_id, signature, ModuleIdentityKey(row.name, row.stage, signature, row.folder, row.sharding),
+                  confirmed, row.sharding, std::nullopt,
+                                  ModuleFactWrites::FingerprintOf::kNone};
+  if (hlo_fingerprint) {
+    out.fingerprint = HexU64(*facts->hlo_fingerprint);
+    out.fingerprint_of = ModuleFactWrites::FingerprintOf::kHloText;
+  } else if (value_fingerprint) {
+    out.fingerprint = HexU64(facts->value_fingerprint);
+    out.fingerprint_of = ModuleFactWrites::FingerprintOf::kAllocatedValues;
+  }
+  return out;
+}
+
+// A module's summary row: the figures its files printed (`facts`; null: none), and its padded peaks when
+// `peaks_read` (NULL: it has no live ranges), else the stored ones stay.
+ModuleFactWrites::Summary SummaryOf(int64_t module_id, const FileFacts* facts, bool peaks_read,
+                                    std::optional<int64_t> padded_bytes, std::optional<int64_t> padded_time) {
+  ModuleFactWrites::Summary out;
+  out.module_id = module_id;
+  if (facts != nullptr) {
+    out.total_bytes = facts->total_bytes;
+    out.schedule_length = facts->schedule_length;
+    out.peak_time = facts->peak_time;
+    out.stack_trace_peak_bytes = facts->stack_peak;
+  }
+  out.peaks_read = peaks_read;
+  out.padded_bytes = padded_bytes;
+  out.padded_time = padded_time;
+  return out;
 }
 
 // The padded live peak, over all colors and per color.
@@ -338,7 +297,7 @@ void ForEachList(std::span<const int64_t> ids, size_t most, Fn&& fn) {
 // Recomputes the identity facts of the modules `ids` and, unless `identity_only`, their summaries' aggregates
 // and padded-memory facts (module_facts.h), with the figures and fingerprints `printed` holds for them (none
 // when null), a list of kModulesARead at a time: the list's reads run together (one round trip on PostgreSQL,
-// one statement a read however many modules), then its writes are sent, one row update a module and table.
+// one statement a read however many modules), then its writes are sent, one statement a table.
 // The live slices are read for as many of the list's modules as hold kSlicesARead live ranges together (or
 // one module's), each module's peak computed and its slices dropped before the next read: a group of big
 // buffer assignments holds one read's slices at a time. No write changes what a read reads. Returns each
@@ -361,6 +320,7 @@ std::unordered_map<int64_t, std::string> UpdateModules(SqlConnection& sql, Deriv
       bool created;            // by the group's files: no memory spaces stored yet
     };
     std::vector<Summed> summed;  // the modules whose summaries follow, in list order
+    std::vector<ModuleFactWrites::Identity> identities;
     for (const int64_t module_id : list) {
       const auto row = got.rows.find(module_id);
       if (row == got.rows.end() || stages.count(module_id) > 0) continue;
@@ -374,11 +334,16 @@ std::unordered_map<int64_t, std::string> UpdateModules(SqlConnection& sql, Deriv
       }
       static const std::vector<ParameterShape> kNone;
       const auto parameters = got.parameters.find(module_id);
-      WriteIdentity(st, module_id, row->second,
-                    EntrySignature(parameters == got.parameters.end() ? kNone : parameters->second, row->second),
-                    identity_only ? nullptr : m.facts);
+      identities.push_back(
+          IdentityOf(module_id, row->second,
+                   EntrySignature(parameters == got.parameters.end() ? kNone : parameters->second, row->second),
+                   identity_only ? nullptr : m.facts));
       if (!identity_only) summed.push_back(m);
     }
+    st.writes.Identities(sql, identities);
+    std::vector<ModuleFactWrites::Summary> summaries;
+    std::vector<int64_t> cleared;
+    std::vector<ModuleFactWrites::Space> spaces;
     // The summaries, the live slices of a few modules a read.
     for (size_t from = 0; from < summed.size();) {
       size_t to = from;
@@ -397,23 +362,21 @@ std::unordered_map<int64_t, std::string> UpdateModules(SqlConnection& sql, Deriv
           peaks = ComputeLivePeaks(uses->second, slices.last_time[m.module_id]);
           std::vector<SliceUse>().swap(uses->second);
         }
-        SqlStatement& summary = Fresh(st.aggregates_and_peaks);
-        BindAggregates(summary, m.module_id, m.facts);
-        BindIfSet(summary, 6, OnlyIf(peaks.any, peaks.all.bytes));
-        BindIfSet(summary, 7, OnlyIf(peaks.any, peaks.all.time));
-        summary.ExecuteLater();
-        if (!m.created) ForModule(st.clear_spaces, m.module_id).ExecuteLater();
-        static const std::vector<Space> kNoSpaces;
-        const auto spaces = got.spaces.find(m.module_id);
-        for (const Space& space : spaces == got.spaces.end() ? kNoSpaces : spaces->second) {
-          SqlStatement& insert = Fresh(st.insert_space);
+        summaries.push_back(SummaryOf(m.module_id, m.facts, true, OnlyIf(peaks.any, peaks.all.bytes),
+                                      OnlyIf(peaks.any, peaks.all.time)));
+        if (!m.created) cleared.push_back(m.module_id);
+        const auto stored = got.spaces.find(m.module_id);
+        if (stored == got.spaces.end()) continue;
+        for (const Space& space : stored->second) {
           const auto peak = peaks.by_color.find(space.color);
-          BindRow(insert, m.module_id, space.color, space.allocations, space.bytes,
-                  OnlyIf(peak != peaks.by_color.end(), peak == peaks.by_color.end() ? 0 : peak->second.bytes));
-          insert.ExecuteLater();
+          spaces.push_back({m.module_id, space.color, space.allocations, space.bytes,
+                            OnlyIf(peak != peaks.by_color.end(),
+                                   peak == peaks.by_color.end() ? 0 : peak->second.bytes)});
         }
       }
     }
+    st.writes.Summaries(sql, summaries);
+    st.writes.Spaces(sql, cleared, spaces);
   });
   return stages;
 }
@@ -461,6 +424,7 @@ void DerivedModuleFacts::UpdateAfterFiles(std::span<const ModuleFiles> modules) 
   // The spill summaries of the modules whose counters changed (sent, not awaited); the modules whose rows
   // changed get the rest with their reads below, the others their summary's figures and aggregates here.
   std::vector<int64_t> changed;
+  std::vector<ModuleFactWrites::Summary> figures_only;  // the others: their figures and aggregates, not their padded peaks
   PrintedFacts printed;
   for (const ModuleFiles& m : modules) {
     if (m.module_id == 0) continue;
@@ -477,11 +441,10 @@ void DerivedModuleFacts::UpdateAfterFiles(std::span<const ModuleFiles> modules) 
       changed.push_back(m.module_id);
       printed.emplace(m.module_id, &m);
     } else {
-      SqlStatement& aggregates = Fresh(st.aggregates);
-      BindAggregates(aggregates, m.module_id, &facts);
-      aggregates.ExecuteLater();
+      figures_only.push_back(SummaryOf(m.module_id, &facts, false, std::nullopt, std::nullopt));
     }
   }
+  st.writes.Summaries(sql_, figures_only);
   const std::unordered_map<int64_t, std::string> stages = UpdateModules(sql_, st, changed, false, &printed);
   // A before_optimizations text gives its module's other stages their sharding: their identity again.
   std::vector<int64_t> sharding_sources;

@@ -16,7 +16,8 @@
 //     which never replaces an HLO one;
 //   * then, when rows they depend on changed, the facts below (Update). These read the modules' rows a list of
 //     modules at a time (store/backend/in_list_read.h: a read is one statement for up to 256 modules, and a
-//     list's reads one round trip on PostgreSQL), then send their writes.
+//     list's reads one round trip on PostgreSQL), then send their writes, a statement a table for the list
+//     (store/facts/module_fact_writes.h).
 //
 //   * modules.entry_signature: the entry computation's parameter and output shapes, read from the buffer
 //     assignment's allocation flags (docs/formats.md §2.2: `parameter N, shape |…| at ShapeIndex {…}` and

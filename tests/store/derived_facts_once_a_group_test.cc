@@ -6,6 +6,7 @@
 // one group, and every derived table and column must come out the same.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 
 #include "store/backend/database.h"
@@ -53,6 +54,36 @@ TEST(DerivedFactsOnceAGroup, LeaveWhatOneComputationAFileLeaves) {
   const int64_t modules = std::stoll(testing::Rows((*one_a_group)->connection(),
                                                   "SELECT COUNT(*) FROM module_summary WHERE value_count > 0"));
   EXPECT_GT(modules, 20);  // the comparison covers real work, not two empty stores
+}
+
+// A file that writes only figures of its module (a memory-usage report, in a group after the one that stored
+// its buffer assignment) updates the module's summary without reading its rows again: the padded live peaks
+// the buffer assignment's group computed stay as they were.
+TEST(DerivedFactsOnceAGroup, AFileOfFiguresOnlyKeepsItsModulesPaddedPeaks) {
+  testing::TempDir dir;
+  const std::string fixtures = XLADB_FIXTURE_DIR;
+  const std::string stem = "module_0009.jit_peaks.after_optimizations";
+  std::filesystem::create_directories(dir / "run");
+  std::filesystem::copy_file(fixtures + "/peaks/" + stem + "-buffer-assignment.txt",
+                             dir / ("run/" + stem + "-buffer-assignment.txt"));
+  std::filesystem::copy_file(fixtures + "/memory_report/v2_report.txt",
+                             dir / ("run/" + stem + "-memory-usage-report.txt"));
+  auto both = store::Database::Open(dir / "both.db");
+  ASSERT_TRUE(both.ok()) << both.status().ToString();
+  auto alone = testing::IngestRun(**both, dir / "run", "nightly", {}, store::GroupCommit{0, 0});  // a group a file
+  ASSERT_TRUE(alone.ok()) << alone.status().ToString();
+  ASSERT_EQ(testing::Rows((*both)->connection(), "SELECT kind, verdict FROM dump_files ORDER BY file_id"),
+            "buffer_assignment|ingested\nmemory_usage_report|ingested\n");
+
+  std::filesystem::remove(dir / ("run/" + stem + "-memory-usage-report.txt"));
+  auto ba_only = store::Database::Open(dir / "ba_only.db");
+  ASSERT_TRUE(ba_only.ok()) << ba_only.status().ToString();
+  ASSERT_TRUE(testing::IngestRun(**ba_only, dir / "run", "nightly", {}).ok());
+
+  const char* peaks = "SELECT live_peak_padded_bytes, live_peak_padded_time, color0_total_bytes FROM module_summary";
+  const std::string expected = testing::Rows((*ba_only)->connection(), peaks);
+  ASSERT_EQ(expected.find("NULL"), std::string::npos) << "the buffer assignment gives no padded peak: " << expected;
+  EXPECT_EQ(testing::Rows((*both)->connection(), peaks), expected);
 }
 
 // The merge itself, on what real files do not print twice: a later file's printed figure or fingerprint
