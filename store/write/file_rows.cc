@@ -24,6 +24,41 @@ SqlStatement& ModuleFind(StatementCache& statements, const FileSpec& s) {
   return find;
 }
 
+SqlStatement& ModuleInsert(StatementCache& statements, const FileSpec& s) {
+  const ModuleKey& key = s.module;
+  // A placeholder takes the name another stage's HLO text gave the same module number, if any.
+  SqlStatement& ins =
+      key.name_is_placeholder
+          ? statements.Get(
+                "INSERT INTO modules(run_id, xla_module_id, name, stage, backend, folder) "
+                "SELECT ?1, ?2, COALESCE((SELECT name FROM modules WHERE run_id = ?1 AND xla_module_id = ?2 "
+                "  AND folder = ?6 AND name <> ?3 ORDER BY module_id LIMIT 1), ?3), ?4, ?5, ?6 "
+                "WHERE 1 = 1 ON CONFLICT DO NOTHING RETURNING module_id")  // WHERE: SQLite's upsert parse
+          : statements.Get(
+                "INSERT INTO modules(run_id, xla_module_id, name, stage, backend, folder) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING module_id");
+  BindRow(ins, s.run_id, NonNegative(key.xla_module_id), key.name, key.stage, key.backend, key.folder);
+  return ins;
+}
+
+namespace {
+
+// The id `ins` (ModuleInsert, sent) created, with its empty summary row sent; nullopt when the module exists.
+std::optional<int64_t> CreatedModule(StatementCache& statements, SqlStatement& ins) {
+  if (!ins.Step()) {
+    ins.Reset();
+    return std::nullopt;
+  }
+  const int64_t module_id = ins.Int(0);
+  ins.Reset();
+  SqlStatement& summary = statements.Get("INSERT INTO module_summary(module_id) VALUES (?)");
+  summary.Bind(1, module_id);
+  summary.ExecuteLater();
+  return module_id;
+}
+
+}  // namespace
+
 std::pair<int64_t, bool> FindOrCreateModule(StatementCache& statements, const FileSpec& s, SqlStatement& sent) {
   const ModuleKey& key = s.module;
   for (int attempt = 0; attempt < 2; ++attempt) {
@@ -32,38 +67,28 @@ std::pair<int64_t, bool> FindOrCreateModule(StatementCache& statements, const Fi
       const int64_t module_id = find.Int(0);
       const bool backend_unknown = find.Text(1).empty();
       find.Reset();
-      if (backend_unknown && !key.backend.empty()) {
-        SqlStatement& up = statements.Get("UPDATE modules SET backend = ? WHERE module_id = ?");
-        BindRow(up, key.backend, module_id);
-        up.Execute();
-      }
+      if (backend_unknown) SetModuleBackend(statements, module_id, key.backend);
       return {module_id, false};
     }
     find.Reset();
-    // A placeholder takes the name another stage's HLO text gave the same module number, if any.
-    SqlStatement& ins =
-        key.name_is_placeholder
-            ? statements.Get(
-                  "INSERT INTO modules(run_id, xla_module_id, name, stage, backend, folder) "
-                  "SELECT ?1, ?2, COALESCE((SELECT name FROM modules WHERE run_id = ?1 AND xla_module_id = ?2 "
-                  "  AND folder = ?6 AND name <> ?3 ORDER BY module_id LIMIT 1), ?3), ?4, ?5, ?6 "
-                  "WHERE 1 = 1 ON CONFLICT DO NOTHING RETURNING module_id")  // WHERE: SQLite's upsert parse
-            : statements.Get(
-                  "INSERT INTO modules(run_id, xla_module_id, name, stage, backend, folder) "
-                  "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING module_id");
-    BindRow(ins, s.run_id, NonNegative(key.xla_module_id), key.name, key.stage, key.backend, key.folder);
-    if (!ins.Step()) {  // another writer's module: find it
-      ins.Reset();
-      continue;
+    // Another writer's module, created since the lookup: found the second time.
+    if (const std::optional<int64_t> created = CreatedModule(statements, ModuleInsert(statements, s))) {
+      return {*created, true};
     }
-    const int64_t module_id = ins.Int(0);
-    ins.Reset();
-    SqlStatement& summary = statements.Get("INSERT INTO module_summary(module_id) VALUES (?)");
-    summary.Bind(1, module_id);
-    summary.ExecuteLater();
-    return {module_id, true};
   }
   throw SqlError("module " + key.name + " was neither found nor created");
+}
+
+std::pair<int64_t, bool> CreateOrFindModule(StatementCache& statements, const FileSpec& s, SqlStatement& sent) {
+  if (const std::optional<int64_t> created = CreatedModule(statements, sent)) return {*created, true};
+  return FindOrCreateModule(statements, s, ModuleFind(statements, s));
+}
+
+void SetModuleBackend(StatementCache& statements, int64_t module_id, const std::string& backend) {
+  if (backend.empty()) return;
+  SqlStatement& up = statements.Get("UPDATE modules SET backend = ? WHERE module_id = ?");
+  BindRow(up, backend, module_id);
+  up.Execute();
 }
 
 // dump_files' columns a file's row is inserted with, in the order both inserts bind them.

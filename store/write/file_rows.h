@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -25,11 +26,23 @@ namespace xladb::store {
 // (ingest_target.h) finds the module by number: its HLO text may have renamed it.
 SqlStatement& ModuleFind(StatementCache& statements, const ingest::FileSpec& s);
 
+// The insert of the module of `s` (ON CONFLICT DO NOTHING RETURNING module_id), bound, not run.
+SqlStatement& ModuleInsert(StatementCache& statements, const ingest::FileSpec& s);
+
 // The module of `s`, created (with its empty summary row) when it is new: (module_id, created). A module
 // another writer creates at the same moment is found after its insert commits (the unique modules_by_key).
-// `sent`: ModuleFind(s), bound and given to RunTogether (on PostgreSQL sent), for the first lookup.
+// A module found with no backend takes the file's (SetModuleBackend). `sent`: ModuleFind(s), bound and given
+// to RunTogether (on PostgreSQL sent), for the first lookup.
 std::pair<int64_t, bool> FindOrCreateModule(StatementCache& statements, const ingest::FileSpec& s,
                                             SqlStatement& sent);
+
+// The same, trying the insert first, for a module most likely new (a run the writer created): `sent` is
+// ModuleInsert(s), bound and given to RunTogether; a module that exists is looked up after it.
+std::pair<int64_t, bool> CreateOrFindModule(StatementCache& statements, const ingest::FileSpec& s,
+                                            SqlStatement& sent);
+
+// Sets the backend of a module stored without one, when `backend` is not '' (a later file knows it).
+void SetModuleBackend(StatementCache& statements, int64_t module_id, const std::string& backend);
 
 // The insert of the file's dump_files row (no module: CommitFile sets it), with `verdict` (FileVerdictName, or
 // the writer's while-writing verdict) and the rest of `outcome`, bound, not run; StoredFileId runs it.

@@ -12,6 +12,7 @@
 
 #include "ingest/source/run_name.h"
 #include "store/backend/row_binding.h"
+#include "store/write/created_modules.h"
 #include "store/write/file_replacement.h"
 #include "store/write/file_rows.h"
 #include "store/write/rows/file_context.h"
@@ -123,6 +124,7 @@ struct RunWriter::Impl {
       issues = std::move(file->issues());
       file.reset();
       file_savepoint.reset();
+      created_modules.FileRolledBack();
     }
     return issues;
   }
@@ -150,6 +152,10 @@ struct RunWriter::Impl {
   void NoteWritten(const FileSpec& s) {
     if (s.run_id == created_run) created_run_paths.insert(s.path);
   }
+  // The modules this writer created in that run, by key (ids without a lookup); forgotten when a stored file
+  // is replaced or modules are rebuilt, since either may remove a module.
+  CreatedModules created_modules;
+  bool InCreatedRun(int64_t run_id) const { return run_id == created_run && created_run != 0; }
 
   // The dump_files rows of the open group's files that write nothing else (RecordFile of an unstored path,
   // without issues: most of a run's files that are not memory data), written together (AddLoneFileRow)
@@ -213,6 +219,7 @@ struct RunWriter::Impl {
       group_runs_with_rows.clear();
       sql.Exec("COMMIT");
       interned.GroupCommitted();
+      created_modules.GroupCommitted();
       return Status::Ok();
     } catch (const std::exception& e) {
       return FailGroup("committing", e);
@@ -237,6 +244,7 @@ struct RunWriter::Impl {
     group_runs_with_rows.clear();
     lone_file_rows = BulkBatch(&kLoneFileRowInsert);
     lone_file_rows_held = false;
+    created_modules.GroupRolledBack();
     ForgetPendingModules();
     interned.GroupAborted();
   }
@@ -349,6 +357,7 @@ StatusOr<int64_t> RunWriter::BeginRun(const RunSpec& spec) {
     }
     d.created_run = 0;
     d.created_run_paths.clear();
+    d.created_modules.Forget();
     if (*run_id == 0) {
       std::optional<int64_t> created = d.CreateRun(spec);
       if (!created) {
@@ -408,25 +417,40 @@ StatusOr<ingest::RecordSink*> RunWriter::BeginFile(const FileSpec& spec) {
     d.group_runs.insert(spec.run_id);
     Savepoint savepoint(d.sql, "file");
     // The new version writes into the module again, so a module the old one wrote alone stays.
-    const FileFacts replaced =
-        d.Unstored(spec.run_id, spec.path)
-            ? FileFacts{}
-            : d.replacement.RemoveStoredVersion(spec, /*drop_lone_module=*/false).value_or(FileFacts{});
+    FileFacts replaced;
+    if (!d.Unstored(spec.run_id, spec.path)) {
+      replaced = d.replacement.RemoveStoredVersion(spec, /*drop_lone_module=*/false).value_or(FileFacts{});
+      d.created_modules.Forget();
+    }
     // Reserve the file id now so rows can reference it; the row is completed at commit, its module too. The
-    // insert and the module's lookup do not depend on each other: on PostgreSQL they are one round trip.
+    // insert and the module's lookup or insert do not depend on each other: on PostgreSQL they are one round
+    // trip. A module this writer created in its new run needs neither; another module of that run is most
+    // likely new, so it is inserted first.
     SqlStatement& file_row = FileRowInsert(d.statements, spec, kVerdictWhileWriting, FileOutcome{}, 0);
     int64_t module_id = 0;
     bool module_is_new = false;
-    if (spec.has_module) {
-      SqlStatement& find = ModuleFind(d.statements, spec);
-      SqlStatement* together[] = {&find, &file_row};
+    CreatedModules::Module* known = nullptr;
+    if (spec.has_module && d.InCreatedRun(spec.run_id)) known = d.created_modules.Find(spec.module);
+    if (known != nullptr) {
+      module_id = known->module_id;
+      if (known->backend.empty() && !spec.module.backend.empty()) {
+        SetModuleBackend(d.statements, module_id, spec.module.backend);
+        known->backend = spec.module.backend;
+      }
+    } else if (spec.has_module) {
+      const bool most_likely_new = d.InCreatedRun(spec.run_id);
+      SqlStatement& first = most_likely_new ? ModuleInsert(d.statements, spec) : ModuleFind(d.statements, spec);
+      SqlStatement* together[] = {&first, &file_row};
       d.sql.RunTogether(together);
-      std::tie(module_id, module_is_new) = FindOrCreateModule(d.statements, spec, find);
+      std::tie(module_id, module_is_new) = most_likely_new ? CreateOrFindModule(d.statements, spec, first)
+                                                           : FindOrCreateModule(d.statements, spec, first);
+      if (module_is_new && most_likely_new) d.created_modules.Created(spec.module, module_id);
     }
     const std::optional<int64_t> file_id = StoredFileId(file_row);
     if (!file_id) {  // another writer stored the file since CheckFile
       CheckOtherWritersFile(d.statements, spec);
       savepoint.RollBack();
+      d.created_modules.FileRolledBack();
       return static_cast<ingest::RecordSink*>(nullptr);
     }
     d.NoteWritten(spec);
@@ -435,6 +459,7 @@ StatusOr<ingest::RecordSink*> RunWriter::BeginFile(const FileSpec& spec) {
     d.file_savepoint.emplace(std::move(savepoint));
     return d.file.get();
   } catch (const std::exception& e) {
+    d.created_modules.FileRolledBack();  // the savepoint rolled back
     return Status::IoError(std::string("starting file ") + spec.path + ": " + e.what());
   }
 }
@@ -463,6 +488,7 @@ StatusOr<FileWriteStats> RunWriter::CommitFile(const FileOutcome& outcome) {
     // Roll back this file's rows only, keeping the writer (and the issues it saw) for AbortFile, which
     // records the error verdict.
     d.file_savepoint.reset();
+    d.created_modules.FileRolledBack();
     return written;
   }
   FileWriteStats stats{file.rows(), file.issues().total};
@@ -471,6 +497,7 @@ StatusOr<FileWriteStats> RunWriter::CommitFile(const FileOutcome& outcome) {
   d.file.reset();
   d.file_savepoint.reset();
   d.interned.FileDone();
+  d.created_modules.FileKept();
   if (Status closed = d.CloseGroupIfDue(d.spec.size_bytes); !closed.ok()) return closed;
   return stats;
 }
@@ -508,7 +535,10 @@ Status RunWriter::RecordFile(const FileSpec& spec, const FileOutcome& outcome, c
     Savepoint savepoint(d.sql, "file");
     // When the stored version was its module's only file (a dump replaced by an unreadable one), the module
     // goes too, so no summary outlives its rows.
-    if (!unstored) (void)d.replacement.RemoveStoredVersion(spec, /*drop_lone_module=*/true);
+    if (!unstored) {
+      (void)d.replacement.RemoveStoredVersion(spec, /*drop_lone_module=*/true);
+      d.created_modules.Forget();
+    }
     SqlStatement& row =
         FileRowInsert(d.statements, spec, ingest::FileVerdictName(outcome.verdict), outcome, issues.total);
     if (const std::optional<int64_t> fid = StoredFileId(row)) {
@@ -552,6 +582,7 @@ bool RunWriter::TakeRereadRequest() {
   Impl& d = *impl_;
   if (!d.replacement.any_rebuilt() || !d.group_failure.empty()) return false;
   if (!d.WriteLoneFileRows().ok()) return false;  // the second pass reads dump_files; FinishRun says why
+  d.created_modules.Forget();
   try {
     d.OpenGroup();
     return d.replacement.ScheduleSecondPass();

@@ -46,6 +46,16 @@ class BothBackends : public ::testing::Test {
     postgres_ = std::move(postgres.value());
   }
   std::vector<store::SqlConnection*> Backends() { return {&sqlite_->connection(), &postgres_->connection()}; }
+  // Makes both stores refuse, with "refused by the test", the dump_files rows `condition` picks (SQL over NEW,
+  // the row inserted): as a full disk or a broken connection would, at the place the test chooses.
+  void RefuseFileRowsWhere(const std::string& condition) {
+    sqlite_->connection().Exec("CREATE TRIGGER refuse BEFORE INSERT ON dump_files WHEN " + condition +
+                               " BEGIN SELECT RAISE(ABORT, 'refused by the test'); END");
+    postgres_->connection().Exec(
+        "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF " + condition +
+        " THEN RAISE EXCEPTION 'refused by the test'; END IF; RETURN NEW; END $$; "
+        "CREATE TRIGGER refuse BEFORE INSERT ON dump_files FOR EACH ROW EXECUTE FUNCTION refuse()");
+  }
   static const char* Name(const store::SqlConnection& sql) {
     return sql.dialect() == store::SqlDialect::kSqlite ? "sqlite" : "postgresql";
   }

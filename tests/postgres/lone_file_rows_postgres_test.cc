@@ -84,14 +84,7 @@ TEST_F(LoneFileRowsOnBothBackends, EveryRowArrivesInTheOrderRecordedAndTheRunCou
 }
 
 TEST_F(LoneFileRowsOnBothBackends, ARowTheDatabaseRefusesFailsItsGroupWhole) {
-  // A trigger refuses one path's row, as a full disk or a broken connection would refuse the batch.
-  sqlite_->connection().Exec(
-      "CREATE TRIGGER refuse BEFORE INSERT ON dump_files WHEN NEW.path = 'bad.txt' "
-      "BEGIN SELECT RAISE(ABORT, 'refused by the test'); END");
-  postgres_->connection().Exec(
-      "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-      "IF NEW.path = 'bad.txt' THEN RAISE EXCEPTION 'refused by the test'; END IF; RETURN NEW; END $$; "
-      "CREATE TRIGGER refuse BEFORE INSERT ON dump_files FOR EACH ROW EXECUTE FUNCTION refuse()");
+  RefuseFileRowsWhere("NEW.path = 'bad.txt'");
   for (store::Database* db : {sqlite_.get(), postgres_.get()}) {
     SCOPED_TRACE(Name(db->connection()));
     store::SqlConnection& sql = db->connection();
