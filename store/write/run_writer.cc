@@ -10,11 +10,11 @@
 #include <utility>
 #include <vector>
 
-#include "ingest/source/run_name.h"
 #include "store/backend/row_binding.h"
 #include "store/write/created_modules.h"
 #include "store/write/file_replacement.h"
 #include "store/write/file_rows.h"
+#include "store/write/run_rows.h"
 #include "store/write/rows/file_context.h"
 #include "store/write/file_writer.h"
 #include "store/facts/interned_texts.h"
@@ -41,32 +41,6 @@ const char* SeverityName(IssueRecord::Severity s) {
 // The dump_files.verdict of a file whose rows are being written (BeginFile): CommitFile sets its verdict in
 // the same savepoint, so no reader ever sees it.
 constexpr std::string_view kVerdictWhileWriting = "ingesting";
-
-// Whether two recorded sources are the same one: equal, the same folder spelled another way (a run recorded
-// before sources were made canonical: `./x`, a symlink), or an upload into a run that a version before 3
-// recorded as plain "upload" (its content decides then, and it recorded none).
-bool SameSource(const std::string& recorded, const std::string& incoming) {
-  if (recorded == incoming) return true;
-  if (recorded == "upload") return incoming.rfind("upload:", 0) == 0;
-  if (recorded.empty() || recorded.front() != '/' || incoming.empty() || incoming.front() != '/') return false;
-  return ingest::CanonicalSourcePath(recorded) == ingest::CanonicalSourcePath(incoming);
-}
-
-// Why `spec` may not add to the existing run whose source and content digest are given, or "" when it may:
-// runs do not merge by accident. The same source again (a re-ingest, a watched folder that grew) is fine;
-// another source path, or an upload of other content, needs RunSpec::append.
-std::string RefuseMerge(const RunSpec& spec, const std::string& source, const std::string& digest) {
-  if (spec.append) return "";
-  if (!SameSource(source, spec.source_path)) {
-    return "run '" + spec.name + "' already holds " + source + "; adding " + spec.source_path +
-           " to it needs --append (or name another run with --run)";
-  }
-  if (!digest.empty() && !spec.content_digest.empty() && digest != spec.content_digest) {
-    return "run '" + spec.name + "' was uploaded from " + source +
-           " before, with other content; adding this upload to it needs --append (or name another run with --run)";
-  }
-  return "";
-}
 
 }  // namespace
 
@@ -281,36 +255,6 @@ struct RunWriter::Impl {
     return Status::Ok();
   }
 
-  // The run `spec` names, when it exists and may take more files (RefuseMerge); 0 when there is none.
-  // kFailedPrecondition for a pruned run or a refused merge.
-  StatusOr<int64_t> FindRunToAddTo(const RunSpec& spec) {
-    auto find = sql.Prepare("SELECT run_id, COALESCE(source_path, ''), COALESCE(content_digest, ''), "
-                            "detail_pruned_at_us FROM runs WHERE name = ?");
-    find->Bind(1, spec.name);
-    if (!find->Step()) return int64_t{0};
-    if (!find->IsNull(3)) {  // its modules lack the rows new files would merge with
-      return Status::FailedPrecondition("run '" + spec.name + "' was pruned (xladb prune kept only its "
-                                        "summaries); `xladb delete` it to ingest it again");
-    }
-    std::string refused = RefuseMerge(spec, find->Text(1), find->Text(2));
-    if (!refused.empty()) return Status::FailedPrecondition(refused);
-    return find->Int(0);
-  }
-
-  // A new run's row, timed by --time or, until FinishRun, by the ingest; nullopt when another writer created
-  // the name first.
-  std::optional<int64_t> CreateRun(const RunSpec& spec) {
-    auto ins = sql.Prepare("INSERT INTO runs(name, source_path, run_time_us, run_time_source, created_at_us, "
-                           "updated_at_us, content_digest) VALUES (?, ?, ?, ?, ?, ?, ?) "
-                           "ON CONFLICT(name) DO NOTHING RETURNING run_id");
-    const int64_t now = UnixMicrosNow();
-    const bool flagged = spec.time_us >= 0;
-    BindRow(*ins, spec.name, spec.source_path, flagged ? spec.time_us : now, flagged ? "flag" : "ingest_time", now,
-            now, NonEmpty(spec.content_digest));
-    if (!ins->Step()) return std::nullopt;
-    return ins->Int(0);
-  }
-
   void WriteIssues(int64_t fid, const FileIssues& issues) {
     auto& st = Cached("INSERT INTO ingest_issues(file_id, line, severity, reason) VALUES (?,?,?,?)");
     for (const auto& issue : issues.stored) {
@@ -350,7 +294,7 @@ StatusOr<int64_t> RunWriter::BeginRun(const RunSpec& spec) {
   // Twice at most: a run another writer creates between the find and the insert is found the second time.
   for (int attempt = 0;; ++attempt) try {
     d.sql.BeginWrite();
-    StatusOr<int64_t> run_id = d.FindRunToAddTo(spec);
+    StatusOr<int64_t> run_id = FindRunToAddTo(d.sql, spec);
     if (!run_id.ok()) {
       d.sql.Exec("ROLLBACK");
       return run_id.status();
@@ -359,7 +303,7 @@ StatusOr<int64_t> RunWriter::BeginRun(const RunSpec& spec) {
     d.created_run_paths.clear();
     d.created_modules.Forget();
     if (*run_id == 0) {
-      std::optional<int64_t> created = d.CreateRun(spec);
+      std::optional<int64_t> created = CreateRun(d.sql, spec);
       if (!created) {
         if (attempt > 0) throw SqlError("run '" + spec.name + "' was neither found nor created");
         d.sql.Exec("ROLLBACK");
