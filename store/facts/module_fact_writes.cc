@@ -83,7 +83,25 @@ ModuleFactWrites::ModuleFactWrites()
                  "(CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), "
                  "CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT))",
                  8),
+      // ON CONFLICT: a module rebuilt for a second pass was given its row again (FileReplacement).
+      new_summaries_("INSERT INTO module_summary(module_id) SELECT module_id FROM modules "
+                     "WHERE module_id IN ({ids}) ON CONFLICT DO NOTHING"),
       clear_spaces_("DELETE FROM module_memory_spaces WHERE module_id IN ({ids})") {}
+
+namespace {
+
+// Runs `list`'s statement (not awaited) for `ids`, InListRead::kMaxKeys at most a statement.
+void ForEachKeyList(SqlConnection& sql, InListRead& list, std::span<const int64_t> ids) {
+  for (size_t at = 0; at < ids.size(); at += InListRead::kMaxKeys) {
+    list.For(sql, ids.subspan(at, std::min(InListRead::kMaxKeys, ids.size() - at))).ExecuteLater();
+  }
+}
+
+}  // namespace
+
+void ModuleFactWrites::NewSummaries(SqlConnection& sql, std::span<const int64_t> modules) {
+  ForEachKeyList(sql, new_summaries_, modules);
+}
 
 void ModuleFactWrites::Identities(SqlConnection& sql, const std::vector<Identity>& rows) {
   WriteLists(sql, identities_, rows, [](SqlStatement& q, const ValuesList& list, const Identity& row, size_t r) {
@@ -111,9 +129,7 @@ void ModuleFactWrites::Summaries(SqlConnection& sql, const std::vector<Summary>&
 }
 
 void ModuleFactWrites::Spaces(SqlConnection& sql, std::span<const int64_t> cleared, const std::vector<Space>& rows) {
-  for (size_t at = 0; at < cleared.size(); at += InListRead::kMaxKeys) {
-    clear_spaces_.For(sql, cleared.subspan(at, std::min(InListRead::kMaxKeys, cleared.size() - at))).ExecuteLater();
-  }
+  ForEachKeyList(sql, clear_spaces_, cleared);
   static const BulkInsert kSpaceInsert{"module_memory_spaces",
                                        "module_id, color, allocation_count, total_bytes, live_peak_padded_bytes", "",
                                        0};

@@ -10,6 +10,8 @@
 //   * Summary -> module_summary: the printed figures (NULL: the stored one stays), the aggregates recounted
 //     from the module's rows, and the padded peaks with color0_total_bytes when computed (peaks_read).
 //   * Space -> module_memory_spaces, after the rows of the modules listed as cleared are deleted.
+//   * a module created since the last write -> its empty module_summary row (NewSummaries), before its summary
+//     is written: one statement for the group's new modules, not an insert each as they are created.
 //
 // Contract: each call sends its statements on `sql` without awaiting them (SqlStatement::ExecuteLater; on
 // PostgreSQL an error surfaces at the next call that waits, inside the caller's transaction), a list of at
@@ -59,6 +61,9 @@ class ModuleFactWrites {
 
   ModuleFactWrites();
 
+  // The empty summary rows of `modules` that exist and have none (a module its group created; one removed
+  // since, by a replaced file, is left out).
+  void NewSummaries(SqlConnection& sql, std::span<const int64_t> modules);
   void Identities(SqlConnection& sql, const std::vector<Identity>& rows);
   void Summaries(SqlConnection& sql, const std::vector<Summary>& rows);
   // Deletes the memory spaces of the modules `cleared`, then inserts `rows`.
@@ -66,7 +71,7 @@ class ModuleFactWrites {
 
  private:
   ValuesList identities_, summaries_;
-  InListRead clear_spaces_;
+  InListRead new_summaries_, clear_spaces_;
 };
 
 }  // namespace xladb::store

@@ -421,6 +421,11 @@ void MergeLaterFile(FileFacts& into, const FileFacts& later) {
 
 void DerivedModuleFacts::UpdateAfterFiles(std::span<const ModuleFiles> modules) {
   Statements& st = statements();
+  std::vector<int64_t> created;  // their summary rows first
+  for (const ModuleFiles& m : modules) {
+    if (m.module_id != 0 && m.module_is_new) created.push_back(m.module_id);
+  }
+  st.writes.NewSummaries(sql_, created);
   // The spill summaries of the modules whose counters changed (sent, not awaited); the modules whose rows
   // changed get the rest with their reads below, the others their summary's figures and aggregates here.
   std::vector<int64_t> changed;

@@ -73,8 +73,9 @@ struct FileFacts {
 // replaces the earlier one, and what changed in either file changed.
 void MergeLaterFile(FileFacts& into, const FileFacts& later);
 
-// A module the files of a group wrote: its run, whether one of them created it, and their facts (one file's,
-// or several merged in order by MergeLaterFile).
+// A module the files of a group wrote: its run, whether one of them created it (it has no module_summary row
+// yet: UpdateAfterFiles inserts it), and their facts (one file's, or several merged in order by
+// MergeLaterFile).
 struct ModuleFiles {
   int64_t run_id = 0;
   int64_t module_id = 0;

@@ -43,17 +43,14 @@ SqlStatement& ModuleInsert(StatementCache& statements, const FileSpec& s) {
 
 namespace {
 
-// The id `ins` (ModuleInsert, sent) created, with its empty summary row sent; nullopt when the module exists.
-std::optional<int64_t> CreatedModule(StatementCache& statements, SqlStatement& ins) {
+// The id `ins` (ModuleInsert, sent) created; nullopt when the module exists.
+std::optional<int64_t> CreatedModule(SqlStatement& ins) {
   if (!ins.Step()) {
     ins.Reset();
     return std::nullopt;
   }
   const int64_t module_id = ins.Int(0);
   ins.Reset();
-  SqlStatement& summary = statements.Get("INSERT INTO module_summary(module_id) VALUES (?)");
-  summary.Bind(1, module_id);
-  summary.ExecuteLater();
   return module_id;
 }
 
@@ -72,7 +69,7 @@ std::pair<int64_t, bool> FindOrCreateModule(StatementCache& statements, const Fi
     }
     find.Reset();
     // Another writer's module, created since the lookup: found the second time.
-    if (const std::optional<int64_t> created = CreatedModule(statements, ModuleInsert(statements, s))) {
+    if (const std::optional<int64_t> created = CreatedModule(ModuleInsert(statements, s))) {
       return {*created, true};
     }
   }
@@ -80,7 +77,7 @@ std::pair<int64_t, bool> FindOrCreateModule(StatementCache& statements, const Fi
 }
 
 std::pair<int64_t, bool> CreateOrFindModule(StatementCache& statements, const FileSpec& s, SqlStatement& sent) {
-  if (const std::optional<int64_t> created = CreatedModule(statements, sent)) return {*created, true};
+  if (const std::optional<int64_t> created = CreatedModule(sent)) return {*created, true};
   return FindOrCreateModule(statements, s, ModuleFind(statements, s));
 }
 

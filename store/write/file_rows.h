@@ -1,7 +1,7 @@
 // The rows a file begins with: its dump_files row, and the modules row of the module it writes (found, or
-// created with its empty module_summary row). RunWriter (store/write/run_writer.h) runs them at BeginFile and
-// RecordFile; on PostgreSQL the file row's insert and the module's lookup go together (RunTogether), so they
-// are built bound and not run, and read afterwards.
+// created). RunWriter (store/write/run_writer.h) runs them at BeginFile and RecordFile; on PostgreSQL the file
+// row's insert and the module's lookup or insert go together (RunTogether), so they are built bound and not
+// run, and read afterwards.
 //
 // Contract: the statements come from the writer's StatementCache and run on its connection inside the
 // file's savepoint; the cache hands each out reset and unbound, so an answer one still held when the call that
@@ -29,7 +29,8 @@ SqlStatement& ModuleFind(StatementCache& statements, const ingest::FileSpec& s);
 // The insert of the module of `s` (ON CONFLICT DO NOTHING RETURNING module_id), bound, not run.
 SqlStatement& ModuleInsert(StatementCache& statements, const ingest::FileSpec& s);
 
-// The module of `s`, created (with its empty summary row) when it is new: (module_id, created). A module
+// The module of `s`, created when it is new: (module_id, created). A created module's summary row comes with
+// its derived facts, at the group's COMMIT (DerivedModuleFacts::UpdateAfterFiles). A module
 // another writer creates at the same moment is found after its insert commits (the unique modules_by_key).
 // A module found with no backend takes the file's (SetModuleBackend). `sent`: ModuleFind(s), bound and given
 // to RunTogether (on PostgreSQL sent), for the first lookup.
