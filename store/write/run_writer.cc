@@ -369,33 +369,38 @@ StatusOr<ingest::RecordSink*> RunWriter::BeginFile(const FileSpec& spec) {
     // Reserve the file id now so rows can reference it; the row is completed at commit, its module too. The
     // insert and the module's lookup or insert do not depend on each other: on PostgreSQL they are one round
     // trip. A module this writer created in its new run needs neither; another module of that run is most
-    // likely new, so it is inserted first.
+    // likely new, so it is inserted first. The file's row goes before the module's: two writers adding files
+    // to one run then take its keys in the same order (the walk's, file row before module), so neither waits
+    // for a file row while it holds a module the other waits for (PostgreSQL found that deadlock between two
+    // daemons ingesting one run when the module's insert went first).
     SqlStatement& file_row = FileRowInsert(d.statements, spec, kVerdictWhileWriting, FileOutcome{}, 0);
+    const bool most_likely_new = d.InCreatedRun(spec.run_id);
+    CreatedModules::Module* known =
+        spec.has_module && most_likely_new ? d.created_modules.Find(spec.module) : nullptr;
+    SqlStatement* module_first = nullptr;  // the module's insert or lookup, sent with the file's row
+    if (spec.has_module && known == nullptr) {
+      module_first = most_likely_new ? &ModuleInsert(d.statements, spec) : &ModuleFind(d.statements, spec);
+      SqlStatement* together[] = {&file_row, module_first};
+      d.sql.RunTogether(together);
+    }
+    const std::optional<int64_t> file_id = StoredFileId(file_row);
+    if (!file_id) {  // another writer stored the file since CheckFile
+      CheckOtherWritersFile(d.statements, spec);
+      savepoint.RollBack();  // with the module's insert, when PostgreSQL ran it
+      return static_cast<ingest::RecordSink*>(nullptr);
+    }
     int64_t module_id = 0;
     bool module_is_new = false;
-    CreatedModules::Module* known = nullptr;
-    if (spec.has_module && d.InCreatedRun(spec.run_id)) known = d.created_modules.Find(spec.module);
     if (known != nullptr) {
       module_id = known->module_id;
       if (known->backend.empty() && !spec.module.backend.empty()) {
         SetModuleBackend(d.statements, module_id, spec.module.backend);
         known->backend = spec.module.backend;
       }
-    } else if (spec.has_module) {
-      const bool most_likely_new = d.InCreatedRun(spec.run_id);
-      SqlStatement& first = most_likely_new ? ModuleInsert(d.statements, spec) : ModuleFind(d.statements, spec);
-      SqlStatement* together[] = {&first, &file_row};
-      d.sql.RunTogether(together);
-      std::tie(module_id, module_is_new) = most_likely_new ? CreateOrFindModule(d.statements, spec, first)
-                                                           : FindOrCreateModule(d.statements, spec, first);
+    } else if (module_first != nullptr) {
+      std::tie(module_id, module_is_new) = most_likely_new ? CreateOrFindModule(d.statements, spec, *module_first)
+                                                           : FindOrCreateModule(d.statements, spec, *module_first);
       if (module_is_new && most_likely_new) d.created_modules.Created(spec.module, module_id);
-    }
-    const std::optional<int64_t> file_id = StoredFileId(file_row);
-    if (!file_id) {  // another writer stored the file since CheckFile
-      CheckOtherWritersFile(d.statements, spec);
-      savepoint.RollBack();
-      d.created_modules.FileRolledBack();
-      return static_cast<ingest::RecordSink*>(nullptr);
     }
     d.NoteWritten(spec);
     d.file = std::make_unique<FileWriter>(&d.statements, &d.interned, spec.run_id, *file_id, module_id,
