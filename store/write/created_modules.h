@@ -10,7 +10,13 @@
 // names of that form are not kept, and the writer forgets everything when it replaces a stored file (which
 // may drop a module) or rebuilds modules for a second pass.
 //
-// Contract: keys are FileSpec::module of files of the writer's created run (the caller checks the run). Not
+// Known limit: another writer adding files to the same run (a second daemon on one PostgreSQL store) may remove
+// a module this one keeps, by replacing its only file with an unreadable one; this writer's next file of that
+// module would then write rows under the removed id. Two writers replacing each other's files in one run while
+// both ingest it is not otherwise guarded either.
+//
+// Contract: keys are FileSpec::module of files of the writer's created run (the caller checks the run). A
+// module's backend is the one it was created with (a later file's fills the row, not the entry). Not
 // thread-safe: the writer's thread.
 #ifndef XLADB_STORE_WRITE_CREATED_MODULES_H_
 #define XLADB_STORE_WRITE_CREATED_MODULES_H_
@@ -28,7 +34,7 @@ class CreatedModules {
  public:
   struct Module {
     int64_t module_id = 0;
-    std::string backend;  // as stored ('' = unknown)
+    std::string backend;  // as created ('' = unknown)
   };
 
   // The module listed under `key`, or null.

@@ -374,7 +374,9 @@ StatusOr<ingest::RecordSink*> RunWriter::BeginFile(const FileSpec& spec) {
     // for a file row while it holds a module the other waits for (PostgreSQL found that deadlock between two
     // daemons ingesting one run when the module's insert went first).
     SqlStatement& file_row = FileRowInsert(d.statements, spec, kVerdictWhileWriting, FileOutcome{}, 0);
-    const bool most_likely_new = d.InCreatedRun(spec.run_id);
+    // Not a module named by number only: its insert takes a name another stage gave the number, where its
+    // lookup finds the row by number.
+    const bool most_likely_new = d.InCreatedRun(spec.run_id) && !spec.module.name_is_placeholder;
     CreatedModules::Module* known =
         spec.has_module && most_likely_new ? d.created_modules.Find(spec.module) : nullptr;
     SqlStatement* module_first = nullptr;  // the module's insert or lookup, sent with the file's row
@@ -393,10 +395,8 @@ StatusOr<ingest::RecordSink*> RunWriter::BeginFile(const FileSpec& spec) {
     bool module_is_new = false;
     if (known != nullptr) {
       module_id = known->module_id;
-      if (known->backend.empty() && !spec.module.backend.empty()) {
-        SetModuleBackend(d.statements, module_id, spec.module.backend);
-        known->backend = spec.module.backend;
-      }
+      // Not noted in the entry: this file may roll back, and the next file sets it again.
+      if (known->backend.empty()) SetModuleBackend(d.statements, module_id, spec.module.backend);
     } else if (module_first != nullptr) {
       std::tie(module_id, module_is_new) = most_likely_new ? CreateOrFindModule(d.statements, spec, *module_first)
                                                            : FindOrCreateModule(d.statements, spec, *module_first);
@@ -548,6 +548,9 @@ Status RunWriter::ApplyRunMetadata(int64_t run_id, const std::vector<std::pair<s
                                    int64_t time_us) {
   Impl& d = *impl_;
   if (!d.group_failure.empty()) return Status::IoError(d.group_failure);
+  // The lone rows held go first: with the run's row locked and theirs not yet inserted, another writer could
+  // take their paths and then wait for the run's row (a deadlock on PostgreSQL).
+  if (Status written = d.WriteLoneFileRows(); !written.ok()) return written;
   try {
     d.OpenGroup();
     Savepoint savepoint(d.sql, "meta");
