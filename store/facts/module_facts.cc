@@ -221,7 +221,8 @@ std::string EntrySignature(const std::vector<ParameterShape>& parameters, const 
 
 // The module's identity facts, from its row and the signature its allocations give, and with them the
 // fingerprint its files printed (`facts`, when given: the HLO text's, else the values').
-ModuleFactWrites::Identity IdentityOf(int64_t module_id, const ModuleRow& row, std::string signature, const FileFacts* facts) {
+ModuleFactWrites::Identity IdentityOf(int64_t module_id, const ModuleRow& row, std::string signature,
+                                      const FileFacts* facts) {
   const bool hlo_fingerprint = facts != nullptr && facts->hlo_fingerprint.has_value();
   const bool value_fingerprint = facts != nullptr && !hlo_fingerprint && facts->saw_allocated_values;
   // A buffer assignment that prints no parameter or output shape (the 2019-2020 format) gives '?' for it.
@@ -232,9 +233,12 @@ ModuleFactWrites::Identity IdentityOf(int64_t module_id, const ModuleRow& row, s
   }
   // No buffer assignment, or one with shapes missing: the HLO text's, when there is one.
   if (signature.empty() || (partial && !row.hlo_signature.empty())) signature = row.hlo_signature;
-  ModuleFactWrites::Identity out{module_id, signature, ModuleIdentityKey(row.name, row.stage, signature, row.folder, row.sharding),
-                  confirmed, row.sharding, std::nullopt,
-                                  ModuleFactWrites::FingerprintOf::kNone};
+  ModuleFactWrites::Identity out;
+  out.module_id = module_id;
+  out.key = ModuleIdentityKey(row.name, row.stage, signature, row.folder, row.sharding);
+  out.signature = std::move(signature);
+  out.confirmed = confirmed;
+  out.sharding = row.sharding;
   if (hlo_fingerprint) {
     out.fingerprint = HexU64(*facts->hlo_fingerprint);
     out.fingerprint_of = ModuleFactWrites::FingerprintOf::kHloText;
@@ -429,7 +433,8 @@ void DerivedModuleFacts::UpdateAfterFiles(std::span<const ModuleFiles> modules) 
   // The spill summaries of the modules whose counters changed (sent, not awaited); the modules whose rows
   // changed get the rest with their reads below, the others their summary's figures and aggregates here.
   std::vector<int64_t> changed;
-  std::vector<ModuleFactWrites::Summary> figures_only;  // the others: their figures and aggregates, not their padded peaks
+  // The others: their figures and aggregates, not their padded peaks.
+  std::vector<ModuleFactWrites::Summary> figures_only;
   PrintedFacts printed;
   for (const ModuleFiles& m : modules) {
     if (m.module_id == 0) continue;

@@ -116,7 +116,7 @@ void AddLoneFileRow(BulkBatch& batch, SqlConnection& sql, const FileSpec& s, std
   if (outcome.reason.empty()) batch.Null(); else batch.Text(outcome.reason);
   batch.Int(s.size_bytes);
   batch.Text(s.content_hash);
-  if (s.mtime_us >= 0) batch.Int(s.mtime_us); else batch.Null();
+  batch.Opt(NonNegative(s.mtime_us));  // as FileRowInsert binds it
   batch.Int(outcome.line_count);
   batch.Int(outcome.unknown_lines);
   batch.Int(issue_count);
