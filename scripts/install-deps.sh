@@ -9,7 +9,7 @@ PACKAGES=(
   libgrpc++-dev libgrpc-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc grpc-proto
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev libfmt-dev libtomlplusplus-dev
   nlohmann-json3-dev libabsl-dev libxxhash-dev libzstd-dev zlib1g-dev zstd
-  libarchive-dev libarchive-tools
+  libarchive-dev libarchive-tools libjemalloc-dev
   python3-grpcio python3-protobuf python3-yaml openssl cmark-gfm
   python3-venv python3-pip python3-setuptools python3-wheel python3-pandas
   libcpp-httplib-dev libssl-dev libbrotli-dev chromium python3-websocket fonts-dejavu-core
