@@ -12,10 +12,11 @@ for exe in "$@"; do
   for symbol in malloc free realloc; do
     lines="$(grep -F "normal symbol \`$symbol'" <<<"$bindings" || true)"
     to_jemalloc="$(grep -c 'to [^ ]*libjemalloc\.so' <<<"$lines" || true)"
-    others="$(grep -v 'to [^ ]*libjemalloc\.so' <<<"$lines" | grep -c . || true)"
+    elsewhere="$(grep -v 'to [^ ]*libjemalloc\.so' <<<"$lines" || true)"
+    others="$(grep -c . <<<"$elsewhere" || true)"
     if [ "$to_jemalloc" -eq 0 ] || [ "$others" -ne 0 ]; then
       echo "FAIL $(basename "$exe"): $symbol bound $to_jemalloc times to jemalloc, $others times elsewhere:" >&2
-      grep -v 'to [^ ]*libjemalloc\.so' <<<"$lines" | head -3 >&2
+      head -3 <<<"$elsewhere" >&2
       status=1
     else
       echo "ok $(basename "$exe"): $symbol bound $to_jemalloc times, all to jemalloc"

@@ -43,7 +43,10 @@ old_deb="$(ls "$tmp"/old/xladb_0.0.1_*.deb)"
 version="$(sed -n 's/^project(xladb VERSION \([0-9.]*\).*/\1/p' "$ROOT/CMakeLists.txt")"
 case "$(basename "$deb")" in "xladb_${version}_$(dpkg --print-architecture).deb") ;; *) fail "package name $deb";; esac
 depends="$(dpkg-deb -f "$deb" Depends)"
-for lib in libgrpc++ libsqlite3 libpq5 libjemalloc2 adduser; do
+needed=(libgrpc++ libsqlite3 libpq5 adduser)
+# jemalloc only where this build links it (the XLADB_JEMALLOC option, on unless configured off).
+grep -q '^XLADB_JEMALLOC:BOOL=ON$' "$BUILD/CMakeCache.txt" && needed+=(libjemalloc2)
+for lib in "${needed[@]}"; do
   grep -q "$lib" <<<"$depends" || fail "Depends lacks $lib (dpkg-shlibdeps): $depends"
 done
 
