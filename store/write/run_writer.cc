@@ -1,5 +1,6 @@
 #include "store/write/run_writer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <set>
@@ -43,6 +44,12 @@ const char* SeverityName(IssueRecord::Severity s) {
 constexpr std::string_view kVerdictWhileWriting = "ingesting";
 
 }  // namespace
+
+double NextGroupSeconds(const GroupCommit& group, double recount_seconds) {
+  if (group.max_seconds <= 0) return group.max_seconds;
+  const double stretched = std::min(recount_seconds * kGroupSecondsPerRecountSecond, group.max_stretched_seconds);
+  return std::max(group.max_seconds, stretched);
+}
 
 struct RunWriter::Impl {
   explicit Impl(Database* database)
@@ -103,10 +110,11 @@ struct RunWriter::Impl {
     return issues;
   }
 
-  // Group commit: files share one transaction until kGroupSeconds or kGroupBytes of files have gone by, each
+  // Group commit: files share one transaction until group_seconds or group.max_bytes of files have gone by, each
   // file inside a savepoint of its own (rolled back alone when it fails). A crash loses the open group only,
   // whole files all of them, and a rerun ingests them again.
   GroupCommit group;
+  double group_seconds = 0.1;  // how long the open group may last: NextGroupSeconds after the last COMMIT
   bool in_group = false;
   std::chrono::steady_clock::time_point group_started;
   int64_t group_bytes = 0, group_files = 0;
@@ -181,7 +189,12 @@ struct RunWriter::Impl {
       if (lone_file_rows_held) (void)lone_file_rows.Flush(sql);  // the run summaries count them
       lone_file_rows_held = false;
       UpdatePendingModules();  // before the runs' summaries, whose module count reads module_summary
+      // Timed for the next group's length (on PostgreSQL with the answers still owed to statements sent
+      // before it, which the recount's own answer waits for: an overestimate, bounded by the stretch's limit).
+      const auto recount_started = std::chrono::steady_clock::now();
       for (int64_t run_id : group_runs) UpdateRunSummary(statements, run_id);
+      group_seconds = NextGroupSeconds(
+          group, std::chrono::duration<double>(std::chrono::steady_clock::now() - recount_started).count());
       group_runs.clear();
       // Once a group, not once a file (a statement per file was 1 in 25 of a small file's): readers see the
       // group's files and this time together, at the COMMIT.
@@ -227,7 +240,7 @@ struct RunWriter::Impl {
     ++group_files;
     const double open_for =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - group_started).count();
-    return open_for >= group.max_seconds || group_bytes >= group.max_bytes ? CloseGroup() : Status::Ok();
+    return open_for >= group_seconds || group_bytes >= group.max_bytes ? CloseGroup() : Status::Ok();
   }
 
   // The connection interned texts are written on: the writer's own on SQLite; on PostgreSQL a second one, so
@@ -267,6 +280,7 @@ struct RunWriter::Impl {
 
 RunWriter::RunWriter(Database* db, GroupCommit group) : impl_(std::make_unique<Impl>(db)) {
   impl_->group = group;
+  impl_->group_seconds = group.max_seconds;
   // The WAL is checkpointed when a run is finished (FinishRun), not in the middle of one.
   if (db->is_sqlite()) {
     try {

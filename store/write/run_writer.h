@@ -1,9 +1,10 @@
 // RunWriter: the IngestTarget that stores runs in the database, each dump file atomically, files committed in
-// groups (up to 100 ms or 64 MiB of files per transaction, each file in a savepoint). It keeps what outlives a
-// file (the transaction, prepared statements, interned texts, the rebuild of modules whose files were
-// replaced); each file's records go to a FileWriter (store/write/file_writer.h) that lives from BeginFile to the
-// file's commit or abort. The derived facts of the modules a group's files wrote (store/facts/module_facts.h)
-// are computed once a module, from those files' facts merged, just before the group's COMMIT.
+// groups (up to 100 ms, longer on big runs: GroupCommit below; or 64 MiB of files per transaction, each file in
+// a savepoint). It keeps what outlives a file (the transaction, prepared statements, interned texts, the
+// rebuild of modules whose files were replaced); each file's records go to a FileWriter
+// (store/write/file_writer.h) that lives from BeginFile to the file's commit or abort. The derived facts of
+// the modules a group's files wrote (store/facts/module_facts.h) are computed once a module, from those files'
+// facts merged, just before the group's COMMIT.
 //
 // Usage (the ingest driver does this):
 //   RunWriter w(db);
@@ -65,10 +66,23 @@ using ingest::RunSpec;
 
 // When the files of a group are committed: after max_seconds since the group's first file, or once its files
 // hold max_bytes (whichever comes first). {0, 0} commits every file on its own.
+//
+// A group's COMMIT recounts the summary of its runs (store/facts/run_summary.h), a read of every dump_files
+// row of the run: its cost grows with the run, so a fixed group length made a big run's recounts grow with
+// the square of its files (a 20,000-file run into PostgreSQL: 15-25 ms a group at its end, 13 s of its 127 s).
+// A group therefore stays open at least kGroupSecondsPerRecountSecond times as long as the last recount took
+// (about 2% of the time), up to max_stretched_seconds; never shorter than max_seconds.
 struct GroupCommit {
   double max_seconds = 0.1;
   int64_t max_bytes = int64_t{64} << 20;
+  double max_stretched_seconds = 2.0;
 };
+
+inline constexpr double kGroupSecondsPerRecountSecond = 50;
+
+// How long the next group may stay open when the last COMMIT's run summaries took `recount_seconds`:
+// max_seconds, stretched as above. {0, 0, …} stays 0 (every file its own group).
+[[nodiscard]] double NextGroupSeconds(const GroupCommit& group, double recount_seconds);
 
 class RunWriter : public ingest::IngestTarget {
  public:
