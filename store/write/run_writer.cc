@@ -302,6 +302,7 @@ RunWriter::~RunWriter() {
 StatusOr<int64_t> RunWriter::BeginRun(const RunSpec& spec) {
   Impl& d = *impl_;
   if (Status closed = d.CloseGroup(); !closed.ok()) return closed;
+  d.group_seconds = d.group.max_seconds;  // a small run after a big one does not keep its long groups
   d.group_failure.clear();  // a failed group ended its own run; this one starts afresh
   d.replacement.Forget();
   if (Status texts = d.OpenInternedTexts(); !texts.ok()) return texts;

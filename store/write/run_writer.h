@@ -64,14 +64,19 @@ using ingest::FileWriteStats;
 using ingest::ModuleKey;
 using ingest::RunSpec;
 
-// When the files of a group are committed: after max_seconds since the group's first file, or once its files
-// hold max_bytes (whichever comes first). {0, 0} commits every file on its own.
+// When the files of a group are committed: once it has been open for its length (max_seconds, stretched as
+// below) since its first file, or once its files hold max_bytes (whichever comes first). {0, 0} commits every
+// file on its own.
 //
 // A group's COMMIT recounts the summary of its runs (store/facts/run_summary.h), a read of every dump_files
 // row of the run: its cost grows with the run, so a fixed group length made a big run's recounts grow with
 // the square of its files (a 20,000-file run into PostgreSQL: 15-25 ms a group at its end, 13 s of its 127 s).
 // A group therefore stays open at least kGroupSecondsPerRecountSecond times as long as the last recount took
-// (about 2% of the time), up to max_stretched_seconds; never shorter than max_seconds.
+// (about 2% of the time), up to max_stretched_seconds (past that the share grows again: a recount of 125 ms
+// would be 6%); never shorter than max_seconds. Each run starts at max_seconds. On PostgreSQL the recount's
+// time includes the wait for the answers to the group's derived facts, sent before it without waiting, so
+// groups there stretch from runs of a few thousand files (the real run folder of docs/PERFORMANCE.md: 17
+// groups instead of 49, and faster).
 struct GroupCommit {
   double max_seconds = 0.1;
   int64_t max_bytes = int64_t{64} << 20;
