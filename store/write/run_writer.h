@@ -76,7 +76,7 @@ using ingest::RunSpec;
 // would be 6%); never shorter than max_seconds. Each run starts at max_seconds. On PostgreSQL the recount's
 // time includes the wait for the answers to the group's derived facts, sent before it without waiting, so
 // groups there stretch from runs of a few thousand files (the real run folder of docs/PERFORMANCE.md: 17
-// groups instead of 49, and faster).
+// groups instead of 49).
 struct GroupCommit {
   double max_seconds = 0.1;
   int64_t max_bytes = int64_t{64} << 20;
