@@ -114,7 +114,8 @@ struct RunWriter::Impl {
   // file inside a savepoint of its own (rolled back alone when it fails). A crash loses the open group only,
   // whole files all of them, and a rerun ingests them again.
   GroupCommit group;
-  double group_seconds = 0.1;  // how long the open group may last: NextGroupSeconds after the last COMMIT
+  double group_seconds = 0;  // how long the open group may last: group.max_seconds at the start of a run (the
+                             // constructor, BeginRun), NextGroupSeconds after each COMMIT
   bool in_group = false;
   std::chrono::steady_clock::time_point group_started;
   int64_t group_bytes = 0, group_files = 0;
