@@ -121,7 +121,7 @@ CREATE TABLE IF NOT EXISTS modules (
 );
 CREATE INDEX IF NOT EXISTS modules_by_run ON modules(run_id, name);
 -- One row per module of a run, also when two writers (daemons sharing a PostgreSQL store) create it at once:
--- the second insert finds the first's row (store/write/run_writer.cc, FindOrCreateModule).
+-- the second insert finds the first's row (store/write/file_rows.cc, FindOrCreateModule).
 CREATE UNIQUE INDEX IF NOT EXISTS modules_by_key ON modules(run_id, name, stage, COALESCE(xla_module_id, -1), folder);
 CREATE INDEX IF NOT EXISTS modules_by_name ON modules(name);
 CREATE INDEX IF NOT EXISTS modules_by_identity ON modules(identity_key, run_id);

@@ -300,6 +300,8 @@ RunWriter::~RunWriter() {
   }
 }
 
+double RunWriter::group_seconds() const { return impl_->group_seconds; }
+
 StatusOr<int64_t> RunWriter::BeginRun(const RunSpec& spec) {
   Impl& d = *impl_;
   if (Status closed = d.CloseGroup(); !closed.ok()) return closed;

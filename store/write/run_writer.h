@@ -108,6 +108,9 @@ class RunWriter : public ingest::IngestTarget {
   // Sets the run's time from the newest file mtime when --time did not give one.
   Status FinishRun(int64_t run_id, int64_t newest_mtime_us) override;
   bool TakeRereadRequest() override;
+  // How long the open group (or the next) may stay open, in seconds: GroupCommit::max_seconds when a run
+  // begins, NextGroupSeconds after each COMMIT. For diagnostics and tests; changes nothing.
+  [[nodiscard]] double group_seconds() const;
   // Sets the labels, and the run time (run_time_source 'run_file') unless a flag set it, in one transaction.
   Status ApplyRunMetadata(int64_t run_id, const std::vector<std::pair<std::string, std::string>>& labels,
                           int64_t time_us) override;

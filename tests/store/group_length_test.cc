@@ -1,11 +1,16 @@
 // How long a group of files stays open (store/write/run_writer.h, NextGroupSeconds): at least max_seconds,
 // stretched to kGroupSecondsPerRecountSecond times the last COMMIT's run-summary recount, at most
-// max_stretched_seconds, and never for a writer that commits every file alone.
+// max_stretched_seconds, and never for a writer that commits every file alone. The last test checks the
+// writer's wiring: a COMMIT stretches the next group, a new run starts at max_seconds again.
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
 
+#include "ingest/dump_ingester.h"
+#include "store/backend/database.h"
 #include "store/write/run_writer.h"
+#include "tests/store/test_dirs.h"
 
 namespace xladb {
 namespace {
@@ -35,6 +40,32 @@ TEST(GroupLength, EveryFileAloneStaysAlone) {
   const store::GroupCommit alone{0, 0};
   EXPECT_DOUBLE_EQ(store::NextGroupSeconds(alone, 0), 0);
   EXPECT_DOUBLE_EQ(store::NextGroupSeconds(alone, 1.0), 0);
+}
+
+TEST(GroupLength, TheWriterStretchesAfterACommitAndStartsEachRunAtTheConfiguredLength) {
+  testing::TempDir dir;
+  auto db = store::Database::Open(dir / "store.db");
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  // A length no recount is quick enough to keep: 50 times any measurable recount is longer than 1 ns. The
+  // cap is far above what a fixture's recount stretches to.
+  const store::GroupCommit group{1e-9, int64_t{1} << 40, 3600};
+  store::RunWriter writer(db->get(), group);
+  EXPECT_DOUBLE_EQ(writer.group_seconds(), 1e-9);
+  ingest::DumpIngester ingester(&writer);
+  ingest::IngestOptions options;
+  options.run_name = "first";
+  auto first = ingester.Ingest(std::string(XLADB_FIXTURE_DIR) + "/buffer_assignment", options);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_GT(first->Counted(ingest::FileVerdict::kIngested), 1);
+  const double stretched = writer.group_seconds();
+  EXPECT_GT(stretched, 1e-9);       // the COMMITs' recounts were timed and stretched the groups
+  EXPECT_LT(stretched, 3600);       // by their time, not to the cap
+  // The daemon keeps one writer across jobs: the next run begins with short groups again.
+  ingest::RunSpec second;
+  second.name = "second";
+  auto next = writer.BeginRun(second);
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  EXPECT_DOUBLE_EQ(writer.group_seconds(), 1e-9);
 }
 
 }  // namespace
