@@ -51,7 +51,8 @@ class InternedTexts {
   InternedTexts(const char* table, const char* id_column, const char* text_column, Key key);
 
   // The id of `text`, inserting it when it is new. A text another writer inserts at the same moment is found
-  // after its insert commits. Key kText or kHash.
+  // after its insert commits. Key kText or kHash. Key kText on PostgreSQL: one statement (and round trip) a
+  // text not cached, new or stored before; else a lookup, and an insert when it finds nothing.
   int64_t Id(SqlConnection& sql, const std::string& text);
 
   // Key kHash: sets ids[i] to the id of texts[i] (up to its first NUL), a batch at a time: the texts not cached
@@ -84,8 +85,12 @@ class InternedTexts {
 
   const Key key_;
   const std::string table_, id_column_, text_column_;
-  std::string find_sql_, insert_sql_;
-  std::unique_ptr<SqlStatement> find_, insert_, largest_id_;
+  // Key kText on PostgreSQL: the lookup, and the insert when the lookup finds nothing, in one statement; 0 when
+  // another writer stored the text meanwhile (the caller looks it up again).
+  int64_t FindOrInsert(SqlConnection& sql, const std::string& text);
+
+  std::string find_sql_, insert_sql_, find_or_insert_sql_;
+  std::unique_ptr<SqlStatement> find_, insert_, find_or_insert_, largest_id_;
   // Ids(): the lookup of a batch's hashes: hash, id, text, and for long_texts the ids of the cut parts.
   InListRead find_hashes_;
   std::unordered_map<std::string, int64_t> ids_;

@@ -5,12 +5,14 @@
 // append runs after the statements sent before it, and a hash taken by another text is an error on both.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "store/backend/bulk_batch.h"
@@ -493,6 +495,53 @@ TEST_F(BulkRowsOnBothBackends, NamesAreInternedABatchAtATime) {
     EXPECT_EQ(again, ids);
     EXPECT_EQ(testing::Rows(*sql, "SELECT COUNT(*) FROM names"), "5\n");
   }
+}
+
+// Shapes and source paths (a UNIQUE text column) are interned one at a time: a text stored before is found, a
+// new one stored once, on both backends; on PostgreSQL both by one statement (InternedTexts::FindOrInsert),
+// which takes an id from the table's sequence only for a text it stores.
+TEST_F(BulkRowsOnBothBackends, TextKeyedTextsAreFoundOrStoredOnce) {
+  for (SqlConnection* sql : Backends()) {
+    SCOPED_TRACE(Name(*sql));
+    sql->Exec("INSERT INTO shapes(text) VALUES ('f32[8]{0}')");
+    const std::string stored = testing::Rows(*sql, "SELECT shape_id FROM shapes WHERE text = 'f32[8]{0}'");
+    store::InternedTexts shapes("shapes", "shape_id", "text", store::InternedTexts::Key::kText);
+    EXPECT_EQ(std::to_string(shapes.Id(*sql, "f32[8]{0}")) + "\n", stored);
+    const int64_t added = shapes.Id(*sql, "bf16[2,4]{1,0}");
+    EXPECT_EQ(testing::Rows(*sql, "SELECT text FROM shapes WHERE shape_id = " + std::to_string(added)),
+              "bf16[2,4]{1,0}\n");
+    EXPECT_EQ(testing::Rows(*sql, "SELECT COUNT(*) FROM shapes"), "2\n");
+    // A writer without this object's cache finds both, storing nothing.
+    store::InternedTexts other("shapes", "shape_id", "text", store::InternedTexts::Key::kText);
+    EXPECT_EQ(std::to_string(other.Id(*sql, "f32[8]{0}")) + "\n", stored);
+    EXPECT_EQ(other.Id(*sql, "bf16[2,4]{1,0}"), added);
+    EXPECT_EQ(testing::Rows(*sql, "SELECT COUNT(*) FROM shapes"), "2\n");
+    // Finding a stored text takes no id: the next new one follows the last stored (PostgreSQL's sequence).
+    EXPECT_EQ(other.Id(*sql, "pred[]"), added + 1);
+  }
+}
+
+// On PostgreSQL a shape another writer is inserting at the same moment: the insert waits for that writer's
+// transaction, meets the conflict when it commits, and the row is in neither part of the statement's answer
+// (its snapshot is older); the lookup after it finds the other writer's row, and nothing is stored twice.
+TEST_F(BulkRowsOnBothBackends, OnPostgresqlATextAnotherWriterCommitsMeanwhileIsFound) {
+  auto other_writer = store::Database::Open(pg_.uri());
+  ASSERT_TRUE(other_writer.ok()) << other_writer.status().ToString();
+  SqlConnection& other = (*other_writer)->connection();
+  other.Exec("BEGIN");
+  other.Exec("INSERT INTO shapes(text) VALUES ('s32[4]{0}')");
+  std::thread commit_later([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    other.Exec("COMMIT");
+  });
+  store::InternedTexts shapes("shapes", "shape_id", "text", store::InternedTexts::Key::kText);
+  const auto started = std::chrono::steady_clock::now();
+  const int64_t id = shapes.Id(postgres_->connection(), "s32[4]{0}");
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  commit_later.join();
+  EXPECT_GE(waited, 0.2);  // it did meet the other writer's open insert, not a committed row
+  EXPECT_EQ(testing::Rows(postgres_->connection(), "SELECT shape_id, COUNT(*) FROM shapes GROUP BY shape_id"),
+            std::to_string(id) + "|1\n");
 }
 
 // A text stored without its shape, op_name and source path (store/facts/long_text.h) reads back whole through
