@@ -17,9 +17,9 @@ namespace xladb::store {
 namespace {
 
 // Whether the bulk insert of new texts answers their ids (RETURNING hash, id), or they are read back by hash
-// after it. On PostgreSQL the insert answers: a batch of new texts is one round trip, and the server reads
-// nothing back. On SQLite the read: it runs in process, and SQLite's RETURNING goes through an ephemeral table,
-// which made the 200 MiB buffer assignment's ingest 6% slower (2026-11-27).
+// after it. On PostgreSQL the insert answers: the texts a lookup did not find are stored and their ids known
+// in one round trip. On SQLite the read: it runs in process, and SQLite's RETURNING goes through an ephemeral
+// table, which made the 200 MiB buffer assignment's ingest 6% slower (2026-11-27).
 bool IdsFromTheInsert(const SqlConnection& sql) { return sql.dialect() == SqlDialect::kPostgresql; }
 
 // Whether the writer gives new texts their ids itself, the largest id stored plus one for each (LargestId), so

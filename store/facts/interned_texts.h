@@ -1,19 +1,20 @@
 // Interned texts: strings that rows refer to by a small integer id, stored once for all runs. The writer
 // (store/write/run_writer.h, InternedTextCaches below) uses one InternedTexts per table:
 //   * shapes(shape_id, text UNIQUE) and source_files(source_file_id, path UNIQUE): few, short texts, found
-//     through their UNIQUE index;
+//     through their UNIQUE index (on PostgreSQL looked up and, when new, inserted by one statement);
 //   * names(name_id, hash, text), op_names and computation names: many, and in generated or very large
 //     programs mostly distinct, so the lookup index holds a 64-bit hash (TextHash) instead of a second copy of
 //     the text. Rows of equal hash are compared by text, so a hash collision only costs a comparison;
 //   * long_texts(text_id, hash UNIQUE, text, the ids of its cut parts: store/facts/long_text.h): whole
-//     instruction texts, nearly all distinct, interned a batch at a time (Ids). Where the writer gives new
-//     texts their ids (SqlConnection::WritesAlone: SQLite inside its transaction), the batch's hashes are looked
-//     up first and the texts not found inserted in bulk (store/backend/bulk_insert.h) under the largest id plus
-//     one, plus two…: nothing is read back. Elsewhere the batch is inserted ON CONFLICT DO NOTHING; on
-//     PostgreSQL the insert answers the ids of the rows it stored (RETURNING: a batch of new texts is one round
-//     trip) and only the texts stored before are read back by hash, on SQLite outside a transaction all are.
-//     Each text found stored is compared with the one asked for (a different row under the same hash is an
-//     error, the hash being unique). Not cached.
+//     instruction texts, distinct within a program, interned a batch at a time (Ids). The batch's hashes are
+//     looked up first and only the texts not found inserted in bulk (store/backend/bulk_insert.h): where the
+//     writer gives new texts their ids (SqlConnection::WritesAlone: SQLite inside its transaction) under the
+//     largest id plus one, plus two…; on PostgreSQL ON CONFLICT DO NOTHING, the insert answering the ids of the
+//     rows it stored (RETURNING), and a text another writer stored since the lookup read back. A batch of texts
+//     stored before (a second run of one program) is one round trip and takes no ids. On SQLite outside a
+//     transaction the whole batch is inserted ON CONFLICT DO NOTHING and read back. Each text found stored is
+//     compared with the one asked for (a different row under the same hash is an error, the hash being
+//     unique). Not cached.
 //
 // Contract: runs statements on the caller's read-write connection inside its transaction, and throws
 // SqlError on database errors, like the writer's own statements. Ids are cached for the object's
