@@ -306,6 +306,12 @@ int64_t InternedTexts::Ids(SqlConnection& sql, std::vector<LongText> texts, std:
     for (size_t i : distinct) {
       if (ids[i] == 0) to_insert.push_back(i);
     }
+    // In hash order where another writer may insert the same texts at once (PostgreSQL): a row one insert
+    // holds and the other wants is then always the first they share, so neither holds one the other waits
+    // for first (in batch order two writers could each wait on the other: a deadlock, and a failed group).
+    if (how == NewIds::kReturned) {
+      std::sort(to_insert.begin(), to_insert.end(), [&](size_t a, size_t b) { return hashes[a] < hashes[b]; });
+    }
   } else {
     to_insert = distinct;
   }

@@ -101,8 +101,9 @@ class InternedTexts {
 // The writer's interned texts (shapes, source file paths, instruction and computation names, whole
 // instruction texts), stepped together at every file and group end (FileDone … GroupAborted below).
 // `connection` is where they are written: the writer's own on SQLite; on PostgreSQL a second connection of the
-// writer's, outside its transaction, so each text is committed at once and two writers sharing a store never
-// wait on (or deadlock over) each other's open transaction for a text both need. A text whose file is rolled
+// writer's, outside its transaction, so each text is committed at once and two writers sharing a store wait
+// on each other for a text both need only while one statement runs, never for a group; whole texts are
+// inserted in hash order, so two batches that share new texts cannot deadlock. A text whose file is rolled
 // back then stays, unreferenced.
 struct InternedTextCaches {
   InternedTexts shapes{"shapes", "shape_id", "text", InternedTexts::Key::kText};

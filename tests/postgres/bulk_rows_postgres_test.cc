@@ -5,8 +5,10 @@
 // append runs after the statements sent before it, and a hash taken by another text is an error on both.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -526,27 +528,79 @@ TEST_F(BulkRowsOnBothBackends, TextKeyedTextsAreFoundOrStoredOnce) {
   }
 }
 
+// Runs `work`, whose statement must wait for `other`'s open transaction, while a thread commits that
+// transaction once `watcher` sees, in pg_stat_activity, another session waiting on a lock in a statement
+// whose text holds `statement_part` (or after 10 s): the commit lands while the statement waits, not before
+// it starts. Whether the wait was seen. `work` may throw: the thread is joined first.
+bool CommitWhileBlocked(SqlConnection& watcher, SqlConnection& other, const std::string& statement_part,
+                        const std::function<void()>& work) {
+  std::atomic<bool> seen{false};
+  {
+    std::jthread committer([&] {
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (!seen && std::chrono::steady_clock::now() < deadline) {
+        seen = testing::Rows(watcher, "SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                                      "AND pid <> pg_backend_pid() AND query LIKE '%" + statement_part + "%'") != "0\n";
+        if (!seen) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+      other.Exec("COMMIT");
+    });
+    work();
+  }
+  return seen;
+}
+
 // On PostgreSQL a shape another writer is inserting at the same moment: the insert waits for that writer's
 // transaction, meets the conflict when it commits, and the row is in neither part of the statement's answer
 // (its snapshot is older); the lookup after it finds the other writer's row, and nothing is stored twice.
 TEST_F(BulkRowsOnBothBackends, OnPostgresqlATextAnotherWriterCommitsMeanwhileIsFound) {
   auto other_writer = store::Database::Open(pg_.uri());
-  ASSERT_TRUE(other_writer.ok()) << other_writer.status().ToString();
+  auto watcher = store::Database::Open(pg_.uri());
+  ASSERT_TRUE(other_writer.ok() && watcher.ok());
   SqlConnection& other = (*other_writer)->connection();
   other.Exec("BEGIN");
   other.Exec("INSERT INTO shapes(text) VALUES ('s32[4]{0}')");
-  std::thread commit_later([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    other.Exec("COMMIT");
-  });
   store::InternedTexts shapes("shapes", "shape_id", "text", store::InternedTexts::Key::kText);
-  const auto started = std::chrono::steady_clock::now();
-  const int64_t id = shapes.Id(postgres_->connection(), "s32[4]{0}");
-  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  commit_later.join();
-  EXPECT_GE(waited, 0.2);  // it did meet the other writer's open insert, not a committed row
+  int64_t id = 0;
+  EXPECT_TRUE(CommitWhileBlocked((*watcher)->connection(), other, "WITH found AS",
+                                 [&] { id = shapes.Id(postgres_->connection(), "s32[4]{0}"); }));
   EXPECT_EQ(testing::Rows(postgres_->connection(), "SELECT shape_id, COUNT(*) FROM shapes GROUP BY shape_id"),
             std::to_string(id) + "|1\n");
+}
+
+// The same for whole texts: a text the batch's lookup did not find, which another writer commits while the
+// insert waits, is not answered by the insert and is read back and compared; under its hash another text is
+// an error (a collision), not a wrong id.
+TEST_F(BulkRowsOnBothBackends, OnPostgresqlAWholeTextAnotherWriterCommitsMeanwhileIsReadBack) {
+  for (const bool same_text : {true, false}) {
+    SCOPED_TRACE(same_text ? "the same text" : "another text under its hash");
+    auto other_writer = store::Database::Open(pg_.uri());
+    auto watcher = store::Database::Open(pg_.uri());
+    ASSERT_TRUE(other_writer.ok() && watcher.ok());
+    SqlConnection& other = (*other_writer)->connection();
+    const store::LongText text{same_text ? "%x = f32[] constant(7)" : "%z = f32[] constant(9)"};
+    const std::string hash = std::to_string(store::LongTextHash(text));
+    other.Exec("BEGIN");
+    other.Exec("INSERT INTO long_texts(hash, text) VALUES (" + hash + ", '" +
+               (same_text ? text.text : std::string("%other = f32[] constant(0)")) + "')");
+    store::InternedTexts long_texts("long_texts", "text_id", "text", store::InternedTexts::Key::kUniqueHash);
+    std::vector<int64_t> ids(1);
+    std::string error;
+    EXPECT_TRUE(CommitWhileBlocked((*watcher)->connection(), other, "INSERT INTO long_texts", [&] {
+      try {
+        (void)long_texts.Ids(postgres_->connection(), {text}, ids);
+      } catch (const store::SqlError& e) {
+        error = e.what();
+      }
+    }));
+    const std::string stored = testing::Rows(postgres_->connection(), "SELECT text_id FROM long_texts WHERE hash = " + hash);
+    if (same_text) {
+      EXPECT_EQ(error, "");
+      EXPECT_EQ(std::to_string(ids[0]) + "\n", stored);  // the other writer's row, the only one
+    } else {
+      EXPECT_NE(error.find("collision"), std::string::npos) << error;
+    }
+  }
 }
 
 // A text stored without its shape, op_name and source path (store/facts/long_text.h) reads back whole through
