@@ -100,11 +100,13 @@ InternedTexts::InternedTexts(const char* table, const char* id_column, const cha
                             ") VALUES (?) ON CONFLICT DO NOTHING RETURNING " + id_column
                       : std::string("INSERT INTO ") + table + "(hash, " + text_column +
                             ") VALUES (?, ?) ON CONFLICT DO NOTHING RETURNING " + id_column),
-      find_or_insert_sql_(std::string("WITH found AS (SELECT ") + id_column + " FROM " + table + " WHERE " +
-                          text_column + " = ?), stored AS (INSERT INTO " + table + "(" + text_column +
-                          ") SELECT CAST(? AS TEXT) WHERE NOT EXISTS (SELECT 1 FROM found) ON CONFLICT DO NOTHING "
-                          "RETURNING " + id_column + ") SELECT " + id_column + ", 0 FROM found UNION ALL SELECT " +
-                          id_column + ", 1 FROM stored"),
+      find_or_insert_sql_(key != Key::kText
+                              ? ""
+                              : std::string("WITH found AS (SELECT ") + id_column + " FROM " + table + " WHERE " +
+                                    text_column + " = ?), stored AS (INSERT INTO " + table + "(" + text_column +
+                                    ") SELECT CAST(? AS TEXT) WHERE NOT EXISTS (SELECT 1 FROM found) ON CONFLICT "
+                                    "DO NOTHING RETURNING " + id_column + ") SELECT " + id_column +
+                                    ", 0 FROM found UNION ALL SELECT " + id_column + ", 1 FROM stored"),
       find_hashes_(std::string("SELECT hash, ") + id_column + ", " + text_column +
                    (key == Key::kUniqueHash ? ", shape_id, op_name_id, source_file_id" : "") + " FROM " + table +
                    " WHERE hash IN ({ids})") {}
@@ -153,11 +155,7 @@ int64_t InternedTexts::Id(SqlConnection& sql, const std::string& text) {
   const int64_t hash = key_ == Key::kText ? 0 : TextHash(text);
   const bool one_statement = key_ == Key::kText && sql.dialect() == SqlDialect::kPostgresql;
   int64_t id = one_statement ? FindOrInsert(sql, text) : Find(sql, text, hash);
-  if (id == 0 && one_statement) {
-    id = Find(sql, text, hash);  // stored by another writer (committed now)
-    if (id == 0) throw SqlError(std::string("a text could not be stored: ") + find_or_insert_sql_);
-  }
-  if (id == 0) {
+  if (id == 0 && !one_statement) {
     if (!insert_) insert_ = sql.Prepare(insert_sql_);
     if (key_ == Key::kText) {
       insert_->Bind(1, text);
@@ -165,14 +163,16 @@ int64_t InternedTexts::Id(SqlConnection& sql, const std::string& text) {
       insert_->Bind(1, hash);
       insert_->BindTextRef(2, text);
     }
-    const bool stored = insert_->Step();
-    id = stored ? insert_->Int(0) : 0;
-    insert_->Reset();
-    if (stored) {
+    if (insert_->Step()) {
+      id = insert_->Int(0);
       added_in_file_ = true;
-    } else {
-      id = Find(sql, text, hash);  // stored by another writer (committed now)
-      if (id == 0) throw SqlError(std::string("a text could not be stored: ") + insert_sql_);
+    }
+    insert_->Reset();
+  }
+  if (id == 0) {
+    id = Find(sql, text, hash);  // stored by another writer (committed now), which the insert met
+    if (id == 0) {
+      throw SqlError(std::string("a text could not be stored: ") + (one_statement ? find_or_insert_sql_ : insert_sql_));
     }
   }
   if (ids_.size() >= kMaxCachedTexts) ids_.clear();  // a cache only: the table answers what it forgot

@@ -90,7 +90,7 @@ class InternedTexts {
   // another writer stored the text meanwhile (the caller looks it up again).
   int64_t FindOrInsert(SqlConnection& sql, const std::string& text);
 
-  std::string find_sql_, insert_sql_, find_or_insert_sql_;
+  std::string find_sql_, insert_sql_, find_or_insert_sql_;  // find_or_insert_sql_: key kText only
   std::unique_ptr<SqlStatement> find_, insert_, find_or_insert_, largest_id_;
   // Ids(): the lookup of a batch's hashes: hash, id, text, and for long_texts the ids of the cut parts.
   InListRead find_hashes_;
