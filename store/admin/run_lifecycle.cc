@@ -4,6 +4,7 @@
 #include "store/admin/store_size.h"
 #include "store/backend/row_binding.h"
 #include "store/query/statement_text.h"
+#include "store/facts/interned_removals.h"
 #include "store/facts/run_labels.h"
 #include "store/facts/store_tables.h"
 
@@ -52,6 +53,8 @@ constexpr const char* kUnusedInterned[] = {
 // Fills the temporary tables doomed_runs and doomed_modules, the runs whose rows go and their modules;
 // collects the interned rows they refer to.
 void BeginRemoval(SqlConnection& sql, const std::vector<int64_t>& run_ids) {
+  // Before anything is removed: writers' open transactions end first, and none begins until this one ends.
+  LockInternedRowsForRemoval(sql);
   sql.Exec("CREATE TEMP TABLE doomed_runs(run_id BIGINT PRIMARY KEY)");
   auto add = sql.Prepare("INSERT INTO doomed_runs(run_id) VALUES (?)");
   for (int64_t id : run_ids) {
@@ -67,6 +70,7 @@ void BeginRemoval(SqlConnection& sql, const std::vector<int64_t>& run_ids) {
 int64_t EndRemoval(SqlConnection& sql) {
   int64_t rows = 0;
   for (const char* q : kUnusedInterned) rows += sql.Prepare(q)->Execute();
+  if (rows > 0) CountInternedRemoval(sql);  // writers forget the ids they kept
   for (const char* table :
        {"doomed_runs", "doomed_modules", "run_shapes", "run_sources", "run_texts", "run_names"}) {
     sql.Exec(std::string("DROP TABLE ") + table);

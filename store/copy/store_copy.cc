@@ -22,7 +22,7 @@ constexpr std::pair<const char*, const char*> kSharedTables[] = {
 // A run's own tables, keyed by run_id, in the order their foreign keys need.
 constexpr const char* kRunTables[] = {"runs", "run_labels", "dump_files", "modules"};
 // Not copied.
-constexpr const char* kNotCopied[] = {"ingest_jobs"};
+constexpr const char* kNotCopied[] = {"ingest_jobs", "store_counters"};  // each store its own
 
 // How one table's rows are chosen: WHERE `where`, whose `@` is the endpoint's placeholder for the key.
 struct TableRule {

@@ -11,6 +11,7 @@
 #include "store/backend/bulk_insert.h"
 #include "store/backend/in_list_read.h"
 #include "store/backend/row_binding.h"
+#include "store/facts/interned_removals.h"
 
 namespace xladb::store {
 
@@ -407,14 +408,23 @@ void InternedTextCaches::SweepReplacedTexts() {
   replaced.erase(std::unique(replaced.begin(), replaced.end()), replaced.end());
   if (replaced.empty()) return;
   WriteTransaction tx(*connection);  // one commit for them all
+  LockInternedRowsForRemoval(*connection);
   auto drop = connection->Prepare(
       "DELETE FROM long_texts WHERE text_id = ? AND NOT EXISTS (SELECT 1 FROM instructions WHERE text_id = ?)");
+  int64_t removed = 0;
   for (int64_t id : replaced) {
     BindRow(*drop, id, id);
-    drop->Execute();
+    removed += drop->Execute();
   }
   drop.reset();
+  if (removed > 0) CountInternedRemoval(*connection);
   tx.Commit();
+}
+
+void InternedTextCaches::BeginTransaction(SqlConnection& sql, StatementCache& statements) {
+  const int64_t removals = HoldInternedRows(sql, statements);
+  if (removals != removals_seen_) ForEach(&InternedTexts::ForgetIds);
+  removals_seen_ = removals;
 }
 
 void InternedTextCaches::GroupAborted() {

@@ -26,6 +26,7 @@
 
 #include "store/backend/in_list_read.h"
 #include "store/backend/sql_connection.h"
+#include "store/backend/statement_cache.h"
 #include "store/facts/long_text.h"
 
 #include <cstdint>
@@ -78,6 +79,8 @@ class InternedTexts {
   void FileAborted();
   void GroupCommitted();
   void GroupAborted();
+  // Forgets every id kept: another connection may have removed its row (store/facts/interned_removals.h).
+  void ForgetIds() { ids_.clear(); }
 
  private:
   int64_t Find(SqlConnection& sql, const std::string& text, int64_t hash);  // 0 when absent
@@ -130,12 +133,19 @@ struct InternedTextCaches {
   void GroupCommitted();
   void GroupAborted();
 
+  // At the start of each of the writer's transactions (before any lookup in it): holds the interned rows
+  // against removal until it ends, where the backend needs a lock for that, and forgets every id kept when
+  // another connection removed interned rows since the last transaction (store/facts/interned_removals.h).
+  // `statements` are the writer's, on its own connection (not `connection`). Throws SqlError.
+  void BeginTransaction(SqlConnection& sql, StatementCache& statements);
+
  private:
   void ForEach(void (InternedTexts::*step)()) {
     for (InternedTexts* cache : {&shapes, &source_files, &names, &long_texts}) (cache->*step)();
   }
 
   std::vector<int64_t> replaced_in_file_, replaced_in_group_, replaced_in_run_;
+  int64_t removals_seen_ = -1;  // the removals counted when the last transaction began; -1: none began yet
 };
 
 // Fills names.hash for every row (the schema migration to version 6 inserts names in SQL, which has no

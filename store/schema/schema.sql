@@ -1,4 +1,4 @@
--- xladb schema, version 9 (PRAGMA user_version = 9; store/schema/schema_migrations.h kSchemaVersion).
+-- xladb schema, version 10 (PRAGMA user_version = 10; store/schema/schema_migrations.h kSchemaVersion).
 --
 -- One file holds every run. The tables follow the data as XLA printed it; the views at the end are the
 -- stable interface for analysts (docs/schema.md). Conventions:
@@ -204,6 +204,16 @@ CREATE TABLE IF NOT EXISTS long_texts (
   op_name_id     INTEGER,               -- names.name_id of the part cut at X'02'; NULL: none (version 9)
   source_file_id INTEGER                -- source_files.source_file_id of the part cut at X'03'; NULL: none
 );
+
+-- Store-wide counts, one row each (version 10). 'interned_removals': how many transactions removed rows of
+-- the four interned tables above (`xladb delete`, `xladb prune`, the writer's end-of-run sweep), each counted
+-- in the transaction that removed them; no row until the first. A writer keeps the ids of interned rows it
+-- looked up from one transaction to the next, and forgets them when this count has moved since its last
+-- transaction, so it never writes an id whose row another connection removed (store/facts/interned_removals.h).
+CREATE TABLE IF NOT EXISTS store_counters (
+  name  TEXT PRIMARY KEY,               -- what is counted
+  value INTEGER NOT NULL                -- the count
+) WITHOUT ROWID;
 
 -- `allocation <idx>: size …, <flags>:` lines (§2.2): one row per buffer allocation.
 CREATE TABLE IF NOT EXISTS allocations (

@@ -12,6 +12,7 @@ extern const char kMigrateV5Sql[];  // generated from migrate_v5.sql
 extern const char kMigrateV6Sql[];  // generated from migrate_v6.sql
 extern const char kMigrateV7Sql[];  // generated from migrate_v7.sql
 extern const char kMigrateV8Sql[];  // generated from migrate_v8.sql
+extern const char kMigrateV9Sql[];  // generated from migrate_v9.sql
 
 namespace {
 
@@ -19,7 +20,7 @@ namespace {
 constexpr std::string_view kApplySchemaMarker = "\n-- @apply schema.sql\n";
 constexpr const char* kMigrations[] = {kMigrateV1Sql, kMigrateV2Sql, kMigrateV3Sql, kMigrateV4Sql,
                                        kMigrateV5Sql, kMigrateV6Sql, kMigrateV7Sql,
-                                       kMigrateV8Sql};  // [N-1]: from version N to N+1
+                                       kMigrateV8Sql, kMigrateV9Sql};  // [N-1]: from version N to N+1
 static_assert(std::size(kMigrations) == kSchemaVersion - 1, "one migration per schema version");
 
 }  // namespace

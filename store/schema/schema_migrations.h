@@ -16,7 +16,7 @@
 
 namespace xladb::store {
 
-inline constexpr int kSchemaVersion = 9;
+inline constexpr int kSchemaVersion = 10;
 // The first version a PostgreSQL store was written with.
 inline constexpr int kFirstPostgresSchemaVersion = 6;
 

@@ -28,7 +28,9 @@ def all_table_counts(db):
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
         tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
-                                            "AND name NOT LIKE 'sqlite_%' AND name <> 'ingest_jobs'")]
+                                            "AND name NOT LIKE 'sqlite_%' "
+                                            # what was done to the store, not what it holds
+                                            "AND name NOT IN ('ingest_jobs', 'store_counters')")]
         return {t: con.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0] for t in tables}
     finally:
         con.close()

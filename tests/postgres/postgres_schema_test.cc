@@ -174,6 +174,16 @@ TEST_F(PostgresSchemaVersions, AVersion8StoreGetsTheColumnsOfCutTextsAndKeepsIts
   EXPECT_EQ(pg_.Value("SELECT text FROM instruction_details WHERE name = 'add'"), text);
 }
 
+// Version 10 adds store_counters (store/facts/interned_removals.h): a version-9 store gets the table, empty.
+TEST_F(PostgresSchemaVersions, AVersion9StoreGetsTheStoreCounters) {
+  Exec("DROP TABLE store_counters");
+  PretendVersion(9);
+  auto db = store::Database::Open(pg_.uri());
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  EXPECT_EQ(pg_.Value("SELECT xladb_schema_version()"), std::to_string(store::kSchemaVersion));
+  EXPECT_EQ(pg_.Value("SELECT COUNT(*) FROM store_counters"), "0");
+}
+
 TEST_F(PostgresSchemaVersions, ASchemaChangedWithinAVersionIsReapplied) {
   Exec("DROP INDEX modules_by_key");
   Exec("DROP VIEW retrace_groups CASCADE");

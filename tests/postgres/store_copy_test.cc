@@ -184,7 +184,7 @@ TEST_F(StoreCopy, TheWayBackGivesBackEveryRow) {
   EXPECT_EQ(report->runs_copied, 2);
   int64_t compared = 0;
   SQLite::Statement tables(SqliteOf(*sqlite_), "SELECT name FROM sqlite_schema WHERE type = 'table' "
-                                           "AND name NOT LIKE 'sqlite_%' AND name <> 'ingest_jobs'");
+                                           "AND name NOT LIKE 'sqlite_%' AND name NOT IN ('ingest_jobs', 'store_counters')");
   while (tables.executeStep()) {
     const std::string table = tables.getColumn(0).getString();
     // Every column, typed: typeof() tells 1 from 1.0 and '1'.

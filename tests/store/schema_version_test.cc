@@ -188,7 +188,7 @@ TEST(SchemaMigration, Version1FileIsMigratedInPlace) {
   SQLite::Database& sql = SqliteOf(*db.value());
 
   EXPECT_EQ(sql.execAndGet("PRAGMA user_version").getInt(), kSchemaVersion);
-  EXPECT_EQ(kSchemaVersion, 9);
+  EXPECT_EQ(kSchemaVersion, 10);
   EXPECT_EQ(sql.execAndGet("PRAGMA integrity_check").getString(), "ok");
   EXPECT_EQ(sql.execAndGet("SELECT COUNT(*) FROM pragma_foreign_key_check").getInt64(), 0);
 

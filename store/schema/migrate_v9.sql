@@ -1,0 +1,11 @@
+-- xladb schema migration from version 9 to version 10, on SQLite and PostgreSQL alike (the portable subset,
+-- translated like schema.sql). Database::Open runs it on a version-9 store, inside the transaction that
+-- applies schema.sql, at the line below that says so.
+--
+-- Version 10
+--   * The table store_counters, whose row 'interned_removals' counts the transactions that removed interned
+--     rows (shapes, source_files, names, long_texts): a writer that kept ids of such rows from an earlier
+--     transaction forgets them when the count moved (store/facts/interned_removals.h). schema.sql creates it;
+--     a store migrated from version 9 has no row until its first removal, as a new store.
+
+-- @apply schema.sql

@@ -1,0 +1,154 @@
+// store/facts/interned_removals.h: a writer never writes the id of an interned row (shape, source path, name,
+// whole text) that another connection removed, on either backend: ids it kept from an earlier transaction are
+// forgotten once a removal was counted, and on PostgreSQL a removal waits for the writer's open group.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <string>
+#include <thread>
+
+#include "ingest/dump_ingester.h"
+#include "store/admin/run_lifecycle.h"
+#include "store/write/run_writer.h"
+#include "tests/postgres/both_backends.h"
+
+namespace xladb {
+namespace {
+
+using store::Database;
+using store::SqlConnection;
+
+// Ids that point at no row, over every column that refers to an interned table.
+constexpr const char* kDanglingIds =
+    "SELECT (SELECT COUNT(*) FROM buffer_values v WHERE v.shape_id IS NOT NULL AND NOT EXISTS "
+    "         (SELECT 1 FROM shapes s WHERE s.shape_id = v.shape_id)) "
+    "     + (SELECT COUNT(*) FROM instructions i WHERE i.shape_id IS NOT NULL AND NOT EXISTS "
+    "         (SELECT 1 FROM shapes s WHERE s.shape_id = i.shape_id)) "
+    "     + (SELECT COUNT(*) FROM instructions i WHERE i.source_file_id IS NOT NULL AND NOT EXISTS "
+    "         (SELECT 1 FROM source_files f WHERE f.source_file_id = i.source_file_id)) "
+    "     + (SELECT COUNT(*) FROM instructions i WHERE i.op_name_id IS NOT NULL AND NOT EXISTS "
+    "         (SELECT 1 FROM names n WHERE n.name_id = i.op_name_id)) "
+    "     + (SELECT COUNT(*) FROM instructions i WHERE i.computation_id IS NOT NULL AND NOT EXISTS "
+    "         (SELECT 1 FROM names n WHERE n.name_id = i.computation_id)) "
+    "     + (SELECT COUNT(*) FROM instructions i WHERE i.text_id IS NOT NULL AND NOT EXISTS "
+    "         (SELECT 1 FROM long_texts t WHERE t.text_id = i.text_id))";
+// The interned rows, table by table.
+constexpr const char* kInternedCounts =
+    "SELECT (SELECT COUNT(*) FROM shapes), (SELECT COUNT(*) FROM source_files), (SELECT COUNT(*) FROM names), "
+    "(SELECT COUNT(*) FROM long_texts)";
+
+class InternedRemovals : public testing::BothBackends {
+ protected:
+  void SetUp() override {
+    BothBackends::SetUp();
+    testing::MakeSeedRun(tmp_ / "run");
+  }
+  std::string PathOf(const SqlConnection& sql) {
+    return sql.dialect() == store::SqlDialect::kSqlite ? std::string(tmp_ / "store.db") : pg_.uri();
+  }
+  Database& DatabaseOf(const SqlConnection& sql) {
+    return sql.dialect() == store::SqlDialect::kSqlite ? *sqlite_ : *postgres_;
+  }
+  static ::testing::AssertionResult IngestAs(ingest::IngestTarget& target, const std::string& folder,
+                                             const std::string& run) {
+    ingest::DumpIngester ingester(&target);
+    ingest::IngestOptions options;
+    options.run_name = run;
+    auto summary = ingester.Ingest(folder, options);
+    if (!summary.ok()) return ::testing::AssertionFailure() << summary.status().ToString();
+    if (!summary->errors.empty()) return ::testing::AssertionFailure() << summary->errors[0].reason;
+    return ::testing::AssertionSuccess();
+  }
+};
+
+// A writer keeps the ids of interned rows from one group to the next (xladbd's, for its whole life). A run
+// deleted meanwhile through another connection (`xladb delete --db` beside the daemon) takes the interned rows
+// only it referred to; when the writer ingests that run again, it stores them again. (It wrote the ids it
+// kept: on SQLite, values and instructions pointing at no shape and no name, 2026-11-29.)
+TEST_F(InternedRemovals, AWriterStoresAgainWhatAnotherConnectionRemovedSinceItLookedItUp) {
+  for (SqlConnection* sql : Backends()) {
+    SCOPED_TRACE(Name(*sql));
+    store::RunWriter writer(&DatabaseOf(*sql));
+    ASSERT_TRUE(IngestAs(writer, tmp_ / "run", "first"));
+    const std::string interned = testing::Rows(*sql, kInternedCounts);
+    ASSERT_NE(interned, "0|0|0|0\n");
+    {
+      auto other = Database::Open(PathOf(*sql));
+      ASSERT_TRUE(other.ok()) << other.status().ToString();
+      auto deleted = store::DeleteRun(*other.value(), "first");
+      ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
+    }
+    EXPECT_EQ(testing::Rows(*sql, kInternedCounts), "0|0|0|0\n");  // the only run referred to them all
+    EXPECT_EQ(testing::Rows(*sql, "SELECT value FROM store_counters WHERE name = 'interned_removals'"), "1\n");
+    ASSERT_TRUE(IngestAs(writer, tmp_ / "run", "again"));
+    EXPECT_EQ(testing::Rows(*sql, kDanglingIds), "0\n");
+    EXPECT_EQ(testing::Rows(*sql, kInternedCounts), interned);
+  }
+}
+
+// Passes every call to `writer`, running `before_finish` while the run's last group is still open.
+class FinishingLater : public ingest::IngestTarget {
+ public:
+  FinishingLater(store::RunWriter& writer, std::function<void()> before_finish)
+      : writer_(writer), before_finish_(std::move(before_finish)) {}
+  StatusOr<int64_t> BeginRun(const ingest::RunSpec& spec) override { return writer_.BeginRun(spec); }
+  StatusOr<FileState> CheckFile(int64_t run_id, const std::string& path, const std::string& hash) override {
+    return writer_.CheckFile(run_id, path, hash);
+  }
+  StatusOr<ingest::RecordSink*> BeginFile(const ingest::FileSpec& spec) override { return writer_.BeginFile(spec); }
+  StatusOr<ingest::FileWriteStats> CommitFile(const ingest::FileOutcome& outcome) override {
+    return writer_.CommitFile(outcome);
+  }
+  Status AbortFile(const ingest::FileOutcome& outcome) override { return writer_.AbortFile(outcome); }
+  Status RecordFileWithoutRows(const ingest::FileSpec& spec, const ingest::FileOutcome& outcome) override {
+    return writer_.RecordFileWithoutRows(spec, outcome);
+  }
+  Status FinishRun(int64_t run_id, int64_t newest_mtime_us) override {
+    before_finish_();
+    return writer_.FinishRun(run_id, newest_mtime_us);
+  }
+
+ private:
+  store::RunWriter& writer_;
+  std::function<void()> before_finish_;
+};
+
+// On PostgreSQL a writer looks its texts up on a connection of their own and commits the rows that refer to
+// them at the end of its group. A run deleted meanwhile (another daemon's DeleteRun, sharing every text with
+// the run being written) waits for that group: it then sees the group's rows, and keeps what they refer to.
+// (Without the wait it removed them: the group committed ids of rows gone.)
+TEST_F(InternedRemovals, OnPostgresqlARemovalWaitsForAWritersOpenGroup) {
+  ASSERT_TRUE(testing::IngestRun(*postgres_, tmp_ / "run", "first").ok());
+  const std::string interned = testing::Rows(postgres_->connection(), kInternedCounts);
+  auto watcher = Database::Open(pg_.uri());
+  ASSERT_TRUE(watcher.ok()) << watcher.status().ToString();
+  store::RunWriter writer(postgres_.get(), store::GroupCommit{.max_seconds = 3600, .max_bytes = int64_t{1} << 40});  // one group
+  Status deleted = Status::Internal("not run");
+  std::atomic<bool> waited{false};
+  std::jthread remover;
+  FinishingLater target(writer, [&] {
+    remover = std::jthread([&] {
+      auto other = Database::Open(pg_.uri());
+      deleted = other.ok() ? store::DeleteRun(*other.value(), "first").status() : other.status();
+    });
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!waited && std::chrono::steady_clock::now() < deadline) {
+      waited = testing::Rows((*watcher)->connection(),
+                             "SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND "
+                             "wait_event = 'advisory' AND pid <> pg_backend_pid()") != "0\n";
+      if (!waited) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  });
+  ASSERT_TRUE(IngestAs(target, tmp_ / "run", "again"));
+  remover.join();
+  EXPECT_TRUE(waited) << "the removal did not wait for the open group";
+  EXPECT_TRUE(deleted.ok()) << deleted.ToString();
+  EXPECT_EQ(testing::Rows(postgres_->connection(), kDanglingIds), "0\n");
+  EXPECT_EQ(testing::Rows(postgres_->connection(), kInternedCounts), interned);
+  EXPECT_EQ(testing::Rows(postgres_->connection(), "SELECT name FROM runs"), "again\n");
+}
+
+}  // namespace
+}  // namespace xladb
