@@ -6,18 +6,22 @@
 // whichever connection, process or machine removes rows meanwhile:
 //   * A remover counts its removal (store_counters 'interned_removals', schema.sql) in the transaction that
 //     removes; a writer reads the count when each of its transactions begins and forgets its cached ids when
-//     the count has moved since its last transaction.
+//     the count has moved since its last transaction. (The end-of-run sweep removes whole texts only, whose
+//     ids no writer keeps past a transaction: it locks, and counts nothing.)
 //   * On PostgreSQL a writer looks texts up on a second connection, outside its transaction, and commits the
 //     rows that refer to them later: its transaction holds a shared advisory lock from its start, and a
 //     remover takes the lock exclusively before it removes anything. A removal then waits for the writers'
 //     open transactions (whose rows it then sees), and a writer's next transaction for the removal (whose
 //     count it then reads). On SQLite the database's one write lock does the same.
 // The lock's key (kInternedRowsLockKey) is one for the whole PostgreSQL database: stores in two schemas of one
-// database wait on each other's removals too.
+// database wait on each other's removals too. A removal waits for the longest group open anywhere in the
+// database, and groups beginning meanwhile queue behind it (PostgreSQL grants locks in order): writers pause
+// while a removal waits and runs. Both rules need READ COMMITTED (each statement's snapshot taken when it
+// starts, after the lock), which PostgresBackend's transactions ask for.
 //
 // Contract: each function runs on the caller's connection, inside the write transaction the caller has just
-// begun (before any other statement of it, so that it holds no row a remover would wait for); throws SqlError
-// on database errors. One connection, one thread.
+// begun, before it writes or removes anything (reads before it are harmless: a remover's rows to remove are
+// chosen by statements after it); throws SqlError on database errors. One connection, one thread.
 #ifndef XLADB_STORE_FACTS_INTERNED_REMOVALS_H_
 #define XLADB_STORE_FACTS_INTERNED_REMOVALS_H_
 

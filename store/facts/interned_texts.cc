@@ -411,13 +411,14 @@ void InternedTextCaches::SweepReplacedTexts() {
   LockInternedRowsForRemoval(*connection);
   auto drop = connection->Prepare(
       "DELETE FROM long_texts WHERE text_id = ? AND NOT EXISTS (SELECT 1 FROM instructions WHERE text_id = ?)");
-  int64_t removed = 0;
   for (int64_t id : replaced) {
     BindRow(*drop, id, id);
-    removed += drop->Execute();
+    drop->Execute();
   }
   drop.reset();
-  if (removed > 0) CountInternedRemoval(*connection);
+  // Not counted (CountInternedRemoval): it removes whole texts only, whose ids no writer keeps past the
+  // transaction that looked them up (InternedTexts::Ids reads each batch's afresh), so no writer need forget
+  // the shapes, names and source paths it keeps.
   tx.Commit();
 }
 

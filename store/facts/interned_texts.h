@@ -105,7 +105,8 @@ class InternedTexts {
 // instruction texts), stepped together at every file and group end (FileDone … GroupAborted below).
 // `connection` is where they are written: the writer's own on SQLite; on PostgreSQL a second connection of the
 // writer's, outside its transaction, so each text is committed at once and two writers sharing a store wait
-// on each other for a text both need only while one statement runs, never for a group; whole texts are
+// on each other for a text both need only while one statement runs, never for a group (a removal of
+// interned rows waits for the groups, store/facts/interned_removals.h); whole texts are
 // inserted in hash order, so two batches that share new texts cannot deadlock. A text whose file is rolled
 // back then stays, unreferenced.
 struct InternedTextCaches {
@@ -123,9 +124,10 @@ struct InternedTextCaches {
 
   // At the end of a run, after its last commit: deletes the replaced texts no instruction refers to. Once
   // per run, not per group, so that what a file writes does not depend on where groups end (a text swept
-  // mid-run would be new again to the next file that prints it). On `connection` outside any transaction,
-  // so it waits on nobody's (on PostgreSQL a delete inside the writer's transaction would hold the text's
-  // row while the texts' own connection may insert the same hash: a wait on itself). Throws SqlError.
+  // mid-run would be new again to the next file that prints it). On `connection` outside the writer's
+  // transaction (on PostgreSQL a delete inside it would hold the text's row while the texts' own connection
+  // may insert the same hash: a wait on itself); on PostgreSQL it waits for other writers' open groups
+  // (store/facts/interned_removals.h). Throws SqlError.
   void SweepReplacedTexts();
 
   void FileDone();

@@ -87,7 +87,10 @@ class PostgresBackend final : public SqlConnection {
   void Exec(std::string_view sql) override;
   void ExecLater(std::string_view sql) override;
   void RunTogether(std::span<SqlStatement* const> statements) override;
-  void BeginWrite() override { Exec("BEGIN"); }
+  // READ COMMITTED whatever the server's default: the writer's waits on other writers' rows and on the
+  // interned rows' lock (store/facts/interned_removals.h) rely on each statement seeing what committed before
+  // it started.
+  void BeginWrite() override { Exec("BEGIN ISOLATION LEVEL READ COMMITTED"); }
   bool WritesAlone() const override { return false; }
   int64_t AppendRows(const BulkRows& rows) override { return Append(rows, true, nullptr); }
   void AppendRowsLater(const BulkRows& rows) override { Append(rows, false, nullptr); }

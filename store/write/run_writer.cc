@@ -178,12 +178,17 @@ struct RunWriter::Impl {
   void OpenGroup() {
     if (in_group) return;
     sql.BeginWrite();
+    try {
+      // Before the group looks up any interned text: ids kept from earlier groups whose rows another
+      // connection removed meanwhile are forgotten, and none is removed until the group ends.
+      interned.BeginTransaction(sql, statements);
+    } catch (...) {
+      RollBackGroup();  // the transaction too (a lock refused on PostgreSQL aborts it), not left open
+      throw;
+    }
     in_group = true;
     group_started = std::chrono::steady_clock::now();
     group_bytes = group_files = 0;
-    // Before the group looks up any interned text: ids kept from earlier groups whose rows another
-    // connection removed meanwhile are forgotten, and none is removed until the group ends.
-    interned.BeginTransaction(sql, statements);
   }
   // Commits the open group; on failure rolls it back and remembers why (group_failure).
   Status CloseGroup() {

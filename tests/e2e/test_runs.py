@@ -67,6 +67,35 @@ class RunLifecycleTest(DaemonTestCase):
         expected["files"] += 1  # the metadata file's own verdict
         self.assertEqual(counts, expected)  # every dump still ingested
 
+    def test_a_run_deleted_offline_beside_the_daemon_is_whole_when_ingested_again(self):
+        """`xladb delete --db` (another process) while xladbd writes the file, then the run again through the
+        daemon: every id points at a row (was: values and instructions pointing at no shape or name, the ids
+        the daemon's writer had kept), and the store holds what one ingest of the run holds."""
+        run = os.path.join(self.tmp, "run-a")
+        make_run(run)
+        alone = os.path.join(self.tmp, "alone.db")
+        xladb("ingest", run, "--db", alone)
+        db = os.path.join(self.tmp, "xladb.db")
+        d = self.start(db=db)
+        self.assertIn("SUCCEEDED", d.cli("ingest", run, "--run", "run-a").stdout)
+        xladb("delete", "run-a", "--db", db)
+        self.assertIn("SUCCEEDED", d.cli("ingest", run, "--run", "run-a").stdout)
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        try:
+            dangling = con.execute(
+                "SELECT (SELECT COUNT(*) FROM buffer_values v WHERE v.shape_id IS NOT NULL AND NOT EXISTS "
+                "(SELECT 1 FROM shapes s WHERE s.shape_id = v.shape_id)) + (SELECT COUNT(*) FROM instructions i "
+                "WHERE i.op_name_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM names n WHERE n.name_id = i.op_name_id))"
+                " + (SELECT COUNT(*) FROM instructions i WHERE i.shape_id IS NOT NULL AND NOT EXISTS "
+                "(SELECT 1 FROM shapes s WHERE s.shape_id = i.shape_id))").fetchone()[0]
+        finally:
+            con.close()
+        self.assertEqual(dangling, 0)
+        d.stop()
+        counts = all_table_counts(db)
+        self.assertGreater(counts["shapes"], 0)
+        self.assertEqual(counts, all_table_counts(alone))
+
     def test_label_and_delete_through_the_daemon_and_offline(self):
         a, b = os.path.join(self.tmp, "run-a"), os.path.join(self.tmp, "run-b")
         make_run(a)
