@@ -205,11 +205,12 @@ CREATE TABLE IF NOT EXISTS long_texts (
   source_file_id INTEGER                -- source_files.source_file_id of the part cut at X'03'; NULL: none
 );
 
--- Store-wide counts, one row each (version 10). 'interned_removals': how many transactions removed rows of
--- the four interned tables above (`xladb delete`, `xladb prune`, the writer's end-of-run sweep), each counted
--- in the transaction that removed them; no row until the first. A writer keeps the ids of interned rows it
--- looked up from one transaction to the next, and forgets them when this count has moved since its last
--- transaction, so it never writes an id whose row another connection removed (store/facts/interned_removals.h).
+-- Store-wide counts, one row each (version 10). 'interned_removals': how many transactions of `xladb delete`
+-- and `xladb prune` removed rows of the four interned tables above, each counted in the transaction that
+-- removed them; no row until the first. A writer keeps the ids of shapes, source paths and names it looked up
+-- from one transaction to the next, and forgets them when this count has moved since its last transaction,
+-- so it never writes an id whose row another connection removed. (The writer's end-of-run sweep removes only
+-- whole texts, whose ids no writer keeps: it is not counted. store/facts/interned_removals.h)
 CREATE TABLE IF NOT EXISTS store_counters (
   name  TEXT PRIMARY KEY,               -- what is counted
   value INTEGER NOT NULL                -- the count
