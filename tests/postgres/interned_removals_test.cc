@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -88,6 +89,72 @@ TEST_F(InternedRemovals, AWriterStoresAgainWhatAnotherConnectionRemovedSinceItLo
   }
 }
 
+// `xladb prune` removes the interned rows only the pruned runs' detail referred to, and counts it: the writer
+// stores them again for the next run instead of writing the ids it kept.
+TEST_F(InternedRemovals, APruneIsCountedAndTheWriterStoresAgainWhatItRemoved) {
+  for (SqlConnection* sql : Backends()) {
+    SCOPED_TRACE(Name(*sql));
+    store::RunWriter writer(&DatabaseOf(*sql));
+    ASSERT_TRUE(IngestAs(writer, tmp_ / "run", "old"));
+    const std::string interned = testing::Rows(*sql, kInternedCounts);
+    {
+      auto other = Database::Open(PathOf(*sql));
+      ASSERT_TRUE(other.ok()) << other.status().ToString();
+      store::PruneOptions options;
+      options.keep_detail_days = 30;
+      options.now_us = int64_t{4102444800} * 1000000;  // 2100-01-01: the run is older than 30 days
+      auto pruned = store::PruneDetail(*other.value(), options);
+      ASSERT_TRUE(pruned.ok()) << pruned.status().ToString();
+      EXPECT_EQ(pruned->runs, 1);
+    }
+    EXPECT_EQ(testing::Rows(*sql, "SELECT (SELECT COUNT(*) FROM shapes) + (SELECT COUNT(*) FROM names)"), "0\n");
+    EXPECT_EQ(testing::Rows(*sql, "SELECT value FROM store_counters WHERE name = 'interned_removals'"), "1\n");
+    ASSERT_TRUE(IngestAs(writer, tmp_ / "run", "new"));
+    EXPECT_EQ(testing::Rows(*sql, kDanglingIds), "0\n");
+    EXPECT_EQ(testing::Rows(*sql, kInternedCounts), interned);
+  }
+}
+
+// `DeleteRun(run)` on a connection of its own, in a thread of its own from construction.
+class Removal {
+ public:
+  Removal(const std::string& uri, const std::string& run)
+      : thread_([this, uri, run] {
+          auto other = Database::Open(uri);
+          if (!other.ok()) {
+            status_ = other.status();
+            pid_ = -1;
+            return;
+          }
+          pid_ = std::stoll(testing::Rows((*other)->connection(), "SELECT pg_backend_pid()"));
+          status_ = store::DeleteRun(*other.value(), run).status();
+        }) {}
+  // True once pg_stat_activity shows the removal's own backend (other tests' schemas share the server and
+  // the lock) where `condition` holds; false after 10 s, or when it could not connect.
+  bool Seen(SqlConnection& watcher, const std::string& condition) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (pid_ >= 0 && std::chrono::steady_clock::now() < deadline) {
+      const int64_t pid = pid_;
+      if (pid > 0 && testing::Rows(watcher, "SELECT COUNT(*) FROM pg_stat_activity WHERE " + condition +
+                                                " AND pid = " + std::to_string(pid)) != "0\n") {
+        return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return false;
+  }
+  // Waits for the removal to end; what it returned.
+  Status Finish() {
+    thread_.join();
+    return status_;
+  }
+
+ private:
+  std::atomic<int64_t> pid_{0};
+  Status status_ = Status::Internal("not run");
+  std::jthread thread_;  // last: it starts once the members above exist
+};
+
 // Passes every call to `writer`, running `before_finish` while the run's last group is still open.
 class FinishingLater : public ingest::IngestTarget {
  public:
@@ -125,34 +192,40 @@ TEST_F(InternedRemovals, OnPostgresqlARemovalWaitsForAWritersOpenGroup) {
   auto watcher = Database::Open(pg_.uri());
   ASSERT_TRUE(watcher.ok()) << watcher.status().ToString();
   store::RunWriter writer(postgres_.get(), store::GroupCommit{.max_seconds = 3600, .max_bytes = int64_t{1} << 40});  // one group
-  Status deleted = Status::Internal("not run");
-  std::atomic<bool> waited{false};
-  std::atomic<int64_t> remover_pid{0};  // its backend's: other tests' schemas share the server and the lock
-  std::jthread remover;
+  std::optional<Removal> removal;
+  bool waited = false;
   FinishingLater target(writer, [&] {
-    remover = std::jthread([&] {
-      auto other = Database::Open(pg_.uri());
-      if (!other.ok()) {
-        deleted = other.status();
-        remover_pid = -1;
-        return;
-      }
-      remover_pid = std::stoll(testing::Rows((*other)->connection(), "SELECT pg_backend_pid()"));
-      deleted = store::DeleteRun(*other.value(), "first").status();
-    });
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!waited && std::chrono::steady_clock::now() < deadline) {
-      const int64_t pid = remover_pid;
-      if (pid < 0) break;
-      waited = pid > 0 && testing::Rows((*watcher)->connection(),
-                                        "SELECT COUNT(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND "
-                                        "wait_event = 'advisory' AND pid = " + std::to_string(pid)) != "0\n";
-      if (!waited) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
+    removal.emplace(pg_.uri(), "first");
+    waited = removal->Seen((*watcher)->connection(), "wait_event_type = 'Lock' AND wait_event = 'advisory'");
   });
   ASSERT_TRUE(IngestAs(target, tmp_ / "run", "again"));
-  remover.join();
+  ASSERT_TRUE(removal.has_value());
+  const Status deleted = removal->Finish();
   EXPECT_TRUE(waited) << "the removal did not wait for the open group";
+  EXPECT_TRUE(deleted.ok()) << deleted.ToString();
+  EXPECT_EQ(testing::Rows(postgres_->connection(), kDanglingIds), "0\n");
+  EXPECT_EQ(testing::Rows(postgres_->connection(), kInternedCounts), interned);
+  EXPECT_EQ(testing::Rows(postgres_->connection(), "SELECT name FROM runs"), "again\n");
+}
+
+// A group that begins while a removal holds the lock waits for it and then reads its count, so the writer
+// forgets the ids it kept from before the removal. (A count read before the lock, or with a snapshot taken
+// before the wait, would miss the removal and write those ids.) The removal is held open by a trigger that
+// sleeps in its delete of the run's row, after it took the lock and before it removes the interned rows.
+TEST_F(InternedRemovals, OnPostgresqlAGroupBeginningDuringARemovalWaitsForItAndThenForgets) {
+  store::RunWriter writer(postgres_.get());
+  ASSERT_TRUE(IngestAs(writer, tmp_ / "run", "first"));
+  const std::string interned = testing::Rows(postgres_->connection(), kInternedCounts);
+  postgres_->connection().Exec(
+      "CREATE FUNCTION slow_delete() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(1); "
+      "RETURN OLD; END $$; "
+      "CREATE TRIGGER slow_delete BEFORE DELETE ON runs FOR EACH ROW EXECUTE FUNCTION slow_delete()");
+  auto watcher = Database::Open(pg_.uri());
+  ASSERT_TRUE(watcher.ok()) << watcher.status().ToString();
+  Removal removal(pg_.uri(), "first");
+  ASSERT_TRUE(removal.Seen((*watcher)->connection(), "wait_event = 'PgSleep'")) << "the removal never held the lock";
+  ASSERT_TRUE(IngestAs(writer, tmp_ / "run", "again"));  // its first group waits for the removal's commit
+  const Status deleted = removal.Finish();
   EXPECT_TRUE(deleted.ok()) << deleted.ToString();
   EXPECT_EQ(testing::Rows(postgres_->connection(), kDanglingIds), "0\n");
   EXPECT_EQ(testing::Rows(postgres_->connection(), kInternedCounts), interned);
