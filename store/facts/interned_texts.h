@@ -105,10 +105,9 @@ class InternedTexts {
 // instruction texts), stepped together at every file and group end (FileDone … GroupAborted below).
 // `connection` is where they are written: the writer's own on SQLite; on PostgreSQL a second connection of the
 // writer's, outside its transaction, so each text is committed at once and two writers sharing a store wait
-// on each other for a text both need only while one statement runs, never for a group (a removal of
-// interned rows waits for the groups, store/facts/interned_removals.h); whole texts are
-// inserted in hash order, so two batches that share new texts cannot deadlock. A text whose file is rolled
-// back then stays, unreferenced.
+// on each other for a text both need only while one statement runs, never for a group (a removal of interned
+// rows waits for the groups, store/facts/interned_removals.h); whole texts are inserted in hash order, so two
+// batches that share new texts cannot deadlock. A text whose file is rolled back then stays, unreferenced.
 struct InternedTextCaches {
   InternedTexts shapes{"shapes", "shape_id", "text", InternedTexts::Key::kText};
   InternedTexts source_files{"source_files", "source_file_id", "path", InternedTexts::Key::kText};

@@ -5,7 +5,8 @@
 -- Version 10
 --   * The table store_counters, whose row 'interned_removals' counts the transactions of `xladb delete` and
 --     `xladb prune` that removed interned rows (shapes, source_files, names, long_texts): a writer that kept
---     ids of such rows from an earlier transaction forgets them when the count moved (store/facts/interned_removals.h). schema.sql creates it;
---     a store migrated from version 9 has no row until its first removal, as a new store.
+--     ids of such rows from an earlier transaction forgets them when the count moved
+--     (store/facts/interned_removals.h). schema.sql creates it; a store migrated from version 9 has no row
+--     until its first removal, as a new store.
 
 -- @apply schema.sql

@@ -191,7 +191,8 @@ TEST_F(InternedRemovals, OnPostgresqlARemovalWaitsForAWritersOpenGroup) {
   const std::string interned = testing::Rows(postgres_->connection(), kInternedCounts);
   auto watcher = Database::Open(pg_.uri());
   ASSERT_TRUE(watcher.ok()) << watcher.status().ToString();
-  store::RunWriter writer(postgres_.get(), store::GroupCommit{.max_seconds = 3600, .max_bytes = int64_t{1} << 40});  // one group
+  // One group for the whole run.
+  store::RunWriter writer(postgres_.get(), store::GroupCommit{.max_seconds = 3600, .max_bytes = int64_t{1} << 40});
   std::optional<Removal> removal;
   bool waited = false;
   FinishingLater target(writer, [&] {
