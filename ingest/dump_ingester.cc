@@ -140,17 +140,29 @@ Status WalkReadingAhead(DumpSource& source, const IngestOptions& options, RunIng
   });
   bool walking = true, interrupted = false;
   const auto buffer = std::make_unique_for_overwrite<char[]>(kHashReadChunk);
-  Status walk = source.ForEach([&](DumpEntry& entry) {
-    if (InRunTimeRange(entry.mtime_us)) *newest_mtime = std::max(*newest_mtime, entry.mtime_us);
-    if (!walking) return;
-    if (options.should_stop && options.should_stop()) {
-      interrupted = true;
-      walking = false;
-      return;
-    }
-    std::unique_ptr<ReadAheadFile> ahead = ReadAhead(entry, buffer.get(), parse_ahead.load());
-    walking = ahead != nullptr ? queue.Push(std::move(ahead)) : queue.RunInPlace(&entry);
-  });
+  Status walk;
+  try {
+    walk = source.ForEach([&](DumpEntry& entry) {
+      if (InRunTimeRange(entry.mtime_us)) *newest_mtime = std::max(*newest_mtime, entry.mtime_us);
+      if (!walking) return;
+      if (options.should_stop && options.should_stop()) {
+        interrupted = true;
+        walking = false;
+        return;
+      }
+      std::unique_ptr<ReadAheadFile> ahead = ReadAhead(entry, buffer.get(), parse_ahead.load());
+      walking = ahead != nullptr ? queue.Push(std::move(ahead)) : queue.RunInPlace(&entry);
+    });
+  } catch (...) {
+    // A throw on the walk's thread (the source or a parser reading ahead): the writer's thread stops after
+    // its file and is joined before the throw goes on (a std::thread destroyed while joinable ends the
+    // process: a daemon would die, restart and resume the job into the same throw).
+    queue.Stop();
+    queue.Close();
+    writer.join();
+    run.parse_ahead = nullptr;
+    throw;
+  }
   queue.Close();
   writer.join();
   run.parse_ahead = nullptr;
@@ -190,19 +202,30 @@ StatusOr<IngestSummary> DumpIngester::Ingest(DumpSource& source, const std::stri
     }
     if (AdmitFile(options, run)) IngestFile(run, entry);
   };
-  Status walk = options.read_ahead && std::thread::hardware_concurrency() > 1
-                    ? WalkReadingAhead(source, options, run, &newest_mtime)
-                    : source.ForEach(visit);
-  // A replaced file whose module other files also wrote to made the target rebuild that module: read those
-  // files again (they are "changed" now; the rest is unchanged and skipped). Counted apart, not twice.
-  if (walk.ok() && run.fatal.ok() && !run.summary.interrupted && target_->TakeRereadRequest()) {
-    run.reread = true;
-    walk = source.ForEach(visit);
-  }
-
   // Also after a fatal error: the files stored whole so far are kept (a target that commits files in groups
   // commits its open group here).
-  Status fin = target_->FinishRun(*run_id, run.run_time_given || run.time_from_metadata ? -1 : newest_mtime);
+  const auto finish = [&] {
+    return target_->FinishRun(*run_id, run.run_time_given || run.time_from_metadata ? -1 : newest_mtime);
+  };
+  Status walk;
+  try {
+    walk = options.read_ahead && std::thread::hardware_concurrency() > 1
+               ? WalkReadingAhead(source, options, run, &newest_mtime)
+               : source.ForEach(visit);
+    // A replaced file whose module other files also wrote to made the target rebuild that module: read those
+    // files again (they are "changed" now; the rest is unchanged and skipped). Counted apart, not twice.
+    if (walk.ok() && run.fatal.ok() && !run.summary.interrupted && target_->TakeRereadRequest()) {
+      run.reread = true;
+      walk = source.ForEach(visit);
+    }
+  } catch (...) {
+    // A throw (a bug, std::bad_alloc) ends the run as a fatal error does before it goes on to the caller: the
+    // target drops the file it was in the middle of and keeps those stored whole, so no transaction or lock
+    // of a target that outlives the run (the daemon's writer) is left held until its next run.
+    (void)finish();
+    throw;
+  }
+  Status fin = finish();
   if (run.fatal.ok() && !fin.ok()) run.fatal = fin;
   IngestSummary& summary = run.summary;
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -13,6 +13,10 @@
 //     the rest of the run is still ingested. A file the target cannot store (a constraint its rows break, a
 //     failed write) is that file's error too. Only a failure to record a verdict at all (the database is
 //     failing) stops the run, and that is returned as a non-OK Status.
+//   * Exceptions: none of its own. One thrown beneath it (a bug, std::bad_alloc) goes on to the caller after
+//     the run is finished as after a fatal error (the target's FinishRun: the file in hand dropped, the files
+//     stored whole kept), with the read-ahead thread joined: a target that outlives the run is left with no
+//     file, transaction or lock open.
 //   * Memory: bounded by the longest line and the parsers' per-module state, never by file size.
 //   * Not thread-safe; one ingester per thread and target. With read_ahead, the target is called from a
 //     thread of the ingester's own (one call at a time, never two threads at once), and so are `progress` and

@@ -2,7 +2,9 @@
 // driver (dump_ingester.h) knows only this interface, so ingest/ stays free of SQL.
 //
 // Protocol, per run:  BeginRun → for each file: CheckFile → (BeginFile → records… → CommitFile | AbortFile)
-//                     or RecordFileWithoutRows → FinishRun (always, after a fatal error too).
+//                     or RecordFileWithoutRows → FinishRun (always, after a fatal error too, and after a
+//                     throw in the middle of a file: FinishRun then drops that file, begun and not ended,
+//                     storing and recording nothing of it, so a rerun reads it again).
 // BeginFile returns the RecordSink that takes the file's records; it belongs to the target and is valid until
 // the file's CommitFile or AbortFile.
 // Contract

@@ -109,6 +109,13 @@ struct RunWriter::Impl {
     }
     return issues;
   }
+  // Drops a file begun and neither committed nor aborted (its caller threw in the middle of it: a bug,
+  // std::bad_alloc): its rows and its dump_files row go, nothing is recorded, so a rerun reads it again.
+  void DropUnfinishedFile() {
+    if (!file) return;
+    (void)RollBackFile();
+    interned.FileAborted();
+  }
 
   // Group commit: files share one transaction until group_seconds or group.max_bytes of files have gone by, each
   // file inside a savepoint of its own (rolled back alone when it fails). A crash loses the open group only,
@@ -312,6 +319,7 @@ double RunWriter::group_seconds() const { return impl_->group_seconds; }
 
 StatusOr<int64_t> RunWriter::BeginRun(const RunSpec& spec) {
   Impl& d = *impl_;
+  d.DropUnfinishedFile();  // the last run's caller threw and did not finish it
   if (Status closed = d.CloseGroup(); !closed.ok()) return closed;
   d.group_seconds = d.group.max_seconds;  // a small run after a big one does not keep its long groups
   d.group_failure.clear();  // a failed group ended its own run; this one starts afresh
@@ -531,6 +539,7 @@ Status RunWriter::RecordFile(const FileSpec& spec, const FileOutcome& outcome, c
 }
 
 Status RunWriter::FinishRun(int64_t run_id, int64_t newest_mtime_us) {
+  impl_->DropUnfinishedFile();  // not whole: not stored, not committed with the group
   Status closed = impl_->CloseGroup();
   if (closed.ok() && !impl_->group_failure.empty()) closed = Status::IoError(impl_->group_failure);
   try {

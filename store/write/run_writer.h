@@ -105,7 +105,8 @@ class RunWriter : public ingest::IngestTarget {
   Status AbortFile(const FileOutcome& outcome) override;
   // Records a file that has no rows (not ingested) in a transaction of its own.
   Status RecordFileWithoutRows(const FileSpec& spec, const FileOutcome& outcome) override;
-  // Sets the run's time from the newest file mtime when --time did not give one.
+  // Sets the run's time from the newest file mtime when --time did not give one. A file begun and neither
+  // committed nor aborted (its caller threw) is dropped first, as BeginRun also does: not stored, not recorded.
   Status FinishRun(int64_t run_id, int64_t newest_mtime_us) override;
   bool TakeRereadRequest() override;
   // How long the open group (or the next) may stay open, in seconds: GroupCommit::max_seconds when a run
