@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <new>
 #include <optional>
 #include <string>
 #include <thread>
@@ -14,6 +15,7 @@
 #include "store/admin/run_lifecycle.h"
 #include "store/write/run_writer.h"
 #include "tests/postgres/both_backends.h"
+#include "tests/store/forwarding_target.h"
 
 namespace xladb {
 namespace {
@@ -156,29 +158,16 @@ class Removal {
 };
 
 // Passes every call to `writer`, running `before_finish` while the run's last group is still open.
-class FinishingLater : public ingest::IngestTarget {
+class FinishingLater : public testing::ForwardingTarget {
  public:
   FinishingLater(store::RunWriter& writer, std::function<void()> before_finish)
-      : writer_(writer), before_finish_(std::move(before_finish)) {}
-  StatusOr<int64_t> BeginRun(const ingest::RunSpec& spec) override { return writer_.BeginRun(spec); }
-  StatusOr<FileState> CheckFile(int64_t run_id, const std::string& path, const std::string& hash) override {
-    return writer_.CheckFile(run_id, path, hash);
-  }
-  StatusOr<ingest::RecordSink*> BeginFile(const ingest::FileSpec& spec) override { return writer_.BeginFile(spec); }
-  StatusOr<ingest::FileWriteStats> CommitFile(const ingest::FileOutcome& outcome) override {
-    return writer_.CommitFile(outcome);
-  }
-  Status AbortFile(const ingest::FileOutcome& outcome) override { return writer_.AbortFile(outcome); }
-  Status RecordFileWithoutRows(const ingest::FileSpec& spec, const ingest::FileOutcome& outcome) override {
-    return writer_.RecordFileWithoutRows(spec, outcome);
-  }
+      : ForwardingTarget(writer), before_finish_(std::move(before_finish)) {}
   Status FinishRun(int64_t run_id, int64_t newest_mtime_us) override {
     before_finish_();
-    return writer_.FinishRun(run_id, newest_mtime_us);
+    return ForwardingTarget::FinishRun(run_id, newest_mtime_us);
   }
 
  private:
-  store::RunWriter& writer_;
   std::function<void()> before_finish_;
 };
 
@@ -231,6 +220,35 @@ TEST_F(InternedRemovals, OnPostgresqlAGroupBeginningDuringARemovalWaitsForItAndT
   EXPECT_EQ(testing::Rows(postgres_->connection(), kDanglingIds), "0\n");
   EXPECT_EQ(testing::Rows(postgres_->connection(), kInternedCounts), interned);
   EXPECT_EQ(testing::Rows(postgres_->connection(), "SELECT name FROM runs"), "again\n");
+}
+
+// A throw in the middle of a file (a bug, std::bad_alloc) where the writer lives on (the daemon fails the job
+// and keeps its writer): the run is finished before the throw goes on, so the writer's connection is left with
+// no transaction and no lock of the interned rows, and a removal does not wait for the writer's next job. (The
+// group stayed open in that case: a removal waited for it, and every new group of every writer behind that.)
+TEST_F(InternedRemovals, OnPostgresqlAThrowInTheMiddleOfAFileLeavesNoLockForARemovalToWaitFor) {
+  store::RunWriter writer(postgres_.get());
+  ASSERT_TRUE(IngestAs(writer, tmp_ / "run", "first"));
+  std::string pid = testing::Rows(postgres_->connection(), "SELECT pg_backend_pid()");
+  pid.pop_back();  // its newline
+  testing::ThrowingTarget throwing(writer, testing::kSeed000FileName);
+  ingest::IngestOptions again;
+  again.run_name = "again";
+  EXPECT_THROW((void)ingest::DumpIngester(&throwing).Ingest(tmp_ / "run", again), std::bad_alloc);
+
+  auto watcher = Database::Open(pg_.uri());
+  ASSERT_TRUE(watcher.ok()) << watcher.status().ToString();
+  ASSERT_EQ(testing::Rows((*watcher)->connection(), "SELECT state FROM pg_stat_activity WHERE pid = " + pid), "idle\n");
+  ASSERT_EQ(testing::Rows((*watcher)->connection(),
+                          "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = " + pid),
+            "0\n");
+  Removal removal(pg_.uri(), "first");
+  const Status deleted = removal.Finish();
+  EXPECT_TRUE(deleted.ok()) << deleted.ToString();
+  ASSERT_TRUE(IngestAs(writer, tmp_ / "run", "again"));
+  EXPECT_EQ(testing::Rows(postgres_->connection(), kDanglingIds), "0\n");
+  EXPECT_EQ(testing::Rows(postgres_->connection(), "SELECT name FROM runs"), "again\n");
+  EXPECT_EQ(testing::Rows(postgres_->connection(), "SELECT COUNT(*) FROM dump_files WHERE verdict = 'ingested'"), "5\n");
 }
 
 }  // namespace

@@ -16,64 +16,15 @@
 #include <thread>
 
 #include "ingest/dump_ingester.h"
-#include "ingest/records/record_sink.h"
 #include "ingest/source/dump_source.h"
 #include "store/backend/database.h"
 #include "store/write/run_writer.h"
+#include "tests/store/forwarding_target.h"
 #include "tests/store/test_dirs.h"
 #include "tests/store/writer_specs.h"
 
 namespace xladb {
 namespace {
-
-// Passes records on, and throws std::bad_alloc at the first live range: the file's allocations, values and
-// instructions have been given to the writer by then.
-class ThrowingSink : public ingest::ForwardingSink {
- public:
-  using ForwardingSink::ForwardingSink;
-  void OnLiveRange(ingest::LiveRangeRecord&&) override { throw std::bad_alloc(); }
-};
-
-// The RunWriter, except that the file at `throw_at` ("": none) gets a sink that throws; counts the files it
-// has ended (committed, aborted or recorded without rows).
-class ThrowingTarget : public ingest::IngestTarget {
- public:
-  ThrowingTarget(store::RunWriter* writer, std::string throw_at) : writer_(writer), throw_at_(std::move(throw_at)) {}
-  StatusOr<int64_t> BeginRun(const ingest::RunSpec& spec) override { return writer_->BeginRun(spec); }
-  StatusOr<FileState> CheckFile(int64_t run_id, const std::string& path, const std::string& hash) override {
-    return writer_->CheckFile(run_id, path, hash);
-  }
-  StatusOr<ingest::RecordSink*> BeginFile(const ingest::FileSpec& spec) override {
-    auto sink = writer_->BeginFile(spec);
-    if (!sink.ok() || *sink == nullptr || spec.path != throw_at_) return sink;
-    throwing_.emplace(*sink);
-    return static_cast<ingest::RecordSink*>(&*throwing_);
-  }
-  StatusOr<ingest::FileWriteStats> CommitFile(const ingest::FileOutcome& o) override {
-    auto committed = writer_->CommitFile(o);
-    ++files_ended;
-    return committed;
-  }
-  Status AbortFile(const ingest::FileOutcome& o) override {
-    Status aborted = writer_->AbortFile(o);
-    ++files_ended;
-    return aborted;
-  }
-  Status RecordFileWithoutRows(const ingest::FileSpec& s, const ingest::FileOutcome& o) override {
-    Status recorded = writer_->RecordFileWithoutRows(s, o);
-    ++files_ended;
-    return recorded;
-  }
-
-  std::atomic<int> files_ended{0};
-  Status FinishRun(int64_t run_id, int64_t newest) override { return writer_->FinishRun(run_id, newest); }
-  bool TakeRereadRequest() override { return writer_->TakeRereadRequest(); }
-
- private:
-  store::RunWriter* writer_;
-  std::string throw_at_;
-  std::optional<ThrowingSink> throwing_;
-};
 
 // A folder, walked as DumpSource::Open walks it, except that the walk throws std::bad_alloc at its
 // `throw_at`th entry, once the files before it are ended (`*ended` of them; at most 10 s).
@@ -167,7 +118,7 @@ class ThrowMidFile : public ::testing::Test {
 };
 
 TEST_F(ThrowMidFile, NoHalfFileIsStoredTheLockIsFreedAndTheWriterGoesOn) {
-  ThrowingTarget throwing(&*writer, testing::kSeed000FileName);
+  testing::ThrowingTarget throwing(*writer, testing::kSeed000FileName);
   EXPECT_THROW((void)ingest::DumpIngester(&throwing).Ingest(tmp / "run-a", {}), std::bad_alloc);
 
   ExpectNoTransactionHeld();
@@ -180,7 +131,7 @@ TEST_F(ThrowMidFile, NoHalfFileIsStoredTheLockIsFreedAndTheWriterGoesOn) {
 }
 
 TEST_F(ThrowMidFile, AThrowOnTheWalksThreadEndsTheRunAndTheWriterGoesOn) {
-  ThrowingTarget counting(&*writer, /*throw_at=*/"");
+  testing::ThrowingTarget counting(*writer, /*throw_at=*/"");
   auto folder = ingest::DumpSource::Open(tmp / "run-a");
   ASSERT_TRUE(folder.ok()) << folder.status().ToString();
   ThrowingSource throwing(std::move(folder.value()), /*throw_at=*/4, &counting.files_ended);
