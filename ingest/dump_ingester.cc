@@ -118,6 +118,8 @@ Status WalkReadingAhead(DumpSource& source, const IngestOptions& options, RunIng
   std::atomic<bool> parse_ahead{true};
   run.parse_ahead = &parse_ahead;
   std::exception_ptr thrown;
+  // Before the writer's thread starts: nothing may throw between its start and the try below.
+  const auto buffer = std::make_unique_for_overwrite<char[]>(kHashReadChunk);
   std::thread writer([&] {
     try {
       ReadAheadQueue::Item item;
@@ -139,7 +141,6 @@ Status WalkReadingAhead(DumpSource& source, const IngestOptions& options, RunIng
     }
   });
   bool walking = true, interrupted = false;
-  const auto buffer = std::make_unique_for_overwrite<char[]>(kHashReadChunk);
   Status walk;
   try {
     walk = source.ForEach([&](DumpEntry& entry) {

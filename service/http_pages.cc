@@ -130,15 +130,12 @@ void Serve(HttpPages::Server& s, const httplib::Request& req, httplib::Response&
                   req.target);
     return;
   }
-  if (!s.gate->Enter(std::chrono::milliseconds(5000))) {
+  const std::optional<ConcurrencyGate::Slot> slot = s.gate->Enter(std::chrono::milliseconds(5000));
+  if (!slot) {
     metrics::CountRefusal(metrics::RefusalCap::kQueryConcurrency);
     SendError(res, Status::ResourceExhausted("too many pages and queries at once; retry shortly"));
     return;
   }
-  struct Slot {
-    ConcurrencyGate* gate;
-    ~Slot() { gate->Leave(); }
-  } slot{s.gate};
   auto db = ThreadReadConnection(s.db_path);
   if (!db.ok()) {
     SendError(res, db.status());

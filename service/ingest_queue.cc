@@ -202,7 +202,9 @@ Status IngestQueue::RunOnWriter(std::function<Status(store::Database&)> task) {
   if (stopping_) return Status::FailedPrecondition("the server is shutting down; retry after restart");
   tasks_.push_back(&t);
   changed_.notify_all();
-  changed_.wait(lock, [&] { return t.result.has_value() || stopping_; });
+  // A task the writer has taken is waited for even once Shutdown() has begun: the writer thread runs it to
+  // its end (Shutdown joins it) and writes its result into `t`, which must still exist then.
+  changed_.wait(lock, [&] { return t.result.has_value() || (stopping_ && !t.started); });
   if (!t.result) {  // shut down before the writer got to it
     tasks_.erase(std::remove(tasks_.begin(), tasks_.end(), &t), tasks_.end());
     return Status::FailedPrecondition("the server is shutting down; retry after restart");
@@ -249,6 +251,7 @@ void IngestQueue::Run() {
     if (!tasks_.empty()) {  // label and delete changes, between jobs
       WriterTask* task = tasks_.front();
       tasks_.pop_front();
+      task->started = true;
       lock.unlock();
       const Status result = RunWriterTask(*task, *db.value());
       writer = std::make_unique<store::RunWriter>(db.value().get());  // its cached ids may be gone

@@ -115,7 +115,8 @@ class IngestQueue {
   StatusOr<std::string> Submit(IngestRequest request);
   // Runs `task` on the writer's connection, between ingest jobs (the job in hand finishes first), and returns
   // its Status once it ran: how label and delete changes serialize with ingest. The writer's caches are
-  // rebuilt after a task. kFailedPrecondition once Shutdown() has begun.
+  // rebuilt after a task. kFailedPrecondition when Shutdown() begins before the writer takes the task; one it
+  // has taken runs to its end, and its Status is returned (Shutdown waits for it).
   Status RunOnWriter(std::function<Status(store::Database&)> task);
   std::optional<JobStatus> Get(const std::string& job_id) const;
   // Blocks until the job's version exceeds `after_version`, it finishes, or `timeout` passes.
@@ -179,6 +180,7 @@ class IngestQueue {
   struct WriterTask {
     std::function<Status(store::Database&)> run;
     std::optional<Status> result;  // set by the writer thread
+    bool started = false;          // the writer thread took it: its caller waits for `result`, shutdown or not
   };
   std::deque<WriterTask*> tasks_;  // owned by the callers of RunOnWriter, who wait for `result`
   std::map<std::string, JobStatus> jobs_;

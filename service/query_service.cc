@@ -55,11 +55,11 @@ StatusOr<store::Database*> ThreadReadConnection(const std::string& db_path) {
   return raw;
 }
 
-bool ConcurrencyGate::Enter(std::chrono::milliseconds timeout) {
+std::optional<ConcurrencyGate::Slot> ConcurrencyGate::Enter(std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mu_);
-  if (!freed_.wait_for(lock, timeout, [&] { return held_ < limit_; })) return false;
+  if (!freed_.wait_for(lock, timeout, [&] { return held_ < limit_; })) return std::nullopt;
   ++held_;
-  return true;
+  return Slot(this);
 }
 
 int ConcurrencyGate::held() const {
@@ -158,14 +158,15 @@ grpc::Status QueryServiceImpl::Report(grpc::ServerContext* ctx, const v1::Report
                                       grpc::ServerWriter<v1::ReportChunk>* writer) {
   auto db = Begin(ctx, db_path_);
   if (!db.ok()) return ToGrpc(db.status());
-  if (!query_gate_.Enter(std::chrono::milliseconds(limits_.queue_wait_ms))) {
+  std::optional<ConcurrencyGate::Slot> slot = query_gate_.Enter(std::chrono::milliseconds(limits_.queue_wait_ms));
+  if (!slot) {
     metrics::CountRefusal(metrics::RefusalCap::kQueryConcurrency);
     return {grpc::StatusCode::RESOURCE_EXHAUSTED, "too many queries and reports at once; retry shortly"};
   }
   std::string html;
   std::vector<std::string> notes;
   Status st = AnswerReport(**db, *req, &html, &notes);
-  query_gate_.Leave();
+  slot.reset();  // rendered: the chunks go out without it
   if (!st.ok()) return ToGrpc(st);
   const auto deadline = CancelAfter(ctx, limits_.timeout_ms);
   v1::ReportChunk chunk;
@@ -188,16 +189,14 @@ grpc::Status QueryServiceImpl::Query(grpc::ServerContext* ctx, const v1::QueryRe
   if (!db.ok()) return ToGrpc(db.status());
   if (req->max_rows() < 0) return {grpc::StatusCode::INVALID_ARGUMENT, "max_rows must not be negative (0 = the server's limit)"};
   if (req->sql().empty()) return {grpc::StatusCode::INVALID_ARGUMENT, "sql is required"};
-  if (!query_gate_.Enter(std::chrono::milliseconds(limits_.queue_wait_ms))) {
+  const std::optional<ConcurrencyGate::Slot> slot =
+      query_gate_.Enter(std::chrono::milliseconds(limits_.queue_wait_ms));
+  if (!slot) {
     metrics::CountRefusal(metrics::RefusalCap::kQueryConcurrency);
     return {grpc::StatusCode::RESOURCE_EXHAUSTED,
             "too many SQL queries at once (the server runs " + std::to_string(limits_.max_concurrent) +
                 ", --query-max-concurrent); retry shortly"};
   }
-  struct Slot {
-    ConcurrencyGate* gate;
-    ~Slot() { gate->Leave(); }
-  } slot{&query_gate_};
 
   store::SqlLimits limits;
   limits.max_rows = limits_.max_rows;

@@ -21,6 +21,8 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <utility>
+#include <optional>
 #include <string>
 
 #include <grpcpp/grpcpp.h>
@@ -53,15 +55,32 @@ inline constexpr size_t kReportChunkBytes = size_t{1} << 20;
 // At most `limit` holders at once. Thread-safe.
 class ConcurrencyGate {
  public:
+  // A slot held; given back when destroyed, however its holder's scope ends (a renderer that throws too: a
+  // slot given back by hand was lost for good that way). Movable, not copyable; must not outlive its gate.
+  class Slot {
+   public:
+    Slot(Slot&& other) noexcept : gate_(std::exchange(other.gate_, nullptr)) {}
+    Slot& operator=(Slot&&) = delete;
+    ~Slot() {
+      if (gate_ != nullptr) gate_->Leave();
+    }
+
+   private:
+    friend class ConcurrencyGate;
+    explicit Slot(ConcurrencyGate* gate) : gate_(gate) {}
+    ConcurrencyGate* gate_;
+  };
+
   explicit ConcurrencyGate(int limit) : limit_(limit) {}
-  // Waits up to `timeout` for a slot; false when none came.
-  bool Enter(std::chrono::milliseconds timeout);
-  void Leave();
+  // Waits up to `timeout` for a slot; nullopt when none came.
+  [[nodiscard]] std::optional<Slot> Enter(std::chrono::milliseconds timeout);
   // Slots held now (for metrics: a moment's figure).
   int held() const;
   int limit() const { return limit_; }
 
  private:
+  void Leave();
+
   mutable std::mutex mu_;
   std::condition_variable freed_;
   const int limit_;

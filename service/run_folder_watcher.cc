@@ -157,7 +157,14 @@ class RunFolderWatcher::Loop {
       pending_.erase(path);
       std::string name = run.name;
       runs_reported_.fetch_add(1, std::memory_order_relaxed);
-      on_ready_(path, name);
+      if (!on_ready_(path, name)) {
+        // Not taken: again after retry_after (a change meanwhile sets its deadline anew, as for any run).
+        auto still = runs_.find(path);
+        if (still != runs_.end()) {
+          still->second.deadline = Clock::now() + options_.retry_after;
+          pending_.insert(path);
+        }
+      }
     }
   }
 

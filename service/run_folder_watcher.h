@@ -21,6 +21,8 @@
 //     by the scan of a new folder and by its own creation event reports once). Markers in subfolders do not
 //     count; writes to an existing marker are not changes.
 //   * Again after the next quiet period when a reported run changes (late files: the daemon adds them).
+//   * Again after `retry_after` when the callback did not take it (returned false: the daemon could not
+//     record the job, say its store was locked past its busy timeout by a long write), until it does.
 //   * After the kernel's event queue overflowed (IN_Q_OVERFLOW: events were lost), every folder is watched
 //     anew and every run is reported once it has been quiet for `quiet_period`.
 //   A run removed (or renamed away) before it was reported is not reported. A root that is removed or
@@ -61,12 +63,14 @@ struct WatchOptions {
   std::vector<std::string> roots;                      // folders to watch; each direct child is one run
   std::chrono::milliseconds quiet_period{5000};        // a run is ready after this long without changes
   std::vector<std::string> marker_names{".xladb-complete", "_SUCCESS"};  // or at once when one of these appears
+  std::chrono::milliseconds retry_after{5000};         // a run the callback did not take is reported again
 };
 
 // Called on the watcher's thread with the absolute path of a ready run (a folder, or an archive file such as
 // run.tar.gz placed directly in a root, ready once its size has been stable for the quiet period) and the run
-// name (folder name / archive name without extensions). Must not block for long: enqueue and return.
-using RunReadyCallback = std::function<void(const std::string& run_path, const std::string& run_name)>;
+// name (folder name / archive name without extensions). Must not block for long: enqueue and return. Returns
+// whether it took the run; false: report it again after WatchOptions::retry_after (it is not forgotten).
+using RunReadyCallback = std::function<bool(const std::string& run_path, const std::string& run_name)>;
 
 class RunFolderWatcher {
  public:

@@ -384,20 +384,29 @@ StatusOr<HttpServers> StartHttp(const DaemonFlags& f, const service::AccessPolic
   return servers;
 }
 
+// A watched run whose job could not be recorded is reported again this much later.
+constexpr int64_t kWatchRetrySeconds = 5;
+
 StatusOr<std::unique_ptr<service::RunFolderWatcher>> StartWatcher(const DaemonFlags& f, service::IngestQueue* queue) {
   service::WatchOptions wo;
   wo.roots = f.watch_dirs;
   wo.quiet_period = std::chrono::milliseconds(static_cast<int64_t>(f.quiet_seconds * 1000));
+  wo.retry_after = std::chrono::seconds(kWatchRetrySeconds);
   auto watcher = service::RunFolderWatcher::Start(wo, [queue](const std::string& path, const std::string& name) {
     service::IngestRequest request;
     request.source = "watch";
     request.path = path;
     request.run_name = name;
     auto id = queue->Submit(request);
-    if (id.ok()) {
-      Log(LogLevel::kInfo, "run %s ready: queued %s", ingest::EscapeControlCharacters(name).c_str(),
-          id.value().c_str());
+    if (!id.ok()) {  // not recorded (the store locked past its busy timeout, say): the watcher tries again
+      Log(LogLevel::kWarn, "run %s ready but not queued, trying again in %lld s: %s",
+          ingest::EscapeControlCharacters(name).c_str(), static_cast<long long>(kWatchRetrySeconds),
+          ingest::EscapeControlCharacters(id.status().message()).c_str());
+      return false;
     }
+    Log(LogLevel::kInfo, "run %s ready: queued %s", ingest::EscapeControlCharacters(name).c_str(),
+        id.value().c_str());
+    return true;
   });
   if (watcher.ok()) {
     for (const auto& d : f.watch_dirs) Log(LogLevel::kInfo, "watching %s", d.c_str());

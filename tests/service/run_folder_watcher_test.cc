@@ -40,14 +40,17 @@ struct Report {
   Clock::time_point at;
 };
 
-// Collects callbacks; thread-safe. Must outlive the watcher that calls it.
+// Collects callbacks; thread-safe. Must outlive the watcher that calls it. Takes every run reported, except
+// the first `refuse_first` reports (as a daemon that could not record their jobs).
 class Recorder {
  public:
+  explicit Recorder(size_t refuse_first = 0) : refuse_first_(refuse_first) {}
   RunReadyCallback Callback() {
     return [this](const std::string& path, const std::string& name) {
       std::lock_guard<std::mutex> lock(mu_);
       reports_.push_back({path, name, Clock::now()});
       cv_.notify_all();
+      return reports_.size() > refuse_first_;
     };
   }
   // True once `done` holds for the reports, false if it does not within kWaitLimit.
@@ -70,6 +73,7 @@ class Recorder {
   }
 
  private:
+  const size_t refuse_first_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<Report> reports_;
@@ -125,6 +129,29 @@ TEST(RunFolderWatcherTest, BadOptionsAreErrors) {
   Status bad_marker = start({tmp / "inner"}, {"sub/_SUCCESS"});
   EXPECT_EQ(bad_marker.code(), Status::Code::kInvalidArgument);
   EXPECT_EQ(recorder.Count(), 0u);
+}
+
+// A run the callback did not take (the daemon could not record its job: its store locked past the busy
+// timeout by a long write) is reported again after retry_after until it is taken, then no more. (It was
+// forgotten until its folder changed again.)
+TEST(RunFolderWatcherTest, ARunNotTakenIsReportedAgainAfterTheRetryDelay) {
+  TempDir root;
+  Recorder recorder(/*refuse_first=*/2);
+  WriteFile(root / "run_a/_SUCCESS", "");
+  WatchOptions options;
+  options.roots = {root.path().string()};
+  options.quiet_period = kNever;
+  options.retry_after = milliseconds(200);
+  auto watcher = RunFolderWatcher::Start(options, recorder.Callback());
+  ASSERT_TRUE(watcher.ok()) << watcher.status().ToString();
+  ASSERT_TRUE(recorder.WaitForCount(3));
+  std::this_thread::sleep_for(3 * options.retry_after);
+  const std::vector<Report> reports = recorder.Reports();
+  ASSERT_EQ(reports.size(), 3u);  // refused, refused, taken
+  for (const Report& r : reports) EXPECT_EQ(r.path, root / "run_a");
+  EXPECT_GE(reports[1].at - reports[0].at, options.retry_after);
+  EXPECT_GE(reports[2].at - reports[1].at, options.retry_after);
+  EXPECT_EQ((*watcher)->runs_reported(), 3);
 }
 
 TEST(RunFolderWatcherTest, CatchUpReportsExistingRunsAtStart) {
@@ -363,6 +390,7 @@ TEST(RunFolderWatcherTest, StopWaitsForARunningCallbackAndStartsNoOther) {
     ++started;
     std::this_thread::sleep_for(milliseconds(300));
     ++finished;
+    return true;
   };
   WatchOptions options;
   options.roots = {root.path().string()};
@@ -386,6 +414,7 @@ TEST(RunFolderWatcherTest, StopFromTheCallbackEndsReporting) {
   auto stop_on_first = [&](const std::string&, const std::string&) {
     ++calls;
     if (RunFolderWatcher* w = self.load()) w->Stop();
+    return true;
   };
   WatchOptions options;
   options.roots = {root.path().string()};
@@ -491,7 +520,7 @@ TEST(RunFolderWatcherTest, QueueOverflowRescansAndReportsEveryRun) {
       gate_cv.wait(lock, [&] { return released; });  // however slow this machine is at creating files
     }
     lock.unlock();
-    record(path, name);
+    return record(path, name);
   };
   WatchOptions options;
   options.roots = {root.path().string()};
