@@ -95,6 +95,20 @@ class SqlStatement {
   virtual void BindText(int index, std::string_view value) = 0;
 };
 
+// Resets a statement when the scope ends, however it ends. A cached statement left on a row (its reader threw
+// half-way: a bug, std::bad_alloc) keeps its connection's read snapshot open on SQLite: every later statement
+// of that connection reads the store as it was then, and a writer's next BEGIN IMMEDIATE fails.
+class ResetWhenDone {
+ public:
+  explicit ResetWhenDone(SqlStatement& statement) : statement_(statement) {}
+  ~ResetWhenDone() { statement_.Reset(); }
+  ResetWhenDone(const ResetWhenDone&) = delete;
+  ResetWhenDone& operator=(const ResetWhenDone&) = delete;
+
+ private:
+  SqlStatement& statement_;
+};
+
 class SqlConnection {
  public:
   virtual ~SqlConnection() = default;

@@ -157,10 +157,10 @@ class InstructionOrigins {
       static const std::string kSql =
           "SELECT " + kBufferOriginColumns.SelectList() + " FROM instructions i WHERE i.module_id = ? AND i.name = ?";
       SqlStatement& q = statements_.Get(kSql.c_str());
+      const ResetWhenDone reset(q);
       q.Bind(1, b.module_id);
       q.Bind(2, b.instruction);
       if (q.Step()) it->second = kBufferOriginColumns.Read(q);  // its Origin part
-      q.Reset();
     }
     return it->second;
   }

@@ -43,6 +43,7 @@ class RowsById {
   void ForEach(Database& db, const std::vector<int64_t>& ids, RowFn&& row) const {
     if (db.is_sqlite()) {
       SqlStatement& q = db.statements().Get(one_.c_str());
+      const ResetWhenDone reset(q);  // also when `row` throws
       for (int64_t id : ids) {
         q.Bind(1, id);
         while (q.Step()) row(q);

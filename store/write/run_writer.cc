@@ -369,6 +369,7 @@ StatusOr<RunWriter::FileState> RunWriter::CheckFile(int64_t run_id, const std::s
     if (Status written = impl_->WriteLoneFileRows(); !written.ok()) return written;  // it may be one of them
     SqlStatement& q =
         impl_->Cached("SELECT content_hash, verdict FROM dump_files WHERE run_id = ? AND path = ?");
+    const ResetWhenDone reset(q);  // no snapshot held between files
     BindRow(q, run_id, path);
     FileState state = FileState::kNew;
     if (q.Step()) {
@@ -377,7 +378,6 @@ StatusOr<RunWriter::FileState> RunWriter::CheckFile(int64_t run_id, const std::s
               : stored == kRereadHashPrefix + content_hash ? FileState::kReread
                                                              : FileState::kChanged;
     }
-    q.Reset();  // no snapshot held between files
     return state;
   } catch (const std::exception& e) {
     return Status::IoError(std::string("checking file: ") + e.what());
