@@ -376,10 +376,17 @@ Status RunReadOnlySqlOnPostgres(PostgresConnection& reader, const std::string& s
   if (Status begun = reader.Exec("BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY"); !begun.ok()) {
     return begun;
   }
-  Status result = Run(reader, sql, limits, on_columns, on_row, truncated);
-  (void)reader.Exec("ROLLBACK");     // undoes what the transaction did, settings included
-  (void)reader.Exec("DISCARD ALL");  // and the session's state: locks, prepared statements, temp tables
-  return result;
+  // However Run ends: a callback that throws (std::bad_alloc building the answer) too, mid-batch (the
+  // results still owed are dropped first). The session was left idle in its transaction, snapshot, locks and
+  // cursor held, until the next query on the connection failed on that cursor.
+  struct EndSession {
+    PostgresConnection& reader;
+    ~EndSession() {
+      (void)reader.Exec("ROLLBACK");     // undoes what the transaction did, settings included
+      (void)reader.Exec("DISCARD ALL");  // and the session's state: locks, prepared statements, temp tables
+    }
+  } end_session{reader};
+  return Run(reader, sql, limits, on_columns, on_row, truncated);
 }
 
 SqlValue FromPostgresText(const std::string& text, uint32_t type_oid) {

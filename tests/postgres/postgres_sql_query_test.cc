@@ -2,9 +2,11 @@
 // through the read-only role. Queries answer what the dumps say; every escape attempt is refused and leaves
 // the store as it was; the limits stop what they bound.
 #include <gtest/gtest.h>
+#include <libpq-fe.h>
 
 #include <chrono>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -84,6 +86,28 @@ TEST_F(PostgresSql, AnswersWhatTheDumpSays) {
   ASSERT_TRUE(st.ok()) << st.ToString();
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0], (std::vector<std::string>{"8", "18629632"}));
+}
+
+// An on_row that throws (std::bad_alloc building the daemon's answer) ends the session as a finished query
+// does: no transaction, snapshot or cursor left open, so the next query on the thread's connection runs.
+// (The session stayed idle in its transaction; the next query failed "cursor xladb_query already exists".)
+TEST_F(PostgresSql, AnOnRowThatThrowsLeavesTheSessionAsAFinishedQueryDoes) {
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_THROW((void)store::RunReadOnlySqlOnPostgres(
+                     *reader_, "SELECT a.allocation_index FROM allocations a", store::SqlLimits{},
+                     [](const std::vector<store::SqlColumn>&) {},
+                     [](const std::vector<store::SqlValue>&) -> bool { throw std::runtime_error("answer too big"); },
+                     nullptr),
+                 std::runtime_error);
+  }
+  EXPECT_EQ(PQtransactionStatus(reader_->raw()), PQTRANS_IDLE);
+  auto cursors = reader_->Query("SELECT COUNT(*) FROM pg_cursors WHERE name = 'xladb_query'");
+  ASSERT_TRUE(cursors.ok()) << cursors.status().ToString();
+  EXPECT_EQ(*cursors->values[0][0], "0");
+  testing::TextRows rows;
+  const Status again = Run("SELECT COUNT(*) FROM runs", store::SqlLimits{}, &rows);
+  ASSERT_TRUE(again.ok()) << again.ToString();
+  EXPECT_EQ(rows, (testing::TextRows{{"1"}}));
 }
 
 TEST_F(PostgresSql, EveryEscapeIsRefusedAndChangesNothing) {
