@@ -142,6 +142,7 @@ Status WalkReadingAhead(DumpSource& source, const IngestOptions& options, RunIng
   });
   bool walking = true, interrupted = false;
   Status walk;
+  std::exception_ptr walk_thrown;
   try {
     walk = source.ForEach([&](DumpEntry& entry) {
       if (InRunTimeRange(entry.mtime_us)) *newest_mtime = std::max(*newest_mtime, entry.mtime_us);
@@ -156,17 +157,15 @@ Status WalkReadingAhead(DumpSource& source, const IngestOptions& options, RunIng
     });
   } catch (...) {
     // A throw on the walk's thread (the source or a parser reading ahead): the writer's thread stops after
-    // its file and is joined before the throw goes on (a std::thread destroyed while joinable ends the
+    // its file and is joined below before the throw goes on (a std::thread destroyed while joinable ends the
     // process: a daemon would die, restart and resume the job into the same throw).
+    walk_thrown = std::current_exception();
     queue.Stop();
-    queue.Close();
-    writer.join();
-    run.parse_ahead = nullptr;
-    throw;
   }
   queue.Close();
   writer.join();
   run.parse_ahead = nullptr;
+  if (walk_thrown) std::rethrow_exception(walk_thrown);
   if (thrown) std::rethrow_exception(thrown);
   run.summary.interrupted = run.summary.interrupted || interrupted;
   return walk;
