@@ -148,6 +148,7 @@ StatusOr<std::vector<ModulePair>> MatchModules(Database& db, int64_t baseline_ru
   if (text.pairs.empty()) return Status::Internal("schema.sql has no module_matches view with its /*@runs*/ marker");
   try {
     SqlStatement& q = db.statements().Get(text.pairs.c_str());
+    const ResetWhenDone reset_pairs(q);  // a throw half-way leaves no snapshot held (ResetWhenDone)
     BindRow(q, baseline_run_id, current_run_id);
     if (!identity_key.empty()) q.Bind(3, identity_key);
     std::vector<ModulePair> pairs;
@@ -159,6 +160,7 @@ StatusOr<std::vector<ModulePair>> MatchModules(Database& db, int64_t baseline_ru
       pairs.push_back(std::move(p));
     }
     SqlStatement& lone = db.statements().Get(text.lone.c_str());
+    const ResetWhenDone reset_lone(lone);
     BindRow(lone, baseline_run_id, current_run_id);
     if (!identity_key.empty()) lone.Bind(3, identity_key);
     std::vector<ModulePair> added;
