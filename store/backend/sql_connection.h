@@ -62,6 +62,15 @@ class SqlStatement {
   // has run (the writer binds a record's fields this way, millions of times a file).
   virtual void BindTextRef(int index, std::string_view value) { BindText(index, value); }
 
+  // Binds a list of integers as one value, PostgreSQL's bigint[] (for `column = ANY(?)`: one statement text for
+  // any number of ids, and with the array a constant when the server plans, a hashed lookup instead of a
+  // scan of the list each row). SQLite has no array type: it throws SqlError (callers ask dialect() first).
+  virtual void BindIntArray(int index, std::span<const int64_t> values) {
+    (void)index;
+    (void)values;
+    throw SqlError("BindIntArray: arrays are PostgreSQL's (this engine has none)");
+  }
+
   [[nodiscard]] virtual bool Step() = 0;
   // Runs a statement to its end (its rows, if any, are not wanted) and resets it; returns the rows it
   // inserted, updated or deleted.

@@ -85,9 +85,9 @@ inline constexpr int64_t kAttributionValuesPerGroup = 1 << 16;
 // Compares the buffers of every pair: the i-th attribution answers pairs[i], as AttributeChange would. The
 // modules' figures are read once for all pairs; then the pairs are read in groups (values_per_group): their
 // buffers a scope at a time, their texts (shapes, op_names, source paths) in three rounds as the pairing
-// needs them, each read by a statement over up to 500 ids on PostgreSQL, where a statement is a round trip
-// (a gate over 500 reshaped pairs waits for tens of answers, not thousands), and by a statement prepared once
-// on SQLite (store/query/rows_by_id.h).
+// needs them, each read by one statement over all its ids on PostgreSQL, where a statement is a round trip
+// (a gate over 500 reshaped pairs waits for about a dozen answers, not thousands), and by a statement
+// prepared once on SQLite (store/query/rows_by_id.h).
 [[nodiscard]] StatusOr<std::vector<Attribution>> AttributeChanges(
     Database& db, const std::vector<AttributionPair>& pairs,
     int64_t values_per_group = kAttributionValuesPerGroup);

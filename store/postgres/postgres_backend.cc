@@ -24,6 +24,7 @@ namespace {
 
 constexpr Oid kTextOid = 25;
 constexpr Oid kFloat8Oid = 701;
+constexpr Oid kInt8ArrayOid = 1016;
 
 // Appends `value` as float8's input reads it: the shortest text that reads back exactly, or NaN, Infinity,
 // -Infinity. A bound parameter and an element of a bulk array (unquoted) take the same text.
@@ -64,6 +65,16 @@ class PostgresStatement final : public SqlStatement {
   }
 
   void BindNull(int index) override { Set(index, std::nullopt, 0); }
+  void BindIntArray(int index, std::span<const int64_t> values) override {
+    std::string text = "{";
+    char buf[24];
+    for (int64_t v : values) {
+      if (text.size() > 1) text += ',';
+      text.append(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+    }
+    text += '}';
+    Set(index, std::move(text), kInt8ArrayOid);
+  }
   bool Step() override {
     if (result_ == nullptr) RunQuery();
     return ++row_ < PQntuples(result_);
