@@ -49,7 +49,7 @@ struct RunLabel {
 };
 const ResultColumns<RunLabel> kRunLabelColumns = {{"key", &RunLabel::key}, {"value", &RunLabel::value}};
 
-// Fills the runs' labels, each run's by key: a statement a run on SQLite, one for every 500 runs on PostgreSQL
+// Fills the runs' labels, each run's by key: a statement a run on SQLite, one for the page on PostgreSQL
 // (RowsById; a page of 100 runs was 100 round trips there).
 void FillRunLabels(Database& db, std::span<RunInfo> runs) {
   // The run id follows the label's columns.
