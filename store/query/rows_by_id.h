@@ -20,7 +20,6 @@
 
 #include <cstdint>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "store/backend/database.h"
@@ -29,12 +28,9 @@ namespace xladb::store {
 
 class RowsById {
  public:
-  RowsById(std::string select_from, std::string id_column, std::string tail)
-      : select_from_(std::move(select_from)),
-        id_column_(std::move(id_column)),
-        tail_(std::move(tail)),
-        one_(select_from_ + " WHERE " + id_column_ + " = ?" + tail_),
-        any_(select_from_ + " WHERE " + id_column_ + " = ANY(?)" + tail_) {}
+  RowsById(const std::string& select_from, const std::string& id_column, const std::string& tail)
+      : one_(select_from + " WHERE " + id_column + " = ?" + tail),
+        any_(select_from + " WHERE " + id_column + " = ANY(?)" + tail) {}
 
   // Calls row(q) on each row of the ids (in the order said above).
   template <typename RowFn>
@@ -56,7 +52,6 @@ class RowsById {
   }
 
  private:
-  std::string select_from_, id_column_, tail_;
   std::string one_;  // the statement of one id; its address keys the statement cache
   std::string any_;  // the statement of an array of ids
 };
