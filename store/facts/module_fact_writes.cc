@@ -7,6 +7,13 @@
 namespace xladb::store {
 namespace {
 
+// The HLO texts' headers of a list of modules, a row each (v): (module_id, hlo_entry_sharding,
+// hlo_entry_signature or NULL to keep the stored one).
+constexpr const char* kHeadersSql = R"sql(
+    UPDATE modules SET hlo_entry_sharding = v.column2,
+           hlo_entry_signature = COALESCE(v.column3, hlo_entry_signature)
+    FROM (VALUES {rows}) AS v WHERE modules.module_id = v.column1)sql";
+
 // The identity facts of a list of modules, a row each (v): (module_id, entry_signature, identity_key,
 // entry_signature_confirmed, entry_sharding, fingerprint, FingerprintOf). A buffer assignment's fingerprint
 // never replaces the HLO text's.
@@ -74,7 +81,8 @@ void BindIfSet(SqlStatement& q, int index, const std::optional<int64_t>& v) {
 }  // namespace
 
 ModuleFactWrites::ModuleFactWrites()
-    : identities_(kIdentitiesSql,
+    : headers_(kHeadersSql, "(CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS TEXT))", 3),
+      identities_(kIdentitiesSql,
                   "(CAST(? AS BIGINT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS BIGINT), CAST(? AS TEXT), "
                   "CAST(? AS TEXT), CAST(? AS BIGINT))",
                   7),
@@ -101,6 +109,14 @@ void ForEachKeyList(SqlConnection& sql, InListRead& list, std::span<const int64_
 
 void ModuleFactWrites::NewSummaries(SqlConnection& sql, std::span<const int64_t> modules) {
   ForEachKeyList(sql, new_summaries_, modules);
+}
+
+void ModuleFactWrites::Headers(SqlConnection& sql, const std::vector<Header>& rows) {
+  WriteLists(sql, headers_, rows, [](SqlStatement& q, const ValuesList& list, const Header& row, size_t r) {
+    q.Bind(list.Param(r, 0), row.module_id);
+    q.Bind(list.Param(r, 1), row.entry_sharding);
+    if (row.entry_signature) q.Bind(list.Param(r, 2), *row.entry_signature);
+  });
 }
 
 void ModuleFactWrites::Identities(SqlConnection& sql, const std::vector<Identity>& rows) {

@@ -5,6 +5,8 @@
 // module and table, on PostgreSQL a third of a real run folder's statements.
 //
 // Rows to tables:
+//   * Header -> modules: hlo_entry_sharding, and hlo_entry_signature when the text printed one (NULL: the
+//     stored one stays), as the HLO text's header gives them (FileFacts::hlo_header).
 //   * Identity -> modules: entry_signature, identity_key, entry_signature_confirmed, entry_sharding, and the
 //     fingerprint with its source when one was printed (a buffer assignment's never replaces the HLO text's).
 //   * Summary -> module_summary: the printed figures (NULL: the stored one stays), the aggregates recounted
@@ -40,6 +42,11 @@ class ModuleFactWrites {
   // Whose fingerprint an identity carries.
   enum class FingerprintOf : int64_t { kNone = 0, kHloText = 1, kAllocatedValues = 2 };
 
+  struct Header {
+    int64_t module_id = 0;
+    std::string entry_sharding;
+    std::optional<std::string> entry_signature;
+  };
   struct Identity {
     int64_t module_id = 0;
     std::string signature, key;
@@ -64,13 +71,14 @@ class ModuleFactWrites {
   // The empty summary rows of `modules` that exist and have none (a module its group created; one removed
   // since, by a replaced file, is left out).
   void NewSummaries(SqlConnection& sql, std::span<const int64_t> modules);
+  void Headers(SqlConnection& sql, const std::vector<Header>& rows);
   void Identities(SqlConnection& sql, const std::vector<Identity>& rows);
   void Summaries(SqlConnection& sql, const std::vector<Summary>& rows);
   // Deletes the memory spaces of the modules `cleared`, then inserts `rows`.
   void Spaces(SqlConnection& sql, std::span<const int64_t> cleared, const std::vector<Space>& rows);
 
  private:
-  ValuesList identities_, summaries_;
+  ValuesList headers_, identities_, summaries_;
   InListRead new_summaries_, clear_spaces_;
 };
 

@@ -421,10 +421,23 @@ void MergeLaterFile(FileFacts& into, const FileFacts& later) {
   into.counters_changed |= later.counters_changed;
   into.rows_changed |= later.rows_changed;
   into.entry_sharding_changed |= later.entry_sharding_changed;
+  if (later.hlo_header) {  // as two updates in order: the later sharding, the later signature printed
+    std::optional<std::string> signature = later.hlo_header->entry_signature;
+    if (!signature && into.hlo_header) signature = std::move(into.hlo_header->entry_signature);
+    into.hlo_header = FileFacts::HloHeader{later.hlo_header->entry_sharding, std::move(signature)};
+  }
 }
 
 void DerivedModuleFacts::UpdateAfterFiles(std::span<const ModuleFiles> modules) {
   Statements& st = statements();
+  // The HLO texts' headers first: the identities below read them (a module's own, and its
+  // before_optimizations sibling's sharding).
+  std::vector<ModuleFactWrites::Header> headers;
+  for (const ModuleFiles& m : modules) {
+    if (m.module_id == 0 || !m.facts.hlo_header) continue;
+    headers.push_back({m.module_id, m.facts.hlo_header->entry_sharding, m.facts.hlo_header->entry_signature});
+  }
+  st.writes.Headers(sql_, headers);
   std::vector<int64_t> created;  // their summary rows first
   for (const ModuleFiles& m : modules) {
     if (m.module_id != 0 && m.module_is_new) created.push_back(m.module_id);

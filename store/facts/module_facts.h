@@ -11,6 +11,8 @@
 //     several files;
 //   * kernel_spill_summary: per kernel, the sums of its VMEM/SMEM spill and fill counters and their rates
 //     (numerator over denominator), recomputed when the file's counters changed;
+//   * modules.hlo_entry_sharding and hlo_entry_signature: what the HLO text's header printed (FileFacts::hlo_header),
+//     first, since the identity below reads them;
 //   * modules.fingerprint: the HLO text's program fingerprint when a file printed one (fingerprint_source
 //     'hlo_text'), else an order-independent hash of the buffer assignment's values ('buffer_assignment'),
 //     which never replaces an HLO one;
@@ -66,6 +68,14 @@ struct FileFacts {
   bool counters_changed = false;            // utilization counters were added or removed
   bool rows_changed = false;                // allocations, values, live ranges or the module header changed
   bool entry_sharding_changed = false;      // the HLO text set hlo_entry_sharding (its siblings' identity)
+  // The HLO text's module header, for the module's row: hlo_entry_sharding ('' when none) and
+  // hlo_entry_signature (nullopt: the text prints none, the stored one stays). Written by UpdateAfterFiles
+  // before anything reads them, one statement a list of modules (it was a statement a file).
+  struct HloHeader {
+    std::string entry_sharding;
+    std::optional<std::string> entry_signature;
+  };
+  std::optional<HloHeader> hlo_header;
 };
 
 // Folds the facts of a later file of the same module into `into`, so that one UpdateAfterFiles with the result

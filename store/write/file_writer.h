@@ -39,8 +39,9 @@ namespace xladb::store {
 class FileWriter : public ingest::RecordSink {
  public:
   // `facts` starts with what replacing the file's stored version changed (its rows and counters went).
+  // `module_named_by_number`: the file's module key has the placeholder name (ModuleKey::name_is_placeholder).
   FileWriter(StatementCache* statements, InternedTextCaches* interned, int64_t run_id, int64_t file_id,
-             int64_t module_id, bool module_is_new, const FileFacts& facts);
+             int64_t module_id, bool module_is_new, bool module_named_by_number, const FileFacts& facts);
   FileWriter(const FileWriter&) = delete;
   FileWriter& operator=(const FileWriter&) = delete;
 

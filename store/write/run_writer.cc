@@ -438,7 +438,7 @@ StatusOr<ingest::RecordSink*> RunWriter::BeginFile(const FileSpec& spec) {
     }
     d.NoteWritten(spec);
     d.file = std::make_unique<FileWriter>(&d.statements, &d.interned, spec.run_id, *file_id, module_id,
-                                          module_is_new, replaced);
+                                          module_is_new, spec.module.name_is_placeholder, replaced);
     d.file_savepoint.emplace(std::move(savepoint));
     return d.file.get();
   } catch (const std::exception& e) {

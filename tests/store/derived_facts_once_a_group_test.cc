@@ -15,6 +15,7 @@
 #include "tests/store/sql_rows.h"
 #include "tests/store/test_dirs.h"
 #include "tests/store/test_ingest.h"
+#include "tests/store/writer_specs.h"
 
 namespace xladb {
 namespace {
@@ -121,6 +122,61 @@ TEST(DerivedFactsOnceAGroup, ALaterFileReplacesWhatItPrintsAndKeepsWhatItDoesNot
   EXPECT_EQ(merged.total_bytes, 200);
   EXPECT_TRUE(merged.rows_changed);
   EXPECT_TRUE(merged.entry_sharding_changed);
+}
+
+// The module header of an HLO text (hlo_entry_sharding, hlo_entry_signature) is written with the group's
+// derived facts, from the headers of the group's files of the module merged: what one update a file, in file
+// order, leaves (the later file's sharding; its signature, or the earlier one when it prints none).
+TEST(DerivedFactsOnceAGroup, TwoHeadersOfOneModuleLeaveWhatAnUpdateAFileLeaves) {
+  ingest::HloModuleRecord sharded;
+  sharded.name = "jit_f";
+  sharded.entry_computation_layout = "(f32[8]{0})->f32[8]{0}";
+  sharded.entry_sharding = "({devices=[2]0,1}) -> {replicated}";
+  ingest::HloModuleRecord bare;  // prints neither a layout nor a sharding
+  bare.name = "jit_f";
+  ingest::HloModuleRecord other;
+  other.name = "jit_f";
+  other.entry_computation_layout = "(s32[4]{0})->s32[]";
+  other.entry_sharding = "({maximal device=1}) -> {maximal device=1}";
+  // Module jit_f: the sharded header, then the bare one; module jit_g (its files' names say so): the sharded
+  // header, then the other.
+  const std::pair<const char*, std::vector<const ingest::HloModuleRecord*>> modules[] = {
+      {"jit_f", {&sharded, &bare}}, {"jit_g", {&sharded, &other}}};
+  constexpr const char* kHeaders =
+      "SELECT name, hlo_entry_sharding, COALESCE(hlo_entry_signature, 'NULL'), entry_sharding, identity_key "
+      "FROM modules ORDER BY name";
+  testing::TempDir dir;
+  std::string rows_of[2];
+  for (const bool one_group : {false, true}) {
+    SCOPED_TRACE(one_group ? "one group" : "a group a file");
+    auto db = store::Database::Open(dir / (one_group ? "group.db" : "file.db"));
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    store::RunWriter writer(db->get(), one_group ? store::GroupCommit{3600, int64_t{1} << 40}
+                                                 : store::GroupCommit{0, 0});
+    auto run = writer.BeginRun(testing::RunNamed("nightly"));
+    ASSERT_TRUE(run.ok()) << run.status().ToString();
+    int file = 0;
+    for (const auto& [name, headers] : modules) {
+      for (const ingest::HloModuleRecord* header : headers) {
+        ++file;
+        auto sink = writer.BeginFile(testing::ModuleFileOf(*run, "f" + std::to_string(file) + ".txt", "hlo_module",
+                                                           std::to_string(file), name));
+        ASSERT_TRUE(sink.ok() && *sink != nullptr);
+        ingest::HloModuleRecord record = *header;
+        (*sink)->OnHloModule(std::move(record));
+        ASSERT_TRUE(writer.CommitFile({ingest::FileVerdict::kIngested, "", 1, 0}).ok());
+      }
+    }
+    ASSERT_TRUE(writer.FinishRun(*run, -1).ok());
+    rows_of[one_group] = testing::Rows((*db)->connection(), kHeaders);
+  }
+  EXPECT_EQ(rows_of[true], rows_of[false]);
+  // From the records above: jit_f keeps the first signature with the bare header's (empty) sharding; jit_g
+  // takes the other header whole.
+  const std::string f_row = rows_of[true].substr(0, rows_of[true].find('\n'));
+  const std::string g_row = rows_of[true].substr(rows_of[true].find('\n') + 1);
+  EXPECT_TRUE(f_row.starts_with("jit_f||(f32[8]) -> f32[8]||")) << f_row;
+  EXPECT_TRUE(g_row.starts_with("jit_g|({maximal device=1}) -> {maximal device=1}|(s32[4]) -> s32[]|")) << g_row;
 }
 
 }  // namespace

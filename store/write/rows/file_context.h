@@ -57,9 +57,9 @@ struct FileIssues {
 
 struct FileContext {
   FileContext(StatementCache* statements, InternedTextCaches* interned, int64_t run, int64_t file, int64_t module,
-           bool new_module)
-      : run_id(run), file_id(file), module_id(module), module_is_new(new_module), statements_(statements),
-        interned_(interned) {}
+              bool new_module, bool named_by_number)
+      : run_id(run), file_id(file), module_id(module), module_is_new(new_module),
+        module_named_by_number(named_by_number), statements_(statements), interned_(interned) {}
 
   SqlConnection& sql() { return statements_->sql(); }
   // Ends `batch`'s row of this module whose key id is `id`, counting the rows written: vouched new (the batch
@@ -101,6 +101,7 @@ struct FileContext {
   const int64_t file_id;
   const int64_t module_id;   // 0: the file's rows belong to no module
   const bool module_is_new;  // created by this file: no rows of it are stored yet
+  const bool module_named_by_number;  // the file's name has no module name (ModuleKey::name_is_placeholder)
   int64_t rows = 0;          // rows written
   FileIssues issues;
   FileFacts facts;

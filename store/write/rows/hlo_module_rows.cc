@@ -177,24 +177,24 @@ void HloModuleRows::Add(ingest::HloModuleRecord&& r) {
   const std::string& printed =
       !r.entry_computation_layout.empty() ? r.entry_computation_layout : r.entry_signature;
   const std::string signature = printed.empty() ? std::string() : StoredEntrySignature(printed);
-  // One statement for what the module's row takes from its HLO text:
-  //   * name: a module named by the `module_<ID>` placeholder (a file name without the module's name: 2020-era
-  //     TensorFlow dumps, docs/formats.md) takes its HloModule line's name, unless a row of its run already
-  //     has that key. run_writer.cc finds such a module by its number, whatever its name;
-  //   * hlo_entry_sharding ('' when none): the identity's, through DerivedModuleFacts (module_facts.h);
-  //   * hlo_entry_signature, when the text prints one.
-  f.Guard([&] {
-    SqlStatement& up = f.Statement(
-        "UPDATE modules SET "
-        "name = CASE WHEN ?1 <> '' AND name = 'module_' || xla_module_id "
-        "  AND NOT EXISTS (SELECT 1 FROM modules o WHERE o.run_id = modules.run_id AND o.name = ?1 "
-        "  AND o.stage = modules.stage AND o.xla_module_id = modules.xla_module_id AND o.folder = modules.folder) "
-        "  THEN ?1 ELSE name END, "
-        "hlo_entry_sharding = ?3, hlo_entry_signature = COALESCE(?4, hlo_entry_signature) "
-        "WHERE module_id = ?2");
-    BindRow(up, r.name, f.module_id, r.entry_sharding, NonEmpty(signature));
-    up.ExecuteLater();
-  });
+  // What the module's row takes from its HLO text:
+  //   * hlo_entry_sharding ('' when none), the identity's through DerivedModuleFacts (module_facts.h), and
+  //     hlo_entry_signature when the text prints one: written with the group's derived facts (FileFacts::hlo_header);
+  //   * name, now: a module named by the `module_<ID>` placeholder (a file name without the module's name:
+  //     2020-era TensorFlow dumps, docs/formats.md) takes its HloModule line's name, unless a row of its run
+  //     already has that key. run_writer.cc finds such a module by its number, whatever its name. Only a file
+  //     named so can have found or created a row named so (another file finds its module by name).
+  f.facts.hlo_header = FileFacts::HloHeader{r.entry_sharding, NonEmpty(std::string(signature))};
+  if (f.module_named_by_number && !r.name.empty()) {
+    f.Guard([&] {
+      SqlStatement& up = f.Statement(
+          "UPDATE modules SET name = ?1 WHERE module_id = ?2 AND name = 'module_' || xla_module_id "
+          "AND NOT EXISTS (SELECT 1 FROM modules o WHERE o.run_id = modules.run_id AND o.name = ?1 "
+          "  AND o.stage = modules.stage AND o.xla_module_id = modules.xla_module_id AND o.folder = modules.folder)");
+      BindRow(up, r.name, f.module_id);
+      up.ExecuteLater();
+    });
+  }
   f.facts.rows_changed = true;
   f.facts.entry_sharding_changed = true;
 }

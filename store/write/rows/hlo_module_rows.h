@@ -15,8 +15,10 @@
 //                        sweep (InternedTextCaches::TextReplaced), so no text is left unreferenced.
 //   ComputationRecord  → computations(name, is_entry, instruction_count, execution_thread), a batch at a time
 //                        with the instructions
-//   HloModuleRecord    → modules.hlo_entry_signature (the entry computation layout without layouts,
-//                        '(f32[8], s32[]) -> f32[8]'), and FileFacts.hlo_fingerprint
+//   HloModuleRecord    → FileFacts.hlo_header: modules.hlo_entry_signature (the entry computation layout without
+//                        layouts, '(f32[8], s32[]) -> f32[8]') and hlo_entry_sharding, written with the group's
+//                        derived facts; modules.name of a module named by number only (at once);
+//                        FileFacts.hlo_fingerprint
 //
 // Contract: owned by one file's FileWriter; statement errors go to FileContext::Guard. Not thread-safe.
 #ifndef XLADB_STORE_WRITE_ROWS_HLO_MODULE_ROWS_H_
