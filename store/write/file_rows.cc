@@ -94,12 +94,13 @@ void SetModuleBackend(StatementCache& statements, int64_t module_id, const std::
   "issue_count, rows_written, ingested_at_us"
 
 SqlStatement& FileRowInsert(StatementCache& statements, const FileSpec& s, std::string_view verdict,
-                            const FileOutcome& outcome, int64_t issue_count) {
+                            const FileOutcome& outcome, int64_t issue_count, std::optional<int64_t> rows_written) {
   SqlStatement& ins = statements.Get("INSERT INTO dump_files(" XLADB_FILE_ROW_COLUMNS ") "
                                      "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) "
                                      "ON CONFLICT(run_id, path) DO NOTHING RETURNING file_id");
   BindRow(ins, s.run_id, s.path, s.kind, verdict, NonEmpty(outcome.reason), s.size_bytes, s.content_hash,
-          NonNegative(s.mtime_us), outcome.line_count, outcome.unknown_lines, issue_count, 0, UnixMicrosNow());
+          NonNegative(s.mtime_us), outcome.line_count, outcome.unknown_lines, issue_count, rows_written,
+          UnixMicrosNow());
   return ins;
 }
 

@@ -45,10 +45,12 @@ std::pair<int64_t, bool> CreateOrFindModule(StatementCache& statements, const in
 // Sets the backend of a module stored without one, when `backend` is not '' (a later file knows it).
 void SetModuleBackend(StatementCache& statements, int64_t module_id, const std::string& backend);
 
-// The insert of the file's dump_files row (no module: CommitFile sets it), with `verdict` (FileVerdictName, or
-// the writer's while-writing verdict) and the rest of `outcome`, bound, not run; StoredFileId runs it.
+// The insert of the file's dump_files row (no module: CommitFile sets it), with `verdict` (FileVerdictName),
+// the rest of `outcome` and `rows_written` (nullopt: NULL, a file whose rows are being written), bound, not
+// run; StoredFileId runs it.
 SqlStatement& FileRowInsert(StatementCache& statements, const ingest::FileSpec& s, std::string_view verdict,
-                            const ingest::FileOutcome& outcome, int64_t issue_count);
+                            const ingest::FileOutcome& outcome, int64_t issue_count,
+                            std::optional<int64_t> rows_written);
 
 // The dump_files row of a file that has nothing else to write (RecordFile: a verdict without rows or issues,
 // for a path the writer's new run has not stored), added to `batch` (which must hold kLoneFileRowInsert) to

@@ -39,9 +39,12 @@ const char* SeverityName(IssueRecord::Severity s) {
   return "warning";
 }
 
-// The dump_files.verdict of a file whose rows are being written (BeginFile): CommitFile sets its verdict in
-// the same savepoint, so no reader ever sees it.
-constexpr std::string_view kVerdictWhileWriting = "ingesting";
+// The dump_files row of a file whose rows are being written (BeginFile) has the verdict CommitFile gives a
+// file it keeps, and rows_written NULL until then: CommitFile's update then changes no indexed column
+// (dump_files_by_run_verdict stays as it is; PostgreSQL updates the row in place, a HOT update, where it was a
+// new entry in each of the table's three indexes). The row is released with the file, so no reader sees it
+// unfinished (the tests look for a NULL rows_written left behind).
+constexpr ingest::FileVerdict kVerdictOfAKeptFile = ingest::FileVerdict::kIngested;
 
 }  // namespace
 
@@ -407,7 +410,8 @@ StatusOr<ingest::RecordSink*> RunWriter::BeginFile(const FileSpec& spec) {
     // to one run then take its keys in the same order (the walk's, file row before module), so neither waits
     // for a file row while it holds a module the other waits for (PostgreSQL found that deadlock between two
     // daemons ingesting one run when the module's insert went first).
-    SqlStatement& file_row = FileRowInsert(d.statements, spec, kVerdictWhileWriting, FileOutcome{}, 0);
+    SqlStatement& file_row = FileRowInsert(d.statements, spec, ingest::FileVerdictName(kVerdictOfAKeptFile),
+                                           FileOutcome{}, 0, std::nullopt);
     // Not a module named by number only: its insert takes a name another stage gave the number, where its
     // lookup finds the row by number.
     const bool most_likely_new = d.InCreatedRun(spec.run_id) && !spec.module.name_is_placeholder;
@@ -455,12 +459,18 @@ StatusOr<FileWriteStats> RunWriter::CommitFile(const FileOutcome& outcome) {
   if (written.ok()) {
     try {
       d.WriteIssues(file.file_id(), file.issues());
+      // The verdict only when it is not the one the row has (kVerdictOfAKeptFile).
+      const bool kept = outcome.verdict == kVerdictOfAKeptFile;
       SqlStatement& up =
-          d.Cached("UPDATE dump_files SET verdict = ?, reason = ?, line_count = ?, unknown_lines = ?, "
-                   "issue_count = ?, rows_written = ?, module_id = ? WHERE file_id = ?");
-      BindRow(up, ingest::FileVerdictName(outcome.verdict), NonEmpty(outcome.reason), outcome.line_count,
-              outcome.unknown_lines, file.issues().total, file.rows(),
-              OnlyIf(file.module_id() != 0, file.module_id()), file.file_id());
+          kept ? d.Cached("UPDATE dump_files SET reason = ?, line_count = ?, unknown_lines = ?, issue_count = ?, "
+                          "rows_written = ?, module_id = ? WHERE file_id = ?")
+               : d.Cached("UPDATE dump_files SET reason = ?, line_count = ?, unknown_lines = ?, issue_count = ?, "
+                          "rows_written = ?, module_id = ?, verdict = ? WHERE file_id = ?");
+      BindRow(up, NonEmpty(outcome.reason), outcome.line_count, outcome.unknown_lines, file.issues().total,
+              file.rows(), OnlyIf(file.module_id() != 0, file.module_id()));
+      int next = 7;
+      if (!kept) up.Bind(next++, ingest::FileVerdictName(outcome.verdict));
+      up.Bind(next, file.file_id());
       up.ExecuteLater();
       d.file_savepoint->Release();  // PostgreSQL: waits for the answers of every statement sent before
     } catch (const std::exception& e) {
@@ -523,7 +533,7 @@ Status RunWriter::RecordFile(const FileSpec& spec, const FileOutcome& outcome, c
       d.created_modules.Forget();
     }
     SqlStatement& row =
-        FileRowInsert(d.statements, spec, ingest::FileVerdictName(outcome.verdict), outcome, issues.total);
+        FileRowInsert(d.statements, spec, ingest::FileVerdictName(outcome.verdict), outcome, issues.total, 0);
     if (const std::optional<int64_t> fid = StoredFileId(row)) {
       d.WriteIssues(*fid, issues);
       savepoint.Release();

@@ -125,8 +125,10 @@ TEST(CrashSafety, SigkillMidIngestLeavesNoPartialFileAndARerunCompletes) {
       SQLite::Statement check(db, "PRAGMA integrity_check");
       ASSERT_TRUE(check.executeStep());
       EXPECT_EQ(check.getColumn(0).getString(), "ok") << "kill " << k;
-      // No file is half there: every stored module is whole, and nothing is left "ingesting".
+      // No file is half there: every stored module is whole, and no file row is left as its ingest began
+      // (rows_written NULL until its commit).
       EXPECT_EQ(Scalar(db, "SELECT COUNT(*) FROM dump_files WHERE verdict <> 'ingested'"), 0) << "kill " << k;
+      EXPECT_EQ(Scalar(db, "SELECT COUNT(*) FROM dump_files WHERE rows_written IS NULL"), 0) << "kill " << k;
       EXPECT_EQ(Scalar(db, "SELECT COUNT(*) FROM module_summary s JOIN modules m USING(module_id) "
                            "WHERE NOT ((m.name LIKE 'tpu_kernel_%' AND s.allocation_count = 8 AND s.value_count = 11)"
                            " OR (m.name LIKE 'train_step_%' AND s.allocation_count = 14 AND s.value_count = 24)"
