@@ -101,13 +101,22 @@ InternedTexts::InternedTexts(const char* table, const char* id_column, const cha
                             ") VALUES (?) ON CONFLICT DO NOTHING RETURNING " + id_column
                       : std::string("INSERT INTO ") + table + "(hash, " + text_column +
                             ") VALUES (?, ?) ON CONFLICT DO NOTHING RETURNING " + id_column),
-      find_or_insert_sql_(key != Key::kText
-                              ? ""
-                              : std::string("WITH found AS (SELECT ") + id_column + " FROM " + table + " WHERE " +
+      // kText: (text, text); kHash: (hash, text, hash, text), the smallest id of the text's rows (a text two
+      // writers stored at once has two).
+      find_or_insert_sql_(key == Key::kText
+                              ? std::string("WITH found AS (SELECT ") + id_column + " FROM " + table + " WHERE " +
                                     text_column + " = ?), stored AS (INSERT INTO " + table + "(" + text_column +
                                     ") SELECT CAST(? AS TEXT) WHERE NOT EXISTS (SELECT 1 FROM found) ON CONFLICT "
                                     "DO NOTHING RETURNING " + id_column + ") SELECT " + id_column +
-                                    ", 0 FROM found UNION ALL SELECT " + id_column + ", 1 FROM stored"),
+                                    ", 0 FROM found UNION ALL SELECT " + id_column + ", 1 FROM stored"
+                          : key == Key::kHash
+                              ? std::string("WITH found AS (SELECT ") + id_column + " FROM " + table +
+                                    " WHERE hash = ? AND " + text_column + " = ? ORDER BY " + id_column +
+                                    " LIMIT 1), stored AS (INSERT INTO " + table + "(hash, " + text_column +
+                                    ") SELECT CAST(? AS BIGINT), CAST(? AS TEXT) WHERE NOT EXISTS (SELECT 1 FROM "
+                                    "found) RETURNING " + id_column + ") SELECT " + id_column +
+                                    ", 0 FROM found UNION ALL SELECT " + id_column + ", 1 FROM stored"
+                              : ""),
       find_hashes_(std::string("SELECT hash, ") + id_column + ", " + text_column +
                    (key == Key::kUniqueHash ? ", shape_id, op_name_id, source_file_id" : "") + " FROM " + table +
                    " WHERE hash IN ({ids})") {}
@@ -130,16 +139,19 @@ int64_t InternedTexts::Find(SqlConnection& sql, const std::string& text, int64_t
   return id;
 }
 
-// One round trip instead of two for a text not stored yet (a fresh store's shapes: 625 of the real run folder's
-// round trips on PostgreSQL), and still one for a text stored before. The lookup reads the statement's
+// One round trip instead of two for a text not stored yet (a fresh store's shapes and computation names: 625
+// and 250 of the real run folder's round trips on PostgreSQL), and still one for a text stored before. The lookup reads the statement's
 // snapshot (a row committed before it); the insert runs only when the lookup found nothing, so a stored text
 // takes no id from the table's sequence (an insert that meets a conflict would). A text another writer inserts
 // at the same moment meets the insert's conflict once that writer commits, and is in neither part's answer
 // (0: the caller looks it up again, in a new snapshot).
-int64_t InternedTexts::FindOrInsert(SqlConnection& sql, const std::string& text) {
+int64_t InternedTexts::FindOrInsert(SqlConnection& sql, const std::string& text, int64_t hash) {
   if (!find_or_insert_) find_or_insert_ = sql.Prepare(find_or_insert_sql_);
-  find_or_insert_->Bind(1, text);
-  find_or_insert_->Bind(2, text);
+  if (key_ == Key::kText) {
+    BindRow(*find_or_insert_, text, text);
+  } else {
+    BindRow(*find_or_insert_, hash, text, hash, text);
+  }
   int64_t id = 0;
   if (find_or_insert_->Step()) {
     id = find_or_insert_->Int(0);
@@ -154,8 +166,8 @@ int64_t InternedTexts::Id(SqlConnection& sql, const std::string& text) {
   auto it = ids_.find(text);
   if (it != ids_.end()) return it->second;
   const int64_t hash = key_ == Key::kText ? 0 : TextHash(text);
-  const bool one_statement = key_ == Key::kText && sql.dialect() == SqlDialect::kPostgresql;
-  int64_t id = one_statement ? FindOrInsert(sql, text) : Find(sql, text, hash);
+  const bool one_statement = sql.dialect() == SqlDialect::kPostgresql;
+  int64_t id = one_statement ? FindOrInsert(sql, text, hash) : Find(sql, text, hash);
   if (id == 0 && !one_statement) {
     if (!insert_) insert_ = sql.Prepare(insert_sql_);
     if (key_ == Key::kText) {

@@ -4,7 +4,8 @@
 //     through their UNIQUE index (on PostgreSQL looked up and, when new, inserted by one statement);
 //   * names(name_id, hash, text), op_names and computation names: many, and in generated or very large
 //     programs mostly distinct, so the lookup index holds a 64-bit hash (TextHash) instead of a second copy of
-//     the text. Rows of equal hash are compared by text, so a hash collision only costs a comparison;
+//     the text. Rows of equal hash are compared by text, so a hash collision only costs a comparison (one
+//     at a time, on PostgreSQL, looked up and inserted when new by one statement, as shapes are);
 //   * long_texts(text_id, hash UNIQUE, text, the ids of its cut parts: store/facts/long_text.h): whole
 //     instruction texts, distinct within a program, interned a batch at a time (Ids). The batch's hashes are
 //     looked up first and only the texts not found inserted in bulk (store/backend/bulk_insert.h): where the
@@ -53,8 +54,9 @@ class InternedTexts {
   InternedTexts(const char* table, const char* id_column, const char* text_column, Key key);
 
   // The id of `text`, inserting it when it is new. A text another writer inserts at the same moment is found
-  // after its insert commits. Key kText or kHash. Key kText on PostgreSQL: one statement (and round trip) a
-  // text not cached, new or stored before; else a lookup, and an insert when it finds nothing.
+  // after its insert commits (key kText; names, without a unique key, may then hold it twice: the smaller id
+  // is found later). Key kText or kHash. On PostgreSQL: one statement (and round trip) a text not cached, new
+  // or stored before; on SQLite a lookup, and an insert when it finds nothing.
   int64_t Id(SqlConnection& sql, const std::string& text);
 
   // Key kHash: sets ids[i] to the id of texts[i] (up to its first NUL), a batch at a time: the texts not cached
@@ -89,11 +91,11 @@ class InternedTexts {
 
   const Key key_;
   const std::string table_, id_column_, text_column_;
-  // Key kText on PostgreSQL: the lookup, and the insert when the lookup finds nothing, in one statement; 0 when
-  // another writer stored the text meanwhile (the caller looks it up again).
-  int64_t FindOrInsert(SqlConnection& sql, const std::string& text);
+  // On PostgreSQL (keys kText and kHash): the lookup, and the insert when the lookup finds nothing, in one
+  // statement; 0 when another writer stored the text meanwhile (the caller looks it up again).
+  int64_t FindOrInsert(SqlConnection& sql, const std::string& text, int64_t hash);
 
-  std::string find_sql_, insert_sql_, find_or_insert_sql_;  // find_or_insert_sql_: key kText only
+  std::string find_sql_, insert_sql_, find_or_insert_sql_;  // find_or_insert_sql_: keys kText and kHash
   std::unique_ptr<SqlStatement> find_, insert_, find_or_insert_, largest_id_;
   // Ids(): the lookup of a batch's hashes: hash, id, text, and for long_texts the ids of the cut parts.
   InListRead find_hashes_;
