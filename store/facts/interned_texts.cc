@@ -280,6 +280,19 @@ int64_t InternedTexts::Ids(SqlConnection& sql, std::vector<LongText> texts, std:
       throw collision(hashes[i], true);
     }
   }
+  // The texts the group met before (group_texts_) have their ids; the others (`unknown`) are looked up or
+  // stored below. A text met before under the same hash must be the same text.
+  std::vector<size_t> unknown;
+  for (size_t i : distinct) {
+    const auto met = group_texts_.find(hashes[i]);
+    if (met == group_texts_.end()) {
+      unknown.push_back(i);
+    } else if (met->second.second != texts[i]) {
+      throw collision(hashes[i], true);
+    } else {
+      ids[i] = met->second.first;
+    }
+  }
   // Reads the stored rows of `wanted_hashes` (of distinct texts of the batch) and sets their texts' ids, each
   // row compared with the text asked for; `must_find`: a hash not stored is an error.
   auto read_back = [&](const std::vector<int64_t>& wanted_hashes, bool must_find) {
@@ -309,14 +322,16 @@ int64_t InternedTexts::Ids(SqlConnection& sql, std::vector<LongText> texts, std:
   // little. Where the ids are read back, all the distinct texts (one stored before is left alone).
   const NewIds how = NewIdsOf(sql);
   std::vector<size_t> to_insert;
-  if (how != NewIds::kReadBack) {
-    std::vector<int64_t> distinct_hashes;
-    for (size_t i : distinct) {
+  if (unknown.empty()) {
+    // Every text was met before in this group: no statement.
+  } else if (how != NewIds::kReadBack) {
+    std::vector<int64_t> unknown_hashes;
+    for (size_t i : unknown) {
       ids[i] = 0;  // not found
-      distinct_hashes.push_back(hashes[i]);
+      unknown_hashes.push_back(hashes[i]);
     }
-    read_back(distinct_hashes, false);
-    for (size_t i : distinct) {
+    read_back(unknown_hashes, false);
+    for (size_t i : unknown) {
       if (ids[i] == 0) to_insert.push_back(i);
     }
     // In hash order where another writer may insert the same texts at once (PostgreSQL): a row one insert
@@ -326,7 +341,7 @@ int64_t InternedTexts::Ids(SqlConnection& sql, std::vector<LongText> texts, std:
       std::sort(to_insert.begin(), to_insert.end(), [&](size_t a, size_t b) { return hashes[a] < hashes[b]; });
     }
   } else {
-    to_insert = distinct;
+    to_insert = unknown;
   }
   // Each text moved to the insert and back after it.
   int64_t next_id = how == NewIds::kGiven && !to_insert.empty() ? LargestId(sql) + 1 : 0;
@@ -368,6 +383,10 @@ int64_t InternedTexts::Ids(SqlConnection& sql, std::vector<LongText> texts, std:
       if (!stored_before.empty()) read_back(stored_before, true);
     }
   }
+  for (size_t i : unknown) {
+    if (group_text_bytes_ >= kMaxGroupTextBytes) break;
+    if (group_texts_.try_emplace(hashes[i], ids[i], texts[i]).second) group_text_bytes_ += texts[i].text.size();
+  }
   for (size_t i = 0; i < texts.size(); ++i) ids[i] = ids[first_with.at(hashes[i])];
   return inserted;
 }
@@ -387,13 +406,23 @@ void InternedTexts::FileDone() {
 void InternedTexts::FileAborted() {
   if (added_in_file_) ids_.clear();
   added_in_file_ = false;
+  ForgetGroupTexts();  // on SQLite the file's new texts went with it
 }
 
-void InternedTexts::GroupCommitted() { added_in_group_ = false; }
+void InternedTexts::GroupCommitted() {
+  added_in_group_ = false;
+  ForgetGroupTexts();
+}
 
 void InternedTexts::GroupAborted() {
   if (added_in_file_ || added_in_group_) ids_.clear();
   added_in_file_ = added_in_group_ = false;
+  ForgetGroupTexts();
+}
+
+void InternedTexts::ForgetGroupTexts() {
+  group_texts_.clear();
+  group_text_bytes_ = 0;
 }
 
 void InternedTextCaches::FileDone() {

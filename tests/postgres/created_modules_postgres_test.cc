@@ -39,10 +39,7 @@ Status WriteFile(store::RunWriter& writer, ingest::FileSpec spec,
   if (!sink.ok()) return sink.status();
   if (*sink == nullptr) return Status::Internal("taken for another writer's file");
   for (const auto& [index, bytes] : allocations) (*sink)->OnAllocation(Allocation(index, bytes));
-  auto committed = writer.CommitFile({FileVerdict::kIngested, "", 1, 0});
-  if (committed.ok()) return Status::Ok();
-  Status aborted = writer.AbortFile({FileVerdict::kError, committed.status().message(), 1, 0});
-  return aborted.ok() ? committed.status() : aborted;
+  return testing::CommitOrAbort(writer);
 }
 
 // Every module row and the allocations written into it; allocations into a module id with no row show as '?'.

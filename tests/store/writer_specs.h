@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "base/status.h"
 #include "ingest/records/ingest_target.h"
 
 namespace xladb::testing {
@@ -36,6 +37,15 @@ inline ingest::FileSpec ModuleFileOf(int64_t run_id, std::string path, std::stri
   spec.module.name = std::move(name);
   spec.module.stage = "after_optimizations";
   return spec;
+}
+
+// Commits the file `target` began last as ingested (one line read); a file it refuses is aborted with the
+// commit's error as its reason. The commit's status (or the abort's, when that fails too).
+inline Status CommitOrAbort(ingest::IngestTarget& target) {
+  auto committed = target.CommitFile({ingest::FileVerdict::kIngested, "", 1, 0});
+  if (committed.ok()) return Status::Ok();
+  Status aborted = target.AbortFile({ingest::FileVerdict::kError, committed.status().message(), 1, 0});
+  return aborted.ok() ? committed.status() : aborted;
 }
 
 }  // namespace xladb::testing

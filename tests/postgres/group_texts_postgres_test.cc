@@ -1,0 +1,95 @@
+// Whole instruction texts a writer's group met before are not looked up again (InternedTexts::Ids keeps them
+// for the group, store/facts/interned_texts.h). What it keeps must never outlive the text's row, on both
+// backends:
+//   * a file rolled back takes the texts it stored with it on SQLite (they are in the writer's transaction):
+//     the next file that prints one stores it again;
+//   * a text the run's sweep removed (replaced by a later file, no row refers to it) is stored again by the
+//     next run of the same writer.
+// Each case ends with every instruction's text_id naming a stored text, the text it printed.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ingest/records/ingest_target.h"
+#include "ingest/records/records.h"
+#include "store/backend/database.h"
+#include "store/write/run_writer.h"
+#include "tests/postgres/both_backends.h"
+#include "tests/store/sql_rows.h"
+#include "tests/store/writer_specs.h"
+
+namespace xladb {
+namespace {
+
+
+ingest::InstructionRecord Instruction(std::string name, std::string text) {
+  ingest::InstructionRecord r;
+  r.name = std::move(name);
+  r.opcode = "add";
+  r.text = std::move(text);
+  return r;
+}
+
+// Writes an HLO file of module `module` with `instructions`; the commit's status (a refused file is aborted).
+Status WriteFile(store::RunWriter& writer, int64_t run, const std::string& path, const std::string& module,
+                 const std::vector<ingest::InstructionRecord>& instructions) {
+  auto sink = writer.BeginFile(testing::ModuleFileOf(run, path, "hlo_module", path, module));
+  if (!sink.ok()) return sink.status();
+  if (*sink == nullptr) return Status::Internal("taken for another writer's file");
+  for (ingest::InstructionRecord r : instructions) (*sink)->OnInstruction(std::move(r));
+  return testing::CommitOrAbort(writer);
+}
+
+// Each instruction with the text its text_id names ('?' for an id with no stored text).
+constexpr const char* kInstructionTexts =
+    "SELECT m.name || '.' || i.name || ' ' || COALESCE(l.text, '?') FROM instructions i "
+    "JOIN modules m USING (module_id) LEFT JOIN long_texts l USING (text_id) ORDER BY 1";
+
+constexpr const char* kAdd = "x = f32[8]{0} add(f32[8]{0} a, f32[8]{0} b)";
+constexpr const char* kMultiply = "x = f32[8]{0} multiply(f32[8]{0} a, f32[8]{0} b)";
+
+class GroupTextsOnBothBackends : public testing::BothBackends {};
+
+TEST_F(GroupTextsOnBothBackends, ATextOfAFileRolledBackIsStoredAgainByTheNextFile) {
+  for (store::Database* db : {sqlite_.get(), postgres_.get()}) {
+    SCOPED_TRACE(Name(db->connection()));
+    store::RunWriter writer(db, store::GroupCommit{3600, int64_t{1} << 40});  // one group
+    auto run = writer.BeginRun(testing::RunNamed("nightly"));
+    ASSERT_TRUE(run.ok()) << run.status().ToString();
+    // Instruction x printed twice: the module is new, so its rows go without a conflict clause and the
+    // database refuses the second, after the file's texts were stored.
+    EXPECT_FALSE(WriteFile(writer, *run, "f.txt", "jit_f", {Instruction("x", kAdd), Instruction("x", kAdd)}).ok());
+    ASSERT_TRUE(WriteFile(writer, *run, "g.txt", "jit_g", {Instruction("x", kAdd)}).ok());
+    ASSERT_TRUE(writer.FinishRun(*run, -1).ok());
+    EXPECT_EQ(testing::Rows(db->connection(), kInstructionTexts), std::string("jit_g.x ") + kAdd + "\n");
+  }
+}
+
+TEST_F(GroupTextsOnBothBackends, ATextTheSweepRemovedIsStoredAgainByTheNextRun) {
+  for (store::Database* db : {sqlite_.get(), postgres_.get()}) {
+    SCOPED_TRACE(Name(db->connection()));
+    store::RunWriter writer(db, store::GroupCommit{3600, int64_t{1} << 40});  // one group a run
+    auto first = writer.BeginRun(testing::RunNamed("first"));
+    ASSERT_TRUE(first.ok()) << first.status().ToString();
+    // A second file of the module prints x otherwise: x's first text is referred to by nothing, and the run's
+    // end sweeps it away.
+    ASSERT_TRUE(WriteFile(writer, *first, "a.txt", "jit_f", {Instruction("x", kAdd)}).ok());
+    ASSERT_TRUE(WriteFile(writer, *first, "b.txt", "jit_f", {Instruction("x", kMultiply)}).ok());
+    ASSERT_TRUE(writer.FinishRun(*first, -1).ok());
+    ASSERT_EQ(testing::Rows(db->connection(), "SELECT COUNT(*) FROM long_texts WHERE text = '" +
+                                                  std::string(kAdd) + "'"),
+              "0\n");
+    auto second = writer.BeginRun(testing::RunNamed("second"));
+    ASSERT_TRUE(second.ok()) << second.status().ToString();
+    ASSERT_TRUE(WriteFile(writer, *second, "a.txt", "jit_f", {Instruction("x", kAdd)}).ok());
+    ASSERT_TRUE(writer.FinishRun(*second, -1).ok());
+    EXPECT_EQ(testing::Rows(db->connection(), kInstructionTexts),
+              std::string("jit_f.x ") + kAdd + "\njit_f.x " + kMultiply + "\n");
+  }
+}
+
+}  // namespace
+}  // namespace xladb
