@@ -458,7 +458,7 @@ void InternedTextCaches::SweepReplacedTexts() {
   }
   drop.reset();
   // Not counted (CountInternedRemoval): it removes whole texts only, whose ids no writer keeps past the
-  // transaction that looked them up (InternedTexts::Ids reads each batch's afresh), so no writer need forget
+  // group that looked them up (InternedTexts::Ids keeps them until its group ends), so no writer need forget
   // the shapes, names and source paths it keeps.
   tx.Commit();
 }

@@ -39,7 +39,7 @@ namespace xladb::store {
 class FileWriter : public ingest::RecordSink {
  public:
   // `facts` starts with what replacing the file's stored version changed (its rows and counters went).
-  // `module_named_by_number`: the file's module key has the placeholder name (ModuleKey::name_is_placeholder).
+  // `module_named_by_number`: the file's module key names it `module_<ID>` (FileContext::module_named_by_number).
   FileWriter(StatementCache* statements, InternedTextCaches* interned, int64_t run_id, int64_t file_id,
              int64_t module_id, bool module_is_new, bool module_named_by_number, const FileFacts& facts);
   FileWriter(const FileWriter&) = delete;

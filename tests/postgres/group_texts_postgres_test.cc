@@ -5,7 +5,8 @@
 //     the next file that prints one stores it again;
 //   * a text the run's sweep removed (replaced by a later file, no row refers to it) is stored again by the
 //     next run of the same writer.
-// Each case ends with every instruction's text_id naming a stored text, the text it printed.
+// Each case ends with every instruction's text_id naming a stored text, the text it printed. And a module header
+// written with the group's facts that PostgreSQL refuses fails its file, not its group.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -40,6 +41,20 @@ Status WriteFile(store::RunWriter& writer, int64_t run, const std::string& path,
   if (!sink.ok()) return sink.status();
   if (*sink == nullptr) return Status::Internal("taken for another writer's file");
   for (ingest::InstructionRecord r : instructions) (*sink)->OnInstruction(std::move(r));
+  return testing::CommitOrAbort(writer);
+}
+
+// Writes an HLO file of module `module` whose header prints `sharding`; the commit's status.
+Status WriteHeaderFile(store::RunWriter& writer, int64_t run, const std::string& path, const std::string& module,
+                       const std::string& sharding) {
+  auto sink = writer.BeginFile(testing::ModuleFileOf(run, path, "hlo_module", path, module));
+  if (!sink.ok()) return sink.status();
+  if (*sink == nullptr) return Status::Internal("taken for another writer's file");
+  ingest::HloModuleRecord header;
+  header.name = module;
+  header.entry_computation_layout = "(f32[8]{0})->f32[8]{0}";
+  header.entry_sharding = sharding;
+  (*sink)->OnHloModule(std::move(header));
   return testing::CommitOrAbort(writer);
 }
 
@@ -88,6 +103,52 @@ TEST_F(GroupTextsOnBothBackends, ATextTheSweepRemovedIsStoredAgainByTheNextRun) 
     ASSERT_TRUE(writer.FinishRun(*second, -1).ok());
     EXPECT_EQ(testing::Rows(db->connection(), kInstructionTexts),
               std::string("jit_f.x ") + kAdd + "\njit_f.x " + kMultiply + "\n");
+  }
+}
+
+// Module headers are written with the group's derived facts (FileFacts::hlo_header). A header PostgreSQL
+// refuses (a sharding that is not UTF-8) must fail its own file there, inside its savepoint, not the group
+// whose COMMIT writes the headers; SQLite stores it byte for byte.
+TEST_F(GroupTextsOnBothBackends, AHeaderPostgresqlRefusesFailsItsFileNotItsGroup) {
+  const std::string not_utf8 = "({devices=[2]0,1 \xff}) -> {replicated}";
+  for (store::Database* db : {sqlite_.get(), postgres_.get()}) {
+    SCOPED_TRACE(Name(db->connection()));
+    const bool postgresql = db->connection().dialect() == store::SqlDialect::kPostgresql;
+    store::RunWriter writer(db, store::GroupCommit{3600, int64_t{1} << 40});  // one group
+    auto run = writer.BeginRun(testing::RunNamed("nightly"));
+    ASSERT_TRUE(run.ok()) << run.status().ToString();
+    ASSERT_TRUE(WriteHeaderFile(writer, *run, "f.txt", "jit_f", "{replicated}").ok());
+    EXPECT_EQ(WriteHeaderFile(writer, *run, "g.txt", "jit_g", not_utf8).ok(), !postgresql);
+    ASSERT_TRUE(WriteHeaderFile(writer, *run, "h.txt", "jit_h", "").ok());
+    ASSERT_TRUE(writer.FinishRun(*run, -1).ok()) << "the group is committed";
+    EXPECT_EQ(testing::Rows(db->connection(), "SELECT path, verdict FROM dump_files ORDER BY path"),
+              postgresql ? "f.txt|ingested\ng.txt|error\nh.txt|ingested\n"
+                         : "f.txt|ingested\ng.txt|ingested\nh.txt|ingested\n");
+    EXPECT_EQ(testing::Rows(db->connection(), "SELECT name, hlo_entry_sharding, hlo_entry_signature FROM modules "
+                                              "WHERE name <> 'jit_g' ORDER BY name"),
+              "jit_f|{replicated}|(f32[8]) -> f32[8]\njit_h||(f32[8]) -> f32[8]\n");
+  }
+}
+
+// A module whose file names it `module_<ID>` (its number, as a file name without the module's name gives it)
+// takes its HloModule line's name, as the placeholder does; another name stays.
+TEST_F(GroupTextsOnBothBackends, AModuleNamedByItsNumberTakesItsHloModuleName) {
+  for (store::Database* db : {sqlite_.get(), postgres_.get()}) {
+    SCOPED_TRACE(Name(db->connection()));
+    store::RunWriter writer(db);
+    auto run = writer.BeginRun(testing::RunNamed("nightly"));
+    ASSERT_TRUE(run.ok()) << run.status().ToString();
+    for (const char* name : {"module_1", "jit_g"}) {  // testing::ModuleFileOf: module number 1
+      auto sink = writer.BeginFile(testing::ModuleFileOf(*run, std::string(name) + ".txt", "hlo_module", name, name));
+      ASSERT_TRUE(sink.ok() && *sink != nullptr);
+      ingest::HloModuleRecord header;
+      header.name = "jit_named_inside";
+      (*sink)->OnHloModule(std::move(header));
+      ASSERT_TRUE(testing::CommitOrAbort(writer).ok());
+    }
+    ASSERT_TRUE(writer.FinishRun(*run, -1).ok());
+    EXPECT_EQ(testing::Rows(db->connection(), "SELECT name FROM modules ORDER BY name"),
+              "jit_g\njit_named_inside\n");
   }
 }
 

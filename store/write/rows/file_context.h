@@ -5,7 +5,7 @@
 // The mappers, one per record family, each with a header that maps records to tables:
 //   store/write/rows/buffer_assignment_rows.h  allocations, buffer_values
 //   store/write/rows/live_range_rows.h         schedule, buffer_live_ranges, peak_buffers, stack_trace_nodes
-//   store/write/rows/hlo_module_rows.h         instructions, computations, modules.hlo_entry_signature, long_texts
+//   store/write/rows/hlo_module_rows.h         instructions, computations, long_texts, the module header (facts)
 //   store/write/rows/report_rows.h             memory_report_*, utilization_counters, oom_*
 //
 // Contract: owned by the file's FileWriter and dies with it. Database errors inside a record callback are
@@ -101,7 +101,9 @@ struct FileContext {
   const int64_t file_id;
   const int64_t module_id;   // 0: the file's rows belong to no module
   const bool module_is_new;  // created by this file: no rows of it are stored yet
-  const bool module_named_by_number;  // the file's name has no module name (ModuleKey::name_is_placeholder)
+  // The file's module key names it `module_<ID>` (ModuleKey::name_is_placeholder, or a module so named): its
+  // row may have the placeholder name, which the HloModule line replaces.
+  const bool module_named_by_number;
   int64_t rows = 0;          // rows written
   FileIssues issues;
   FileFacts facts;

@@ -1,6 +1,8 @@
 #include "store/write/rows/hlo_module_rows.h"
 
+#include <algorithm>
 #include <optional>
+#include <string_view>
 #include <utility>
 
 #include "store/facts/interned_texts.h"
@@ -9,6 +11,11 @@
 
 namespace xladb::store {
 namespace {
+
+// Whether every byte of `s` is ASCII and not NUL: text any backend stores as it is.
+bool AsciiWithoutNul(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char c) { return c > 0; });  // char is signed: >= 0x80 is < 0
+}
 
 // A field a file does not print leaves what another file wrote.
 const BulkInsert kInstructionInsert{
@@ -179,12 +186,24 @@ void HloModuleRows::Add(ingest::HloModuleRecord&& r) {
   const std::string signature = printed.empty() ? std::string() : StoredEntrySignature(printed);
   // What the module's row takes from its HLO text:
   //   * hlo_entry_sharding ('' when none), the identity's through DerivedModuleFacts (module_facts.h), and
-  //     hlo_entry_signature when the text prints one: written with the group's derived facts (FileFacts::hlo_header);
-  //   * name, now: a module named by the `module_<ID>` placeholder (a file name without the module's name:
+  //     hlo_entry_signature when the text prints one: written with the group's derived facts (FileFacts::hlo_header).
+  //     A header with a byte outside ASCII (or a NUL) is also written at once, inside the file's savepoint:
+  //     PostgreSQL refuses text that is not UTF-8, and that must fail this file, not the group whose COMMIT
+  //     writes the headers (which then writes the same bytes again, in file order);
+  //   * name, now: a module named `module_<ID>` (the placeholder a file name without the module's name gives:
   //     2020-era TensorFlow dumps, docs/formats.md) takes its HloModule line's name, unless a row of its run
-  //     already has that key. run_writer.cc finds such a module by its number, whatever its name. Only a file
-  //     named so can have found or created a row named so (another file finds its module by name).
+  //     already has that key. run_writer.cc finds a placeholder's module by its number, whatever its name; a
+  //     file whose key has another name found or created a row of that name, which this leaves alone.
   f.facts.hlo_header = FileFacts::HloHeader{r.entry_sharding, NonEmpty(std::string(signature))};
+  if (!AsciiWithoutNul(r.entry_sharding) || !AsciiWithoutNul(signature)) {
+    f.Guard([&] {
+      SqlStatement& up = f.Statement(
+          "UPDATE modules SET hlo_entry_sharding = ?, hlo_entry_signature = COALESCE(?, hlo_entry_signature) "
+          "WHERE module_id = ?");
+      BindRow(up, r.entry_sharding, NonEmpty(signature), f.module_id);
+      up.ExecuteLater();
+    });
+  }
   if (f.module_named_by_number && !r.name.empty()) {
     f.Guard([&] {
       SqlStatement& up = f.Statement(
