@@ -140,11 +140,12 @@ int64_t InternedTexts::Find(SqlConnection& sql, const std::string& text, int64_t
 }
 
 // One round trip instead of two for a text not stored yet (a fresh store's shapes and computation names: 625
-// and 250 of the real run folder's round trips on PostgreSQL), and still one for a text stored before. The lookup reads the statement's
-// snapshot (a row committed before it); the insert runs only when the lookup found nothing, so a stored text
-// takes no id from the table's sequence (an insert that meets a conflict would). A text another writer inserts
-// at the same moment meets the insert's conflict once that writer commits, and is in neither part's answer
-// (0: the caller looks it up again, in a new snapshot).
+// and 250 of the real run folder's round trips on PostgreSQL), and still one for a text stored before. The
+// lookup reads the statement's snapshot (a row committed before it); the insert runs only when the lookup found
+// nothing, so a stored text takes no id from the table's sequence (an insert that meets a conflict would). A
+// text another writer inserts at the same moment meets the insert's conflict once that writer commits (key
+// kText), and is in neither part's answer (0: the caller looks it up again, in a new snapshot); names have no
+// unique key, so both rows stay (the smaller id is found later).
 int64_t InternedTexts::FindOrInsert(SqlConnection& sql, const std::string& text, int64_t hash) {
   if (!find_or_insert_) find_or_insert_ = sql.Prepare(find_or_insert_sql_);
   if (key_ == Key::kText) {
