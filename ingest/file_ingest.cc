@@ -35,7 +35,7 @@ ModuleKey ModuleKeyFor(const std::string& path, const std::string& file_name, co
     key.xla_module_id = dn.xla_module_id;
     key.name = dn.module_name;
     if (key.name.empty() && dn.xla_module_id >= 0) {
-      key.name = "module_" + std::to_string(dn.xla_module_id);
+      key.name = PlaceholderModuleName(dn.xla_module_id);
       key.name_is_placeholder = true;
     }
     key.stage = dn.stage;

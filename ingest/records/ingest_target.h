@@ -64,6 +64,9 @@ struct ModuleKey {
                                // multi-host dumps, where module numbers repeat per host
 };
 
+// The `module_<ID>` placeholder name of module number `xla_module_id` (ModuleKey::name_is_placeholder).
+inline std::string PlaceholderModuleName(int64_t xla_module_id) { return "module_" + std::to_string(xla_module_id); }
+
 struct FileSpec {
   int64_t run_id = 0;
   std::string path;            // relative to the run root, '/'-separated

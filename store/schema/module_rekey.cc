@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ingest/records/ingest_target.h"
 #include "ingest/text/entry_sharding.h"
 #include "ingest/text/hlo_instruction_text.h"
 #include "ingest/source/run_name.h"
@@ -126,7 +127,7 @@ void RekeyListedModules(SqlConnection& sql) {
   DerivedModuleFacts facts(sql);
   RekeyStatements st(sql);
   for (const ListedModule& m : listed) {
-    const bool placeholder = m.xla_module_id && m.name == "module_" + std::to_string(*m.xla_module_id);
+    const bool placeholder = m.xla_module_id && m.name == ingest::PlaceholderModuleName(*m.xla_module_id);
     const std::string name = placeholder && !m.entry_computation.empty() ? m.entry_computation : m.name;
     const std::string folder = ingest::ModuleFolderBelowDumpRoot(m.folder);
     if (name != m.name || folder != m.folder) {

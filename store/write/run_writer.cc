@@ -444,7 +444,7 @@ StatusOr<ingest::RecordSink*> RunWriter::BeginFile(const FileSpec& spec) {
     // A key named `module_<ID>`, a placeholder's or a module's own name: its HloModule line may rename the row.
     const bool named_by_number = spec.module.name_is_placeholder ||
                                  (spec.module.xla_module_id >= 0 &&
-                                  spec.module.name == "module_" + std::to_string(spec.module.xla_module_id));
+                                  spec.module.name == ingest::PlaceholderModuleName(spec.module.xla_module_id));
     d.file = std::make_unique<FileWriter>(&d.statements, &d.interned, spec.run_id, *file_id, module_id,
                                           module_is_new, named_by_number, replaced);
     d.file_savepoint.emplace(std::move(savepoint));
