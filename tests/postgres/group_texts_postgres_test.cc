@@ -10,11 +10,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "ingest/records/ingest_target.h"
+#include "ingest/records/record_sink.h"
 #include "ingest/records/records.h"
 #include "store/backend/database.h"
 #include "store/write/run_writer.h"
@@ -25,7 +27,6 @@
 namespace xladb {
 namespace {
 
-
 ingest::InstructionRecord Instruction(std::string name, std::string text) {
   ingest::InstructionRecord r;
   r.name = std::move(name);
@@ -34,28 +35,35 @@ ingest::InstructionRecord Instruction(std::string name, std::string text) {
   return r;
 }
 
-// Writes an HLO file of module `module` with `instructions`; the commit's status (a refused file is aborted).
-Status WriteFile(store::RunWriter& writer, int64_t run, const std::string& path, const std::string& module,
-                 const std::vector<ingest::InstructionRecord>& instructions) {
+// Writes an HLO file of module `module` at `path`, its records sent by `records`; the commit's status (a
+// refused file is aborted).
+Status WriteHloFile(store::RunWriter& writer, int64_t run, const std::string& path, const std::string& module,
+                    const std::function<void(ingest::RecordSink&)>& records) {
   auto sink = writer.BeginFile(testing::ModuleFileOf(run, path, "hlo_module", path, module));
   if (!sink.ok()) return sink.status();
   if (*sink == nullptr) return Status::Internal("taken for another writer's file");
-  for (ingest::InstructionRecord r : instructions) (*sink)->OnInstruction(std::move(r));
+  records(**sink);
   return testing::CommitOrAbort(writer);
 }
 
-// Writes an HLO file of module `module` whose header prints `sharding`; the commit's status.
+// An HLO file of module `module` with `instructions`.
+Status WriteFile(store::RunWriter& writer, int64_t run, const std::string& path, const std::string& module,
+                 const std::vector<ingest::InstructionRecord>& instructions) {
+  return WriteHloFile(writer, run, path, module, [&](ingest::RecordSink& sink) {
+    for (ingest::InstructionRecord r : instructions) sink.OnInstruction(std::move(r));
+  });
+}
+
+// An HLO file of module `module` whose header names it `header_name` and prints `sharding`.
 Status WriteHeaderFile(store::RunWriter& writer, int64_t run, const std::string& path, const std::string& module,
-                       const std::string& sharding) {
-  auto sink = writer.BeginFile(testing::ModuleFileOf(run, path, "hlo_module", path, module));
-  if (!sink.ok()) return sink.status();
-  if (*sink == nullptr) return Status::Internal("taken for another writer's file");
-  ingest::HloModuleRecord header;
-  header.name = module;
-  header.entry_computation_layout = "(f32[8]{0})->f32[8]{0}";
-  header.entry_sharding = sharding;
-  (*sink)->OnHloModule(std::move(header));
-  return testing::CommitOrAbort(writer);
+                       const std::string& header_name, const std::string& sharding) {
+  return WriteHloFile(writer, run, path, module, [&](ingest::RecordSink& sink) {
+    ingest::HloModuleRecord header;
+    header.name = header_name;
+    header.entry_computation_layout = "(f32[8]{0})->f32[8]{0}";
+    header.entry_sharding = sharding;
+    sink.OnHloModule(std::move(header));
+  });
 }
 
 // Each instruction with the text its text_id names ('?' for an id with no stored text).
@@ -117,9 +125,9 @@ TEST_F(GroupTextsOnBothBackends, AHeaderPostgresqlRefusesFailsItsFileNotItsGroup
     store::RunWriter writer(db, store::GroupCommit{3600, int64_t{1} << 40});  // one group
     auto run = writer.BeginRun(testing::RunNamed("nightly"));
     ASSERT_TRUE(run.ok()) << run.status().ToString();
-    ASSERT_TRUE(WriteHeaderFile(writer, *run, "f.txt", "jit_f", "{replicated}").ok());
-    EXPECT_EQ(WriteHeaderFile(writer, *run, "g.txt", "jit_g", not_utf8).ok(), !postgresql);
-    ASSERT_TRUE(WriteHeaderFile(writer, *run, "h.txt", "jit_h", "").ok());
+    ASSERT_TRUE(WriteHeaderFile(writer, *run, "f.txt", "jit_f", "jit_f", "{replicated}").ok());
+    EXPECT_EQ(WriteHeaderFile(writer, *run, "g.txt", "jit_g", "jit_g", not_utf8).ok(), !postgresql);
+    ASSERT_TRUE(WriteHeaderFile(writer, *run, "h.txt", "jit_h", "jit_h", "").ok());
     ASSERT_TRUE(writer.FinishRun(*run, -1).ok()) << "the group is committed";
     EXPECT_EQ(testing::Rows(db->connection(), "SELECT path, verdict FROM dump_files ORDER BY path"),
               postgresql ? "f.txt|ingested\ng.txt|error\nh.txt|ingested\n"
@@ -139,12 +147,7 @@ TEST_F(GroupTextsOnBothBackends, AModuleNamedByItsNumberTakesItsHloModuleName) {
     auto run = writer.BeginRun(testing::RunNamed("nightly"));
     ASSERT_TRUE(run.ok()) << run.status().ToString();
     for (const char* name : {"module_1", "jit_g"}) {  // testing::ModuleFileOf: module number 1
-      auto sink = writer.BeginFile(testing::ModuleFileOf(*run, std::string(name) + ".txt", "hlo_module", name, name));
-      ASSERT_TRUE(sink.ok() && *sink != nullptr);
-      ingest::HloModuleRecord header;
-      header.name = "jit_named_inside";
-      (*sink)->OnHloModule(std::move(header));
-      ASSERT_TRUE(testing::CommitOrAbort(writer).ok());
+      ASSERT_TRUE(WriteHeaderFile(writer, *run, std::string(name) + ".txt", name, "jit_named_inside", "").ok());
     }
     ASSERT_TRUE(writer.FinishRun(*run, -1).ok());
     EXPECT_EQ(testing::Rows(db->connection(), "SELECT name FROM modules ORDER BY name"),
