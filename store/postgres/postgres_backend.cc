@@ -636,6 +636,12 @@ bool JoinsThePipeline(std::string_view sql) {
 
 void PostgresBackend::ExecLater(std::string_view sql) {
   if (!IsOneStatement(sql)) return Exec(sql);
+  if (sql.rfind("SAVEPOINT ", 0) == 0 || sql.rfind("RELEASE ", 0) == 0) {
+    std::unique_ptr<SqlStatement>& statement = savepoint_statements_[std::string(sql)];
+    if (!statement) statement = Prepare(sql);
+    statement->ExecuteLater();
+    return;
+  }
   pipeline_->Enter();
   // The extended protocol (a pipeline takes no simple query), no parameters.
   if (PQsendQueryParams(pg_->raw(), std::string(sql).c_str(), 0, nullptr, nullptr, nullptr, nullptr, 0) != 1) {

@@ -129,6 +129,10 @@ class PostgresBackend final : public SqlConnection {
   std::unique_ptr<PostgresConnection> pg_;
   std::unique_ptr<PostgresPipeline> pipeline_;
   std::unordered_map<const BulkInsert*, ArrayInsert> bulk_;  // the prepared statement of each BulkInsert used
+  // SAVEPOINT and RELEASE texts ExecLater sent: a statement each, prepared from its second run, so a writer's
+  // savepoint a file is not parsed each time (3,944 parses for the real run folder of docs/PERFORMANCE.md).
+  // Declared last: destroyed while the connection still is.
+  std::unordered_map<std::string, std::unique_ptr<SqlStatement>> savepoint_statements_;
 };
 
 // `sql` with SQLite's placeholders as PostgreSQL's: `?N` becomes `$N`, and a bare `?` one more than the

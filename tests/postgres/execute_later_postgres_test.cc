@@ -165,6 +165,50 @@ TEST_F(ExecuteLaterOnBothBackends, ExecLaterRunsInOrderAndItsErrorIsThrownByTheN
   }
 }
 
+// A writer's savepoint a file: SAVEPOINT and RELEASE sent again and again keep their meaning once PostgreSQL
+// runs them as prepared statements (from their second run), across a savepoint rolled back, a transaction
+// rolled back and the next one; and they are prepared there, not parsed each time.
+TEST_F(ExecuteLaterOnBothBackends, SavepointsSentOverAndOverKeepTheirMeaningAndArePrepared) {
+  for (SqlConnection* sql : Backends()) {
+    SCOPED_TRACE(Name(*sql));
+    auto insert = sql->Prepare("INSERT INTO later(k, v) VALUES (?, 'x')");
+    sql->BeginWrite();
+    for (int k = 0; k < 6; ++k) {
+      store::Savepoint file(*sql, "file");
+      insert->Bind(1, k);
+      insert->ExecuteLater();
+      if (k % 2 == 1) {
+        file.RollBack();
+      } else {
+        file.Release();
+      }
+    }
+    sql->Exec("COMMIT");
+    sql->BeginWrite();
+    {
+      store::Savepoint file(*sql, "file");
+      insert->Bind(1, 10);
+      insert->ExecuteLater();
+      file.Release();
+    }
+    sql->Exec("ROLLBACK");  // the released savepoint's row goes with its transaction
+    sql->BeginWrite();
+    {
+      store::Savepoint file(*sql, "file");
+      insert->Bind(1, 11);
+      insert->ExecuteLater();
+      file.Release();
+    }
+    sql->Exec("COMMIT");
+    EXPECT_EQ(testing::Rows(*sql, "SELECT k FROM later ORDER BY k"), "0\n2\n4\n11\n");
+    if (sql->dialect() == store::SqlDialect::kPostgresql) {
+      EXPECT_EQ(testing::Rows(*sql, "SELECT statement FROM pg_prepared_statements "
+                                    "WHERE statement IN ('SAVEPOINT file', 'RELEASE file') ORDER BY statement"),
+                "RELEASE file\nSAVEPOINT file\n");
+    }
+  }
+}
+
 // A statement destroyed while a failed answer waits unread (its destructor reads the answers quietly) does not
 // hide the failure: the next call that waits throws it (not the later "transaction is aborted" it caused), and
 // a ROLLBACK forgets it.
