@@ -16,7 +16,13 @@ int64_t BulkBatch::Flush(SqlConnection& sql) {
   const BulkInsert& insert = vouched && insert_->for_new_keys() != nullptr ? *insert_->for_new_keys() : *insert_;
   const BulkRows rows{insert, cells_, std::span(texts_.data(), texts_used_)};
   int64_t changed = 0;
-  if (insert.every_row_changes()) {
+  if (held_ != nullptr && !insert.every_row_changes()) {
+    throw SqlError("rows of " + insert.table() + " that may change no row cannot be held (BulkBatch::HoldIn)");
+  }
+  if (held_ != nullptr && TextsStorable(sql)) {
+    held_->Hold(insert, cells_, std::span(texts_.data(), texts_used_));
+    changed = static_cast<int64_t>(rows.rows());
+  } else if (insert.every_row_changes()) {
     sql.AppendRowsLater(rows);  // not awaited: every row counts
     changed = static_cast<int64_t>(rows.rows());
   } else {
@@ -24,6 +30,14 @@ int64_t BulkBatch::Flush(SqlConnection& sql) {
   }
   Clear();
   return changed;
+}
+
+bool BulkBatch::TextsStorable(const SqlConnection& sql) const {
+  if (sql.dialect() != SqlDialect::kPostgresql) return true;
+  for (size_t i = 0; i < texts_used_; ++i) {
+    if (!IsValidUtf8(StoredText(texts_[i]))) return false;
+  }
+  return true;
 }
 
 void BulkBatch::Clear() {

@@ -18,7 +18,9 @@
 // back). A BulkInsert whose every row changes one (BulkInsert::every_row_changes) is written with
 // AppendRowsLater and its rows counted as sent (the same number): on PostgreSQL its error is then thrown by
 // the next call that waits (at the latest the file's RELEASE). A batch not flushed is dropped with the
-// object. Not thread-safe.
+// object. Given a HeldBulkRows (HoldIn), a batch whose every row changes one hands its rows to it instead of
+// writing them (counted as sent, as above), unless PostgreSQL would refuse one of its texts (not UTF-8): that
+// batch is written at once, so its error fails the file (store/backend/held_bulk_rows.h). Not thread-safe.
 #ifndef XLADB_STORE_BACKEND_BULK_BATCH_H_
 #define XLADB_STORE_BACKEND_BULK_BATCH_H_
 
@@ -30,6 +32,7 @@
 #include <vector>
 
 #include "store/backend/bulk_insert.h"
+#include "store/backend/held_bulk_rows.h"
 #include "store/backend/sql_connection.h"
 
 namespace xladb::store {
@@ -63,13 +66,21 @@ class BulkBatch {
     if (keys == Keys::kNew) ++rows_new_;
     return cells_.size() >= sql.bulk_batch_rows() * static_cast<size_t>(columns_) ? Flush(sql) : 0;
   }
-  // Writes the rows held; returns the rows the database changed.
+  // Writes the rows held (or hands them to the HeldBulkRows); returns the rows the database changed.
   int64_t Flush(SqlConnection& sql);
+  // Where rows go instead of being written (nullptr: written); must outlive the batch. Only for a batch
+  // whose every write goes by an insert whose every row changes one (no conflict clause, DO UPDATE, or rows
+  // always vouched new): a batch that held some rows and wrote others would write rows of its table before
+  // rows held earlier. Flush throws SqlError for a batch that breaks this.
+  void HoldIn(HeldBulkRows* held) { held_ = held; }
 
  private:
   void Clear();
+  // Whether `sql` stores every text of the batch as it is (PostgreSQL: UTF-8 up to a NUL).
+  bool TextsStorable(const SqlConnection& sql) const;
 
   const BulkInsert* insert_;
+  HeldBulkRows* held_ = nullptr;
   int columns_;
   std::vector<BulkCell> cells_;
   std::vector<std::string> texts_;

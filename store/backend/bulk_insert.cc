@@ -51,4 +51,37 @@ void RequireReturning(const BulkInsert& insert) {
   }
 }
 
+bool IsValidUtf8(std::string_view text) {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const auto* end = p + text.size();
+  while (p < end) {
+    const unsigned char c = *p;
+    if (c < 0x80) {
+      ++p;
+      continue;
+    }
+    size_t n = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // the second byte's range
+    if (c >= 0xC2 && c <= 0xDF) {
+      n = 1;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 2;
+      if (c == 0xE0) lo = 0xA0;  // not overlong
+      if (c == 0xED) hi = 0x9F;  // not a surrogate
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 3;
+      if (c == 0xF0) lo = 0x90;  // not overlong
+      if (c == 0xF4) hi = 0x8F;  // not past U+10FFFF
+    } else {
+      return false;
+    }
+    if (end - p <= static_cast<ptrdiff_t>(n) || p[1] < lo || p[1] > hi) return false;
+    for (size_t i = 2; i <= n; ++i) {
+      if (p[i] < 0x80 || p[i] > 0xBF) return false;
+    }
+    p += n + 1;
+  }
+  return true;
+}
+
 }  // namespace xladb::store

@@ -39,6 +39,10 @@ namespace xladb::store {
 // parameters end there); the interned texts are cut the same way on SQLite, so both backends store one text.
 inline std::string_view StoredText(std::string_view text) { return text.substr(0, text.find('\0')); }
 
+// Whether `text` is valid UTF-8 (no overlong form, surrogate or code point past U+10FFFF): what PostgreSQL
+// takes as text in a UTF-8 database (what a backend keeps of a text, StoredText, has no NUL).
+bool IsValidUtf8(std::string_view text);
+
 class BulkInsert {
  public:
   // `columns`: "c1, c2, …, cN"; `conflict`: what follows the VALUES (an ON CONFLICT clause, or "");

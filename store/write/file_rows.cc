@@ -143,4 +143,27 @@ void CheckOtherWritersFile(StatementCache& statements, const FileSpec& s) {
   }
 }
 
+namespace {
+
+const char* SeverityName(ingest::IssueRecord::Severity s) {
+  switch (s) {
+    case ingest::IssueRecord::Severity::kUnknownLine: return "unknown_line";
+    case ingest::IssueRecord::Severity::kInvariant: return "invariant";
+    case ingest::IssueRecord::Severity::kWarning: return "warning";
+    case ingest::IssueRecord::Severity::kError: return "error";
+  }
+  return "warning";
+}
+
+}  // namespace
+
+void WriteFileIssues(StatementCache& statements, int64_t file_id, const FileIssues& issues) {
+  SqlStatement& st = statements.Get("INSERT INTO ingest_issues(file_id, line, severity, reason) VALUES (?,?,?,?)");
+  for (const auto& issue : issues.stored) {
+    BindRow(st, file_id, issue.line, SeverityName(issue.severity), issue.reason);
+    st.ExecuteLater();
+    st.Reset();
+  }
+}
+
 }  // namespace xladb::store

@@ -1,5 +1,5 @@
 // The rows a file begins with: its dump_files row, and the modules row of the module it writes (found, or
-// created). RunWriter (store/write/run_writer.h) runs them at BeginFile and RecordFile; on PostgreSQL the file
+// created); and the ingest_issues rows it ends with. RunWriter (store/write/run_writer.h) runs them at BeginFile and RecordFile; on PostgreSQL the file
 // row's insert and the module's lookup or insert go together (RunTogether), so they are built bound and not
 // run, and read afterwards.
 //
@@ -19,6 +19,7 @@
 #include "ingest/records/ingest_target.h"
 #include "store/backend/bulk_batch.h"
 #include "store/backend/statement_cache.h"
+#include "store/write/rows/file_context.h"
 
 namespace xladb::store {
 
@@ -66,6 +67,9 @@ std::optional<int64_t> StoredFileId(SqlStatement& insert);
 
 // After FileRowInsert met another writer's row: throws SqlError unless that row holds this content.
 void CheckOtherWritersFile(StatementCache& statements, const ingest::FileSpec& s);
+
+// The ingest_issues rows of the file `file_id`: the issues `issues` kept (sent, not awaited).
+void WriteFileIssues(StatementCache& statements, int64_t file_id, const FileIssues& issues);
 
 }  // namespace xladb::store
 

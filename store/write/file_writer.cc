@@ -5,10 +5,10 @@
 
 namespace xladb::store {
 
-FileWriter::FileWriter(StatementCache* statements, InternedTextCaches* interned, int64_t run_id, int64_t file_id,
-                       int64_t module_id, bool module_is_new, bool module_named_by_number,
-                       const FileFacts& facts)
-    : file_(statements, interned, run_id, file_id, module_id, module_is_new, module_named_by_number),
+FileWriter::FileWriter(StatementCache* statements, InternedTextCaches* interned, HeldBulkRows* held_rows,
+                       int64_t run_id, int64_t file_id, int64_t module_id, bool module_is_new,
+                       bool module_named_by_number, const FileFacts& facts)
+    : file_(statements, interned, held_rows, run_id, file_id, module_id, module_is_new, module_named_by_number),
       buffer_assignment_(&file_),
       live_ranges_(&file_, &buffer_assignment_),
       hlo_module_(&file_),

@@ -40,8 +40,10 @@ class FileWriter : public ingest::RecordSink {
  public:
   // `facts` starts with what replacing the file's stored version changed (its rows and counters went).
   // `module_named_by_number`: the file's module key names it `module_<ID>` (FileContext::module_named_by_number).
-  FileWriter(StatementCache* statements, InternedTextCaches* interned, int64_t run_id, int64_t file_id,
-             int64_t module_id, bool module_is_new, bool module_named_by_number, const FileFacts& facts);
+  // `held_rows`: FileContext::held_rows (nullptr: the file's rows are written as it goes).
+  FileWriter(StatementCache* statements, InternedTextCaches* interned, HeldBulkRows* held_rows, int64_t run_id,
+             int64_t file_id, int64_t module_id, bool module_is_new, bool module_named_by_number,
+             const FileFacts& facts);
   FileWriter(const FileWriter&) = delete;
   FileWriter& operator=(const FileWriter&) = delete;
 

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "store/backend/held_bulk_rows.h"
 #include "store/backend/row_binding.h"
 #include "store/write/created_modules.h"
 #include "store/write/file_replacement.h"
@@ -28,16 +29,6 @@
 namespace xladb::store {
 
 namespace {
-
-const char* SeverityName(IssueRecord::Severity s) {
-  switch (s) {
-    case IssueRecord::Severity::kUnknownLine: return "unknown_line";
-    case IssueRecord::Severity::kInvariant: return "invariant";
-    case IssueRecord::Severity::kWarning: return "warning";
-    case IssueRecord::Severity::kError: return "error";
-  }
-  return "warning";
-}
 
 // The dump_files row of a file whose rows are being written (BeginFile) has the verdict CommitFile gives a
 // file it keeps, and rows_written NULL until then: CommitFile's update then changes no indexed column
@@ -101,10 +92,31 @@ struct RunWriter::Impl {
   std::optional<Savepoint> file_savepoint;
   FileSpec spec;  // of the file begun last (AbortFile records it, also after a failed BeginFile)
 
+  // On PostgreSQL, the rows of the group's small files (up to kHeldFileBytes) that nothing reads before the
+  // group ends (store/backend/held_bulk_rows.h), written a statement a table: before a bigger file (its rows
+  // go as it goes, and a later file's rows must land after earlier ones), before a replacement or the second
+  // pass removes rows, once kMaxHeldRows are held, and at the COMMIT; always outside a file's savepoint. A
+  // file rolled back drops its own (file_mark: where they stood when it began).
+  static constexpr int64_t kHeldFileBytes = int64_t{1} << 20;
+  static constexpr size_t kMaxHeldRows = size_t{1} << 14;
+  HeldBulkRows held_rows;
+  HeldBulkRows::Mark file_mark;
+  // Writes the rows held; on failure rolls the group back and remembers why.
+  Status WriteHeldRows() {
+    if (held_rows.empty()) return Status::Ok();
+    try {
+      held_rows.Write(sql);
+      return Status::Ok();
+    } catch (const std::exception& e) {
+      return FailGroup("writing", e);
+    }
+  }
+
   // Rolls the open file's savepoint back (its rows go) and drops its writer; the issues it saw are returned.
   FileIssues RollBackFile() {
     FileIssues issues;
     if (file) {
+      held_rows.TruncateTo(file_mark);
       issues = std::move(file->issues());
       file.reset();
       file_savepoint.reset();
@@ -207,6 +219,7 @@ struct RunWriter::Impl {
     try {
       if (lone_file_rows_held) (void)lone_file_rows.Flush(sql);  // the run summaries count them
       lone_file_rows_held = false;
+      held_rows.Write(sql);  // the derived facts read them
       UpdatePendingModules();  // before the runs' summaries, whose module count reads module_summary
       // Timed for the next group's length (on PostgreSQL with the answers still owed to statements sent
       // before it, which the recount's own answer waits for: an overestimate, bounded by the stretch's limit).
@@ -250,6 +263,7 @@ struct RunWriter::Impl {
     group_runs_with_rows.clear();
     lone_file_rows = BulkBatch(&kLoneFileRowInsert);
     lone_file_rows_held = false;
+    held_rows.Clear();
     created_modules.GroupRolledBack();
     ForgetPendingModules();
     interned.GroupAborted();
@@ -285,15 +299,6 @@ struct RunWriter::Impl {
     }
     interned.connection = texts_db ? &texts_db->connection() : &sql;
     return Status::Ok();
-  }
-
-  void WriteIssues(int64_t fid, const FileIssues& issues) {
-    auto& st = Cached("INSERT INTO ingest_issues(file_id, line, severity, reason) VALUES (?,?,?,?)");
-    for (const auto& issue : issues.stored) {
-      BindRow(st, fid, issue.line, SeverityName(issue.severity), issue.reason);
-      st.ExecuteLater();
-      st.Reset();
-    }
   }
 };
 
@@ -393,13 +398,21 @@ StatusOr<ingest::RecordSink*> RunWriter::BeginFile(const FileSpec& spec) {
   d.spec = spec;
   if (!d.group_failure.empty()) return Status::IoError(d.group_failure);
   if (Status written = d.WriteLoneFileRows(); !written.ok()) return written;
+  const bool unstored = d.Unstored(spec.run_id, spec.path);
+  // The file's rows may wait for the group (on PostgreSQL: on SQLite a statement costs no round trip and
+  // little else, and holding the real run folder's rows there changed its time by nothing measurable).
+  const bool held = !d.db->is_sqlite() && spec.size_bytes <= Impl::kHeldFileBytes;
+  if (!unstored || !held || d.held_rows.rows() >= Impl::kMaxHeldRows) {
+    if (Status written = d.WriteHeldRows(); !written.ok()) return written;
+  }
   try {
     d.OpenGroup();
     d.group_runs.insert(spec.run_id);
     Savepoint savepoint(d.sql, "file");
+    d.file_mark = d.held_rows.mark();
     // The new version writes into the module again, so a module the old one wrote alone stays.
     FileFacts replaced;
-    if (!d.Unstored(spec.run_id, spec.path)) {
+    if (!unstored) {
       replaced = d.replacement.RemoveStoredVersion(spec, /*drop_lone_module=*/false).value_or(FileFacts{});
       d.created_modules.Forget();
     }
@@ -445,8 +458,8 @@ StatusOr<ingest::RecordSink*> RunWriter::BeginFile(const FileSpec& spec) {
     const bool named_by_number = spec.module.name_is_placeholder ||
                                  (spec.module.xla_module_id >= 0 &&
                                   spec.module.name == ingest::PlaceholderModuleName(spec.module.xla_module_id));
-    d.file = std::make_unique<FileWriter>(&d.statements, &d.interned, spec.run_id, *file_id, module_id,
-                                          module_is_new, named_by_number, replaced);
+    d.file = std::make_unique<FileWriter>(&d.statements, &d.interned, held ? &d.held_rows : nullptr, spec.run_id,
+                                          *file_id, module_id, module_is_new, named_by_number, replaced);
     d.file_savepoint.emplace(std::move(savepoint));
     return d.file.get();
   } catch (const std::exception& e) {
@@ -462,7 +475,7 @@ StatusOr<FileWriteStats> RunWriter::CommitFile(const FileOutcome& outcome) {
   Status written = file.Finish();
   if (written.ok()) {
     try {
-      d.WriteIssues(file.file_id(), file.issues());
+      WriteFileIssues(d.statements, file.file_id(), file.issues());
       // The verdict only when it is not the one the row has (kVerdictOfAKeptFile).
       const bool kept = outcome.verdict == kVerdictOfAKeptFile;
       SqlStatement& up =
@@ -485,6 +498,7 @@ StatusOr<FileWriteStats> RunWriter::CommitFile(const FileOutcome& outcome) {
     // Roll back this file's rows only, keeping the writer (and the issues it saw) for AbortFile, which
     // records the error verdict.
     d.file_savepoint.reset();
+    d.held_rows.TruncateTo(d.file_mark);
     d.created_modules.FileRolledBack();
     return written;
   }
@@ -526,6 +540,9 @@ Status RunWriter::RecordFile(const FileSpec& spec, const FileOutcome& outcome, c
     return d.CloseGroupIfDue(0);
   }
   if (Status written = d.WriteLoneFileRows(); !written.ok()) return written;
+  if (!unstored) {  // the replacement removes rows
+    if (Status written = d.WriteHeldRows(); !written.ok()) return written;
+  }
   try {
     d.OpenGroup();
     d.group_runs.insert(spec.run_id);
@@ -539,7 +556,7 @@ Status RunWriter::RecordFile(const FileSpec& spec, const FileOutcome& outcome, c
     SqlStatement& row =
         FileRowInsert(d.statements, spec, ingest::FileVerdictName(outcome.verdict), outcome, issues.total, 0);
     if (const std::optional<int64_t> fid = StoredFileId(row)) {
-      d.WriteIssues(*fid, issues);
+      WriteFileIssues(d.statements, *fid, issues);
       savepoint.Release();
       d.NoteWritten(spec);
     } else {  // another writer recorded this file meanwhile: its verdict stands
@@ -579,7 +596,8 @@ Status RunWriter::FinishRun(int64_t run_id, int64_t newest_mtime_us) {
 bool RunWriter::TakeRereadRequest() {
   Impl& d = *impl_;
   if (!d.replacement.any_rebuilt() || !d.group_failure.empty()) return false;
-  if (!d.WriteLoneFileRows().ok()) return false;  // the second pass reads dump_files; FinishRun says why
+  // The second pass reads dump_files and removes the rebuilt modules' rows; FinishRun says why it failed.
+  if (!d.WriteLoneFileRows().ok() || !d.WriteHeldRows().ok()) return false;
   d.created_modules.Forget();
   try {
     d.OpenGroup();

@@ -56,10 +56,10 @@ struct FileIssues {
 };
 
 struct FileContext {
-  FileContext(StatementCache* statements, InternedTextCaches* interned, int64_t run, int64_t file, int64_t module,
-              bool new_module, bool named_by_number)
+  FileContext(StatementCache* statements, InternedTextCaches* interned, HeldBulkRows* held, int64_t run,
+              int64_t file, int64_t module, bool new_module, bool named_by_number)
       : run_id(run), file_id(file), module_id(module), module_is_new(new_module),
-        module_named_by_number(named_by_number), statements_(statements), interned_(interned) {}
+        module_named_by_number(named_by_number), held_rows(held), statements_(statements), interned_(interned) {}
 
   SqlConnection& sql() { return statements_->sql(); }
   // Ends `batch`'s row of this module whose key id is `id`, counting the rows written: vouched new (the batch
@@ -104,6 +104,10 @@ struct FileContext {
   // The file's module key names it `module_<ID>` (ModuleKey::name_is_placeholder, or a module so named): its
   // row may have the placeholder name, which the HloModule line replaces.
   const bool module_named_by_number;
+  // Where the batches of the tables nothing reads before the group ends hand their rows (BulkBatch::HoldIn,
+  // store/backend/held_bulk_rows.h): the schedule, live ranges, peak list and computations; nullptr: the
+  // file's rows are written as it goes (a big file).
+  HeldBulkRows* const held_rows;
   int64_t rows = 0;          // rows written
   FileIssues issues;
   FileFacts facts;

@@ -47,7 +47,9 @@ const BulkInsert kComputationInsert{
 }  // namespace
 
 HloModuleRows::HloModuleRows(FileContext* file)
-    : file_(file), instructions_(&kInstructionInsert), computations_(&kComputationInsert) {}
+    : file_(file), instructions_(&kInstructionInsert), computations_(&kComputationInsert) {
+  computations_.HoldIn(file->held_rows);
+}
 
 void HloModuleRows::Flush() {
   FileContext& f = *file_;

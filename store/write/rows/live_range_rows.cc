@@ -37,7 +37,11 @@ LiveRangeRows::LiveRangeRows(FileContext* file, BufferAssignmentRows* values)
       live_ranges_(&kLiveRangeInsert),
       schedule_(&kScheduleInsert),
       stack_trace_nodes_(&kStackTraceNodeInsert),
-      peak_buffer_rows_(&kPeakBufferInsert) {}
+      peak_buffer_rows_(&kPeakBufferInsert) {
+  // Not the stack-trace nodes: a node the module has is kept (DO NOTHING), and a row that may change nothing
+  // cannot be held (BulkBatch::HoldIn).
+  for (BulkBatch* b : {&live_ranges_, &schedule_, &peak_buffer_rows_}) b->HoldIn(file->held_rows);
+}
 
 void LiveRangeRows::Add(ingest::ScheduleEntryRecord&& r) {
   FileContext& f = *file_;

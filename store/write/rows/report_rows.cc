@@ -32,7 +32,12 @@ std::string FormatPercent(double p) {
 
 }  // namespace
 
-ReportRows::ReportRows(FileContext* file) : file_(file), report_rows_(&kReportRowInsert), counters_(&kCounterInsert) {}
+ReportRows::ReportRows(FileContext* file) : file_(file), report_rows_(&kReportRowInsert), counters_(&kCounterInsert) {
+  // Their keys hold the file's id and every row is vouched new: each batch goes by the insert without its
+  // conflict clause, whose every row changes one (BulkBatch::HoldIn).
+  report_rows_.HoldIn(file->held_rows);
+  counters_.HoldIn(file->held_rows);
+}
 
 void ReportRows::Flush() {
   FileContext& f = *file_;

@@ -1,0 +1,76 @@
+// HeldBulkRows: the bulk rows of a group's small files, held until the group ends and then written a
+// statement a table, where each file's batches were a statement a table a file (store/backend/bulk_batch.h).
+// On PostgreSQL a statement costs the server about as much as a hundred rows (docs/PERFORMANCE.md), and the
+// real run folder's files hold a few rows a table each.
+//
+// A BulkBatch given a HeldBulkRows (BulkBatch::HoldIn) hands it its rows instead of writing them, when every
+// row of its insert changes one (BulkInsert::every_row_changes: counted as sent, as BulkBatch counts rows it
+// writes without waiting) and the backend will take every text (on PostgreSQL valid UTF-8, StorableText);
+// other batches are written as before. Rows are written in the order they were held, each table's in one
+// statement for each run of rows that came by one insert (a batch's conflict-free twin, BulkInsert::
+// for_new_keys, or the insert itself), so the result is what writing each batch at once would have left.
+//
+// The writer (store/write/run_writer.cc) owns one, holds only the rows of files small enough to keep, and
+// keeps these rules: held rows are written before anything reads or removes rows of their tables (the
+// group's derived facts, a replaced file's removal, the second pass), before a file whose batches are not
+// held writes to their tables (a big file), and before the group's COMMIT; never inside a file's savepoint,
+// so a file rolled back takes only its own rows (TruncateTo its Mark); a group rolled back drops them all.
+//
+// Contract: texts are copied in. Write() sends the statements without waiting (SqlConnection::
+// AppendRowsLater; on PostgreSQL an error comes with the next wait) and throws SqlError. Not thread-safe.
+#ifndef XLADB_STORE_BACKEND_HELD_BULK_ROWS_H_
+#define XLADB_STORE_BACKEND_HELD_BULK_ROWS_H_
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "store/backend/bulk_insert.h"
+#include "store/backend/sql_connection.h"
+
+namespace xladb::store {
+
+class HeldBulkRows {
+ public:
+  // Where the held rows stood (each table's), for TruncateTo.
+  struct Mark {
+    struct TableSizes {
+      size_t cells, texts, runs;
+    };
+    std::vector<TableSizes> tables;
+  };
+
+  // Holds `cells` (rows of `insert`, BulkRows' layout) and the texts they index.
+  void Hold(const BulkInsert& insert, std::span<const BulkCell> cells, std::span<const std::string> texts);
+  Mark mark() const;
+  // Drops the rows held since `mark` (a file rolled back).
+  void TruncateTo(const Mark& mark);
+  // Writes every row held, then holds none.
+  void Write(SqlConnection& sql);
+  void Clear() { tables_.clear(); rows_ = 0; }
+  bool empty() const { return rows_ == 0; }
+  size_t rows() const { return rows_; }
+
+ private:
+  // A run of rows that came by one insert, from cell `begin` on.
+  struct Run {
+    const BulkInsert* insert;
+    size_t begin;
+  };
+  struct Table {
+    std::string name;
+    std::vector<BulkCell> cells;
+    std::vector<std::string> texts;
+    std::vector<Run> runs;
+  };
+  Table& TableOf(const BulkInsert& insert);
+
+  std::vector<Table> tables_;  // in the order they were first held
+  size_t rows_ = 0;
+};
+
+}  // namespace xladb::store
+
+#endif  // XLADB_STORE_BACKEND_HELD_BULK_ROWS_H_

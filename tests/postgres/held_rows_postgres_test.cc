@@ -1,0 +1,128 @@
+// The rows a group's small files hold for the group's end (store/backend/held_bulk_rows.h) through RunWriter,
+// on both backends, every file of a test in one group: a file rolled back takes only its own held rows (also
+// those a full batch handed over before it failed); a later
+// file of a module wins over an earlier one's held rows also when the later file is big (its rows are written
+// as it goes); on PostgreSQL a text the server refuses fails its file, not the group that holds its rows, and
+// the check that tells such a text agrees with the server.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+
+#include "ingest/records/ingest_target.h"
+#include "ingest/records/records.h"
+#include "store/backend/bulk_insert.h"
+#include "store/backend/database.h"
+#include "store/write/run_writer.h"
+#include "tests/postgres/both_backends.h"
+#include "tests/store/writer_specs.h"
+
+namespace xladb {
+namespace {
+
+// One group for the whole test.
+constexpr store::GroupCommit kOneGroup{3600, int64_t{1} << 40, 3600};
+
+class HeldRowsOnBothBackends : public testing::BothBackends {
+ protected:
+  // Writes a file of module `module` whose schedule has times 0..`entries`-1, each naming `instruction`
+  // followed by its time, and commits it (or aborts it when `abort`); the commit's status.
+  static Status WriteScheduleFile(store::RunWriter& writer, int64_t run, const std::string& path,
+                                  const std::string& module, int entries, const std::string& instruction,
+                                  int64_t size_bytes = 100, bool abort = false) {
+    ingest::FileSpec spec = testing::ModuleFileOf(run, path, "buffer_assignment", path, module);
+    spec.size_bytes = size_bytes;
+    auto sink = writer.BeginFile(spec);
+    if (!sink.ok()) return sink.status();
+    if (*sink == nullptr) return Status::Internal("another writer stored " + path);
+    for (int t = 0; t < entries; ++t) (*sink)->OnScheduleEntry({t, instruction + std::to_string(t)});
+    if (abort) return writer.AbortFile({ingest::FileVerdict::kError, "line 3: a parse error", entries, 0});
+    return testing::CommitOrAbort(writer);
+  }
+};
+
+TEST_F(HeldRowsOnBothBackends, AFileRolledBackTakesOnlyItsOwnHeldRows) {
+  for (store::Database* db : {sqlite_.get(), postgres_.get()}) {
+    SCOPED_TRACE(Name(db->connection()));
+    store::RunWriter writer(db, kOneGroup);
+    auto run = writer.BeginRun(testing::RunNamed("nightly"));
+    ASSERT_TRUE(run.ok()) << run.status().ToString();
+    ASSERT_TRUE(WriteScheduleFile(writer, *run, "a.txt", "jit_a", 10, "a").ok());
+    // More entries than a batch: a full batch's rows are held before the file is aborted.
+    const int past_a_batch = static_cast<int>(db->connection().bulk_batch_rows()) + 5;
+    ASSERT_TRUE(WriteScheduleFile(writer, *run, "b.txt", "jit_b", past_a_batch, "b", 100, /*abort=*/true).ok());
+    ASSERT_TRUE(WriteScheduleFile(writer, *run, "c.txt", "jit_c", 5, "c").ok());
+    ASSERT_TRUE(writer.FinishRun(*run, -1).ok());
+    EXPECT_EQ(testing::Rows(db->connection(),
+                            "SELECT COUNT(*), SUM(CASE WHEN instruction LIKE 'b%' THEN 1 ELSE 0 END), "
+                            "MIN(instruction), MAX(instruction) FROM schedule"),
+              "15|0|a0|c4\n");
+    EXPECT_EQ(testing::Rows(db->connection(), "SELECT path, verdict FROM dump_files ORDER BY path"),
+              "a.txt|ingested\nb.txt|error\nc.txt|ingested\n");
+  }
+}
+
+TEST_F(HeldRowsOnBothBackends, ALaterFileOfAModuleWinsAlsoWhenItIsBig) {
+  for (store::Database* db : {sqlite_.get(), postgres_.get()}) {
+    SCOPED_TRACE(Name(db->connection()));
+    store::RunWriter writer(db, kOneGroup);
+    auto run = writer.BeginRun(testing::RunNamed("nightly"));
+    ASSERT_TRUE(run.ok()) << run.status().ToString();
+    ASSERT_TRUE(WriteScheduleFile(writer, *run, "small.txt", "jit_f", 10, "old").ok());
+    // Past what the writer holds (a file over 1 MiB): its rows are written as they come.
+    const Status big = WriteScheduleFile(writer, *run, "big.txt", "jit_f", 8, "new", int64_t{2} << 20);
+    ASSERT_TRUE(big.ok()) << big.ToString();
+    const Status finished = writer.FinishRun(*run, -1);
+    ASSERT_TRUE(finished.ok()) << finished.ToString();
+    EXPECT_EQ(testing::Rows(db->connection(),
+                            "SELECT COUNT(*), SUM(CASE WHEN instruction LIKE 'new%' THEN 1 ELSE 0 END) FROM schedule"),
+              "10|8\n");
+  }
+}
+
+TEST_F(HeldRowsOnBothBackends, OnPostgresqlATextThatIsNotUtf8FailsItsFileNotItsGroup) {
+  for (store::Database* db : {sqlite_.get(), postgres_.get()}) {
+    SCOPED_TRACE(Name(db->connection()));
+    const bool postgresql = db->connection().dialect() == store::SqlDialect::kPostgresql;
+    store::RunWriter writer(db, kOneGroup);
+    auto run = writer.BeginRun(testing::RunNamed("nightly"));
+    ASSERT_TRUE(run.ok()) << run.status().ToString();
+    ASSERT_TRUE(WriteScheduleFile(writer, *run, "a.txt", "jit_a", 3, "a").ok());
+    // A lone byte 0xff: SQLite keeps it, PostgreSQL refuses it (the commit fails, the file is aborted).
+    const Status bad = WriteScheduleFile(writer, *run, "bad.txt", "jit_b", 3, "fusion\xff");
+    EXPECT_EQ(bad.ok(), !postgresql) << bad.ToString();
+    ASSERT_TRUE(WriteScheduleFile(writer, *run, "c.txt", "jit_c", 3, "c").ok());
+    const Status finished = writer.FinishRun(*run, -1);
+    ASSERT_TRUE(finished.ok()) << finished.ToString();
+    EXPECT_EQ(testing::Rows(db->connection(), "SELECT COUNT(*) FROM schedule"), postgresql ? "6\n" : "9\n");
+    EXPECT_EQ(testing::Rows(db->connection(), "SELECT path, verdict FROM dump_files ORDER BY path"),
+              std::string("a.txt|ingested\nbad.txt|") + (postgresql ? "error" : "ingested") + "\nc.txt|ingested\n");
+  }
+}
+
+// The check that decides whether a batch's rows may be held (store::IsValidUtf8) against PostgreSQL's own
+// judgement of each byte string as text.
+TEST_F(HeldRowsOnBothBackends, TheUtf8CheckAgreesWithPostgresql) {
+  const char* const cases[] = {
+      "",         "plain",        "\xC3\xA9",       "\xE2\x82\xAC",   "\xF0\x9F\x98\x80", "\xF4\x8F\xBF\xBF",
+      "\xC3",     "a\xE2\x82",     "\xC0\xAF",       "\xC1\xBF",       "\xE0\x80\xAF",     "\xE0\xA0\x80",
+      "\xED\x9F\xBF", "\xED\xA0\x80", "\xF0\x8F\xBF\xBF", "\xF4\x90\x80\x80", "\xF5\x80\x80\x80", "\xFF",
+      "\x80",     "ok\xC3\xA9\x80", "\xE2\x28\xA1",    "\xEF\xBF\xBF"};
+  store::SqlConnection& sql = postgres_->connection();
+  auto length = sql.Prepare("SELECT length(CAST(? AS TEXT))");
+  for (const char* text : cases) {
+    bool accepted = true;
+    try {
+      length->Reset();
+      length->Bind(1, std::string_view(text));
+      (void)length->Step();
+    } catch (const store::SqlError&) {
+      accepted = false;
+    }
+    length->Reset();
+    EXPECT_EQ(store::IsValidUtf8(text), accepted) << ::testing::PrintToString(std::string(text));
+  }
+}
+
+}  // namespace
+}  // namespace xladb
