@@ -19,8 +19,10 @@ int64_t BulkBatch::Flush(SqlConnection& sql) {
   if (held_ != nullptr && !insert.every_row_changes()) {
     throw SqlError("rows of " + insert.table() + " that may change no row cannot be held (BulkBatch::HoldIn)");
   }
-  if (held_ != nullptr && TextsStorable(sql)) {
-    held_->Hold(insert, cells_, std::span(texts_.data(), texts_used_));
+  const bool hold = held_ != nullptr && TextsHoldable(sql);
+  if (held_ != nullptr && !hold) held_->WrittenAtOnce(insert.table());
+  if (hold) {
+    held_->Hold(insert, *insert_, cells_, std::span(texts_.data(), texts_used_));
     changed = static_cast<int64_t>(rows.rows());
   } else if (insert.every_row_changes()) {
     sql.AppendRowsLater(rows);  // not awaited: every row counts
@@ -32,10 +34,11 @@ int64_t BulkBatch::Flush(SqlConnection& sql) {
   return changed;
 }
 
-bool BulkBatch::TextsStorable(const SqlConnection& sql) const {
+bool BulkBatch::TextsHoldable(const SqlConnection& sql) const {
   if (sql.dialect() != SqlDialect::kPostgresql) return true;
   for (size_t i = 0; i < texts_used_; ++i) {
-    if (!IsValidUtf8(StoredText(texts_[i]))) return false;
+    const std::string_view text = StoredText(texts_[i]);
+    if (text.size() > kMaxHeldTextBytes || !IsValidUtf8(text)) return false;
   }
   return true;
 }

@@ -10,7 +10,8 @@
 //
 // A batch whose every row was ended with Keys::kNew goes by the insert without its conflict clause
 // (BulkInsert::for_new_keys): the caller vouches that no row with such a key is stored, was written before, or
-// is held in the batch (else the database refuses the batch as a duplicate key, which rolls the file back).
+// is held in the batch (else the database refuses the batch as a duplicate key, which rolls the file back; a
+// held batch's, its group).
 //
 // Contract: texts are copied in, so a row may be added from a record that is gone before the batch is
 // written. EndRow writes once the connection's bulk_batch_rows() are held; EndRow and Flush return the rows
@@ -18,9 +19,9 @@
 // back). A BulkInsert whose every row changes one (BulkInsert::every_row_changes) is written with
 // AppendRowsLater and its rows counted as sent (the same number): on PostgreSQL its error is then thrown by
 // the next call that waits (at the latest the file's RELEASE). A batch not flushed is dropped with the
-// object. Given a HeldBulkRows (HoldIn), a batch whose every row changes one hands its rows to it instead of
-// writing them (counted as sent, as above), unless PostgreSQL would refuse one of its texts (not UTF-8): that
-// batch is written at once, so its error fails the file (store/backend/held_bulk_rows.h). Not thread-safe.
+// object. Given a HeldBulkRows (HoldIn), a batch hands its rows to it instead of writing them (counted as
+// sent, as above), unless PostgreSQL might refuse one of its texts (kMaxHeldTextBytes): that batch is written
+// at once, so its error fails the file (store/backend/held_bulk_rows.h). Not thread-safe.
 #ifndef XLADB_STORE_BACKEND_BULK_BATCH_H_
 #define XLADB_STORE_BACKEND_BULK_BATCH_H_
 
@@ -40,6 +41,10 @@ namespace xladb::store {
 class BulkBatch {
  public:
   static constexpr size_t kKeptTextBytes = 4096;
+  // A held batch's texts are valid UTF-8 and this long at most: PostgreSQL refuses an index entry past 2,704
+  // bytes that does not compress (computations' names, utilization counters' and kernels' are indexed), and
+  // a shared statement must not fail for one file's text.
+  static constexpr size_t kMaxHeldTextBytes = 2000;
 
   explicit BulkBatch(const BulkInsert* insert) : insert_(insert), columns_(insert->columns()) {}
 
@@ -76,8 +81,8 @@ class BulkBatch {
 
  private:
   void Clear();
-  // Whether `sql` stores every text of the batch as it is (PostgreSQL: UTF-8 up to a NUL).
-  bool TextsStorable(const SqlConnection& sql) const;
+  // Whether every text of the batch may be held (PostgreSQL: UTF-8 up to a NUL, kMaxHeldTextBytes at most).
+  bool TextsHoldable(const SqlConnection& sql) const;
 
   const BulkInsert* insert_;
   HeldBulkRows* held_ = nullptr;

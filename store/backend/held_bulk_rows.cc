@@ -8,15 +8,15 @@ HeldBulkRows::Table& HeldBulkRows::TableOf(const BulkInsert& insert) {
   for (Table& t : tables_) {
     if (t.name == insert.table()) return t;
   }
-  tables_.push_back(Table{insert.table(), {}, {}, {}});
+  tables_.push_back(Table{insert.table(), {}, {}, {}, false});
   return tables_.back();
 }
 
-void HeldBulkRows::Hold(const BulkInsert& insert, std::span<const BulkCell> cells,
+void HeldBulkRows::Hold(const BulkInsert& insert, const BulkInsert& keyed, std::span<const BulkCell> cells,
                         std::span<const std::string> texts) {
   if (cells.empty()) return;
   Table& t = TableOf(insert);
-  if (t.runs.empty() || t.runs.back().insert != &insert) t.runs.push_back({&insert, t.cells.size()});
+  if (t.runs.empty() || t.runs.back().insert != &insert) t.runs.push_back({&insert, &keyed, t.cells.size()});
   const auto first_text = static_cast<int64_t>(t.texts.size());
   t.texts.insert(t.texts.end(), texts.begin(), texts.end());
   t.cells.reserve(t.cells.size() + cells.size());
@@ -25,6 +25,12 @@ void HeldBulkRows::Hold(const BulkInsert& insert, std::span<const BulkCell> cell
     t.cells.push_back(c);
   }
   rows_ += cells.size() / static_cast<size_t>(insert.columns());
+}
+
+void HeldBulkRows::WrittenAtOnce(std::string_view table) {
+  for (Table& t : tables_) {
+    if (t.name == table) t.written_at_once = true;
+  }
 }
 
 HeldBulkRows::Mark HeldBulkRows::mark() const {
@@ -50,11 +56,18 @@ void HeldBulkRows::TruncateTo(const Mark& mark) {
 }
 
 void HeldBulkRows::Write(SqlConnection& sql) {
-  for (const Table& t : tables_) {
+  for (size_t i = 0; i < tables_.size(); ++i) {
+    const Table& t = tables_[i];
     for (size_t r = 0; r < t.runs.size(); ++r) {
       const size_t end = r + 1 < t.runs.size() ? t.runs[r + 1].begin : t.cells.size();
       const std::span<const BulkCell> cells(t.cells.data() + t.runs[r].begin, end - t.runs[r].begin);
-      sql.AppendRowsLater(BulkRows{*t.runs[r].insert, cells, t.texts});
+      const BulkRows rows{t.written_at_once ? *t.runs[r].keyed : *t.runs[r].insert, cells, t.texts};
+      // The last waits, and with it for every answer before it (a failure is thrown here).
+      if (i + 1 == tables_.size() && r + 1 == t.runs.size()) {
+        (void)sql.AppendRows(rows);
+      } else {
+        sql.AppendRowsLater(rows);
+      }
     }
   }
   Clear();

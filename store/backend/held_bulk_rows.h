@@ -3,12 +3,18 @@
 // On PostgreSQL a statement costs the server about as much as a hundred rows (docs/PERFORMANCE.md), and the
 // real run folder's files hold a few rows a table each.
 //
-// A BulkBatch given a HeldBulkRows (BulkBatch::HoldIn) hands it its rows instead of writing them, when every
-// row of its insert changes one (BulkInsert::every_row_changes: counted as sent, as BulkBatch counts rows it
-// writes without waiting) and the backend will take every text (on PostgreSQL valid UTF-8, StorableText);
-// other batches are written as before. Rows are written in the order they were held, each table's in one
-// statement for each run of rows that came by one insert (a batch's conflict-free twin, BulkInsert::
-// for_new_keys, or the insert itself), so the result is what writing each batch at once would have left.
+// A BulkBatch given a HeldBulkRows (BulkBatch::HoldIn) hands it its rows instead of writing them: its insert's
+// every row changes one (BulkInsert::every_row_changes: counted as sent, as BulkBatch counts rows it writes
+// without waiting), and a batch with a text PostgreSQL might refuse (not UTF-8, or longer than an index entry
+// may be: BulkBatch::kMaxHeldTextBytes) is written at once instead, so that its error fails its own file, not
+// the group. Rows are written in the order they were held, each table's in one statement for each run of rows
+// that came by one insert (a batch's conflict-free twin, BulkInsert::for_new_keys, or the insert itself), so
+// the result is what writing each batch at once would have left. The one exception is a batch written at
+// once past rows of its table held earlier with the same key: impossible where the key holds the file's id
+// (report rows, counters); for the schedule, live ranges, peak list and computations it takes two files of a
+// module in one group, the later with a name over 2,000 bytes, and the earlier file's row then wins. Such a
+// table's held rows all go by the insert with its conflict clause (WrittenAtOnce), so a key the batch written
+// at once took first cannot make the group's statement fail.
 //
 // The writer (store/write/run_writer.cc) owns one, holds only the rows of files small enough to keep, and
 // keeps these rules: held rows are written before anything reads or removes rows of their tables (the
@@ -16,8 +22,11 @@
 // held writes to their tables (a big file), and before the group's COMMIT; never inside a file's savepoint,
 // so a file rolled back takes only its own rows (TruncateTo its Mark); a group rolled back drops them all.
 //
-// Contract: texts are copied in. Write() sends the statements without waiting (SqlConnection::
-// AppendRowsLater; on PostgreSQL an error comes with the next wait) and throws SqlError. Not thread-safe.
+// Holding needs a database that keeps UTF-8 as it is (server and client encoding UTF8 on PostgreSQL); the
+// writer holds nothing elsewhere.
+//
+// Contract: texts are copied in. Write() sends the statements and waits for their answers: a failure is
+// thrown (SqlError) there, for the caller to fail the group with. Not thread-safe.
 #ifndef XLADB_STORE_BACKEND_HELD_BULK_ROWS_H_
 #define XLADB_STORE_BACKEND_HELD_BULK_ROWS_H_
 
@@ -42,8 +51,12 @@ class HeldBulkRows {
     std::vector<TableSizes> tables;
   };
 
-  // Holds `cells` (rows of `insert`, BulkRows' layout) and the texts they index.
-  void Hold(const BulkInsert& insert, std::span<const BulkCell> cells, std::span<const std::string> texts);
+  // Holds `cells` (rows of `insert`, BulkRows' layout) and the texts they index; `keyed` is the insert with
+  // its conflict clause (`insert` itself, or the insert whose for_new_keys() `insert` is).
+  void Hold(const BulkInsert& insert, const BulkInsert& keyed, std::span<const BulkCell> cells,
+            std::span<const std::string> texts);
+  // A batch of `table` was written at once (not held): its held rows go by their keyed insert.
+  void WrittenAtOnce(std::string_view table);
   Mark mark() const;
   // Drops the rows held since `mark` (a file rolled back).
   void TruncateTo(const Mark& mark);
@@ -57,6 +70,7 @@ class HeldBulkRows {
   // A run of rows that came by one insert, from cell `begin` on.
   struct Run {
     const BulkInsert* insert;
+    const BulkInsert* keyed;
     size_t begin;
   };
   struct Table {
@@ -64,6 +78,7 @@ class HeldBulkRows {
     std::vector<BulkCell> cells;
     std::vector<std::string> texts;
     std::vector<Run> runs;
+    bool written_at_once = false;
   };
   Table& TableOf(const BulkInsert& insert);
 

@@ -99,6 +99,9 @@ struct RunWriter::Impl {
   // file rolled back drops its own (file_mark: where they stood when it began).
   static constexpr int64_t kHeldFileBytes = int64_t{1} << 20;
   static constexpr size_t kMaxHeldRows = size_t{1} << 14;
+  // Whether files' rows are held: a PostgreSQL store that keeps UTF-8 as it is (server and client encoding
+  // UTF8; HeldBulkRows tells the texts it would refuse by UTF-8's rules), set by BeginRun.
+  bool holds_rows = false;
   HeldBulkRows held_rows;
   HeldBulkRows::Mark file_mark;
   // Writes the rows held; on failure rolls the group back and remembers why.
@@ -333,6 +336,14 @@ StatusOr<int64_t> RunWriter::BeginRun(const RunSpec& spec) {
   d.group_failure.clear();  // a failed group ended its own run; this one starts afresh
   d.replacement.Forget();
   if (Status texts = d.OpenInternedTexts(); !texts.ok()) return texts;
+  if (!d.db->is_sqlite()) {
+    try {
+      auto encodings = d.sql.Prepare("SELECT current_setting('server_encoding'), current_setting('client_encoding')");
+      d.holds_rows = encodings->Step() && encodings->Text(0) == "UTF8" && encodings->Text(1) == "UTF8";
+    } catch (const std::exception&) {
+      d.holds_rows = false;  // written as they go, as on any store
+    }
+  }
   // Twice at most: a run another writer creates between the find and the insert is found the second time.
   for (int attempt = 0;; ++attempt) try {
     d.sql.BeginWrite();
@@ -401,7 +412,7 @@ StatusOr<ingest::RecordSink*> RunWriter::BeginFile(const FileSpec& spec) {
   const bool unstored = d.Unstored(spec.run_id, spec.path);
   // The file's rows may wait for the group (on PostgreSQL: on SQLite a statement costs no round trip and
   // little else, and holding the real run folder's rows there changed its time by nothing measurable).
-  const bool held = !d.db->is_sqlite() && spec.size_bytes <= Impl::kHeldFileBytes;
+  const bool held = d.holds_rows && spec.size_bytes <= Impl::kHeldFileBytes;
   if (!unstored || !held || d.held_rows.rows() >= Impl::kMaxHeldRows) {
     if (Status written = d.WriteHeldRows(); !written.ok()) return written;
   }

@@ -2,8 +2,9 @@
 // on both backends, every file of a test in one group: a file rolled back takes only its own held rows (also
 // those a full batch handed over before it failed); a later
 // file of a module wins over an earlier one's held rows also when the later file is big (its rows are written
-// as it goes); on PostgreSQL a text the server refuses fails its file, not the group that holds its rows, and
-// the check that tells such a text agrees with the server.
+// as it goes); on PostgreSQL a text the server refuses fails its file, not the group that holds its rows; a
+// batch written at once beside held rows of its keys leaves the group whole; a name too long for an index
+// fails its file, not the group; and the check that tells a text the server refuses agrees with the server.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -97,6 +98,62 @@ TEST_F(HeldRowsOnBothBackends, OnPostgresqlATextThatIsNotUtf8FailsItsFileNotItsG
     EXPECT_EQ(testing::Rows(db->connection(), "SELECT COUNT(*) FROM schedule"), postgresql ? "6\n" : "9\n");
     EXPECT_EQ(testing::Rows(db->connection(), "SELECT path, verdict FROM dump_files ORDER BY path"),
               std::string("a.txt|ingested\nbad.txt|") + (postgresql ? "error" : "ingested") + "\nc.txt|ingested\n");
+  }
+}
+
+// A later file of a module whose batch goes at once (a name PostgreSQL might refuse in an index: over 2,000
+// bytes) beside rows of the same keys held from the file that created the module (vouched new, so held for
+// an insert without its conflict clause): the held rows go by the insert with it, and the group is stored.
+TEST_F(HeldRowsOnBothBackends, ABatchWrittenAtOnceBesideHeldRowsOfItsKeysLeavesTheGroupWhole) {
+  for (store::Database* db : {sqlite_.get(), postgres_.get()}) {
+    SCOPED_TRACE(Name(db->connection()));
+    store::RunWriter writer(db, kOneGroup);
+    auto run = writer.BeginRun(testing::RunNamed("nightly"));
+    ASSERT_TRUE(run.ok()) << run.status().ToString();
+    ASSERT_TRUE(WriteScheduleFile(writer, *run, "a.txt", "jit_f", 5, "a").ok());
+    const Status later = WriteScheduleFile(writer, *run, "b.txt", "jit_f", 5, std::string(2100, 'x'));
+    ASSERT_TRUE(later.ok()) << later.ToString();
+    ASSERT_TRUE(WriteScheduleFile(writer, *run, "c.txt", "jit_c", 3, "c").ok());
+    const Status finished = writer.FinishRun(*run, -1);
+    ASSERT_TRUE(finished.ok()) << finished.ToString();
+    EXPECT_EQ(testing::Rows(db->connection(), "SELECT COUNT(*) FROM schedule"), "8\n");
+    EXPECT_EQ(testing::Rows(db->connection(), "SELECT path, verdict FROM dump_files ORDER BY path"),
+              "a.txt|ingested\nb.txt|ingested\nc.txt|ingested\n");
+  }
+}
+
+// A utilization counter whose name no index entry can hold (3,000 letters that do not compress: PostgreSQL's
+// limit is 2,704 bytes) fails its own file on PostgreSQL, not the group its rows would have been held in.
+TEST_F(HeldRowsOnBothBackends, OnPostgresqlANameTooLongForAnIndexFailsItsFileNotItsGroup) {
+  std::string name;
+  uint64_t x = 88172645463325252ull;  // xorshift64: letters with no repeats for the compressor to find
+  for (int i = 0; i < 3000; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    name += static_cast<char>('a' + x % 26);
+  }
+  for (store::Database* db : {sqlite_.get(), postgres_.get()}) {
+    SCOPED_TRACE(Name(db->connection()));
+    const bool postgresql = db->connection().dialect() == store::SqlDialect::kPostgresql;
+    store::RunWriter writer(db, kOneGroup);
+    auto run = writer.BeginRun(testing::RunNamed("nightly"));
+    ASSERT_TRUE(run.ok()) << run.status().ToString();
+    ASSERT_TRUE(WriteScheduleFile(writer, *run, "a.txt", "jit_a", 3, "a").ok());
+    auto sink = writer.BeginFile(testing::ModuleFileOf(*run, "profile.txt", "tpu_bundle_profile", "p", "jit_p"));
+    ASSERT_TRUE(sink.ok()) << sink.status().ToString();
+    (*sink)->OnUtilizationCounter({0, "fusion.1", name, 3, 4, "0.75", 0.75});
+    (*sink)->OnUtilizationCounter({0, "fusion.1", "VMEM_SPILL_COUNT", 1, 2, "0.5", 0.5});
+    const Status profile = testing::CommitOrAbort(writer);
+    EXPECT_EQ(profile.ok(), !postgresql) << profile.ToString();
+    ASSERT_TRUE(WriteScheduleFile(writer, *run, "c.txt", "jit_c", 3, "c").ok());
+    const Status finished = writer.FinishRun(*run, -1);
+    ASSERT_TRUE(finished.ok()) << finished.ToString();
+    EXPECT_EQ(testing::Rows(db->connection(), "SELECT COUNT(*) FROM schedule"), "6\n");
+    EXPECT_EQ(testing::Rows(db->connection(), "SELECT COUNT(*) FROM utilization_counters"), postgresql ? "0\n" : "2\n");
+    EXPECT_EQ(testing::Rows(db->connection(), "SELECT path, verdict FROM dump_files ORDER BY path"),
+              std::string("a.txt|ingested\nc.txt|ingested\nprofile.txt|") + (postgresql ? "error" : "ingested") +
+                  "\n");
   }
 }
 

@@ -105,8 +105,8 @@ struct FileContext {
   // row may have the placeholder name, which the HloModule line replaces.
   const bool module_named_by_number;
   // Where the batches of the tables nothing reads before the group ends hand their rows (BulkBatch::HoldIn,
-  // store/backend/held_bulk_rows.h): the schedule, live ranges, peak list and computations; nullptr: the
-  // file's rows are written as it goes (a big file).
+  // store/backend/held_bulk_rows.h): the schedule, live ranges, peak list, computations, memory-report
+  // totals and rows, utilization counters; nullptr: the file's rows are written as it goes (a big file, SQLite).
   HeldBulkRows* const held_rows;
   int64_t rows = 0;          // rows written
   FileIssues issues;

@@ -13,6 +13,8 @@ namespace {
 // append (one statement a batch, not one a row). Their keys start with the file's id, new for every file (its
 // old version's rows are gone), so a row meets no stored one: every row is vouched new (BulkBatch::Keys::kNew),
 // and the conflict clause, which names the key, is never sent.
+const BulkInsert kTotalInsert{"memory_report_totals", "file_id, memory_space, module_id, total_bytes",
+                               "ON CONFLICT(file_id, memory_space) DO NOTHING", 2};
 const BulkInsert kReportRowInsert{
     "memory_report_rows",
     "file_id, ordinal, module_id, section, allocation_index, memory_space, memory_space_name, table_ordinal, "
@@ -32,15 +34,16 @@ std::string FormatPercent(double p) {
 
 }  // namespace
 
-ReportRows::ReportRows(FileContext* file) : file_(file), report_rows_(&kReportRowInsert), counters_(&kCounterInsert) {
+ReportRows::ReportRows(FileContext* file)
+    : file_(file), totals_(&kTotalInsert), report_rows_(&kReportRowInsert), counters_(&kCounterInsert) {
   // Their keys hold the file's id and every row is vouched new: each batch goes by the insert without its
   // conflict clause, whose every row changes one (BulkBatch::HoldIn).
-  report_rows_.HoldIn(file->held_rows);
-  counters_.HoldIn(file->held_rows);
+  for (BulkBatch* b : {&totals_, &report_rows_, &counters_}) b->HoldIn(file->held_rows);
 }
 
 void ReportRows::Flush() {
   FileContext& f = *file_;
+  f.rows += totals_.Flush(f.sql());
   f.rows += report_rows_.Flush(f.sql());
   f.rows += counters_.Flush(f.sql());
 }
@@ -53,18 +56,18 @@ void ReportRows::Add(ingest::MemoryReportTotalRecord&& r) {
   FileContext& f = *file_;
   f.Guard([&] {
     // The file's id is new and its rows are all this file prints, so a space seen before in the file is the
-    // only conflict: told here, and the insert is not awaited (a round trip a total on PostgreSQL).
+    // only conflict: told here, and the row is vouched new.
     if (!totals_seen_.insert(r.memory_space).second) {
       f.issues.Add(IssueRecord::Severity::kWarning, 0,
                    "memory space " + std::to_string(r.memory_space) + " total printed twice; the first is kept");
       return;
     }
-    auto& st = f.Statement("INSERT INTO memory_report_totals(file_id, memory_space, module_id, total_bytes) "
-                           "VALUES (?,?,?,?) ON CONFLICT(file_id, memory_space) DO NOTHING");
-    BindRow(st, f.file_id, r.memory_space, ModuleOrNull(), r.total_bytes);
-    st.ExecuteLater();
-    st.Reset();
-    ++f.rows;
+    BulkBatch& b = totals_;
+    b.Int(f.file_id);
+    b.Int(r.memory_space);
+    b.Opt(ModuleOrNull());
+    b.Int(r.total_bytes);
+    f.rows += b.EndRow(f.sql(), BulkBatch::Keys::kNew);
   });
 }
 

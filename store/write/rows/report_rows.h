@@ -14,8 +14,8 @@
 //   OomStatRecord               → oom_stats(label, bytes_approx, bytes_text, percent)
 //   OomBufferRecord             → oom_buffers(buffer_number, size, op_name, source, xla_label, shape, …)
 //
-// Report rows and counters are gathered and written by bulk append (store/backend/bulk_batch.h), the rest a
-// statement a row (a few a file). A repeat (a space's total, a counter of a block) is told from what the file
+// Report totals, rows and counters are gathered and written by bulk append (store/backend/bulk_batch.h), the
+// rest a statement a row (a few a file). A repeat (a space's total, a counter of a block) is told from what the file
 // printed before, not from the database's answer; counters compare as the database keeps their text (up to
 // a NUL, StoredText), so two that differ only after one are a repeat on both backends.
 //
@@ -48,8 +48,8 @@ class ReportRows {
   void Add(ingest::OomStatRecord&& r);
   void Add(ingest::OomBufferRecord&& r);
 
-  // Writes the report rows and counters held; at the file's end, before its derived facts (the spill summary
-  // reads the counters).
+  // Writes the report totals, rows and counters gathered; at the file's end, before its derived facts (the
+  // spill summary reads the counters).
   void Flush();
 
  private:
@@ -57,7 +57,7 @@ class ReportRows {
   std::optional<int64_t> ModuleOrNull() const;
 
   FileContext* file_;
-  BulkBatch report_rows_, counters_;
+  BulkBatch totals_, report_rows_, counters_;
   std::unordered_set<int32_t> totals_seen_;  // the memory spaces whose total the file printed
   std::set<std::pair<int64_t, std::string>> counters_seen_;  // the (block, counter) pairs the file printed
 };
