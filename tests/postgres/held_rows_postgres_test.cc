@@ -26,6 +26,16 @@ constexpr store::GroupCommit kOneGroup{3600, int64_t{1} << 40, 3600};
 
 class HeldRowsOnBothBackends : public testing::BothBackends {
  protected:
+  // Each file's path and verdict, a line each, by path.
+  static std::string Verdicts(store::Database& db) {
+    return testing::Rows(db.connection(), "SELECT path, verdict FROM dump_files ORDER BY path");
+  }
+  // The writer's run "nightly", begun.
+  static int64_t BeginNightly(store::RunWriter& writer) {
+    auto run = writer.BeginRun(testing::RunNamed("nightly"));
+    EXPECT_TRUE(run.ok()) << run.status().ToString();
+    return run.ok() ? *run : 0;
+  }
   // Writes a file of module `module` whose schedule has times 0..`entries`-1, each naming `instruction`
   // followed by its time, and commits it (or aborts it when `abort`); the commit's status.
   static Status WriteScheduleFile(store::RunWriter& writer, int64_t run, const std::string& path,
@@ -46,19 +56,19 @@ TEST_F(HeldRowsOnBothBackends, AFileRolledBackTakesOnlyItsOwnHeldRows) {
   for (store::Database* db : {sqlite_.get(), postgres_.get()}) {
     SCOPED_TRACE(Name(db->connection()));
     store::RunWriter writer(db, kOneGroup);
-    auto run = writer.BeginRun(testing::RunNamed("nightly"));
-    ASSERT_TRUE(run.ok()) << run.status().ToString();
-    ASSERT_TRUE(WriteScheduleFile(writer, *run, "a.txt", "jit_a", 10, "a").ok());
+    const int64_t run = BeginNightly(writer);
+    ASSERT_NE(run, 0);
+    ASSERT_TRUE(WriteScheduleFile(writer, run, "a.txt", "jit_a", 10, "a").ok());
     // More entries than a batch: a full batch's rows are held before the file is aborted.
     const int past_a_batch = static_cast<int>(db->connection().bulk_batch_rows()) + 5;
-    ASSERT_TRUE(WriteScheduleFile(writer, *run, "b.txt", "jit_b", past_a_batch, "b", 100, /*abort=*/true).ok());
-    ASSERT_TRUE(WriteScheduleFile(writer, *run, "c.txt", "jit_c", 5, "c").ok());
-    ASSERT_TRUE(writer.FinishRun(*run, -1).ok());
+    ASSERT_TRUE(WriteScheduleFile(writer, run, "b.txt", "jit_b", past_a_batch, "b", 100, /*abort=*/true).ok());
+    ASSERT_TRUE(WriteScheduleFile(writer, run, "c.txt", "jit_c", 5, "c").ok());
+    ASSERT_TRUE(writer.FinishRun(run, -1).ok());
     EXPECT_EQ(testing::Rows(db->connection(),
                             "SELECT COUNT(*), SUM(CASE WHEN instruction LIKE 'b%' THEN 1 ELSE 0 END), "
                             "MIN(instruction), MAX(instruction) FROM schedule"),
               "15|0|a0|c4\n");
-    EXPECT_EQ(testing::Rows(db->connection(), "SELECT path, verdict FROM dump_files ORDER BY path"),
+    EXPECT_EQ(Verdicts(*db),
               "a.txt|ingested\nb.txt|error\nc.txt|ingested\n");
   }
 }
@@ -67,13 +77,13 @@ TEST_F(HeldRowsOnBothBackends, ALaterFileOfAModuleWinsAlsoWhenItIsBig) {
   for (store::Database* db : {sqlite_.get(), postgres_.get()}) {
     SCOPED_TRACE(Name(db->connection()));
     store::RunWriter writer(db, kOneGroup);
-    auto run = writer.BeginRun(testing::RunNamed("nightly"));
-    ASSERT_TRUE(run.ok()) << run.status().ToString();
-    ASSERT_TRUE(WriteScheduleFile(writer, *run, "small.txt", "jit_f", 10, "old").ok());
+    const int64_t run = BeginNightly(writer);
+    ASSERT_NE(run, 0);
+    ASSERT_TRUE(WriteScheduleFile(writer, run, "small.txt", "jit_f", 10, "old").ok());
     // Past what the writer holds (a file over 1 MiB): its rows are written as they come.
-    const Status big = WriteScheduleFile(writer, *run, "big.txt", "jit_f", 8, "new", int64_t{2} << 20);
+    const Status big = WriteScheduleFile(writer, run, "big.txt", "jit_f", 8, "new", int64_t{2} << 20);
     ASSERT_TRUE(big.ok()) << big.ToString();
-    const Status finished = writer.FinishRun(*run, -1);
+    const Status finished = writer.FinishRun(run, -1);
     ASSERT_TRUE(finished.ok()) << finished.ToString();
     EXPECT_EQ(testing::Rows(db->connection(),
                             "SELECT COUNT(*), SUM(CASE WHEN instruction LIKE 'new%' THEN 1 ELSE 0 END) FROM schedule"),
@@ -86,17 +96,17 @@ TEST_F(HeldRowsOnBothBackends, OnPostgresqlATextThatIsNotUtf8FailsItsFileNotItsG
     SCOPED_TRACE(Name(db->connection()));
     const bool postgresql = db->connection().dialect() == store::SqlDialect::kPostgresql;
     store::RunWriter writer(db, kOneGroup);
-    auto run = writer.BeginRun(testing::RunNamed("nightly"));
-    ASSERT_TRUE(run.ok()) << run.status().ToString();
-    ASSERT_TRUE(WriteScheduleFile(writer, *run, "a.txt", "jit_a", 3, "a").ok());
+    const int64_t run = BeginNightly(writer);
+    ASSERT_NE(run, 0);
+    ASSERT_TRUE(WriteScheduleFile(writer, run, "a.txt", "jit_a", 3, "a").ok());
     // A lone byte 0xff: SQLite keeps it, PostgreSQL refuses it (the commit fails, the file is aborted).
-    const Status bad = WriteScheduleFile(writer, *run, "bad.txt", "jit_b", 3, "fusion\xff");
+    const Status bad = WriteScheduleFile(writer, run, "bad.txt", "jit_b", 3, "fusion\xff");
     EXPECT_EQ(bad.ok(), !postgresql) << bad.ToString();
-    ASSERT_TRUE(WriteScheduleFile(writer, *run, "c.txt", "jit_c", 3, "c").ok());
-    const Status finished = writer.FinishRun(*run, -1);
+    ASSERT_TRUE(WriteScheduleFile(writer, run, "c.txt", "jit_c", 3, "c").ok());
+    const Status finished = writer.FinishRun(run, -1);
     ASSERT_TRUE(finished.ok()) << finished.ToString();
     EXPECT_EQ(testing::Rows(db->connection(), "SELECT COUNT(*) FROM schedule"), postgresql ? "6\n" : "9\n");
-    EXPECT_EQ(testing::Rows(db->connection(), "SELECT path, verdict FROM dump_files ORDER BY path"),
+    EXPECT_EQ(Verdicts(*db),
               std::string("a.txt|ingested\nbad.txt|") + (postgresql ? "error" : "ingested") + "\nc.txt|ingested\n");
   }
 }
@@ -108,16 +118,16 @@ TEST_F(HeldRowsOnBothBackends, ABatchWrittenAtOnceBesideHeldRowsOfItsKeysLeavesT
   for (store::Database* db : {sqlite_.get(), postgres_.get()}) {
     SCOPED_TRACE(Name(db->connection()));
     store::RunWriter writer(db, kOneGroup);
-    auto run = writer.BeginRun(testing::RunNamed("nightly"));
-    ASSERT_TRUE(run.ok()) << run.status().ToString();
-    ASSERT_TRUE(WriteScheduleFile(writer, *run, "a.txt", "jit_f", 5, "a").ok());
-    const Status later = WriteScheduleFile(writer, *run, "b.txt", "jit_f", 5, std::string(2100, 'x'));
+    const int64_t run = BeginNightly(writer);
+    ASSERT_NE(run, 0);
+    ASSERT_TRUE(WriteScheduleFile(writer, run, "a.txt", "jit_f", 5, "a").ok());
+    const Status later = WriteScheduleFile(writer, run, "b.txt", "jit_f", 5, std::string(2100, 'x'));
     ASSERT_TRUE(later.ok()) << later.ToString();
-    ASSERT_TRUE(WriteScheduleFile(writer, *run, "c.txt", "jit_c", 3, "c").ok());
-    const Status finished = writer.FinishRun(*run, -1);
+    ASSERT_TRUE(WriteScheduleFile(writer, run, "c.txt", "jit_c", 3, "c").ok());
+    const Status finished = writer.FinishRun(run, -1);
     ASSERT_TRUE(finished.ok()) << finished.ToString();
     EXPECT_EQ(testing::Rows(db->connection(), "SELECT COUNT(*) FROM schedule"), "8\n");
-    EXPECT_EQ(testing::Rows(db->connection(), "SELECT path, verdict FROM dump_files ORDER BY path"),
+    EXPECT_EQ(Verdicts(*db),
               "a.txt|ingested\nb.txt|ingested\nc.txt|ingested\n");
   }
 }
@@ -137,21 +147,21 @@ TEST_F(HeldRowsOnBothBackends, OnPostgresqlANameTooLongForAnIndexFailsItsFileNot
     SCOPED_TRACE(Name(db->connection()));
     const bool postgresql = db->connection().dialect() == store::SqlDialect::kPostgresql;
     store::RunWriter writer(db, kOneGroup);
-    auto run = writer.BeginRun(testing::RunNamed("nightly"));
-    ASSERT_TRUE(run.ok()) << run.status().ToString();
-    ASSERT_TRUE(WriteScheduleFile(writer, *run, "a.txt", "jit_a", 3, "a").ok());
-    auto sink = writer.BeginFile(testing::ModuleFileOf(*run, "profile.txt", "tpu_bundle_profile", "p", "jit_p"));
+    const int64_t run = BeginNightly(writer);
+    ASSERT_NE(run, 0);
+    ASSERT_TRUE(WriteScheduleFile(writer, run, "a.txt", "jit_a", 3, "a").ok());
+    auto sink = writer.BeginFile(testing::ModuleFileOf(run, "profile.txt", "tpu_bundle_profile", "p", "jit_p"));
     ASSERT_TRUE(sink.ok()) << sink.status().ToString();
     (*sink)->OnUtilizationCounter({0, "fusion.1", name, 3, 4, "0.75", 0.75});
     (*sink)->OnUtilizationCounter({0, "fusion.1", "VMEM_SPILL_COUNT", 1, 2, "0.5", 0.5});
     const Status profile = testing::CommitOrAbort(writer);
     EXPECT_EQ(profile.ok(), !postgresql) << profile.ToString();
-    ASSERT_TRUE(WriteScheduleFile(writer, *run, "c.txt", "jit_c", 3, "c").ok());
-    const Status finished = writer.FinishRun(*run, -1);
+    ASSERT_TRUE(WriteScheduleFile(writer, run, "c.txt", "jit_c", 3, "c").ok());
+    const Status finished = writer.FinishRun(run, -1);
     ASSERT_TRUE(finished.ok()) << finished.ToString();
     EXPECT_EQ(testing::Rows(db->connection(), "SELECT COUNT(*) FROM schedule"), "6\n");
     EXPECT_EQ(testing::Rows(db->connection(), "SELECT COUNT(*) FROM utilization_counters"), postgresql ? "0\n" : "2\n");
-    EXPECT_EQ(testing::Rows(db->connection(), "SELECT path, verdict FROM dump_files ORDER BY path"),
+    EXPECT_EQ(Verdicts(*db),
               std::string("a.txt|ingested\nc.txt|ingested\nprofile.txt|") + (postgresql ? "error" : "ingested") +
                   "\n");
   }
