@@ -1,5 +1,6 @@
 #include "store/backend/bulk_batch.h"
 
+#include <algorithm>
 #include <span>
 
 namespace xladb::store {
@@ -34,11 +35,24 @@ int64_t BulkBatch::Flush(SqlConnection& sql) {
   return changed;
 }
 
+void BulkBatch::HoldIn(HeldBulkRows* held, std::initializer_list<std::string_view> indexed_texts) {
+  held_ = held;
+  indexed_text_.assign(static_cast<size_t>(columns_), false);
+  const std::vector<std::string>& names = insert_->column_names();
+  for (std::string_view name : indexed_texts) {
+    const auto at = std::find(names.begin(), names.end(), name);
+    if (at == names.end()) throw SqlError("HoldIn: " + insert_->table() + " has no column " + std::string(name));
+    indexed_text_[static_cast<size_t>(at - names.begin())] = true;
+  }
+}
+
 bool BulkBatch::TextsHoldable(const SqlConnection& sql) const {
   if (sql.dialect() != SqlDialect::kPostgresql) return true;
-  for (size_t i = 0; i < texts_used_; ++i) {
-    const std::string_view text = StoredText(texts_[i]);
-    if (text.size() > kMaxHeldTextBytes || !IsValidUtf8(text)) return false;
+  for (size_t i = 0; i < cells_.size(); ++i) {
+    if (cells_[i].kind != BulkCell::Kind::kText) continue;
+    const std::string_view text = StoredText(texts_[static_cast<size_t>(cells_[i].value)]);
+    const bool indexed = indexed_text_[i % static_cast<size_t>(columns_)];
+    if ((indexed && text.size() > kMaxHeldTextBytes) || !IsValidUtf8(text)) return false;
   }
   return true;
 }

@@ -20,13 +20,15 @@
 // AppendRowsLater and its rows counted as sent (the same number): on PostgreSQL its error is then thrown by
 // the next call that waits (at the latest the file's RELEASE). A batch not flushed is dropped with the
 // object. Given a HeldBulkRows (HoldIn), a batch hands its rows to it instead of writing them (counted as
-// sent, as above), unless PostgreSQL might refuse one of its texts (kMaxHeldTextBytes): that batch is written
-// at once, so its error fails the file (store/backend/held_bulk_rows.h). Not thread-safe.
+// sent, as above), unless PostgreSQL might refuse one of its texts (not UTF-8, or over kMaxHeldTextBytes in a
+// column an index holds): that batch is written at once, so its error fails the file
+// (store/backend/held_bulk_rows.h). Not thread-safe.
 #ifndef XLADB_STORE_BACKEND_BULK_BATCH_H_
 #define XLADB_STORE_BACKEND_BULK_BATCH_H_
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,9 +43,10 @@ namespace xladb::store {
 class BulkBatch {
  public:
   static constexpr size_t kKeptTextBytes = 4096;
-  // A held batch's texts are valid UTF-8 and this long at most: PostgreSQL refuses an index entry past 2,704
-  // bytes that does not compress (computations' names, utilization counters' and kernels' are indexed), and
-  // a shared statement must not fail for one file's text.
+  // A held batch's texts are valid UTF-8, and this long at most in a column an index holds (HoldIn's
+  // `indexed_texts`): PostgreSQL refuses an index entry past 2,704 bytes that does not compress (an entry
+  // holds one such text besides integers and short constants), and a shared statement must not fail for one
+  // file's text.
   static constexpr size_t kMaxHeldTextBytes = 2000;
 
   explicit BulkBatch(const BulkInsert* insert) : insert_(insert), columns_(insert->columns()) {}
@@ -76,16 +79,19 @@ class BulkBatch {
   // Where rows go instead of being written (nullptr: written); must outlive the batch. Only for a batch
   // whose every write goes by an insert whose every row changes one (no conflict clause, DO UPDATE, or rows
   // always vouched new): a batch that held some rows and wrote others would write rows of its table before
-  // rows held earlier. Flush throws SqlError for a batch that breaks this.
-  void HoldIn(HeldBulkRows* held) { held_ = held; }
+  // rows held earlier. Flush throws SqlError for a batch that breaks this. `indexed_texts`: the insert's text
+  // columns an index of the table holds (kMaxHeldTextBytes); throws SqlError for a name not among its columns.
+  void HoldIn(HeldBulkRows* held, std::initializer_list<std::string_view> indexed_texts = {});
 
  private:
   void Clear();
-  // Whether every text of the batch may be held (PostgreSQL: UTF-8 up to a NUL, kMaxHeldTextBytes at most).
+  // Whether every text of the batch may be held (PostgreSQL: UTF-8 up to a NUL, kMaxHeldTextBytes at most in
+  // an indexed column).
   bool TextsHoldable(const SqlConnection& sql) const;
 
   const BulkInsert* insert_;
   HeldBulkRows* held_ = nullptr;
+  std::vector<bool> indexed_text_;  // by column: HoldIn's indexed_texts
   int columns_;
   std::vector<BulkCell> cells_;
   std::vector<std::string> texts_;

@@ -6,15 +6,17 @@
 // A BulkBatch given a HeldBulkRows (BulkBatch::HoldIn) hands it its rows instead of writing them: its insert's
 // every row changes one (BulkInsert::every_row_changes: counted as sent, as BulkBatch counts rows it writes
 // without waiting), and a batch with a text PostgreSQL might refuse (not UTF-8, or longer than an index entry
-// may be: BulkBatch::kMaxHeldTextBytes) is written at once instead, so that its error fails its own file, not
-// the group. Rows are written in the order they were held, each table's in one statement for each run of rows
-// that came by one insert (a batch's conflict-free twin, BulkInsert::for_new_keys, or the insert itself), so
-// the result is what writing each batch at once would have left. The one exception is a batch written at
-// once past rows of its table held earlier with the same key: impossible where the key holds the file's id
-// (report rows, counters); for the schedule, live ranges, peak list and computations it takes two files of a
-// module in one group, the later with a name over 2,000 bytes, and the earlier file's row then wins. Such a
-// table's held rows all go by the insert with its conflict clause (WrittenAtOnce), so a key the batch written
-// at once took first cannot make the group's statement fail.
+// may be in a column an index holds: BulkBatch::kMaxHeldTextBytes) is written at once instead, so that its
+// error fails its own file, not the group. Rows are written in the order they were held, each table's in one
+// statement for each run of rows that came by one insert (a batch's conflict-free twin, BulkInsert::
+// for_new_keys, or the insert itself), so the result is what writing each batch at once would have left. The
+// one exception is a batch written at once past rows of its table held earlier with the same key: impossible
+// where the key holds the file's id (memory-report totals and rows, counters); the schedule, live ranges and
+// peak list go at once only with a text PostgreSQL refuses, which fails their file; for the computations it
+// takes two files of a module in one group, the later with a computation name over 2,000 bytes that
+// PostgreSQL takes (it compresses), and the earlier file's row then wins. A table with a batch written at once
+// sends its held rows by the insert with its conflict clause (WrittenAtOnce), so a key that batch took first
+// cannot make the group's statement fail.
 //
 // The writer (store/write/run_writer.cc) owns one, holds only the rows of files small enough to keep, and
 // keeps these rules: held rows are written before anything reads or removes rows of their tables (the

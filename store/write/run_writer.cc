@@ -100,7 +100,7 @@ struct RunWriter::Impl {
   static constexpr int64_t kHeldFileBytes = int64_t{1} << 20;
   static constexpr size_t kMaxHeldRows = size_t{1} << 14;
   // Whether files' rows are held: a PostgreSQL store that keeps UTF-8 as it is (server and client encoding
-  // UTF8; HeldBulkRows tells the texts it would refuse by UTF-8's rules), set by BeginRun.
+  // UTF8; BulkBatch tells the texts it would refuse by UTF-8's rules), set by BeginRun.
   bool holds_rows = false;
   HeldBulkRows held_rows;
   HeldBulkRows::Mark file_mark;

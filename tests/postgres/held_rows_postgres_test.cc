@@ -1,19 +1,23 @@
 // The rows a group's small files hold for the group's end (store/backend/held_bulk_rows.h) through RunWriter,
 // on both backends, every file of a test in one group: a file rolled back takes only its own held rows (also
-// those a full batch handed over before it failed); a later
-// file of a module wins over an earlier one's held rows also when the later file is big (its rows are written
-// as it goes); on PostgreSQL a text the server refuses fails its file, not the group that holds its rows; a
-// batch written at once beside held rows of its keys leaves the group whole; a name too long for an index
-// fails its file, not the group; and the check that tells a text the server refuses agrees with the server.
+// those a full batch handed over before it failed); a later file of a module wins over an earlier one's held
+// rows also when the later file is big (its rows are written as it goes), and when it names a text of 2,100
+// bytes no index holds (held all the same); on PostgreSQL a text the server refuses, or a name too long for an
+// index, fails its file, not the group that holds its rows. HeldBulkRows alone: rows held beside a batch
+// written at once go with their conflict clause, and a mark truncates. The check that tells a text the server
+// refuses agrees with the server.
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
+#include <vector>
 
 #include "ingest/records/ingest_target.h"
 #include "ingest/records/records.h"
 #include "store/backend/bulk_insert.h"
 #include "store/backend/database.h"
+#include "store/backend/held_bulk_rows.h"
 #include "store/write/run_writer.h"
 #include "tests/postgres/both_backends.h"
 #include "tests/store/writer_specs.h"
@@ -111,10 +115,10 @@ TEST_F(HeldRowsOnBothBackends, OnPostgresqlATextThatIsNotUtf8FailsItsFileNotItsG
   }
 }
 
-// A later file of a module whose batch goes at once (a name PostgreSQL might refuse in an index: over 2,000
-// bytes) beside rows of the same keys held from the file that created the module (vouched new, so held for
-// an insert without its conflict clause): the held rows go by the insert with it, and the group is stored.
-TEST_F(HeldRowsOnBothBackends, ABatchWrittenAtOnceBesideHeldRowsOfItsKeysLeavesTheGroupWhole) {
+// A later file of a module whose schedule names an instruction of 2,100 bytes (no index holds the name, so
+// the batch is held like any other) beside the held rows of the file that created the module: the later file's
+// rows win, on both backends, and the group is whole.
+TEST_F(HeldRowsOnBothBackends, ALongTextNoIndexHoldsIsHeldAndTheLaterFileWins) {
   for (store::Database* db : {sqlite_.get(), postgres_.get()}) {
     SCOPED_TRACE(Name(db->connection()));
     store::RunWriter writer(db, kOneGroup);
@@ -126,9 +130,44 @@ TEST_F(HeldRowsOnBothBackends, ABatchWrittenAtOnceBesideHeldRowsOfItsKeysLeavesT
     ASSERT_TRUE(WriteScheduleFile(writer, run, "c.txt", "jit_c", 3, "c").ok());
     const Status finished = writer.FinishRun(run, -1);
     ASSERT_TRUE(finished.ok()) << finished.ToString();
-    EXPECT_EQ(testing::Rows(db->connection(), "SELECT COUNT(*) FROM schedule"), "8\n");
-    EXPECT_EQ(Verdicts(*db),
-              "a.txt|ingested\nb.txt|ingested\nc.txt|ingested\n");
+    EXPECT_EQ(testing::Rows(db->connection(),
+                            "SELECT COUNT(*), SUM(CASE WHEN LENGTH(instruction) > 2000 THEN 1 ELSE 0 END) FROM schedule"),
+              "8|5\n");
+    EXPECT_EQ(Verdicts(*db), "a.txt|ingested\nb.txt|ingested\nc.txt|ingested\n");
+  }
+}
+
+// HeldBulkRows itself: rows held by an insert without its conflict clause (keys vouched new), then a batch of
+// one of those keys written at once: WrittenAtOnce makes the held rows go with the conflict clause, so the
+// statement does not fail (the held row, written last, wins); rows held after a mark and truncated to it go.
+TEST_F(HeldRowsOnBothBackends, HeldRowsBesideABatchWrittenAtOnceGoWithTheirConflictClause) {
+  static const store::BulkInsert kKeyed{"held_t", "k, v", "ON CONFLICT(k) DO UPDATE SET v = excluded.v", 1};
+  ASSERT_NE(kKeyed.for_new_keys(), nullptr);
+  const std::vector<std::string> texts = {"held", "at once", "dropped"};
+  const auto rows = [](std::initializer_list<int64_t> keys, int64_t text) {
+    std::vector<store::BulkCell> cells;
+    for (int64_t k : keys) {
+      cells.push_back({k, store::BulkCell::Kind::kInt});
+      cells.push_back({text, store::BulkCell::Kind::kText});
+    }
+    return cells;
+  };
+  for (store::SqlConnection* sql : Backends()) {
+    SCOPED_TRACE(Name(*sql));
+    sql->Exec("CREATE TABLE held_t(k BIGINT PRIMARY KEY, v TEXT NOT NULL)");
+    store::HeldBulkRows held;
+    held.Hold(*kKeyed.for_new_keys(), kKeyed, rows({1, 2, 3}, 0), texts);
+    const store::HeldBulkRows::Mark mark = held.mark();
+    held.Hold(*kKeyed.for_new_keys(), kKeyed, rows({4, 5}, 2), texts);
+    held.TruncateTo(mark);
+    EXPECT_EQ(held.rows(), 3u);
+    sql->BeginWrite();
+    const std::vector<store::BulkCell> at_once = rows({2}, 1);
+    (void)sql->AppendRows(store::BulkRows{kKeyed, at_once, texts});
+    held.WrittenAtOnce("held_t");
+    held.Write(*sql);
+    sql->Exec("COMMIT");
+    EXPECT_EQ(testing::Rows(*sql, "SELECT k, v FROM held_t ORDER BY k"), "1|held\n2|held\n3|held\n");
   }
 }
 

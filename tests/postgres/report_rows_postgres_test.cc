@@ -1,7 +1,7 @@
 // The reports' rows through RunWriter (store/write/rows/report_rows.h), on both backends:
 //   * a memory-usage report that prints one memory space's total twice (docs/formats.md §5): the first total is
 //     kept, the second is a warning of the file, and the file counts the rows it stored. The writer tells the
-//     repeat from the totals the file printed before, without waiting for the insert's answer;
+//     repeat from the totals the file printed before, not from the database's answer;
 //   * libtpu's utilization counters (§8) and a report's rows, more than one bulk batch of them: every row
 //     arrives with its ratio exact, a counter printed twice in its block keeps the first and warns, and the
 //     module's spill summary, which reads the counters, sees them all.

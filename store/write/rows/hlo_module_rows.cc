@@ -48,7 +48,7 @@ const BulkInsert kComputationInsert{
 
 HloModuleRows::HloModuleRows(FileContext* file)
     : file_(file), instructions_(&kInstructionInsert), computations_(&kComputationInsert) {
-  computations_.HoldIn(file->held_rows);
+  computations_.HoldIn(file->held_rows, {"name"});  // the table's key
 }
 
 void HloModuleRows::Flush() {

@@ -38,7 +38,9 @@ ReportRows::ReportRows(FileContext* file)
     : file_(file), totals_(&kTotalInsert), report_rows_(&kReportRowInsert), counters_(&kCounterInsert) {
   // Their keys hold the file's id and every row is vouched new: each batch goes by the insert without its
   // conflict clause, whose every row changes one (BulkBatch::HoldIn).
-  for (BulkBatch* b : {&totals_, &report_rows_, &counters_}) b->HoldIn(file->held_rows);
+  totals_.HoldIn(file->held_rows);
+  report_rows_.HoldIn(file->held_rows);
+  counters_.HoldIn(file->held_rows, {"counter", "kernel"});  // the key, and utilization_counters_spills
 }
 
 void ReportRows::Flush() {
