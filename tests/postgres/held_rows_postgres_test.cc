@@ -3,12 +3,13 @@
 // those a full batch handed over before it failed); a later file of a module wins over an earlier one's held
 // rows also when the later file is big (its rows are written as it goes), and when it names a text of 2,100
 // bytes no index holds (held all the same); on PostgreSQL a text the server refuses, or a name too long for an
-// index, fails its file, not the group that holds its rows. HeldBulkRows alone: rows held beside a batch
+// index (a counter's, a computation's), fails its file, not the group that holds its rows. HeldBulkRows alone: rows held beside a batch
 // written at once go with their conflict clause, and a mark truncates. The check that tells a text the server
 // refuses agrees with the server.
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <string>
 #include <vector>
@@ -29,7 +30,7 @@ namespace {
 constexpr store::GroupCommit kOneGroup{3600, int64_t{1} << 40, 3600};
 
 class HeldRowsOnBothBackends : public testing::BothBackends {
- protected:
+ public:
   // Each file's path and verdict, a line each, by path.
   static std::string Verdicts(store::Database& db) {
     return testing::Rows(db.connection(), "SELECT path, verdict FROM dump_files ORDER BY path");
@@ -171,38 +172,65 @@ TEST_F(HeldRowsOnBothBackends, HeldRowsBesideABatchWrittenAtOnceGoWithTheirConfl
   }
 }
 
-// A utilization counter whose name no index entry can hold (3,000 letters that do not compress: PostgreSQL's
-// limit is 2,704 bytes) fails its own file on PostgreSQL, not the group its rows would have been held in.
-TEST_F(HeldRowsOnBothBackends, OnPostgresqlANameTooLongForAnIndexFailsItsFileNotItsGroup) {
+// 3,000 letters with no repeats for a compressor to find (xorshift64): no index entry can hold them
+// (PostgreSQL's limit is 2,704 bytes).
+std::string IncompressibleName() {
   std::string name;
-  uint64_t x = 88172645463325252ull;  // xorshift64: letters with no repeats for the compressor to find
+  uint64_t x = 88172645463325252ull;
   for (int i = 0; i < 3000; ++i) {
     x ^= x << 13;
     x ^= x >> 7;
     x ^= x << 17;
     name += static_cast<char>('a' + x % 26);
   }
+  return name;
+}
+
+// Between two small files of its group, a file whose `records` name a text too long for `table`'s index:
+// on PostgreSQL that file fails (its batch is written at once, not held) and the group is stored; on SQLite
+// the file is stored with `rows` rows in `table`.
+void ExpectANameTooLongForAnIndexFailsOnlyItsFile(store::Database* db, const std::string& table, int rows,
+                                                  const std::function<void(ingest::RecordSink&)>& records) {
+  SCOPED_TRACE(table);
+  const bool postgresql = db->connection().dialect() == store::SqlDialect::kPostgresql;
+  store::RunWriter writer(db, kOneGroup);
+  auto run = writer.BeginRun(testing::RunNamed("nightly"));
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  ASSERT_TRUE(HeldRowsOnBothBackends::WriteScheduleFile(writer, *run, "a.txt", "jit_a", 3, "a").ok());
+  auto sink = writer.BeginFile(testing::ModuleFileOf(*run, "long.txt", "hlo_module", "p", "jit_p"));
+  ASSERT_TRUE(sink.ok()) << sink.status().ToString();
+  records(**sink);
+  const Status long_name = testing::CommitOrAbort(writer);
+  EXPECT_EQ(long_name.ok(), !postgresql) << long_name.ToString();
+  ASSERT_TRUE(HeldRowsOnBothBackends::WriteScheduleFile(writer, *run, "c.txt", "jit_c", 3, "c").ok());
+  const Status finished = writer.FinishRun(*run, -1);
+  ASSERT_TRUE(finished.ok()) << finished.ToString();
+  EXPECT_EQ(testing::Rows(db->connection(), "SELECT COUNT(*) FROM schedule"), "6\n");
+  EXPECT_EQ(testing::Rows(db->connection(), "SELECT COUNT(*) FROM " + table),
+            std::to_string(postgresql ? 0 : rows) + "\n");
+  EXPECT_EQ(testing::Rows(db->connection(), "SELECT path, verdict FROM dump_files ORDER BY path"),
+            std::string("a.txt|ingested\nc.txt|ingested\nlong.txt|") + (postgresql ? "error" : "ingested") + "\n");
+}
+
+TEST_F(HeldRowsOnBothBackends, OnPostgresqlACounterNameTooLongForAnIndexFailsItsFileNotItsGroup) {
+  const std::string name = IncompressibleName();
   for (store::Database* db : {sqlite_.get(), postgres_.get()}) {
     SCOPED_TRACE(Name(db->connection()));
-    const bool postgresql = db->connection().dialect() == store::SqlDialect::kPostgresql;
-    store::RunWriter writer(db, kOneGroup);
-    const int64_t run = BeginNightly(writer);
-    ASSERT_NE(run, 0);
-    ASSERT_TRUE(WriteScheduleFile(writer, run, "a.txt", "jit_a", 3, "a").ok());
-    auto sink = writer.BeginFile(testing::ModuleFileOf(run, "profile.txt", "tpu_bundle_profile", "p", "jit_p"));
-    ASSERT_TRUE(sink.ok()) << sink.status().ToString();
-    (*sink)->OnUtilizationCounter({0, "fusion.1", name, 3, 4, "0.75", 0.75});
-    (*sink)->OnUtilizationCounter({0, "fusion.1", "VMEM_SPILL_COUNT", 1, 2, "0.5", 0.5});
-    const Status profile = testing::CommitOrAbort(writer);
-    EXPECT_EQ(profile.ok(), !postgresql) << profile.ToString();
-    ASSERT_TRUE(WriteScheduleFile(writer, run, "c.txt", "jit_c", 3, "c").ok());
-    const Status finished = writer.FinishRun(run, -1);
-    ASSERT_TRUE(finished.ok()) << finished.ToString();
-    EXPECT_EQ(testing::Rows(db->connection(), "SELECT COUNT(*) FROM schedule"), "6\n");
-    EXPECT_EQ(testing::Rows(db->connection(), "SELECT COUNT(*) FROM utilization_counters"), postgresql ? "0\n" : "2\n");
-    EXPECT_EQ(Verdicts(*db),
-              std::string("a.txt|ingested\nc.txt|ingested\nprofile.txt|") + (postgresql ? "error" : "ingested") +
-                  "\n");
+    ExpectANameTooLongForAnIndexFailsOnlyItsFile(db, "utilization_counters", 2, [&](ingest::RecordSink& sink) {
+      sink.OnUtilizationCounter({0, "fusion.1", name, 3, 4, "0.75", 0.75});
+      sink.OnUtilizationCounter({0, "fusion.1", "VMEM_SPILL_COUNT", 1, 2, "0.5", 0.5});
+    });
+  }
+}
+
+TEST_F(HeldRowsOnBothBackends, OnPostgresqlAComputationNameTooLongForAnIndexFailsItsFileNotItsGroup) {
+  const std::string name = IncompressibleName();
+  for (store::Database* db : {sqlite_.get(), postgres_.get()}) {
+    SCOPED_TRACE(Name(db->connection()));
+    ExpectANameTooLongForAnIndexFailsOnlyItsFile(db, "computations", 2, [&](ingest::RecordSink& sink) {
+      sink.OnComputation({name, false, 1, ""});
+      sink.OnComputation({"main", true, 2, ""});
+    });
   }
 }
 
