@@ -17,15 +17,19 @@ int64_t BulkBatch::Flush(SqlConnection& sql) {
   const BulkInsert& insert = vouched && insert_->for_new_keys() != nullptr ? *insert_->for_new_keys() : *insert_;
   const BulkRows rows{insert, cells_, std::span(texts_.data(), texts_used_)};
   int64_t changed = 0;
-  if (held_ != nullptr && !insert.every_row_changes()) {
-    throw SqlError("rows of " + insert.table() + " that may change no row cannot be held (BulkBatch::HoldIn)");
+  if (held_ != nullptr) {
+    if (!insert.every_row_changes()) {
+      throw SqlError("rows of " + insert.table() + " that may change no row cannot be held (BulkBatch::HoldIn)");
+    }
+    if (TextsHoldable(sql)) {
+      held_->Hold(insert, *insert_, cells_, std::span(texts_.data(), texts_used_));
+      changed = static_cast<int64_t>(rows.rows());
+      Clear();
+      return changed;
+    }
+    held_->WrittenAtOnce(insert.table());
   }
-  const bool hold = held_ != nullptr && TextsHoldable(sql);
-  if (held_ != nullptr && !hold) held_->WrittenAtOnce(insert.table());
-  if (hold) {
-    held_->Hold(insert, *insert_, cells_, std::span(texts_.data(), texts_used_));
-    changed = static_cast<int64_t>(rows.rows());
-  } else if (insert.every_row_changes()) {
+  if (insert.every_row_changes()) {
     sql.AppendRowsLater(rows);  // not awaited: every row counts
     changed = static_cast<int64_t>(rows.rows());
   } else {

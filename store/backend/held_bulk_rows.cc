@@ -4,6 +4,10 @@
 
 namespace xladb::store {
 
+size_t HeldBulkRows::RunEnd(const Table& t, size_t r) {
+  return r + 1 < t.runs.size() ? t.runs[r + 1].begin : t.cells.size();
+}
+
 HeldBulkRows::Table& HeldBulkRows::TableOf(const BulkInsert& insert) {
   for (Table& t : tables_) {
     if (t.name == insert.table()) return t;
@@ -49,8 +53,7 @@ void HeldBulkRows::TruncateTo(const Mark& mark) {
     t.texts.resize(mark.tables[i].texts);
     t.runs.resize(mark.tables[i].runs);
     for (size_t r = 0; r < t.runs.size(); ++r) {
-      const size_t end = r + 1 < t.runs.size() ? t.runs[r + 1].begin : t.cells.size();
-      rows_ += (end - t.runs[r].begin) / static_cast<size_t>(t.runs[r].insert->columns());
+      rows_ += (RunEnd(t, r) - t.runs[r].begin) / static_cast<size_t>(t.runs[r].insert->columns());
     }
   }
 }
@@ -59,8 +62,7 @@ void HeldBulkRows::Write(SqlConnection& sql) {
   for (size_t i = 0; i < tables_.size(); ++i) {
     const Table& t = tables_[i];
     for (size_t r = 0; r < t.runs.size(); ++r) {
-      const size_t end = r + 1 < t.runs.size() ? t.runs[r + 1].begin : t.cells.size();
-      const std::span<const BulkCell> cells(t.cells.data() + t.runs[r].begin, end - t.runs[r].begin);
+      const std::span<const BulkCell> cells(t.cells.data() + t.runs[r].begin, RunEnd(t, r) - t.runs[r].begin);
       const BulkRows rows{t.written_at_once ? *t.runs[r].keyed : *t.runs[r].insert, cells, t.texts};
       // The last waits, and with it for every answer before it (a failure is thrown here).
       if (i + 1 == tables_.size() && r + 1 == t.runs.size()) {

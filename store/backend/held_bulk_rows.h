@@ -83,6 +83,8 @@ class HeldBulkRows {
     bool written_at_once = false;
   };
   Table& TableOf(const BulkInsert& insert);
+  // Where run `r` of `t` ends (a cell index): the next run's beginning, or the table's end.
+  static size_t RunEnd(const Table& t, size_t r);
 
   std::vector<Table> tables_;  // in the order they were first held
   size_t rows_ = 0;

@@ -624,19 +624,22 @@ bool IsOneStatement(std::string_view sql) {
   return semicolon == std::string_view::npos || semicolon + 1 == sql.size();
 }
 
+// SAVEPOINT or RELEASE: a part of the open transaction begun or ended.
+bool MarksASavepoint(std::string_view sql) {
+  return sql.rfind("RELEASE ", 0) == 0 || sql.rfind("SAVEPOINT ", 0) == 0;
+}
 // A statement Exec may send behind the answers waiting and read with them: one that ends or marks a part of
 // the open transaction. (A BEGIN there would take the statements before it into its transaction; some
 // statements may not run in a pipeline at all.)
 bool JoinsThePipeline(std::string_view sql) {
-  return IsOneStatement(sql) &&
-         (sql.rfind("RELEASE ", 0) == 0 || sql.rfind("SAVEPOINT ", 0) == 0 || sql == "COMMIT");
+  return IsOneStatement(sql) && (MarksASavepoint(sql) || sql == "COMMIT");
 }
 
 }  // namespace
 
 void PostgresBackend::ExecLater(std::string_view sql) {
   if (!IsOneStatement(sql)) return Exec(sql);
-  if (sql.rfind("SAVEPOINT ", 0) == 0 || sql.rfind("RELEASE ", 0) == 0) {
+  if (MarksASavepoint(sql)) {
     std::unique_ptr<SqlStatement>& statement = savepoint_statements_[std::string(sql)];
     if (!statement) statement = Prepare(sql);
     statement->ExecuteLater();

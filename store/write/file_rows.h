@@ -1,7 +1,7 @@
 // The rows a file begins with: its dump_files row, and the modules row of the module it writes (found, or
-// created); and the ingest_issues rows it ends with. RunWriter (store/write/run_writer.h) runs them at BeginFile and RecordFile; on PostgreSQL the file
-// row's insert and the module's lookup or insert go together (RunTogether), so they are built bound and not
-// run, and read afterwards.
+// created); and the ingest_issues rows it ends with. RunWriter (store/write/run_writer.h) runs them at
+// BeginFile, CommitFile and RecordFile; on PostgreSQL the file row's insert and the module's lookup or insert
+// go together (RunTogether), so they are built bound and not run, and read afterwards.
 //
 // Contract: the statements come from the writer's StatementCache and run on its connection inside the
 // file's savepoint; the cache hands each out reset and unbound, so an answer one still held when the call that

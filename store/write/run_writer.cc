@@ -100,19 +100,13 @@ struct RunWriter::Impl {
   static constexpr int64_t kHeldFileBytes = int64_t{1} << 20;
   static constexpr size_t kMaxHeldRows = size_t{1} << 14;
   // Whether files' rows are held: a PostgreSQL store that keeps UTF-8 as it is (server and client encoding
-  // UTF8; BulkBatch tells the texts it would refuse by UTF-8's rules), set by BeginRun.
+  // UTF8; BulkBatch tells the texts it would refuse by UTF-8's rules), asked once by the constructor.
   bool holds_rows = false;
   HeldBulkRows held_rows;
   HeldBulkRows::Mark file_mark;
   // Writes the rows held; on failure rolls the group back and remembers why.
   Status WriteHeldRows() {
-    if (held_rows.empty()) return Status::Ok();
-    try {
-      held_rows.Write(sql);
-      return Status::Ok();
-    } catch (const std::exception& e) {
-      return FailGroup("writing", e);
-    }
+    return held_rows.empty() ? Status::Ok() : WriteOrFailGroup([&] { held_rows.Write(sql); });
   }
 
   // Rolls the open file's savepoint back (its rows go) and drops its writer; the issues it saw are returned.
@@ -191,9 +185,16 @@ struct RunWriter::Impl {
   // Writes the lone rows held; on failure rolls the group back and remembers why.
   Status WriteLoneFileRows() {
     if (!lone_file_rows_held) return Status::Ok();
-    try {
+    return WriteOrFailGroup([&] {
       (void)lone_file_rows.Flush(sql);
       lone_file_rows_held = false;
+    });
+  }
+  // Runs `write`, which writes rows the open group holds; on failure rolls the group back and remembers why.
+  template <typename Write>
+  Status WriteOrFailGroup(Write&& write) {
+    try {
+      write();
       return Status::Ok();
     } catch (const std::exception& e) {
       return FailGroup("writing", e);
@@ -314,6 +315,14 @@ RunWriter::RunWriter(Database* db, GroupCommit group) : impl_(std::make_unique<I
       impl_->sql.Exec("PRAGMA wal_autocheckpoint = 0");
     } catch (...) {
     }
+  } else {
+    try {
+      auto encodings =
+          impl_->sql.Prepare("SELECT current_setting('server_encoding'), current_setting('client_encoding')");
+      impl_->holds_rows = encodings->Step() && encodings->Text(0) == "UTF8" && encodings->Text(1) == "UTF8";
+    } catch (const std::exception&) {
+      impl_->holds_rows = false;  // written as they go, as on any store
+    }
   }
 }
 RunWriter::~RunWriter() {
@@ -336,14 +345,6 @@ StatusOr<int64_t> RunWriter::BeginRun(const RunSpec& spec) {
   d.group_failure.clear();  // a failed group ended its own run; this one starts afresh
   d.replacement.Forget();
   if (Status texts = d.OpenInternedTexts(); !texts.ok()) return texts;
-  if (!d.db->is_sqlite()) {
-    try {
-      auto encodings = d.sql.Prepare("SELECT current_setting('server_encoding'), current_setting('client_encoding')");
-      d.holds_rows = encodings->Step() && encodings->Text(0) == "UTF8" && encodings->Text(1) == "UTF8";
-    } catch (const std::exception&) {
-      d.holds_rows = false;  // written as they go, as on any store
-    }
-  }
   // Twice at most: a run another writer creates between the find and the insert is found the second time.
   for (int attempt = 0;; ++attempt) try {
     d.sql.BeginWrite();

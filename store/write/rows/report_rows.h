@@ -15,9 +15,9 @@
 //   OomBufferRecord             → oom_buffers(buffer_number, size, op_name, source, xla_label, shape, …)
 //
 // Report totals, rows and counters are gathered and written by bulk append (store/backend/bulk_batch.h), the
-// rest a statement a row (a few a file). A repeat (a space's total, a counter of a block) is told from what the file
-// printed before, not from the database's answer; counters compare as the database keeps their text (up to
-// a NUL, StoredText), so two that differ only after one are a repeat on both backends.
+// rest a statement a row (a few a file). A repeat (a space's total, a counter of a block) is told from what the
+// file printed before, not from the database's answer; counters compare as the database keeps their text (up
+// to a NUL, StoredText), so two that differ only after one are a repeat on both backends.
 //
 // Contract: owned by one file's FileWriter; statement errors go to FileContext::Guard. Not thread-safe.
 #ifndef XLADB_STORE_WRITE_ROWS_REPORT_ROWS_H_
