@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <unordered_map>
+#include <vector>
 
 namespace xladb::wire {
 namespace {
@@ -116,25 +118,71 @@ std::string EscapeInvalidUtf8(std::string_view text) {
   });
 }
 
-void MakeStringsValidUtf8(google::protobuf::Message* message) {
-  using google::protobuf::FieldDescriptor;
-  const google::protobuf::Descriptor* d = message->GetDescriptor();
-  const google::protobuf::Reflection* r = message->GetReflection();
-  for (int i = 0; i < d->field_count(); ++i) {
-    const FieldDescriptor* f = d->field(i);
-    if (f->type() == FieldDescriptor::TYPE_STRING) {
-      FixStringField(message, r, f);  // an unset field reads as "", which is valid and left alone
-    } else if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
-      // Maps are repeated entry messages here, so their string keys and values are covered too.
-      if (f->is_repeated()) {
-        for (int k = 0; k < r->FieldSize(*message, f); ++k) {
-          MakeStringsValidUtf8(r->MutableRepeatedMessage(message, f, k));
-        }
-      } else if (r->HasField(*message, f)) {
-        MakeStringsValidUtf8(r->MutableMessage(message, f));
+namespace {
+
+// What MakeStringsValidUtf8 visits in a message type, found once a type (reflection's descriptor loop and
+// type tests cost more than the checks: a gate's answer holds about 15,000 messages of a few strings each).
+struct TypePlan {
+  std::vector<const google::protobuf::FieldDescriptor*> strings;  // string fields, singular or repeated
+  // Message fields (maps' entries included) whose type holds a string at some depth, with that type's plan.
+  std::vector<std::pair<const google::protobuf::FieldDescriptor*, const TypePlan*>> messages;
+};
+
+class TypePlans {
+ public:
+  // The plan of type d; the reference stays valid (the map's nodes do not move).
+  const TypePlan& Of(const google::protobuf::Descriptor* d) {
+    auto [it, added] = plans_.try_emplace(d);
+    if (!added) return it->second;  // done, or being made (a type that holds itself)
+    TypePlan& plan = it->second;
+    for (int i = 0; i < d->field_count(); ++i) {
+      const google::protobuf::FieldDescriptor* f = d->field(i);
+      if (f->type() == google::protobuf::FieldDescriptor::TYPE_STRING) {
+        plan.strings.push_back(f);
+      } else if (f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE &&
+                 HoldsStrings(f->message_type())) {
+        plan.messages.emplace_back(f, &Of(f->message_type()));
       }
     }
+    return plan;
   }
+
+ private:
+  // A type with a string field at some depth (a type met again while it is being looked at counts as one).
+  bool HoldsStrings(const google::protobuf::Descriptor* d) {
+    auto [it, added] = holds_strings_.try_emplace(d, true);
+    if (!added) return it->second;
+    bool holds = false;
+    for (int i = 0; i < d->field_count() && !holds; ++i) {
+      const google::protobuf::FieldDescriptor* f = d->field(i);
+      holds = f->type() == google::protobuf::FieldDescriptor::TYPE_STRING ||
+              (f->cpp_type() == google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE && HoldsStrings(f->message_type()));
+    }
+    return holds_strings_[d] = holds;
+  }
+
+  std::unordered_map<const google::protobuf::Descriptor*, TypePlan> plans_;
+  std::unordered_map<const google::protobuf::Descriptor*, bool> holds_strings_;
+};
+
+void FixStrings(google::protobuf::Message* message, const TypePlan& plan) {
+  const google::protobuf::Reflection* r = message->GetReflection();
+  for (const google::protobuf::FieldDescriptor* f : plan.strings) FixStringField(message, r, f);
+  for (const auto& [f, inner] : plan.messages) {
+    if (f->is_repeated()) {
+      const int n = r->FieldSize(*message, f);
+      for (int k = 0; k < n; ++k) FixStrings(r->MutableRepeatedMessage(message, f, k), *inner);
+    } else if (r->HasField(*message, f)) {
+      FixStrings(r->MutableMessage(message, f), *inner);
+    }
+  }
+}
+
+}  // namespace
+
+void MakeStringsValidUtf8(google::protobuf::Message* message) {
+  thread_local TypePlans plans;  // descriptors live as long as the program
+  FixStrings(message, plans.Of(message->GetDescriptor()));
 }
 
 }  // namespace xladb::wire

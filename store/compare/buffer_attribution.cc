@@ -135,10 +135,18 @@ std::unordered_map<int64_t, std::vector<Buffer>> ReadBuffers(Database& db, const
   const ResultColumns<Buffer>& columns =
       !peak ? kValueColumns : join_origin ? kPeakWithOriginColumns : kPeakBufferColumns;
   std::unordered_map<int64_t, std::vector<Buffer>> buffers;
+  // Rows come module by module (module_id is the first column): a module's list is looked up once, and each
+  // buffer is read where it stays.
+  int64_t module_id = -1;
+  std::vector<Buffer>* list = nullptr;
   rows.ForEach(db, module_ids, [&](const SqlStatement& q) {
-    Buffer b = columns.Read(q);
+    if (list == nullptr || q.Int(0) != module_id) {
+      module_id = q.Int(0);
+      list = &buffers[module_id];
+    }
+    Buffer& b = list->emplace_back();
+    columns.ReadInto(q, &b);
     b.origin_read = join_origin;
-    buffers[b.module_id].push_back(std::move(b));
   });
   if (!peak && !db.is_sqlite()) ReadOriginsOfModules(db, module_ids, buffers);
   return buffers;
@@ -159,7 +167,7 @@ class InstructionOrigins {
       SqlStatement& q = statements_.Get(kSql.c_str());
       const ResetWhenDone reset(q);
       q.Bind(1, b.module_id);
-      q.Bind(2, b.instruction);
+      q.BindTextRef(2, b.instruction);  // the buffer outlives the step
       if (q.Step()) it->second = kBufferOriginColumns.Read(q);  // its Origin part
     }
     return it->second;
