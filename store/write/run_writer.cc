@@ -1,30 +1,15 @@
 #include "store/write/run_writer.h"
 
-#include <algorithm>
-#include <chrono>
 #include <optional>
-#include <set>
-#include <unordered_map>
-#include <unordered_set>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
-#include "store/backend/held_bulk_rows.h"
 #include "store/backend/row_binding.h"
-#include "store/write/created_modules.h"
-#include "store/write/file_replacement.h"
-#include "store/write/file_rows.h"
-#include "store/write/run_rows.h"
-#include "store/write/rows/file_context.h"
-#include "store/write/file_writer.h"
-#include "store/facts/interned_texts.h"
-#include "store/facts/module_facts.h"
 #include "store/facts/run_labels.h"
-#include "store/facts/run_summary.h"
-#include "store/backend/statement_cache.h"
-#include "base/unix_time.h"
+#include "store/write/run_rows.h"
+#include "store/write/run_writer_impl.h"
 
 namespace xladb::store {
 
@@ -39,272 +24,48 @@ constexpr ingest::FileVerdict kVerdictOfAKeptFile = ingest::FileVerdict::kIngest
 
 }  // namespace
 
-double NextGroupSeconds(const GroupCommit& group, double recount_seconds) {
-  if (group.max_seconds <= 0) return group.max_seconds;
-  const double stretched = std::min(recount_seconds * kGroupSecondsPerRecountSecond, group.max_stretched_seconds);
-  return std::max(group.max_seconds, stretched);
+FileIssues RunWriter::Impl::RollBackFile() {
+  FileIssues issues;
+  if (file) {
+    held_rows.TruncateTo(file_mark);
+    issues = std::move(file->issues());
+    file.reset();
+    file_savepoint.reset();
+    created_modules.FileRolledBack();
+  }
+  return issues;
 }
 
-struct RunWriter::Impl {
-  explicit Impl(Database* database)
-      : db(database), sql(database->connection()), statements(database->connection()),
-        derived_facts(database->connection()) {}
+void RunWriter::Impl::DropUnfinishedFile() {
+  if (!file) return;
+  (void)RollBackFile();
+  interned.FileAborted();
+}
 
-  Database* db;
-  SqlConnection& sql;
-  std::unique_ptr<Database> texts_db;  // PostgreSQL: the interned texts' own connection (InternedTextCaches)
-  StatementCache statements;         // outlives files: statements are prepared once per writer
-  InternedTextCaches interned;       // outlives files; entries added inside a rolled-back file or group go
-  DerivedModuleFacts derived_facts;  // recomputed when a file changed what they are computed from
-
-  // The modules the open group's committed files wrote, in the order they were first written, each with
-  // its files' facts merged (MergeLaterFile): their derived facts are computed once at the group's COMMIT,
-  // not once a file (a module's buffer assignment, HLO text and memory report mostly share a group).
-  std::vector<ModuleFiles> pending_modules;
-  std::unordered_map<int64_t, size_t> pending_index;  // module_id -> its place in pending_modules
-  void NoteModuleWritten(const FileWriter& f) {
-    if (f.module_id() == 0) return;
-    auto [it, added] = pending_index.try_emplace(f.module_id(), pending_modules.size());
-    if (added) {
-      pending_modules.push_back({f.run_id(), f.module_id(), f.module_is_new(), f.facts()});
-      return;
-    }
-    ModuleFiles& m = pending_modules[it->second];
-    m.module_is_new |= f.module_is_new();
-    MergeLaterFile(m.facts, f.facts());
-  }
-  // Computes the derived facts of the modules the group wrote (inside its transaction, before COMMIT).
-  void UpdatePendingModules() {
-    derived_facts.UpdateAfterFiles(pending_modules);
-    ForgetPendingModules();
-  }
-  void ForgetPendingModules() {
-    pending_modules.clear();
-    pending_index.clear();
-  }
-  FileReplacement replacement{&statements, &interned};  // a changed file's old rows, and the modules they shared
-
-  SqlStatement& Cached(const char* text) { return statements.Get(text); }
-
-  // The open file: its writer lives from BeginFile to CommitFile or AbortFile, inside its savepoint (ended
-  // already when a CommitFile failed: AbortFile follows).
-  std::unique_ptr<FileWriter> file;
-  std::optional<Savepoint> file_savepoint;
-  FileSpec spec;  // of the file begun last (AbortFile records it, also after a failed BeginFile)
-
-  // On PostgreSQL, the rows of the group's small files (up to kHeldFileBytes) that nothing reads before the
-  // group ends (store/backend/held_bulk_rows.h), written a statement a table: before a bigger file (its rows
-  // go as it goes, and a later file's rows must land after earlier ones), before a replacement or the second
-  // pass removes rows, once kMaxHeldRows are held, and at the COMMIT; always outside a file's savepoint. A
-  // file rolled back drops its own (file_mark: where they stood when it began).
-  static constexpr int64_t kHeldFileBytes = int64_t{1} << 20;
-  static constexpr size_t kMaxHeldRows = size_t{1} << 14;
-  // Whether files' rows are held: a PostgreSQL store that keeps UTF-8 as it is (server and client encoding
-  // UTF8; BulkBatch tells the texts it would refuse by UTF-8's rules), asked once by the constructor.
-  bool holds_rows = false;
-  HeldBulkRows held_rows;
-  HeldBulkRows::Mark file_mark;
-  // Writes the rows held; on failure rolls the group back and remembers why.
-  Status WriteHeldRows() {
-    return held_rows.empty() ? Status::Ok() : WriteOrFailGroup([&] { held_rows.Write(sql); });
-  }
-
-  // Rolls the open file's savepoint back (its rows go) and drops its writer; the issues it saw are returned.
-  FileIssues RollBackFile() {
-    FileIssues issues;
-    if (file) {
-      held_rows.TruncateTo(file_mark);
-      issues = std::move(file->issues());
-      file.reset();
-      file_savepoint.reset();
-      created_modules.FileRolledBack();
-    }
-    return issues;
-  }
-  // Drops a file begun and neither committed nor aborted (its caller threw in the middle of it: a bug,
-  // std::bad_alloc): its rows and its dump_files row go, nothing is recorded, so a rerun reads it again.
-  void DropUnfinishedFile() {
-    if (!file) return;
-    (void)RollBackFile();
-    interned.FileAborted();
-  }
-
-  // Group commit: files share one transaction until group_seconds or group.max_bytes of files have gone by, each
-  // file inside a savepoint of its own (rolled back alone when it fails). A crash loses the open group only,
-  // whole files all of them, and a rerun ingests them again.
-  GroupCommit group;
-  double group_seconds = 0;  // how long the open group may last: group.max_seconds at the start of a run (the
-                             // constructor, BeginRun), NextGroupSeconds after each COMMIT
-  bool in_group = false;
-  std::chrono::steady_clock::time_point group_started;
-  int64_t group_bytes = 0, group_files = 0;
-  std::string group_failure;  // set when a group's COMMIT failed: its files are gone; the run must stop
-  std::set<int64_t> group_runs;  // runs with files in the open group: their summaries are recounted at COMMIT
-  std::set<int64_t> group_runs_with_rows;  // …and those whose files committed rows: updated_at_us, at COMMIT
-
-  // The run BeginRun created (0: it found one): no file of it was stored before this ingest, so a path this
-  // writer has not stored in it needs no lookup (CheckFile, the replacement's) to know it is new. A file
-  // another writer stores there meanwhile still meets FileRowInsert's conflict (CheckOtherWritersFile).
-  int64_t created_run = 0;
-  // The paths this writer wrote to it (a file rolled back after stays: looked up again, as any other's).
-  std::unordered_set<std::string> created_run_paths;
-  bool Unstored(int64_t run_id, const std::string& path) const {
-    return run_id == created_run && created_run != 0 && created_run_paths.count(path) == 0;
-  }
-  void NoteWritten(const FileSpec& s) {
-    if (s.run_id == created_run) created_run_paths.insert(s.path);
-  }
-  // The modules this writer created in that run, by key (ids without a lookup); forgotten when a stored file
-  // is replaced or modules are rebuilt, since either may remove a module.
-  CreatedModules created_modules;
-  bool InCreatedRun(int64_t run_id) const { return run_id == created_run && created_run != 0; }
-
-  // The dump_files rows of the open group's files that write nothing else (RecordFile of an unstored path,
-  // without issues: most of a run's files that are not memory data), written together (AddLoneFileRow)
-  // before the next file that writes more begins (so file ids keep the walk's order), before a lookup of a
-  // stored path, and at the COMMIT (the run summaries count them). They had a savepoint and an insert each
-  // (on PostgreSQL a round trip a file). Only rows of the run this writer created, at paths not stored
-  // before: no replacement, no lookup misses them. A batch that fails to be written fails its group, as its
-  // COMMIT would: the files it held were acknowledged with the group's others, and are lost with them only
-  // together (a rerun stores them).
-  BulkBatch lone_file_rows{&kLoneFileRowInsert};
-  bool lone_file_rows_held = false;
-  // Adds a lone file's row to the batch (written once it is full), inside the open group.
-  Status HoldLoneFileRow(const FileSpec& s, const FileOutcome& outcome, int64_t issue_count) {
+// The connection interned texts are written on: the writer's own on SQLite; on PostgreSQL a second one, so
+// a text stays stored when the file that brought it rolls back (store/facts/interned_texts.h).
+// That connection commits each batch of texts on its own, without waiting for the server to flush it
+// (synchronous_commit off): a text is only of use to the rows that refer to it, which the writer commits
+// later on its own connection, and that commit's flush takes every earlier commit's WAL with it. A crash
+// before it loses the texts and their rows together, as if neither had been written; the database is never
+// left inconsistent (PostgreSQL, "Asynchronous Commit"). A batch cost one flush of the WAL before. The sweep
+// of replaced texts (SweepReplacedTexts) commits there too: a crash may lose it, leaving texts no row refers
+// to, which only take space.
+Status RunWriter::Impl::OpenInternedTexts() {
+  if (interned.connection != nullptr) return Status::Ok();
+  if (!db->is_sqlite()) {
+    auto texts = Database::Open(db->path());
+    if (!texts.ok()) return texts.status();
+    texts_db = std::move(texts.value());
     try {
-      OpenGroup();
-      group_runs.insert(s.run_id);
-      lone_file_rows_held = true;
-      AddLoneFileRow(lone_file_rows, sql, s, ingest::FileVerdictName(outcome.verdict), outcome, issue_count);
-      NoteWritten(s);
-      return Status::Ok();
-    } catch (const std::exception& e) {
-      return FailGroup("writing", e);
+      texts_db->connection().Exec("SET synchronous_commit = off");
+    } catch (const SqlError& e) {
+      return Status::IoError(std::string("the interned texts' connection: ") + e.what());
     }
   }
-  // Writes the lone rows held; on failure rolls the group back and remembers why.
-  Status WriteLoneFileRows() {
-    if (!lone_file_rows_held) return Status::Ok();
-    return WriteOrFailGroup([&] {
-      (void)lone_file_rows.Flush(sql);
-      lone_file_rows_held = false;
-    });
-  }
-  // Runs `write`, which writes rows the open group holds; on failure rolls the group back and remembers why.
-  template <typename Write>
-  Status WriteOrFailGroup(Write&& write) {
-    try {
-      write();
-      return Status::Ok();
-    } catch (const std::exception& e) {
-      return FailGroup("writing", e);
-    }
-  }
-
-  void OpenGroup() {
-    if (in_group) return;
-    sql.BeginWrite();
-    try {
-      // Before the group looks up any interned text: ids kept from earlier groups whose rows another
-      // connection removed meanwhile are forgotten, and none is removed until the group ends.
-      interned.BeginTransaction(sql, statements);
-    } catch (...) {
-      RollBackGroup();  // the transaction too (a lock refused on PostgreSQL aborts it), not left open
-      throw;
-    }
-    in_group = true;
-    group_started = std::chrono::steady_clock::now();
-    group_bytes = group_files = 0;
-  }
-  // Commits the open group; on failure rolls it back and remembers why (group_failure).
-  Status CloseGroup() {
-    if (!in_group) return Status::Ok();
-    in_group = false;
-    try {
-      if (lone_file_rows_held) (void)lone_file_rows.Flush(sql);  // the run summaries count them
-      lone_file_rows_held = false;
-      held_rows.Write(sql);  // the derived facts read them
-      UpdatePendingModules();  // before the runs' summaries, whose module count reads module_summary
-      // Timed for the next group's length (on PostgreSQL with the answers still owed to statements sent
-      // before it, which the recount's own answer waits for: an overestimate, bounded by the stretch's limit).
-      const auto recount_started = std::chrono::steady_clock::now();
-      for (int64_t run_id : group_runs) UpdateRunSummary(statements, run_id);
-      group_seconds = NextGroupSeconds(
-          group, std::chrono::duration<double>(std::chrono::steady_clock::now() - recount_started).count());
-      group_runs.clear();
-      // Once a group, not once a file (a statement per file was 1 in 25 of a small file's): readers see the
-      // group's files and this time together, at the COMMIT.
-      for (int64_t run_id : group_runs_with_rows) {
-        SqlStatement& run = Cached("UPDATE runs SET updated_at_us = ? WHERE run_id = ?");
-        BindRow(run, UnixMicrosNow(), run_id);
-        run.Execute();
-      }
-      group_runs_with_rows.clear();
-      sql.Exec("COMMIT");
-      interned.GroupCommitted();
-      created_modules.GroupCommitted();
-      return Status::Ok();
-    } catch (const std::exception& e) {
-      return FailGroup("committing", e);
-    }
-  }
-  // Rolls the open group back after `doing` its files failed, and remembers why: every later call fails
-  // with it (the run ends; nothing half-stored).
-  Status FailGroup(std::string_view doing, const std::exception& e) {
-    RollBackGroup();
-    group_failure = std::string(doing) + " the last " + std::to_string(group_files) +
-                    " files failed, so they are not stored (a rerun ingests them): " + e.what();
-    return Status::IoError(group_failure);
-  }
-  // Abandons the open group: its files are gone, and with them the run summaries and interned ids it held.
-  void RollBackGroup() {
-    try {
-      sql.Exec("ROLLBACK");
-    } catch (...) {
-    }
-    in_group = false;
-    group_runs.clear();
-    group_runs_with_rows.clear();
-    lone_file_rows = BulkBatch(&kLoneFileRowInsert);
-    lone_file_rows_held = false;
-    held_rows.Clear();
-    created_modules.GroupRolledBack();
-    ForgetPendingModules();
-    interned.GroupAborted();
-  }
-  Status CloseGroupIfDue(int64_t file_bytes) {
-    group_bytes += file_bytes;
-    ++group_files;
-    const double open_for =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - group_started).count();
-    return open_for >= group_seconds || group_bytes >= group.max_bytes ? CloseGroup() : Status::Ok();
-  }
-
-  // The connection interned texts are written on: the writer's own on SQLite; on PostgreSQL a second one, so
-  // a text stays stored when the file that brought it rolls back (store/facts/interned_texts.h).
-  // That connection commits each batch of texts on its own, without waiting for the server to flush it
-  // (synchronous_commit off): a text is only of use to the rows that refer to it, which the writer commits
-  // later on its own connection, and that commit's flush takes every earlier commit's WAL with it. A crash
-  // before it loses the texts and their rows together, as if neither had been written; the database is never
-  // left inconsistent (PostgreSQL, "Asynchronous Commit"). A batch cost one flush of the WAL before. The sweep
-  // of replaced texts (SweepReplacedTexts) commits there too: a crash may lose it, leaving texts no row refers
-  // to, which only take space.
-  Status OpenInternedTexts() {
-    if (interned.connection != nullptr) return Status::Ok();
-    if (!db->is_sqlite()) {
-      auto texts = Database::Open(db->path());
-      if (!texts.ok()) return texts.status();
-      texts_db = std::move(texts.value());
-      try {
-        texts_db->connection().Exec("SET synchronous_commit = off");
-      } catch (const SqlError& e) {
-        return Status::IoError(std::string("the interned texts' connection: ") + e.what());
-      }
-    }
-    interned.connection = texts_db ? &texts_db->connection() : &sql;
-    return Status::Ok();
-  }
-};
+  interned.connection = texts_db ? &texts_db->connection() : &sql;
+  return Status::Ok();
+}
 
 RunWriter::RunWriter(Database* db, GroupCommit group) : impl_(std::make_unique<Impl>(db)) {
   impl_->group = group;
