@@ -3,19 +3,21 @@
 // Statements are kept as text with SQLite's `?` and `?N` placeholders renumbered `$N`, and run with
 // PQexecParams on their first Step (prepared on the server from their second run on, so the writer's
 // statements are parsed and planned once): reals go as float8, text as text, integers and NULL untyped (the
-// server infers their type from where they stand), all in text format; results come back whole, in text, and the getters parse them (a boolean reads as 1 or 0).
+// server infers their type from where they stand), all in text format; results come back whole, in text, and
+// the getters parse them (a boolean reads as 1 or 0).
 //
-// Bulk appends (store/backend/bulk_insert.h) send a batch as one array a column to a statement prepared once a
-// session (binary arrays for bigint, text and double precision columns, the server's bind then parsing no
-// digits and no quotes; text-format literals for any other type or a cell of another kind),
+// Bulk appends (store/backend/bulk_insert.h; postgres_bulk_arrays.cc) send a batch as one array a column to a
+// statement prepared once a session (binary arrays for bigint, text and double precision columns, the server's
+// bind then parsing no digits and no quotes; text-format literals for any other type or a cell of another kind),
 // `INSERT INTO table(…) SELECT unnest($1::type[]), … <conflict clause> [RETURNING …]`
 // (the types read from pg_attribute at its first use; the arrays, of one length, unnested side by side in the
 // select list, which streams their rows, where `SELECT * FROM unnest(…)` first copies them into a tuple store:
 // 3–5% faster on a 200 MiB buffer assignment), behind the statements waiting in the
 // pipeline: a batch of thousands of rows is one round trip shared with them, parsed and planned once a session;
 // AppendRowsLater leaves it unanswered there, so the writer builds its next batch while the server inserts this
-// one. (Until 2026-11-27 a batch went by COPY into a temporary staging table and an INSERT … SELECT out of it, a simple query
-// planned again each time: 0.3 ms of the server's a batch however small, and slower on big files too.)
+// one. (Until 2026-11-27 a batch went by COPY into a temporary staging table and an INSERT … SELECT out of it,
+// a simple query planned again each time: 0.3 ms of the server's a batch however small, and slower on big files
+// too.)
 // Rows whose conflict key repeats within a batch go to the next append (one INSERT may not update a row twice);
 // a batch of new keys goes by the insert's twin without the conflict clause (BulkInsert::for_new_keys).
 //
