@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdlib>
+#include <charconv>
+#include <cstdint>
+#include <system_error>
 #include <map>
 #include <string>
 #include <tuple>
@@ -47,7 +49,11 @@ std::vector<Shape> Shapes(std::string_view text) {
       const size_t comma = dims.find(',');
       std::string_view d = dims.substr(0, comma);
       while (!d.empty() && !std::isdigit(static_cast<unsigned char>(d.front()))) d.remove_prefix(1);
-      s.dims.push_back(d.empty() ? 0 : std::strtoll(std::string(d).c_str(), nullptr, 10));
+      int64_t extent = 0;  // "" or no digits: 0; too many: the largest
+      if (std::from_chars(d.data(), d.data() + d.size(), extent).ec == std::errc::result_out_of_range) {
+        extent = INT64_MAX;
+      }
+      s.dims.push_back(extent);
       if (comma == std::string_view::npos) break;
       dims.remove_prefix(comma + 1);
     }
