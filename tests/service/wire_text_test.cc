@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <google/protobuf/struct.pb.h>
+
 #include "xladb/v1/xladb.pb.h"
 
 namespace xladb::wire {
@@ -78,6 +80,35 @@ TEST(WireText, EveryStringFieldOfAResponseIsMadeValidAndBytesAreLeftAlone) {
   MakeStringsValidUtf8(&rows);
   EXPECT_EQ(rows.rows(0).values(0).bytes_value(), "\xFF");
   EXPECT_EQ(rows.rows(0).values(0).value_case(), v1::Value::kBytesValue);  // a unset oneof string stays unset
+}
+
+// MakeStringsValidUtf8 plans each message type once (its string fields, and the message fields whose type holds
+// a string at some depth): a type that holds itself (Struct -> Value -> ListValue -> Value) is walked to every
+// depth, and a type met first deep down is planned as well as one met at the top.
+TEST(WireText, ATypeThatHoldsItselfIsWalkedToEveryDepth) {
+  google::protobuf::Struct top;
+  (*top.mutable_fields())["k\xFF"].set_string_value("one\xFF");
+  google::protobuf::Struct* inner = (*top.mutable_fields())["inner"].mutable_struct_value();
+  google::protobuf::ListValue* list = (*inner->mutable_fields())["list"].mutable_list_value();
+  list->add_values()->set_string_value("three\xFF");
+  list->add_values()->mutable_struct_value()->mutable_fields()->insert({"four", google::protobuf::Value()});
+  (*list->mutable_values(1)->mutable_struct_value()->mutable_fields())["four"].set_string_value("\xFE");
+  MakeStringsValidUtf8(&top);
+  EXPECT_EQ(top.fields().at(std::string("k") + kReplacement).string_value(), std::string("one") + kReplacement);
+  const google::protobuf::ListValue& fixed = top.fields().at("inner").struct_value().fields().at("list").list_value();
+  EXPECT_EQ(fixed.values(0).string_value(), std::string("three") + kReplacement);
+  EXPECT_EQ(fixed.values(1).struct_value().fields().at("four").string_value(), kReplacement);
+
+  v1::CheckRunResponse gate;  // the answer that holds most strings: its buffer changes and source lines
+  v1::CheckedModule* module = gate.add_modules();
+  v1::BufferChange* change = module->add_attribution();
+  change->set_op_name("jit(f)/\xFF");
+  change->set_shape_b("f32[\xFF]");
+  module->add_by_source()->set_source("a.py\xFF:3");
+  MakeStringsValidUtf8(&gate);
+  EXPECT_EQ(gate.modules(0).attribution(0).op_name(), std::string("jit(f)/") + kReplacement);
+  EXPECT_EQ(gate.modules(0).attribution(0).shape_b(), std::string("f32[") + kReplacement + "]");
+  EXPECT_EQ(gate.modules(0).by_source(0).source(), std::string("a.py") + kReplacement + ":3");
 }
 
 }  // namespace
