@@ -133,16 +133,8 @@ StatusOr<std::vector<ModulePair>> MatchModules(Database& db, int64_t baseline_ru
     for (SqlDialect dialect : {SqlDialect::kSqlite, SqlDialect::kPostgresql}) {
       for (bool by_key : {false, true}) {
         const std::string key_term = by_key ? " AND identity_key = ?3" : "";
-        // Only modules whose key the other run has too: a pair of the view is two modules of one key, one in
-        // each run, and a module's count and rank among its key-mates (n, program_rank) are counted from
-        // module_memory, not from m, so leaving the others out changes no pair. Two runs whose modules were all
-        // recompiled with other shapes share no key: their statement then pairs nothing (the reshaped pairs
-        // come after it) without joining and numbering every module of both (65 -> 32 M instructions a gate
-        // over 500 reshaped modules).
         const std::string body = RestrictedModuleMatchesSql(
-            dialect, std::string("AND mm.run_id IN (?1, ?2)") + (by_key ? " AND mm.identity_key = ?3" : "") +
-                         " AND EXISTS (SELECT 1 FROM module_memory o WHERE o.identity_key = mm.identity_key"
-                         " AND o.run_id IN (?1, ?2) AND o.run_id <> mm.run_id)");
+            dialect, std::string("AND mm.run_id IN (?1, ?2)") + (by_key ? " AND mm.identity_key = ?3" : ""));
         built[{dialect, by_key}] = {
             body.empty() ? "" : "SELECT " + kModulePairColumns.SelectList() + " FROM (" + body +
                                     ") AS matches WHERE run_id_a = ?1 AND run_id_b = ?2 ORDER BY module_id_b",
