@@ -135,18 +135,13 @@ std::unordered_map<int64_t, std::vector<Buffer>> ReadBuffers(Database& db, const
   const ResultColumns<Buffer>& columns =
       !peak ? kValueColumns : join_origin ? kPeakWithOriginColumns : kPeakBufferColumns;
   std::unordered_map<int64_t, std::vector<Buffer>> buffers;
-  // Rows come module by module (module_id is the first column): a module's list is looked up once, and each
-  // buffer is read where it stays.
-  int64_t module_id = -1;
+  // Rows come module by module: a module's list is looked up once, not once a row.
   std::vector<Buffer>* list = nullptr;
   rows.ForEach(db, module_ids, [&](const SqlStatement& q) {
-    if (list == nullptr || q.Int(0) != module_id) {
-      module_id = q.Int(0);
-      list = &buffers[module_id];
-    }
-    Buffer& b = list->emplace_back();
-    columns.ReadInto(q, &b);
+    Buffer b = columns.Read(q);
     b.origin_read = join_origin;
+    if (list == nullptr || list->front().module_id != b.module_id) list = &buffers[b.module_id];
+    list->push_back(std::move(b));
   });
   if (!peak && !db.is_sqlite()) ReadOriginsOfModules(db, module_ids, buffers);
   return buffers;

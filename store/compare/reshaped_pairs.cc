@@ -4,9 +4,9 @@
 #include <cctype>
 #include <charconv>
 #include <cstdint>
-#include <system_error>
 #include <map>
 #include <string>
+#include <system_error>
 #include <tuple>
 #include <unordered_set>
 
