@@ -59,6 +59,14 @@ Status RunWriter::Impl::OpenInternedTexts() {
     texts_db = std::move(texts.value());
     try {
       texts_db->connection().Exec("SET synchronous_commit = off");
+      // Its reads are lookups of a batch of hashes (thousands at a time) in tables the ingest is filling.
+      // Planned with no statistics yet and the tables' size of the moment, a batch looked cheaper as one pass
+      // over the whole table than as index probes, so each batch read all of long_texts or names again, in two
+      // parallel workers that took the other core (auto_explain: Gather, Parallel Seq Scan). A 212 MB generated
+      // buffer assignment's lookups took 491 ms of the server's execute time for long_texts (up to 85 ms a
+      // batch) and 232 ms for names; read by key, 127 and 141 ms (tests/postgres/interned_lookups_postgres_test.cc).
+      texts_db->connection().Exec("SET enable_seqscan = off");
+      texts_db->connection().Exec("SET max_parallel_workers_per_gather = 0");
     } catch (const SqlError& e) {
       return Status::IoError(std::string("the interned texts' connection: ") + e.what());
     }
