@@ -23,7 +23,7 @@ import tempfile
 import threading
 import time
 
-from run_bench import percentile  # bench/ is this script's folder, first on sys.path
+from bench_report import percentile  # bench/ is this script's folder, first on sys.path
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS_RUN = os.path.join(REPO, "..", "shared", "corpus", "runs", "21_lorrax_scan_C")
@@ -133,8 +133,8 @@ def main():
         sys.exit(f"catch_up: {CORPUS_RUN} is missing (the corpus is on development machines and in CI)")
     xladbd = args.xladbd or os.path.join(args.build_dir, "service", "xladbd")
     tmp = tempfile.mkdtemp(prefix="xladb_catchup.")
-    import run_bench  # the grpcio stubs, generated the way the main benchmark does (bench/ is on sys.path)
-    grpc, pb, pb_grpc = run_bench.load_grpc_stubs(os.path.join(tmp, "pystubs"))
+    import bench_support  # the grpcio stubs, generated the way the main benchmark does (bench/ is on sys.path)
+    grpc, pb, pb_grpc = bench_support.load_grpc_stubs(os.path.join(tmp, "pystubs"))
     files = sum(len(f) for _, _, f in os.walk(CORPUS_RUN))
     rows = []
     server = None

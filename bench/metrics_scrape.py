@@ -18,7 +18,7 @@ import tempfile
 import threading
 import time
 
-from run_bench import percentile  # bench/ is this script's folder, first on sys.path
+from bench_report import percentile  # bench/ is this script's folder, first on sys.path
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SEEDS = os.path.join(REPO, "tests", "data", "seeds")

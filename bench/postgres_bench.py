@@ -181,8 +181,8 @@ def latency_row(label, call, calls=20, warmup=3):
 def store_and_daemons(args, xladb, gen, tmp, uri):
     """The 100-run store on both backends through xladbd, then one and two daemons ingesting."""
     sys.path.insert(0, os.path.dirname(__file__))
-    import run_bench  # the grpcio stubs, generated the way the main benchmark does
-    grpc, pb, pb_grpc = run_bench.load_grpc_stubs(os.path.join(tmp, "pystubs"))
+    import bench_support  # the grpcio stubs, generated the way the main benchmark does
+    grpc, pb, pb_grpc = bench_support.load_grpc_stubs(os.path.join(tmp, "pystubs"))
     xladbd = os.path.join(os.path.dirname(os.path.dirname(xladb)), "service", "xladbd")
 
     if not args.skip_store:
