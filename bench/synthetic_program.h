@@ -82,6 +82,9 @@ struct TpuTiling {
 };
 TpuTiling TilingFor(const ArrayShape& a);
 
+// n rounded up to a multiple of m (tiles, alignments).
+int64_t RoundUp(int64_t n, int64_t m);
+
 // Bytes the allocator reserves (the buffer-assignment `size=`): padded to the TPU tiling, else logical.
 int64_t PhysicalBytes(const ArrayShape& a, Backend backend);
 int64_t TupleTableBytes(int64_t elements, Backend backend);
@@ -245,6 +248,8 @@ class SyntheticProgram {
   PeakMoment ComputePeak(bool v1_sizes) const;
 
  private:
+  static constexpr int kGlobalParams = 3;  // input activations, embedding, final norm scale
+
   struct TemplateValue {   // a value one template op defines
     int op = 0;
     int index = kNoIndex;
