@@ -168,12 +168,12 @@ TEST_F(BadInput, AFolderOf100000FilesCompletesInBoundedTimeAndMemory) {
       ASSERT_EQ(::link(tiny.c_str(), (folder + "/log_" + std::to_string(i) + ".txt").c_str()), 0) << strerror(errno);
     }
   }
-  ResetPeakRss();
-  const int64_t rss_before = ProcStatusKiB("VmRSS");
+  PeakRssProbe rss;
+  ASSERT_TRUE(rss.valid()) << "could not reset the peak-RSS mark; this test cannot measure";
   auto start = std::chrono::steady_clock::now();
   ingest::IngestSummary s = Ingest(run);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const int64_t growth = ProcStatusKiB("VmHWM") - rss_before;
+  const int64_t growth = rss.growth() / 1024;  // KiB
   RecordProperty("ingest_seconds", std::to_string(seconds));
   RecordProperty("peak_rss_growth_kib", std::to_string(growth));
   std::printf("100,000 files: ingested in %.1f s; peak RSS %lld KiB above the start\n", seconds,

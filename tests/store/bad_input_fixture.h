@@ -19,7 +19,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
@@ -29,6 +28,7 @@
 #include "store/facts/store_tables.h"
 #include "store/backend/database.h"
 #include "store/write/run_writer.h"
+#include "tests/store/peak_rss.h"
 #include "tests/store/test_dirs.h"
 
 namespace xladb::testing {
@@ -355,19 +355,6 @@ class ScratchDir {
  private:
   fs::path path_;
 };
-
-// Resident memory of this process from /proc/self/status, in KiB: "VmRSS" now, or "VmHWM" (the peak since the
-// last ResetPeakRss()); -1 when /proc cannot say.
-inline int64_t ProcStatusKiB(const std::string& field) {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind(field + ":", 0) == 0) return std::strtoll(line.c_str() + field.size() + 1, nullptr, 10);
-  }
-  return -1;
-}
-// Resets VmHWM to the current RSS (Linux 4.0+), so a test measures its own peak.
-inline void ResetPeakRss() { std::ofstream("/proc/self/clear_refs") << "5"; }
 
 }  // namespace xladb::testing
 

@@ -181,12 +181,12 @@ TEST_F(BadInput, A64MiBLineIsReadWholeAndA64MiBFirstLineIsRefusedBriefly) {
   WriteFile(run + "/module_0005.one_line.after_optimizations-buffer-assignment.txt",
             std::string(size_t{64} << 20, 'A'));
 
-  ResetPeakRss();
-  const int64_t rss_before = ProcStatusKiB("VmRSS");
+  PeakRssProbe rss;
+  ASSERT_TRUE(rss.valid()) << "could not reset the peak-RSS mark; this test cannot measure";
   auto start = std::chrono::steady_clock::now();
   Ingest(run);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const int64_t growth = ProcStatusKiB("VmHWM") - rss_before;
+  const int64_t growth = rss.growth() / 1024;  // KiB
   RecordProperty("ingest_seconds", std::to_string(seconds));
   RecordProperty("peak_rss_growth_kib", std::to_string(growth));
   std::printf("64 MiB line: ingested in %.1f s; peak RSS %lld KiB above the start\n", seconds,
