@@ -76,11 +76,11 @@ PROFILES = {
     # The store: 1,000 runs × 500 modules (2,000,000 files, ~30 GB of database, most of the bench's
     # time). "quick" is the same with 100 runs, for a check in minutes.
     "full": Profile(file_sizes=["10M", "100M", "1G"], repeat=3, store_runs=1000, store_modules=500, store_batch=25,
-                    rpc_calls=200, rpc_warmup=20, diff_calls=20, query_rows=1_000_000, load_seconds=10,
+                    rpc_calls=200, rpc_warmup=20, diff_calls=40, query_rows=1_000_000, load_seconds=10,
                     load_clients=8, upload_modules=20, catch_up_runs=100, catch_up_backends="sqlite,postgresql",
                     postgres_ingest="200M", postgres_tpu_modules=500),
     "quick": Profile(file_sizes=["10M", "100M", "1G"], repeat=3, store_runs=100, store_modules=500, store_batch=10,
-                     rpc_calls=200, rpc_warmup=20, diff_calls=20, query_rows=1_000_000, load_seconds=10,
+                     rpc_calls=200, rpc_warmup=20, diff_calls=40, query_rows=1_000_000, load_seconds=10,
                      load_clients=8, upload_modules=20, catch_up_runs=10, catch_up_backends="sqlite,postgresql",
                      postgres_ingest="200M", postgres_tpu_modules=100),
 }
