@@ -22,7 +22,9 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)           # xladb_<version>_<arch>.deb
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser")
+# libpq5 by name: xladb and xladbd load it when a PostgreSQL store is opened (store/postgres/libpq_functions.h),
+# so dpkg-shlibdeps, which reads the executables' links, does not see it. 14: pipeline mode.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "adduser, libpq5 (>= 14)")
 set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
     ${PROJECT_SOURCE_DIR}/scripts/package/postinst ${PROJECT_SOURCE_DIR}/scripts/package/prerm

@@ -1,7 +1,5 @@
 #include "store/postgres/postgres_backend.h"
 
-#include <libpq-fe.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cctype>
@@ -16,6 +14,7 @@
 
 #include "store/backend/bulk_insert.h"
 #include "store/postgres/postgres_wire_values.h"
+#include "store/postgres/libpq_functions.h"
 
 namespace xladb::store {
 void AppendFloat8Text(std::string& out, double value) {
@@ -30,13 +29,13 @@ void AppendFloat8Text(std::string& out, double value) {
 }
 
 int64_t RowsChanged(PGresult* result) {
-  const char* count = result == nullptr ? "" : PQcmdTuples(result);
+  const char* count = result == nullptr ? "" : pq::PQcmdTuples(result);
   return count[0] == '\0' ? 0 : std::strtoll(count, nullptr, 10);
 }
 
 void ThrowAndClear(PGconn* conn, PGresult* result) {
   PostgresError error = ErrorOf(conn, result);
-  PQclear(result);
+  pq::PQclear(result);
   throw SqlError("PostgreSQL: " + error.message, std::move(error.sqlstate));
 }
 
@@ -51,7 +50,7 @@ class PostgresStatement final : public SqlStatement {
   ~PostgresStatement() override {
     pipeline_->SyncQuietly();  // first: a read run together may still be owed its rows
     Clear();
-    if (!name_.empty()) PQclear(PQexec(conn_, ("DEALLOCATE " + name_).c_str()));  // fails harmlessly if aborted
+    if (!name_.empty()) pq::PQclear(pq::PQexec(conn_, ("DEALLOCATE " + name_).c_str()));  // fails harmlessly if aborted
   }
 
   void BindNull(int index) override { Set(index, std::nullopt, 0); }
@@ -67,7 +66,7 @@ class PostgresStatement final : public SqlStatement {
   }
   bool Step() override {
     if (result_ == nullptr) RunQuery();
-    return ++row_ < PQntuples(result_);
+    return ++row_ < pq::PQntuples(result_);
   }
   int64_t Execute() override {
     Clear();
@@ -92,8 +91,8 @@ class PostgresStatement final : public SqlStatement {
     const int n = static_cast<int>(values.size());
     ++runs_;
     const int sent = name_.empty()
-                         ? PQsendQueryParams(conn_, sql_.c_str(), n, types_.data(), values.data(), nullptr, nullptr, 0)
-                         : PQsendQueryPrepared(conn_, name_.c_str(), n, values.data(), nullptr, nullptr, 0);
+                         ? pq::PQsendQueryParams(conn_, sql_.c_str(), n, types_.data(), values.data(), nullptr, nullptr, 0)
+                         : pq::PQsendQueryPrepared(conn_, name_.c_str(), n, values.data(), nullptr, nullptr, 0);
     if (sent != 1) ThrowAndClear(conn_, nullptr);
     pipeline_->Sent(keep_rows ? &result_ : nullptr);
   }
@@ -102,21 +101,21 @@ class PostgresStatement final : public SqlStatement {
     for (auto& v : values_) v.reset();
     for (Oid& t : types_) t = 0;
   }
-  int ColumnCount() const override { return result_ ? PQnfields(result_) : 0; }
-  bool IsNull(int column) const override { return PQgetisnull(result_, row_, column) != 0; }
+  int ColumnCount() const override { return result_ ? pq::PQnfields(result_) : 0; }
+  bool IsNull(int column) const override { return pq::PQgetisnull(result_, row_, column) != 0; }
   int64_t Int(int column) const override {
-    const char* v = PQgetvalue(result_, row_, column);
+    const char* v = pq::PQgetvalue(result_, row_, column);
     if (v[0] == 't' && v[1] == '\0') return 1;  // a boolean
     if (v[0] == 'f' && v[1] == '\0') return 0;
-    const char* end = v + PQgetlength(result_, row_, column);
+    const char* end = v + pq::PQgetlength(result_, row_, column);
     int64_t n = 0;
     auto [at, ec] = std::from_chars(v, end, n);
     if (ec == std::errc() && at == end) return n;
     return static_cast<int64_t>(std::strtod(v, nullptr));  // a numeric or a real, truncated as SQLite does
   }
-  double Real(int column) const override { return std::strtod(PQgetvalue(result_, row_, column), nullptr); }
+  double Real(int column) const override { return std::strtod(pq::PQgetvalue(result_, row_, column), nullptr); }
   std::string Text(int column) const override {
-    return std::string(PQgetvalue(result_, row_, column), static_cast<size_t>(PQgetlength(result_, row_, column)));
+    return std::string(pq::PQgetvalue(result_, row_, column), static_cast<size_t>(pq::PQgetlength(result_, row_, column)));
   }
 
  protected:
@@ -175,16 +174,16 @@ class PostgresStatement final : public SqlStatement {
     const int n = static_cast<int>(values.size());
     if (name_.empty() && runs_ > 0) Prepare();
     ++runs_;
-    result_ = name_.empty() ? PQexecParams(conn_, sql_.c_str(), n, types_.data(), values.data(), nullptr, nullptr, 0)
-                            : PQexecPrepared(conn_, name_.c_str(), n, values.data(), nullptr, nullptr, 0);
-    if (!name_.empty() && PQresultStatus(result_) == PGRES_FATAL_ERROR &&
+    result_ = name_.empty() ? pq::PQexecParams(conn_, sql_.c_str(), n, types_.data(), values.data(), nullptr, nullptr, 0)
+                            : pq::PQexecPrepared(conn_, name_.c_str(), n, values.data(), nullptr, nullptr, 0);
+    if (!name_.empty() && pq::PQresultStatus(result_) == PGRES_FATAL_ERROR &&
         ErrorOf(conn_, result_).sqlstate == "26000") {
-      PQclear(result_);  // the session forgot it (DISCARD ALL): prepared again
+      pq::PQclear(result_);  // the session forgot it (DISCARD ALL): prepared again
       result_ = nullptr;
       Prepare();
-      result_ = PQexecPrepared(conn_, name_.c_str(), n, values.data(), nullptr, nullptr, 0);
+      result_ = pq::PQexecPrepared(conn_, name_.c_str(), n, values.data(), nullptr, nullptr, 0);
     }
-    const ExecStatusType status = PQresultStatus(result_);
+    const ExecStatusType status = pq::PQresultStatus(result_);
     if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
       PGresult* failed = result_;
       result_ = nullptr;
@@ -194,13 +193,13 @@ class PostgresStatement final : public SqlStatement {
   }
   void Prepare() {
     std::string name = NextName();
-    PGresult* r = PQprepare(conn_, name.c_str(), sql_.c_str(), static_cast<int>(types_.size()), types_.data());
-    if (PQresultStatus(r) != PGRES_COMMAND_OK) ThrowAndClear(conn_, r);
-    PQclear(r);
+    PGresult* r = pq::PQprepare(conn_, name.c_str(), sql_.c_str(), static_cast<int>(types_.size()), types_.data());
+    if (pq::PQresultStatus(r) != PGRES_COMMAND_OK) ThrowAndClear(conn_, r);
+    pq::PQclear(r);
     name_ = std::move(name);
   }
   void Clear() {
-    if (result_ != nullptr) PQclear(result_);
+    if (result_ != nullptr) pq::PQclear(result_);
     result_ = nullptr;
     row_ = -1;
   }
@@ -220,7 +219,7 @@ class PostgresStatement final : public SqlStatement {
 
 void PostgresPipeline::Enter() {
   if (active_) return;
-  if (PQenterPipelineMode(conn_) != 1) ThrowAndClear(conn_, nullptr);
+  if (pq::PQenterPipelineMode(conn_) != 1) ThrowAndClear(conn_, nullptr);
   active_ = true;
 }
 
@@ -243,14 +242,14 @@ void PostgresPipeline::Sync() {
   active_ = false;
   const std::vector<pg_result**> waiting = std::exchange(waiting_, {});
   std::optional<PostgresError> error;
-  const bool synced = PQpipelineSync(conn_) == 1;
+  const bool synced = pq::PQpipelineSync(conn_) == 1;
   if (!synced) error = ErrorOf(conn_, nullptr);
   // Each command's results end with a null; the sync point's result ends them all. Two nulls in a row mean
   // the connection broke (nothing more will come).
   bool after_null = false;
   size_t command = 0;
   while (synced) {
-    PGresult* r = PQgetResult(conn_);
+    PGresult* r = pq::PQgetResult(conn_);
     if (r == nullptr) {
       if (after_null) break;
       after_null = true;
@@ -258,9 +257,9 @@ void PostgresPipeline::Sync() {
       continue;
     }
     after_null = false;
-    const ExecStatusType status = PQresultStatus(r);
+    const ExecStatusType status = pq::PQresultStatus(r);
     if (status == PGRES_PIPELINE_SYNC) {
-      PQclear(r);
+      pq::PQclear(r);
       break;
     }
     if (status == PGRES_FATAL_ERROR && !error) error = ErrorOf(conn_, r);
@@ -269,9 +268,9 @@ void PostgresPipeline::Sync() {
       *waiting[command] = r;  // the statement's to read and free
       continue;
     }
-    PQclear(r);
+    pq::PQclear(r);
   }
-  if (PQexitPipelineMode(conn_) != 1 && !error) error = ErrorOf(conn_, nullptr);
+  if (pq::PQexitPipelineMode(conn_) != 1 && !error) error = ErrorOf(conn_, nullptr);
   // The kept error came first: what failed after it is most likely "the transaction is aborted", its effect.
   ThrowKept();
   if (error) throw SqlError("PostgreSQL: " + error->message, error->sqlstate);
@@ -366,7 +365,7 @@ void PostgresBackend::ExecLater(std::string_view sql) {
   }
   pipeline_->Enter();
   // The extended protocol (a pipeline takes no simple query), no parameters.
-  if (PQsendQueryParams(pg_->raw(), std::string(sql).c_str(), 0, nullptr, nullptr, nullptr, nullptr, 0) != 1) {
+  if (pq::PQsendQueryParams(pg_->raw(), std::string(sql).c_str(), 0, nullptr, nullptr, nullptr, nullptr, 0) != 1) {
     ThrowAndClear(pg_->raw(), nullptr);
   }
   pipeline_->Sent();

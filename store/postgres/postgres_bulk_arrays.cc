@@ -1,7 +1,6 @@
 // PostgresBackend's bulk rows (store/postgres/postgres_backend.h): a batch's rows sent as one array a column to
 // a statement prepared once a table (`INSERT … SELECT unnest($1::bigint[]), …`: postgres_backend.h), split where
 // a row's conflict key repeats (one INSERT may not touch a row twice) and where the arrays reach kMaxArrayBytes.
-#include <libpq-fe.h>
 
 #include <atomic>
 #include <bit>
@@ -18,6 +17,7 @@
 #include "store/backend/bulk_insert.h"
 #include "store/postgres/postgres_backend.h"
 #include "store/postgres/postgres_wire_values.h"
+#include "store/postgres/libpq_functions.h"
 
 namespace xladb::store {
 
@@ -266,7 +266,7 @@ int64_t PostgresBackend::SendArrays(const std::string& statement, const std::vec
   // Behind the statements waiting in the pipeline, and read with them: one round trip, or none of its own.
   PGconn* conn = pg_->raw();
   pipeline_->Enter();
-  if (PQsendQueryPrepared(conn, statement.c_str(), static_cast<int>(values.size()), values.data(), lengths.data(),
+  if (pq::PQsendQueryPrepared(conn, statement.c_str(), static_cast<int>(values.size()), values.data(), lengths.data(),
                           formats.data(), 0) != 1) {
     ThrowAndClear(conn, nullptr);
   }
@@ -279,15 +279,15 @@ int64_t PostgresBackend::SendArrays(const std::string& statement, const std::vec
     pipeline_->Sent(&answer);
     pipeline_->Sync();
   } catch (...) {
-    PQclear(answer);  // null unless the error came after it
+    pq::PQclear(answer);  // null unless the error came after it
     throw;
   }
   const int64_t changed = RowsChanged(answer);
-  const int rows = PQntuples(answer), columns = PQnfields(answer);
+  const int rows = pq::PQntuples(answer), columns = pq::PQnfields(answer);
   for (int r = 0; returned != nullptr && r < rows; ++r) {
-    for (int c = 0; c < columns; ++c) returned->push_back(std::strtoll(PQgetvalue(answer, r, c), nullptr, 10));
+    for (int c = 0; c < columns; ++c) returned->push_back(std::strtoll(pq::PQgetvalue(answer, r, c), nullptr, 10));
   }
-  PQclear(answer);
+  pq::PQclear(answer);
   return changed;
 }
 

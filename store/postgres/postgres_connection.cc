@@ -1,12 +1,11 @@
 #include "store/postgres/postgres_connection.h"
 
-#include <libpq-fe.h>
-
 #include <charconv>
 #include <cstdlib>
 #include <utility>
 
 #include "store/backend/bulk_insert.h"
+#include "store/postgres/libpq_functions.h"
 
 namespace xladb::store {
 namespace {
@@ -21,7 +20,7 @@ std::string Message(const char* text) {
 // Owns a PGresult.
 struct Result {
   explicit Result(PGresult* r) : get(r) {}
-  ~Result() { PQclear(get); }
+  ~Result() { pq::PQclear(get); }
   Result(const Result&) = delete;
   Result& operator=(const Result&) = delete;
   PGresult* get;
@@ -39,23 +38,24 @@ std::string WithoutPassword(const std::string& target) {
 }
 
 StatusOr<std::unique_ptr<PostgresConnection>> PostgresConnection::Connect(const std::string& uri) {
-  PGconn* conn = PQconnectdb(uri.c_str());
+  if (Status loaded = LoadLibpq(); !loaded.ok()) return loaded;
+  PGconn* conn = pq::PQconnectdb(uri.c_str());
   if (conn == nullptr) return Status::IoError("connecting to PostgreSQL: out of memory");
-  if (PQstatus(conn) != CONNECTION_OK) {
-    Status failed = Status::IoError("connecting to PostgreSQL: " + Message(PQerrorMessage(conn)));
-    PQfinish(conn);
+  if (pq::PQstatus(conn) != CONNECTION_OK) {
+    Status failed = Status::IoError("connecting to PostgreSQL: " + Message(pq::PQerrorMessage(conn)));
+    pq::PQfinish(conn);
     return failed;
   }
   // "already exists, skipping" and the like are not for the user: warnings and errors only.
-  PQclear(PQexec(conn, "SET client_min_messages = warning"));
+  pq::PQclear(pq::PQexec(conn, "SET client_min_messages = warning"));
   return std::unique_ptr<PostgresConnection>(new PostgresConnection(conn));
 }
 
-PostgresConnection::~PostgresConnection() { PQfinish(conn_); }
+PostgresConnection::~PostgresConnection() { pq::PQfinish(conn_); }
 
 PostgresError ErrorOf(PGconn* conn, const PGresult* result) {
-  const char* state = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
-  return {Message(result ? PQresultErrorMessage(result) : PQerrorMessage(conn)), state ? state : ""};
+  const char* state = result ? pq::PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
+  return {Message(result ? pq::PQresultErrorMessage(result) : pq::PQerrorMessage(conn)), state ? state : ""};
 }
 
 Status PostgresConnection::Failure(const void* result, const char* what) {
@@ -65,8 +65,8 @@ Status PostgresConnection::Failure(const void* result, const char* what) {
 }
 
 Status PostgresConnection::Exec(const std::string& sql) {
-  Result r(PQexec(conn_, sql.c_str()));
-  const ExecStatusType status = PQresultStatus(r.get);
+  Result r(pq::PQexec(conn_, sql.c_str()));
+  const ExecStatusType status = pq::PQresultStatus(r.get);
   if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY) {
     last_sqlstate_.clear();
     return Status::Ok();
@@ -79,27 +79,27 @@ StatusOr<PostgresConnection::Rows> PostgresConnection::Query(const std::string& 
   std::vector<const char*> values;
   values.reserve(params.size());
   for (const std::string& p : params) values.push_back(p.c_str());
-  Result r(PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr,
+  Result r(pq::PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr,
                         nullptr, /*resultFormat=*/0));
-  if (PQresultStatus(r.get) != PGRES_TUPLES_OK && PQresultStatus(r.get) != PGRES_COMMAND_OK) {
+  if (pq::PQresultStatus(r.get) != PGRES_TUPLES_OK && pq::PQresultStatus(r.get) != PGRES_COMMAND_OK) {
     return Failure(r.get, "PostgreSQL");
   }
   last_sqlstate_.clear();
   Rows rows;
-  const int columns = PQnfields(r.get);
+  const int columns = pq::PQnfields(r.get);
   for (int c = 0; c < columns; ++c) {
-    rows.columns.emplace_back(PQfname(r.get, c));
-    rows.column_types.push_back(PQftype(r.get, c));
+    rows.columns.emplace_back(pq::PQfname(r.get, c));
+    rows.column_types.push_back(pq::PQftype(r.get, c));
   }
-  const int n = PQntuples(r.get);
+  const int n = pq::PQntuples(r.get);
   rows.values.reserve(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) {
     std::vector<std::optional<std::string>>& row = rows.values.emplace_back();
     for (int c = 0; c < columns; ++c) {
-      if (PQgetisnull(r.get, i, c)) {
+      if (pq::PQgetisnull(r.get, i, c)) {
         row.emplace_back(std::nullopt);
       } else {
-        row.emplace_back(std::string(PQgetvalue(r.get, i, c), static_cast<size_t>(PQgetlength(r.get, i, c))));
+        row.emplace_back(std::string(pq::PQgetvalue(r.get, i, c), static_cast<size_t>(pq::PQgetlength(r.get, i, c))));
       }
     }
   }
@@ -107,37 +107,37 @@ StatusOr<PostgresConnection::Rows> PostgresConnection::Query(const std::string& 
 }
 
 StatusOr<PostgresConnection::Rows> PostgresConnection::Describe(const std::string& sql) {
-  Result prepared(PQprepare(conn_, "", sql.c_str(), 0, nullptr));
-  if (PQresultStatus(prepared.get) != PGRES_COMMAND_OK) return Failure(prepared.get, "PostgreSQL");
-  Result described(PQdescribePrepared(conn_, ""));
-  if (PQresultStatus(described.get) != PGRES_COMMAND_OK) return Failure(described.get, "PostgreSQL");
+  Result prepared(pq::PQprepare(conn_, "", sql.c_str(), 0, nullptr));
+  if (pq::PQresultStatus(prepared.get) != PGRES_COMMAND_OK) return Failure(prepared.get, "PostgreSQL");
+  Result described(pq::PQdescribePrepared(conn_, ""));
+  if (pq::PQresultStatus(described.get) != PGRES_COMMAND_OK) return Failure(described.get, "PostgreSQL");
   last_sqlstate_.clear();
   Rows rows;
-  for (int c = 0; c < PQnfields(described.get); ++c) {
-    rows.columns.emplace_back(PQfname(described.get, c));
-    rows.column_types.push_back(PQftype(described.get, c));
+  for (int c = 0; c < pq::PQnfields(described.get); ++c) {
+    rows.columns.emplace_back(pq::PQfname(described.get, c));
+    rows.column_types.push_back(pq::PQftype(described.get, c));
   }
   return rows;
 }
 
 Status PostgresConnection::QueryRowByRow(const std::string& sql,
                                          const std::function<bool(const RowCells&)>& on_row) {
-  if (PQsendQueryParams(conn_, sql.c_str(), 0, nullptr, nullptr, nullptr, nullptr, /*resultFormat=*/0) != 1) {
+  if (pq::PQsendQueryParams(conn_, sql.c_str(), 0, nullptr, nullptr, nullptr, nullptr, /*resultFormat=*/0) != 1) {
     return Failure(nullptr, "PostgreSQL");
   }
   Status status = Status::Ok();
   bool wanted = true;
-  if (PQsetSingleRowMode(conn_) != 1) status = Status::Internal("PostgreSQL: single-row mode refused");
+  if (pq::PQsetSingleRowMode(conn_) != 1) status = Status::Internal("PostgreSQL: single-row mode refused");
   RowCells cells;
   // Every result up to the null one must be read before the connection takes another command.
-  while (PGresult* raw = PQgetResult(conn_)) {
+  while (PGresult* raw = pq::PQgetResult(conn_)) {
     Result r(raw);
-    const ExecStatusType kind = PQresultStatus(r.get);
+    const ExecStatusType kind = pq::PQresultStatus(r.get);
     if (kind == PGRES_SINGLE_TUPLE) {
       if (!wanted || !status.ok()) continue;
-      cells.assign(static_cast<size_t>(PQnfields(r.get)), std::nullopt);
-      for (int c = 0; c < PQnfields(r.get); ++c) {
-        if (!PQgetisnull(r.get, 0, c)) cells[c] = std::string_view(PQgetvalue(r.get, 0, c), PQgetlength(r.get, 0, c));
+      cells.assign(static_cast<size_t>(pq::PQnfields(r.get)), std::nullopt);
+      for (int c = 0; c < pq::PQnfields(r.get); ++c) {
+        if (!pq::PQgetisnull(r.get, 0, c)) cells[c] = std::string_view(pq::PQgetvalue(r.get, 0, c), pq::PQgetlength(r.get, 0, c));
       }
       wanted = on_row(cells);
     } else if (kind != PGRES_TUPLES_OK && kind != PGRES_COMMAND_OK && status.ok()) {
@@ -152,29 +152,29 @@ Status PostgresConnection::BeginCopy(const std::string& table, const std::vector
   std::string sql = "COPY " + table + " (";
   for (size_t i = 0; i < columns.size(); ++i) sql += (i ? ", " : "") + columns[i];
   sql += ") FROM STDIN";
-  Result r(PQexec(conn_, sql.c_str()));
-  if (PQresultStatus(r.get) != PGRES_COPY_IN) return Failure(r.get, "PostgreSQL");
+  Result r(pq::PQexec(conn_, sql.c_str()));
+  if (pq::PQresultStatus(r.get) != PGRES_COPY_IN) return Failure(r.get, "PostgreSQL");
   return Status::Ok();
 }
 
 Status PostgresConnection::PutCopyData(std::string_view data) {
-  if (PQputCopyData(conn_, data.data(), static_cast<int>(data.size())) != 1) {
-    return Status::IoError("PostgreSQL COPY: " + Message(PQerrorMessage(conn_)));
+  if (pq::PQputCopyData(conn_, data.data(), static_cast<int>(data.size())) != 1) {
+    return Status::IoError("PostgreSQL COPY: " + Message(pq::PQerrorMessage(conn_)));
   }
   return Status::Ok();
 }
 
 StatusOr<int64_t> PostgresConnection::EndCopy() {
   Status status = Status::Ok();
-  if (PQputCopyEnd(conn_, nullptr) != 1) status = Status::IoError("PostgreSQL COPY: " + Message(PQerrorMessage(conn_)));
+  if (pq::PQputCopyEnd(conn_, nullptr) != 1) status = Status::IoError("PostgreSQL COPY: " + Message(pq::PQerrorMessage(conn_)));
   int64_t rows = 0;
   // The COPY's result, then nothing (PQgetResult returns null once the command is done).
-  while (PGresult* raw = PQgetResult(conn_)) {
+  while (PGresult* raw = pq::PQgetResult(conn_)) {
     Result r(raw);
-    if (PQresultStatus(r.get) != PGRES_COMMAND_OK) {
+    if (pq::PQresultStatus(r.get) != PGRES_COMMAND_OK) {
       if (status.ok()) status = Failure(r.get, "PostgreSQL COPY");
     } else {
-      rows += std::strtoll(PQcmdTuples(r.get), nullptr, 10);
+      rows += std::strtoll(pq::PQcmdTuples(r.get), nullptr, 10);
     }
   }
   if (!status.ok()) return status;

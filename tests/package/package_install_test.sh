@@ -43,11 +43,11 @@ old_deb="$(ls "$tmp"/old/xladb_0.0.1_*.deb)"
 version="$(sed -n 's/^project(xladb VERSION \([0-9.]*\).*/\1/p' "$ROOT/CMakeLists.txt")"
 case "$(basename "$deb")" in "xladb_${version}_$(dpkg --print-architecture).deb") ;; *) fail "package name $deb";; esac
 depends="$(dpkg-deb -f "$deb" Depends)"
-needed=(libgrpc++ libsqlite3 libpq5 adduser)
+needed=(libgrpc++ libsqlite3 libpq5 adduser)  # libpq5 by name (loaded when a store is opened: package.cmake)
 # jemalloc only where this build links it (the XLADB_JEMALLOC option, on unless configured off).
 grep -q '^XLADB_JEMALLOC:BOOL=ON$' "$BUILD/CMakeCache.txt" && needed+=(libjemalloc2)
 for lib in "${needed[@]}"; do
-  grep -q "$lib" <<<"$depends" || fail "Depends lacks $lib (dpkg-shlibdeps): $depends"
+  grep -q "$lib" <<<"$depends" || fail "Depends lacks $lib: $depends"
 done
 
 dpkg -i "$old_deb" >"$tmp/dpkg-old.log" 2>&1 || { cat "$tmp/dpkg-old.log" >&2; fail "dpkg -i (older version)"; }
