@@ -90,9 +90,9 @@ class PostgresStatement final : public SqlStatement {
     const std::vector<const char*> values = Values();
     const int n = static_cast<int>(values.size());
     ++runs_;
-    const int sent = name_.empty()
-                         ? pq::PQsendQueryParams(conn_, sql_.c_str(), n, types_.data(), values.data(), nullptr, nullptr, 0)
-                         : pq::PQsendQueryPrepared(conn_, name_.c_str(), n, values.data(), nullptr, nullptr, 0);
+    const int sent =
+        name_.empty() ? pq::PQsendQueryParams(conn_, sql_.c_str(), n, types_.data(), values.data(), nullptr, nullptr, 0)
+                      : pq::PQsendQueryPrepared(conn_, name_.c_str(), n, values.data(), nullptr, nullptr, 0);
     if (sent != 1) ThrowAndClear(conn_, nullptr);
     pipeline_->Sent(keep_rows ? &result_ : nullptr);
   }
@@ -115,7 +115,8 @@ class PostgresStatement final : public SqlStatement {
   }
   double Real(int column) const override { return std::strtod(pq::PQgetvalue(result_, row_, column), nullptr); }
   std::string Text(int column) const override {
-    return std::string(pq::PQgetvalue(result_, row_, column), static_cast<size_t>(pq::PQgetlength(result_, row_, column)));
+    return std::string(pq::PQgetvalue(result_, row_, column),
+                       static_cast<size_t>(pq::PQgetlength(result_, row_, column)));
   }
 
  protected:
@@ -174,8 +175,9 @@ class PostgresStatement final : public SqlStatement {
     const int n = static_cast<int>(values.size());
     if (name_.empty() && runs_ > 0) Prepare();
     ++runs_;
-    result_ = name_.empty() ? pq::PQexecParams(conn_, sql_.c_str(), n, types_.data(), values.data(), nullptr, nullptr, 0)
-                            : pq::PQexecPrepared(conn_, name_.c_str(), n, values.data(), nullptr, nullptr, 0);
+    result_ = name_.empty()
+                  ? pq::PQexecParams(conn_, sql_.c_str(), n, types_.data(), values.data(), nullptr, nullptr, 0)
+                  : pq::PQexecPrepared(conn_, name_.c_str(), n, values.data(), nullptr, nullptr, 0);
     if (!name_.empty() && pq::PQresultStatus(result_) == PGRES_FATAL_ERROR &&
         ErrorOf(conn_, result_).sqlstate == "26000") {
       pq::PQclear(result_);  // the session forgot it (DISCARD ALL): prepared again

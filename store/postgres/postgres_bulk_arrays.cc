@@ -267,7 +267,7 @@ int64_t PostgresBackend::SendArrays(const std::string& statement, const std::vec
   PGconn* conn = pg_->raw();
   pipeline_->Enter();
   if (pq::PQsendQueryPrepared(conn, statement.c_str(), static_cast<int>(values.size()), values.data(), lengths.data(),
-                          formats.data(), 0) != 1) {
+                              formats.data(), 0) != 1) {
     ThrowAndClear(conn, nullptr);
   }
   if (!wait) {

@@ -80,7 +80,7 @@ StatusOr<PostgresConnection::Rows> PostgresConnection::Query(const std::string& 
   values.reserve(params.size());
   for (const std::string& p : params) values.push_back(p.c_str());
   Result r(pq::PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr,
-                        nullptr, /*resultFormat=*/0));
+                            nullptr, /*resultFormat=*/0));
   if (pq::PQresultStatus(r.get) != PGRES_TUPLES_OK && pq::PQresultStatus(r.get) != PGRES_COMMAND_OK) {
     return Failure(r.get, "PostgreSQL");
   }
@@ -137,7 +137,9 @@ Status PostgresConnection::QueryRowByRow(const std::string& sql,
       if (!wanted || !status.ok()) continue;
       cells.assign(static_cast<size_t>(pq::PQnfields(r.get)), std::nullopt);
       for (int c = 0; c < pq::PQnfields(r.get); ++c) {
-        if (!pq::PQgetisnull(r.get, 0, c)) cells[c] = std::string_view(pq::PQgetvalue(r.get, 0, c), pq::PQgetlength(r.get, 0, c));
+        if (!pq::PQgetisnull(r.get, 0, c)) {
+          cells[c] = std::string_view(pq::PQgetvalue(r.get, 0, c), pq::PQgetlength(r.get, 0, c));
+        }
       }
       wanted = on_row(cells);
     } else if (kind != PGRES_TUPLES_OK && kind != PGRES_COMMAND_OK && status.ok()) {
@@ -166,7 +168,9 @@ Status PostgresConnection::PutCopyData(std::string_view data) {
 
 StatusOr<int64_t> PostgresConnection::EndCopy() {
   Status status = Status::Ok();
-  if (pq::PQputCopyEnd(conn_, nullptr) != 1) status = Status::IoError("PostgreSQL COPY: " + Message(pq::PQerrorMessage(conn_)));
+  if (pq::PQputCopyEnd(conn_, nullptr) != 1) {
+    status = Status::IoError("PostgreSQL COPY: " + Message(pq::PQerrorMessage(conn_)));
+  }
   int64_t rows = 0;
   // The COPY's result, then nothing (PQgetResult returns null once the command is done).
   while (PGresult* raw = pq::PQgetResult(conn_)) {

@@ -19,7 +19,9 @@ import os
 import re
 import sys
 
-BACKEND_LIBRARIES = {"SQLiteCpp", "PostgreSQL::PostgreSQL", "sqlite3", "pq"}
+# xladb_store_postgres by name: it loads libpq when a store is opened (store/postgres/libpq_functions.h) instead
+# of linking it, so reaching it is reaching libpq.
+BACKEND_LIBRARIES = {"SQLiteCpp", "PostgreSQL::PostgreSQL", "sqlite3", "pq", "xladb_store_postgres"}
 BACKEND_HEADERS = re.compile(r'^\s*#\s*include\s+<(SQLiteCpp/[^>]*|sqlite3\.h|libpq-fe\.h|postgresql/[^>]*)>', re.M)
 
 
